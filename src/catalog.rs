@@ -1,0 +1,643 @@
+//! The model catalog (`models.toml`): prices, tool rendering and caching rules per model, every number
+//! with its source. The catalog shipped at the project root is embedded in the binary as the default.
+
+use std::collections::BTreeMap;
+use std::path::Path;
+
+use serde::{Deserialize, Serialize};
+
+use crate::error::{closest, read_text, Error, Result};
+use crate::tokens::ToolRendering;
+
+/// The catalog embedded at build time from the project's `models.toml`.
+pub const EMBEDDED_CATALOG: &str = include_str!("../models.toml");
+
+/// The six models whose behaviour was measured; the default model set of scenarios.
+pub const MEASURED_MODELS: [&str; 6] = [
+    "claude-opus-4.8",
+    "claude-opus-5",
+    "gpt-5.6",
+    "gemini-3.6-flash",
+    "glm-5.2",
+    "kimi-k3",
+];
+
+/// A number (or flag) together with where it comes from: `measured: …`, `documented: …`,
+/// `derived: …` or `assumed: …`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Sourced<T> {
+    /// The value itself.
+    pub value: T,
+    /// Where the value comes from, so a reader can audit it.
+    pub source: String,
+}
+
+impl<T: Copy> Sourced<T> {
+    /// The value, for arithmetic.
+    pub fn get(&self) -> T {
+        self.value
+    }
+}
+
+/// Kinds of source a catalog number may cite.
+pub const SOURCE_KINDS: [&str; 4] = ["measured:", "documented:", "derived:", "assumed:"];
+
+/// What a change of the tool list does to cached prefixes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ToolChangeRule {
+    /// Any change re-renders the whole tool block: everything from the tool block on misses.
+    Invalidate,
+    /// Tokens before the first changed tool still match; the rest misses.
+    PreservePrefix,
+    /// Changes travel as a message after the cached prefix (e.g. a mid-conversation tool-change beta);
+    /// the original tool block stays in place and keeps hitting.
+    Append,
+}
+
+impl ToolChangeRule {
+    /// The spelling used in files and strategy strings.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ToolChangeRule::Invalidate => "invalidate",
+            ToolChangeRule::PreservePrefix => "preserve_prefix",
+            ToolChangeRule::Append => "append",
+        }
+    }
+}
+
+/// One time-to-live tier of cache writes (e.g. 5 min at 1.25x, 1 h at 2x).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct TtlTier {
+    /// Lifetime of an entry after the request that wrote or last read it, in seconds.
+    pub ttl_seconds: Sourced<f64>,
+    /// Price of a written token relative to the base input price.
+    pub write_multiplier: Sourced<f64>,
+}
+
+/// The caching rules of one mode (explicit, automatic or implicit) of one model.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct CacheRules {
+    /// Shortest prefix that can be cached at all; shorter ones are silently not cached.
+    pub min_tokens: Sourced<u64>,
+    /// Cached prefixes are counted in whole blocks of this many tokens.
+    pub granularity: Sourced<u64>,
+    /// Price of a token read from cache relative to the base input price.
+    pub read_multiplier: Sourced<f64>,
+    /// Whether a hit restarts the entry's time-to-live.
+    pub refresh_on_hit: Sourced<bool>,
+    /// TTL tiers by name (`5m`, `1h`, `30m`, `default`, ...).
+    pub tiers: BTreeMap<String, TtlTier>,
+    /// The tier used when a strategy does not name one.
+    pub default_tier: String,
+    /// Explicit mode: most breakpoints (cache writes) per request.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub max_breakpoints: Option<Sourced<u32>>,
+    /// Explicit mode: how many block boundaries a breakpoint looks back over (itself included).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub lookback_blocks: Option<Sourced<u32>>,
+    /// Best-effort caches: probability that a lookup which could hit does hit.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub hit_probability: Option<Sourced<f64>>,
+    /// Best-effort routing: above this many requests per minute per prefix, requests overflow to
+    /// other machines and miss.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub routing_rpm_per_prefix: Option<Sourced<f64>>,
+    /// Storage price per million cached tokens per hour, where the provider bills storage.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub storage_usd_per_mtok_hour: Option<Sourced<f64>>,
+    /// What a tool-list change does by default.
+    pub tool_change: Sourced<ToolChangeRule>,
+    /// Other tool-change behaviours the model offers (e.g. a beta), selectable by a strategy.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tool_change_options: Option<Sourced<Vec<ToolChangeRule>>>,
+}
+
+impl CacheRules {
+    /// The tier of the given name, or the default tier.
+    pub fn tier(&self, name: Option<&str>) -> Option<(&str, &TtlTier)> {
+        let name = name.unwrap_or(&self.default_tier);
+        self.tiers.get_key_value(name).map(|(k, v)| (k.as_str(), v))
+    }
+
+    /// Whether the model can apply the given tool-change rule in this mode.
+    pub fn supports_tool_change(&self, rule: ToolChangeRule) -> bool {
+        self.tool_change.value == rule
+            || self
+                .tool_change_options
+                .as_ref()
+                .is_some_and(|o| o.value.contains(&rule))
+    }
+}
+
+/// The caching modes a model offers. A mode that is absent is not offered; `none` always is.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct CacheModes {
+    /// Breakpoints chosen by the caller (`cache_control`, `prompt_cache_breakpoint`, `cachePoint`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub explicit: Option<CacheRules>,
+    /// Every prefix cached in blocks with no configuration, guaranteed while alive.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub automatic: Option<CacheRules>,
+    /// Automatic but best-effort: a hit happens only with `hit_probability`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub implicit: Option<CacheRules>,
+}
+
+/// One model of the catalog.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ModelSpec {
+    /// Stable id used on the command line and in reports, e.g. `claude-opus-4.8`.
+    pub id: String,
+    /// Human-readable name.
+    pub name: String,
+    /// Provider, e.g. `anthropic`.
+    pub provider: String,
+    /// Tokenizer / rendering family; models of one family render tools alike.
+    pub family: String,
+    /// Base input price, USD per million tokens.
+    pub input_usd_per_mtok: Sourced<f64>,
+    /// Output price, USD per million tokens.
+    pub output_usd_per_mtok: Sourced<f64>,
+    /// What the `cached` strategy means for this model (e.g. `explicit:tools+system+last`).
+    pub default_strategy: String,
+    /// How tool definitions become billed tokens (filled in from the family when omitted).
+    #[serde(default)]
+    pub tool_rendering: Option<ToolRendering>,
+    /// The caching modes the model offers.
+    #[serde(default)]
+    pub cache: CacheModes,
+    /// Free-form remarks (e.g. dating caveats).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub notes: Option<String>,
+}
+
+impl ModelSpec {
+    /// The tool rendering (always present after the catalog is loaded).
+    pub fn rendering(&self) -> &ToolRendering {
+        self.tool_rendering
+            .as_ref()
+            .expect("catalog loading fills every model's tool rendering")
+    }
+
+    /// Dollars for `tokens` at the base input price.
+    pub fn input_usd(&self, tokens: f64) -> f64 {
+        tokens * self.input_usd_per_mtok.value / 1e6
+    }
+
+    /// Dollars for `tokens` at the output price.
+    pub fn output_usd(&self, tokens: f64) -> f64 {
+        tokens * self.output_usd_per_mtok.value / 1e6
+    }
+}
+
+/// A rendering family: models that turn tool definitions into the same number of tokens.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Family {
+    /// Family id referenced by models.
+    pub id: String,
+    /// The rendering model of the family.
+    pub tool_rendering: ToolRendering,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawCatalog {
+    #[serde(default)]
+    family: Vec<Family>,
+    #[serde(default)]
+    model: Vec<ModelSpec>,
+}
+
+/// A validated catalog of models.
+#[derive(Debug, Clone)]
+pub struct Catalog {
+    /// Where the catalog came from (a path, or `built-in models.toml`).
+    pub origin: String,
+    /// Rendering families.
+    pub families: Vec<Family>,
+    /// Models, in file order.
+    pub models: Vec<ModelSpec>,
+}
+
+impl Catalog {
+    /// The catalog embedded in the binary.
+    pub fn embedded() -> Result<Self> {
+        Self::from_toml_str(EMBEDDED_CATALOG, "built-in models.toml")
+    }
+
+    /// Loads and validates a catalog file.
+    pub fn load(path: &Path) -> Result<Self> {
+        let text = read_text(path)?;
+        Self::from_toml_str(&text, &path.display().to_string())
+    }
+
+    /// Parses and validates catalog text; `origin` names it in errors.
+    pub fn from_toml_str(text: &str, origin: &str) -> Result<Self> {
+        let raw: RawCatalog = toml::from_str(text).map_err(|e| Error::parse(origin, e))?;
+        let mut catalog = Catalog {
+            origin: origin.to_string(),
+            families: raw.family,
+            models: raw.model,
+        };
+        catalog.resolve_and_validate()?;
+        Ok(catalog)
+    }
+
+    /// The model with this id, or an error that suggests the closest id.
+    pub fn model(&self, id: &str) -> Result<&ModelSpec> {
+        self.models.iter().find(|m| m.id == id).ok_or_else(|| {
+            let hint = closest(id, self.models.iter().map(|m| m.id.as_str()))
+                .map(|c| format!("; did you mean `{c}`?"))
+                .unwrap_or_default();
+            Error::UnknownModel {
+                id: id.to_string(),
+                hint,
+            }
+        })
+    }
+
+    /// Models for a list of ids (all must exist), or the measured six when `ids` is empty.
+    pub fn select(&self, ids: &[String]) -> Result<Vec<&ModelSpec>> {
+        if ids.is_empty() {
+            return MEASURED_MODELS.iter().map(|id| self.model(id)).collect();
+        }
+        ids.iter().map(|id| self.model(id)).collect()
+    }
+
+    fn resolve_and_validate(&mut self) -> Result<()> {
+        let origin = self.origin.clone();
+        if self.models.is_empty() {
+            return Err(Error::invalid(
+                &origin,
+                "model",
+                "the catalog defines no model",
+            ));
+        }
+        let mut seen = std::collections::HashSet::new();
+        for family in &self.families {
+            if !seen.insert(family.id.clone()) {
+                return Err(Error::invalid(
+                    &origin,
+                    format!("family `{}`", family.id),
+                    "defined twice",
+                ));
+            }
+            family
+                .tool_rendering
+                .validate(&origin, &format!("family.{}.tool_rendering", family.id))?;
+        }
+        let mut ids = std::collections::HashSet::new();
+        for model in &mut self.models {
+            let at = format!("model `{}`", model.id);
+            if model.id.trim().is_empty() {
+                return Err(Error::invalid(&origin, "model.id", "empty model id"));
+            }
+            if !ids.insert(model.id.clone()) {
+                return Err(Error::invalid(&origin, format!("{at}.id"), "defined twice"));
+            }
+            check_number(
+                &origin,
+                &format!("{at}.input_usd_per_mtok"),
+                &model.input_usd_per_mtok,
+                Some(f64::MIN_POSITIVE),
+                None,
+            )?;
+            check_number(
+                &origin,
+                &format!("{at}.output_usd_per_mtok"),
+                &model.output_usd_per_mtok,
+                Some(0.0),
+                None,
+            )?;
+            if model.tool_rendering.is_none() {
+                let family = self
+                    .families
+                    .iter()
+                    .find(|f| f.id == model.family)
+                    .ok_or_else(|| {
+                        Error::invalid(
+                            &origin,
+                            format!("{at}.family"),
+                            format!(
+                                "no family `{}` is defined and the model has no tool_rendering of its own",
+                                model.family
+                            ),
+                        )
+                    })?;
+                model.tool_rendering = Some(family.tool_rendering.clone());
+            } else if let Some(r) = &model.tool_rendering {
+                r.validate(&origin, &format!("{at}.tool_rendering"))?;
+            }
+            for (mode, rules) in [
+                ("explicit", &model.cache.explicit),
+                ("automatic", &model.cache.automatic),
+                ("implicit", &model.cache.implicit),
+            ] {
+                if let Some(rules) = rules {
+                    validate_rules(&origin, &format!("{at}.cache.{mode}"), mode, rules)?;
+                }
+            }
+            crate::strategy::Strategy::parse(&model.default_strategy)
+                .and_then(|s| s.resolve(model).map(|_| ()))
+                .map_err(|e| {
+                    Error::invalid(&origin, format!("{at}.default_strategy"), e.to_string())
+                })?;
+        }
+        Ok(())
+    }
+}
+
+/// Checks a sourced number: finite, within bounds, with a well-formed source.
+pub(crate) fn check_number<T: Copy + AsF64>(
+    origin: &str,
+    field: &str,
+    v: &Sourced<T>,
+    min: Option<f64>,
+    max: Option<f64>,
+) -> Result<()> {
+    let x: f64 = v.value.to_f64();
+    if !x.is_finite() {
+        return Err(Error::invalid(
+            origin,
+            field,
+            format!("value {x} is not a finite number"),
+        ));
+    }
+    if let Some(min) = min {
+        if x < min {
+            let what = if min == f64::MIN_POSITIVE {
+                "must be greater than zero".to_string()
+            } else {
+                format!("must be at least {min}")
+            };
+            return Err(Error::invalid(origin, field, format!("value {x} {what}")));
+        }
+    }
+    if let Some(max) = max {
+        if x > max {
+            return Err(Error::invalid(
+                origin,
+                field,
+                format!("value {x} must be at most {max}"),
+            ));
+        }
+    }
+    check_source(origin, field, &v.source)
+}
+
+/// Numbers a catalog may hold, viewed as f64 for range checks.
+pub(crate) trait AsF64 {
+    fn to_f64(self) -> f64;
+}
+
+impl AsF64 for f64 {
+    fn to_f64(self) -> f64 {
+        self
+    }
+}
+
+impl AsF64 for u64 {
+    fn to_f64(self) -> f64 {
+        self as f64
+    }
+}
+
+impl AsF64 for u32 {
+    fn to_f64(self) -> f64 {
+        f64::from(self)
+    }
+}
+
+/// A source must start with one of [`SOURCE_KINDS`] and say something after it.
+pub(crate) fn check_source(origin: &str, field: &str, source: &str) -> Result<()> {
+    let s = source.trim();
+    match SOURCE_KINDS.iter().find(|k| s.starts_with(*k)) {
+        Some(kind) if s.len() > kind.len() + 3 => Ok(()),
+        _ => Err(Error::invalid(
+            origin,
+            format!("{field}.source"),
+            format!(
+                "source `{source}` must start with one of {} and say where the number comes from",
+                SOURCE_KINDS.join(" ")
+            ),
+        )),
+    }
+}
+
+fn validate_rules(origin: &str, at: &str, mode: &str, r: &CacheRules) -> Result<()> {
+    check_number(
+        origin,
+        &format!("{at}.min_tokens"),
+        &r.min_tokens,
+        Some(0.0),
+        Some(1e9),
+    )?;
+    check_number(
+        origin,
+        &format!("{at}.granularity"),
+        &r.granularity,
+        Some(1.0),
+        Some(1e6),
+    )?;
+    check_number(
+        origin,
+        &format!("{at}.read_multiplier"),
+        &r.read_multiplier,
+        Some(0.0),
+        Some(1.0),
+    )?;
+    check_source(
+        origin,
+        &format!("{at}.refresh_on_hit"),
+        &r.refresh_on_hit.source,
+    )?;
+    check_source(origin, &format!("{at}.tool_change"), &r.tool_change.source)?;
+    if r.tiers.is_empty() {
+        return Err(Error::invalid(
+            origin,
+            format!("{at}.tiers"),
+            "at least one TTL tier is needed",
+        ));
+    }
+    if !r.tiers.contains_key(&r.default_tier) {
+        return Err(Error::invalid(
+            origin,
+            format!("{at}.default_tier"),
+            format!(
+                "`{}` is not one of the tiers ({})",
+                r.default_tier,
+                r.tiers.keys().cloned().collect::<Vec<_>>().join(", ")
+            ),
+        ));
+    }
+    for (name, tier) in &r.tiers {
+        let f = format!("{at}.tiers.{name}");
+        check_number(
+            origin,
+            &format!("{f}.ttl_seconds"),
+            &tier.ttl_seconds,
+            Some(0.001),
+            Some(366.0 * 86400.0),
+        )?;
+        check_number(
+            origin,
+            &format!("{f}.write_multiplier"),
+            &tier.write_multiplier,
+            Some(0.0),
+            Some(100.0),
+        )?;
+        if tier.write_multiplier.value < r.read_multiplier.value {
+            return Err(Error::invalid(
+                origin,
+                format!("{f}.write_multiplier"),
+                format!(
+                    "value {} is below the read multiplier {}: a write cannot cost less than a read",
+                    tier.write_multiplier.value, r.read_multiplier.value
+                ),
+            ));
+        }
+    }
+    if mode == "explicit" {
+        let mb = r.max_breakpoints.as_ref().ok_or_else(|| {
+            Error::invalid(
+                origin,
+                format!("{at}.max_breakpoints"),
+                "explicit mode needs max_breakpoints",
+            )
+        })?;
+        check_number(
+            origin,
+            &format!("{at}.max_breakpoints"),
+            mb,
+            Some(1.0),
+            Some(1000.0),
+        )?;
+        let lb = r.lookback_blocks.as_ref().ok_or_else(|| {
+            Error::invalid(
+                origin,
+                format!("{at}.lookback_blocks"),
+                "explicit mode needs lookback_blocks",
+            )
+        })?;
+        check_number(
+            origin,
+            &format!("{at}.lookback_blocks"),
+            lb,
+            Some(1.0),
+            Some(1e6),
+        )?;
+    }
+    if let Some(p) = &r.hit_probability {
+        check_number(
+            origin,
+            &format!("{at}.hit_probability"),
+            p,
+            Some(0.0),
+            Some(1.0),
+        )?;
+    }
+    if let Some(p) = &r.routing_rpm_per_prefix {
+        check_number(
+            origin,
+            &format!("{at}.routing_rpm_per_prefix"),
+            p,
+            Some(f64::MIN_POSITIVE),
+            None,
+        )?;
+    }
+    if let Some(p) = &r.storage_usd_per_mtok_hour {
+        check_number(
+            origin,
+            &format!("{at}.storage_usd_per_mtok_hour"),
+            p,
+            Some(0.0),
+            None,
+        )?;
+    }
+    if let Some(o) = &r.tool_change_options {
+        check_source(origin, &format!("{at}.tool_change_options"), &o.source)?;
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn embedded_catalog_loads_and_has_the_measured_models() {
+        let c = Catalog::embedded().unwrap();
+        for id in MEASURED_MODELS {
+            assert!(c.model(id).is_ok(), "{id} missing");
+        }
+    }
+
+    #[test]
+    fn unknown_model_suggests_closest() {
+        let c = Catalog::embedded().unwrap();
+        let e = c.model("claude-opus-48").unwrap_err().to_string();
+        assert!(e.contains("did you mean `claude-opus-4.8`"), "{e}");
+    }
+
+    fn mutate(from: &str, to: &str) -> String {
+        let text = EMBEDDED_CATALOG.replacen(from, to, 1);
+        assert_ne!(text, EMBEDDED_CATALOG, "pattern `{from}` not found");
+        Catalog::from_toml_str(&text, "m.toml")
+            .unwrap_err()
+            .to_string()
+    }
+
+    #[test]
+    fn negative_price_is_rejected_with_field_name() {
+        let e = mutate(
+            "input_usd_per_mtok = { value = 5.0",
+            "input_usd_per_mtok = { value = -5.0",
+        );
+        assert!(
+            e.contains("m.toml") && e.contains("input_usd_per_mtok") && e.contains("-5"),
+            "{e}"
+        );
+    }
+
+    #[test]
+    fn nan_price_is_rejected() {
+        let e = mutate(
+            "input_usd_per_mtok = { value = 5.0",
+            "input_usd_per_mtok = { value = nan",
+        );
+        assert!(e.contains("not a finite number"), "{e}");
+    }
+
+    #[test]
+    fn read_multiplier_above_one_is_rejected() {
+        let e = mutate(
+            "read_multiplier = { value = 0.1",
+            "read_multiplier = { value = 1.5",
+        );
+        assert!(
+            e.contains("read_multiplier") && e.contains("at most 1"),
+            "{e}"
+        );
+    }
+
+    #[test]
+    fn missing_source_kind_is_rejected() {
+        let e = mutate("source = \"measured:", "source = \"I think:");
+        assert!(e.contains("must start with one of"), "{e}");
+    }
+
+    #[test]
+    fn malformed_toml_names_line() {
+        let e = Catalog::from_toml_str("[[model]\nid = 3", "bad.toml")
+            .unwrap_err()
+            .to_string();
+        assert!(e.starts_with("bad.toml:") && e.contains("line 1"), "{e}");
+    }
+}

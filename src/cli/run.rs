@@ -1,0 +1,64 @@
+//! `pcsim run`: simulate a scenario.
+
+use std::io::Write;
+use std::path::PathBuf;
+
+use anyhow::Result;
+
+use super::{load_scenario, write_reported, Format};
+use pcsim::catalog::Catalog;
+use pcsim::report;
+use pcsim::simulate::run_scenario;
+
+/// Arguments of `run`.
+#[derive(Debug, clap::Args, Default)]
+pub struct RunArgs {
+    /// Scenario file (TOML); the built-in default scenario when omitted.
+    pub scenario: Option<PathBuf>,
+    /// Model id to simulate (repeatable); default: the scenario's models.
+    #[arg(long = "model", value_name = "ID")]
+    pub models: Vec<String>,
+    /// Caching strategy (repeatable): none, cached, automatic, implicit, explicit:tools+system+last, ...
+    #[arg(long = "strategy", value_name = "S")]
+    pub strategies: Vec<String>,
+    /// Output format on standard output.
+    #[arg(long, value_enum, default_value_t = Format::Table)]
+    pub format: Format,
+    /// Also print every call in the table format.
+    #[arg(long)]
+    pub calls: bool,
+    /// Write results.json, calls.csv and summary.txt into this folder.
+    #[arg(long, value_name = "DIR")]
+    pub out: Option<PathBuf>,
+}
+
+/// Runs `pcsim run`.
+pub fn cmd_run(catalog: &Catalog, a: RunArgs, out: &mut dyn Write) -> Result<()> {
+    if let Some(dir) = &a.out {
+        report::ensure_writable_dir(dir)?;
+    }
+    let scenario = load_scenario(&a.scenario)?;
+    let rep = run_scenario(catalog, &scenario, &a.models, &a.strategies)?;
+    let json = report::json::to_json(&rep)?;
+    let csv = report::csv::run_calls(&rep);
+    let mut summary = report::table::run_summary(&rep);
+    if a.calls {
+        summary.push_str(&report::table::run_calls(&rep));
+    }
+    match a.format {
+        Format::Table => out.write_all(summary.as_bytes())?,
+        Format::Csv => out.write_all(csv.as_bytes())?,
+        Format::Json => out.write_all(json.as_bytes())?,
+    }
+    if let Some(dir) = &a.out {
+        let files = [
+            ("results.json", json.as_bytes()),
+            ("calls.csv", csv.as_bytes()),
+            ("summary.txt", summary.as_bytes()),
+        ];
+        for (name, bytes) in files {
+            write_reported(dir, name, bytes, a.format)?;
+        }
+    }
+    Ok(())
+}

@@ -1,0 +1,77 @@
+//! A prompt as an ordered list of segments (tool preamble, each tool, system prompt, each message),
+//! each with a token count and a content identity. Boundary `i` is the point right after segment `i`;
+//! its prefix is identified by the chained hash of all segments up to it, so two prompts share a
+//! cached prefix exactly when their leading segments are identical.
+
+use crate::hash::chain;
+
+/// One segment of a prompt.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Segment {
+    /// Tokens of the segment.
+    pub tokens: u64,
+    /// Content identity.
+    pub id: u64,
+}
+
+/// A prompt with its prefix sums kept up to date as segments are appended.
+#[derive(Debug, Clone, Default)]
+pub struct Prompt {
+    /// Cumulative tokens at each boundary.
+    pub cum_tokens: Vec<u64>,
+    /// Prefix identity at each boundary.
+    pub cum_hash: Vec<u64>,
+    /// Boundary index after the last tool segment, if there are tools.
+    pub tools_end: Option<usize>,
+    /// Boundary index after the system prompt, if there is one.
+    pub system_end: Option<usize>,
+}
+
+impl Prompt {
+    /// Removes every segment.
+    pub fn clear(&mut self) {
+        self.cum_tokens.clear();
+        self.cum_hash.clear();
+        self.tools_end = None;
+        self.system_end = None;
+    }
+
+    /// Appends a segment (zero-token segments are skipped: they carry nothing to cache).
+    pub fn push(&mut self, s: Segment) {
+        if s.tokens == 0 {
+            return;
+        }
+        let (t, h) = match (self.cum_tokens.last(), self.cum_hash.last()) {
+            (Some(t), Some(h)) => (*t, *h),
+            _ => (0, 0),
+        };
+        self.cum_tokens.push(t + s.tokens);
+        self.cum_hash.push(chain(h, s.id));
+    }
+
+    /// Marks the current end as the end of the tool block.
+    pub fn mark_tools_end(&mut self) {
+        self.tools_end = self.last_boundary();
+    }
+
+    /// Marks the current end as the end of the system prompt.
+    pub fn mark_system_end(&mut self) {
+        self.system_end = self.last_boundary();
+    }
+
+    /// Index of the last boundary, if any.
+    pub fn last_boundary(&self) -> Option<usize> {
+        self.cum_tokens.len().checked_sub(1)
+    }
+
+    /// Total tokens.
+    pub fn tokens(&self) -> u64 {
+        self.cum_tokens.last().copied().unwrap_or(0)
+    }
+
+    /// Drops segments after boundary `len - 1` (keeps the first `len`).
+    pub fn truncate(&mut self, len: usize) {
+        self.cum_tokens.truncate(len);
+        self.cum_hash.truncate(len);
+    }
+}

@@ -1,0 +1,31 @@
+//! pcsim: a prompt-cache cost simulator.
+//!
+//! An agent session is a timed sequence of calls. Every call re-sends the tool definitions, the system
+//! prompt and the growing conversation; each provider's caching rules (from `models.toml`) decide which
+//! tokens are billed at the base rate, written to cache or read from it. pcsim applies those rules call
+//! by call and reports per-call bills and cumulative costs.
+//!
+//! ```
+//! use pcsim::{catalog::Catalog, scenario::Scenario, simulate::run_scenario};
+//! let catalog = Catalog::embedded().unwrap();
+//! let scenario = Scenario::builtin_default().unwrap();
+//! let report = run_scenario(&catalog, &scenario, &["claude-opus-4.8".into()], &[]).unwrap();
+//! let none = &report.results[0];
+//! let cached = &report.results[1];
+//! assert!(cached.total_usd < none.total_usd);
+//! ```
+
+pub mod billing;
+pub mod catalog;
+pub mod engine;
+pub mod error;
+pub mod hash;
+pub mod quantity;
+pub mod report;
+pub mod scenario;
+pub mod simulate;
+pub mod strategy;
+pub mod tokens;
+pub mod tools;
+
+pub use error::{Error, Result};

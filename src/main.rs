@@ -1,0 +1,33 @@
+//! pcsim binary: parse arguments, run, map errors to exit codes (0 ok, 2 user error, 1 internal).
+
+mod cli;
+
+use std::io::Write;
+use std::process::ExitCode;
+
+use clap::Parser;
+
+fn main() -> ExitCode {
+    let cli = cli::Cli::parse();
+    let stdout = std::io::stdout();
+    let mut out = std::io::BufWriter::new(stdout.lock());
+    let result = cli::run(cli, &mut out).and_then(|()| out.flush().map_err(Into::into));
+    match result {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            // A closed pipe (`pcsim ... | head`) is not a failure.
+            if e.chain().any(|c| {
+                c.downcast_ref::<std::io::Error>()
+                    .is_some_and(|io| io.kind() == std::io::ErrorKind::BrokenPipe)
+            }) {
+                return ExitCode::SUCCESS;
+            }
+            let _ = writeln!(std::io::stderr(), "error: {e:#}");
+            let user = e.chain().any(|c| {
+                c.downcast_ref::<pcsim::Error>()
+                    .is_some_and(pcsim::Error::is_user_error)
+            });
+            ExitCode::from(if user { 2 } else { 1 })
+        }
+    }
+}

@@ -1,0 +1,162 @@
+//! Plain-text tables for the terminal.
+
+use std::fmt::Write as _;
+
+use crate::report::usd;
+use crate::simulate::RunReport;
+
+/// A simple left/right aligned text table.
+#[derive(Debug, Default)]
+pub struct TextTable {
+    header: Vec<String>,
+    rows: Vec<Vec<String>>,
+    right: Vec<bool>,
+}
+
+impl TextTable {
+    /// A table with these column headers; `right[i]` right-aligns column i.
+    pub fn new(header: &[&str], right: &[bool]) -> Self {
+        TextTable {
+            header: header.iter().map(|s| s.to_string()).collect(),
+            rows: Vec::new(),
+            right: right.to_vec(),
+        }
+    }
+
+    /// Adds a row.
+    pub fn row(&mut self, cells: Vec<String>) {
+        self.rows.push(cells);
+    }
+
+    /// Renders with two spaces between columns and a rule under the header.
+    pub fn render(&self) -> String {
+        let n = self.header.len();
+        let mut w = vec![0; n];
+        for r in std::iter::once(&self.header).chain(&self.rows) {
+            for (i, c) in r.iter().enumerate().take(n) {
+                w[i] = w[i].max(c.chars().count());
+            }
+        }
+        let mut out = String::new();
+        let line = |out: &mut String, r: &[String]| {
+            let cells: Vec<String> = r
+                .iter()
+                .enumerate()
+                .take(n)
+                .map(|(i, c)| {
+                    if self.right.get(i).copied().unwrap_or(false) {
+                        format!("{c:>width$}", width = w[i])
+                    } else {
+                        format!("{c:<width$}", width = w[i])
+                    }
+                })
+                .collect();
+            let _ = writeln!(out, "{}", cells.join("  ").trim_end());
+        };
+        line(&mut out, &self.header);
+        let _ = writeln!(
+            out,
+            "{}",
+            w.iter()
+                .map(|x| "-".repeat(*x))
+                .collect::<Vec<_>>()
+                .join("  ")
+        );
+        for r in &self.rows {
+            line(&mut out, r);
+        }
+        out
+    }
+}
+
+/// The summary of a run: one line per (model, strategy), then skipped pairs.
+pub fn run_summary(report: &RunReport) -> String {
+    let mut t = TextTable::new(
+        &[
+            "model",
+            "strategy",
+            "calls",
+            "prompt tok",
+            "uncached",
+            "cache write",
+            "cache read",
+            "hit %",
+            "total USD",
+            "vs none",
+        ],
+        &[false, false, true, true, true, true, true, true, true, true],
+    );
+    for r in &report.results {
+        let none = report
+            .results
+            .iter()
+            .find(|x| x.model == r.model && x.strategy == "none");
+        let vs = match none {
+            Some(n) if n.total_usd > 0.0 && r.strategy != "none" => {
+                format!("{:+.1}%", (r.total_usd / n.total_usd - 1.0) * 100.0)
+            }
+            _ => "".into(),
+        };
+        t.row(vec![
+            r.model.clone(),
+            r.strategy.clone(),
+            r.calls.len().to_string(),
+            r.totals.prompt_tokens.to_string(),
+            r.totals.uncached_tokens.to_string(),
+            r.totals.cache_write_tokens.to_string(),
+            r.totals.cache_read_tokens.to_string(),
+            format!("{:.1}", r.totals.cache_hit_ratio * 100.0),
+            usd(r.total_usd),
+            vs,
+        ]);
+    }
+    let mut out = format!("scenario: {}", report.scenario);
+    if !report.description.is_empty() {
+        let _ = write!(out, " ({})", report.description);
+    }
+    out.push('\n');
+    out.push_str(&t.render());
+    for s in &report.skipped {
+        let _ = writeln!(out, "skipped {} / {}: {}", s.model, s.strategy, s.reason);
+    }
+    out
+}
+
+/// Per-call table of one result.
+pub fn run_calls(report: &RunReport) -> String {
+    let mut out = String::new();
+    for r in &report.results {
+        let _ = writeln!(out, "\n{} / {}", r.model, r.strategy);
+        let mut t = TextTable::new(
+            &[
+                "session",
+                "call",
+                "time s",
+                "prompt",
+                "uncached",
+                "write",
+                "read",
+                "output",
+                "cost USD",
+                "cumulative USD",
+            ],
+            &[true; 10],
+        );
+        for c in &r.calls {
+            t.row(vec![
+                c.session.to_string(),
+                c.call.to_string(),
+                format!("{:.1}", c.time_s),
+                c.prompt_tokens.to_string(),
+                c.uncached_tokens.to_string(),
+                c.cache_write_tokens.to_string(),
+                c.cache_read_tokens.to_string(),
+                c.output_tokens.to_string(),
+                usd(c.cost_usd),
+                usd(c.cumulative_usd),
+            ]);
+        }
+        out.push_str(&t.render());
+    }
+    out
+}

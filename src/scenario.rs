@@ -1,0 +1,475 @@
+//! Scenario files: the agent session to simulate (tools, prompt growth, timing, tool-list events,
+//! sessions, models and strategies). See `examples/*.toml` and the README for the format.
+
+use std::path::{Path, PathBuf};
+
+use serde::Deserialize;
+
+use crate::error::{read_text, Error, Result};
+use crate::quantity::Quantity;
+use crate::tools::{load_tool_files, synthetic_tools, Tool};
+
+/// The built-in default scenario (also `examples/default.toml`).
+pub const DEFAULT_SCENARIO: &str = include_str!("../examples/default.toml");
+
+/// Upper bound on calls simulated per session, so a typo cannot ask for unbounded work.
+pub const MAX_CALLS_PER_SESSION: usize = 100_000;
+/// Upper bound on sessions per scenario.
+pub const MAX_SESSIONS: usize = 1_000_000;
+/// Upper bound on calls in one simulated run (sessions x calls).
+pub const MAX_CALLS_PER_RUN: u64 = 50_000_000;
+
+/// A change of the tool list before a given call.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ToolEvent {
+    /// 1-based call number before which the change applies (in every session).
+    pub at_call: usize,
+    /// Tools added at the end of the list.
+    pub add: Vec<Tool>,
+    /// Names of tools removed.
+    pub remove: Vec<String>,
+    /// When set, only these tools are kept (applied after `remove`).
+    pub keep: Option<Vec<String>>,
+    /// When set, the whole list is replaced by these tools.
+    pub replace: Option<Vec<Tool>>,
+}
+
+impl ToolEvent {
+    /// Applies the event to a tool list. Names are checked when the scenario is validated.
+    pub fn apply(&self, tools: &[Tool]) -> Vec<Tool> {
+        if let Some(r) = &self.replace {
+            return r.clone();
+        }
+        let mut out: Vec<Tool> = tools
+            .iter()
+            .filter(|t| !self.remove.contains(&t.name))
+            .cloned()
+            .collect();
+        if let Some(keep) = &self.keep {
+            out.retain(|t| keep.contains(&t.name));
+        }
+        out.extend(self.add.iter().cloned());
+        out
+    }
+}
+
+/// How sessions arrive when there are several.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Arrival {
+    /// Session i starts at i x `every_seconds`.
+    Every(f64),
+    /// Poisson arrivals at this many sessions per hour.
+    Poisson(f64),
+}
+
+/// A validated scenario.
+#[derive(Debug, Clone)]
+pub struct Scenario {
+    /// Short name used in titles and file names.
+    pub name: String,
+    /// One-line description.
+    pub description: String,
+    /// Where the scenario came from.
+    pub origin: String,
+    /// Model ids (empty: the six measured models).
+    pub models: Vec<String>,
+    /// Strategy strings (see [`crate::strategy::Strategy::parse`]).
+    pub strategies: Vec<String>,
+    /// The tool list at the first call.
+    pub tools: Vec<Tool>,
+    /// System prompt tokens (0: no system prompt).
+    pub system_tokens: u64,
+    /// Calls per session.
+    pub calls: usize,
+    /// Tokens of the task message of the first call.
+    pub first_user_tokens: Quantity,
+    /// Extra user tokens sent with each later call.
+    pub user_tokens: Quantity,
+    /// Tool-result tokens sent with each later call.
+    pub tool_result_tokens: Quantity,
+    /// Output tokens of each call (also appended to the history).
+    pub output_tokens: Quantity,
+    /// Seconds from one call's start to the next call's start.
+    pub gap_seconds: Quantity,
+    /// Seconds until a response starts; cache writes become visible then.
+    pub first_token_seconds: f64,
+    /// Tool-list changes.
+    pub events: Vec<ToolEvent>,
+    /// Number of sessions.
+    pub sessions: usize,
+    /// How sessions arrive.
+    pub arrival: Arrival,
+    /// Whether sessions share one account's cache.
+    pub shared_cache: bool,
+    /// Seed of the random draws.
+    pub seed: u64,
+    /// Monte Carlo runs (1: a single run).
+    pub runs: usize,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawScenario {
+    name: Option<String>,
+    description: Option<String>,
+    #[serde(default)]
+    models: Vec<String>,
+    #[serde(default)]
+    strategies: Vec<String>,
+    seed: Option<u64>,
+    runs: Option<usize>,
+    #[serde(default)]
+    tools: RawTools,
+    session: RawSession,
+    sessions: Option<RawSessions>,
+    #[serde(default, rename = "event")]
+    events: Vec<RawEvent>,
+}
+
+#[derive(Deserialize, Default)]
+#[serde(deny_unknown_fields)]
+struct RawTools {
+    #[serde(default)]
+    files: Vec<PathBuf>,
+    synthetic: Option<RawSynthetic>,
+}
+
+#[derive(Deserialize, Clone, Copy)]
+#[serde(deny_unknown_fields)]
+struct RawSynthetic {
+    count: usize,
+    #[serde(default = "default_params")]
+    params: usize,
+}
+
+fn default_params() -> usize {
+    3
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawSession {
+    calls: usize,
+    #[serde(default)]
+    system_tokens: u64,
+    first_user_tokens: Option<toml::Value>,
+    user_tokens: Option<toml::Value>,
+    tool_result_tokens: Option<toml::Value>,
+    output_tokens: Option<toml::Value>,
+    gap_seconds: Option<toml::Value>,
+    first_token_seconds: Option<f64>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawSessions {
+    count: usize,
+    every_seconds: Option<f64>,
+    poisson_per_hour: Option<f64>,
+    #[serde(default = "yes")]
+    shared_cache: bool,
+}
+
+fn yes() -> bool {
+    true
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawEvent {
+    at_call: usize,
+    #[serde(default)]
+    add_files: Vec<PathBuf>,
+    add_synthetic: Option<RawSynthetic>,
+    #[serde(default)]
+    remove: Vec<String>,
+    keep: Option<Vec<String>>,
+    replace_files: Option<Vec<PathBuf>>,
+}
+
+impl Scenario {
+    /// The built-in default scenario.
+    pub fn builtin_default() -> Result<Self> {
+        Self::from_toml_str(
+            DEFAULT_SCENARIO,
+            "built-in default scenario",
+            Path::new("."),
+        )
+    }
+
+    /// Loads a scenario file; tool files are resolved relative to its folder.
+    pub fn load(path: &Path) -> Result<Self> {
+        let text = read_text(path)?;
+        let base = path.parent().unwrap_or(Path::new("."));
+        Self::from_toml_str(&text, &path.display().to_string(), base)
+    }
+
+    /// Parses and validates scenario text.
+    pub fn from_toml_str(text: &str, origin: &str, base: &Path) -> Result<Self> {
+        let raw: RawScenario = toml::from_str(text).map_err(|e| Error::parse(origin, e))?;
+        let inv = |field: &str, problem: String| Error::invalid(origin, field, problem);
+        let quantity = |v: &Option<toml::Value>, field: &str, default: f64| -> Result<Quantity> {
+            match v {
+                Some(v) => Quantity::from_toml(v, origin, field),
+                None => Ok(Quantity::fixed(default)),
+            }
+        };
+        let resolve =
+            |files: &[PathBuf]| -> Vec<PathBuf> { files.iter().map(|f| base.join(f)).collect() };
+
+        let mut tools = load_tool_files(&resolve(&raw.tools.files))?;
+        if let Some(s) = raw.tools.synthetic {
+            check_synthetic(s, origin, "tools.synthetic")?;
+            tools.extend(synthetic_tools(1, s.count, s.params));
+        }
+        let session = raw.session;
+        if session.calls == 0 {
+            return Err(inv(
+                "session.calls",
+                "value 0: a session needs at least one call".into(),
+            ));
+        }
+        if session.calls > MAX_CALLS_PER_SESSION {
+            return Err(inv(
+                "session.calls",
+                format!(
+                    "value {} exceeds the limit of {MAX_CALLS_PER_SESSION} calls per session",
+                    session.calls
+                ),
+            ));
+        }
+        if session.system_tokens > 10_000_000 {
+            return Err(inv(
+                "session.system_tokens",
+                format!(
+                    "value {} is beyond any model's context",
+                    session.system_tokens
+                ),
+            ));
+        }
+        let first_token_seconds = session.first_token_seconds.unwrap_or(1.0);
+        if !first_token_seconds.is_finite() || first_token_seconds < 0.0 {
+            return Err(inv(
+                "session.first_token_seconds",
+                format!("value {first_token_seconds} must be a finite number >= 0"),
+            ));
+        }
+        let (sessions, arrival, shared_cache) = match raw.sessions {
+            None => (1, Arrival::Every(0.0), true),
+            Some(s) => {
+                if s.count == 0 {
+                    return Err(inv(
+                        "sessions.count",
+                        "value 0: at least one session is needed".into(),
+                    ));
+                }
+                if s.count > MAX_SESSIONS {
+                    return Err(inv(
+                        "sessions.count",
+                        format!("value {} exceeds the limit of {MAX_SESSIONS}", s.count),
+                    ));
+                }
+                let arrival = match (s.every_seconds, s.poisson_per_hour) {
+                    (Some(_), Some(_)) => {
+                        return Err(inv(
+                            "sessions",
+                            "give either every_seconds or poisson_per_hour, not both".into(),
+                        ))
+                    }
+                    (Some(e), None) if e.is_finite() && e >= 0.0 => Arrival::Every(e),
+                    (Some(e), None) => {
+                        return Err(inv(
+                            "sessions.every_seconds",
+                            format!("value {e} must be a finite number >= 0"),
+                        ))
+                    }
+                    (None, Some(r)) if r.is_finite() && r > 0.0 => Arrival::Poisson(r),
+                    (None, Some(r)) => {
+                        return Err(inv(
+                            "sessions.poisson_per_hour",
+                            format!("value {r} must be a finite number > 0"),
+                        ))
+                    }
+                    (None, None) => Arrival::Every(0.0),
+                };
+                (s.count, arrival, s.shared_cache)
+            }
+        };
+        if (sessions as u64).saturating_mul(session.calls as u64) > MAX_CALLS_PER_RUN {
+            return Err(inv(
+                "sessions.count",
+                format!("{sessions} sessions x {} calls exceeds the limit of {MAX_CALLS_PER_RUN} calls per run", session.calls),
+            ));
+        }
+        let runs = raw.runs.unwrap_or(1);
+        if runs == 0 || runs > 10_000_000 {
+            return Err(inv(
+                "runs",
+                format!("value {runs} must be between 1 and 10000000"),
+            ));
+        }
+        let mut events = Vec::new();
+        let mut current: Vec<Tool> = tools.clone();
+        let mut raw_events = raw.events;
+        raw_events.sort_by_key(|e| e.at_call);
+        for (i, e) in raw_events.into_iter().enumerate() {
+            let at = format!("event[{i}]");
+            if e.at_call < 2 || e.at_call > session.calls {
+                return Err(inv(
+                    &format!("{at}.at_call"),
+                    format!("value {}: a tool-list event must come before a call from 2 to {} (the session's calls)", e.at_call, session.calls),
+                ));
+            }
+            let mut add = load_tool_files(&resolve(&e.add_files))?;
+            if let Some(s) = e.add_synthetic {
+                check_synthetic(s, origin, &format!("{at}.add_synthetic"))?;
+                let first = current.len() + 1000 * (i + 1);
+                add.extend(synthetic_tools(first, s.count, s.params));
+            }
+            for name in e.remove.iter().chain(e.keep.iter().flatten()) {
+                if !current.iter().any(|t| &t.name == name) {
+                    return Err(inv(
+                        &at,
+                        format!(
+                            "tool `{name}` is not in the tool list at call {}",
+                            e.at_call
+                        ),
+                    ));
+                }
+            }
+            let replace = match &e.replace_files {
+                Some(f) => Some(load_tool_files(&resolve(f))?),
+                None => None,
+            };
+            let event = ToolEvent {
+                at_call: e.at_call,
+                add,
+                remove: e.remove,
+                keep: e.keep,
+                replace,
+            };
+            let next = event.apply(&current);
+            let mut names = std::collections::HashSet::new();
+            if let Some(t) = next.iter().find(|t| !names.insert(t.name.clone())) {
+                return Err(inv(
+                    &at,
+                    format!(
+                        "adding tool `{}` would duplicate a name already in the list",
+                        t.name
+                    ),
+                ));
+            }
+            current = next;
+            events.push(event);
+        }
+        Ok(Scenario {
+            name: raw.name.unwrap_or_else(|| {
+                Path::new(origin)
+                    .file_stem()
+                    .map_or("scenario".into(), |s| s.to_string_lossy().into_owned())
+            }),
+            description: raw.description.unwrap_or_default(),
+            origin: origin.to_string(),
+            models: raw.models,
+            strategies: if raw.strategies.is_empty() {
+                vec!["none".into(), "cached".into()]
+            } else {
+                raw.strategies
+            },
+            tools,
+            system_tokens: session.system_tokens,
+            calls: session.calls,
+            first_user_tokens: quantity(
+                &session.first_user_tokens,
+                "session.first_user_tokens",
+                200.0,
+            )?,
+            user_tokens: quantity(&session.user_tokens, "session.user_tokens", 0.0)?,
+            tool_result_tokens: quantity(
+                &session.tool_result_tokens,
+                "session.tool_result_tokens",
+                500.0,
+            )?,
+            output_tokens: quantity(&session.output_tokens, "session.output_tokens", 200.0)?,
+            gap_seconds: quantity(&session.gap_seconds, "session.gap_seconds", 10.0)?,
+            first_token_seconds,
+            events,
+            sessions,
+            arrival,
+            shared_cache,
+            seed: raw.seed.unwrap_or(1),
+            runs,
+        })
+    }
+
+    /// Whether any random draw happens (otherwise one run is exact).
+    pub fn is_deterministic(&self) -> bool {
+        [
+            &self.first_user_tokens,
+            &self.user_tokens,
+            &self.tool_result_tokens,
+            &self.output_tokens,
+            &self.gap_seconds,
+        ]
+        .iter()
+        .all(|q| q.is_fixed())
+            && (self.sessions == 1 || matches!(self.arrival, Arrival::Every(_)))
+    }
+}
+
+fn check_synthetic(s: RawSynthetic, origin: &str, field: &str) -> Result<()> {
+    if s.count > 10_000 {
+        return Err(Error::invalid(
+            origin,
+            format!("{field}.count"),
+            format!("value {} exceeds 10000 tools", s.count),
+        ));
+    }
+    if s.params > 1_000 {
+        return Err(Error::invalid(
+            origin,
+            format!("{field}.params"),
+            format!("value {} exceeds 1000 parameters", s.params),
+        ));
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn err(text: &str) -> String {
+        Scenario::from_toml_str(text, "s.toml", Path::new("."))
+            .unwrap_err()
+            .to_string()
+    }
+
+    #[test]
+    fn builtin_default_loads() {
+        let s = Scenario::builtin_default().unwrap();
+        assert_eq!(s.tools.len(), 26);
+        assert_eq!(s.calls, 20);
+    }
+
+    #[test]
+    fn event_beyond_session_is_rejected() {
+        let e = err("[session]\ncalls = 5\n[tools]\nsynthetic = { count = 2 }\n[[event]]\nat_call = 9\nremove = [\"synthetic_tool_01\"]\n");
+        assert!(
+            e.contains("s.toml") && e.contains("event[0].at_call") && e.contains("9"),
+            "{e}"
+        );
+    }
+
+    #[test]
+    fn removing_a_missing_tool_is_rejected() {
+        let e = err("[session]\ncalls = 5\n[tools]\nsynthetic = { count = 2 }\n[[event]]\nat_call = 3\nremove = [\"nope\"]\n");
+        assert!(e.contains("`nope`"), "{e}");
+    }
+
+    #[test]
+    fn zero_calls_and_unknown_keys_are_rejected() {
+        assert!(err("[session]\ncalls = 0\n").contains("session.calls"));
+        assert!(err("[session]\ncalls = 3\ncals = 4\n").contains("unknown field `cals`"));
+    }
+}

@@ -1,0 +1,201 @@
+//! Runs a scenario on several models and strategies and gathers the results.
+
+use serde::Serialize;
+
+use crate::billing::CallBill;
+use crate::catalog::{Catalog, ModelSpec};
+use crate::engine::{simulate_collect, SimSetup};
+use crate::error::{Error, Result};
+use crate::scenario::Scenario;
+use crate::strategy::Strategy;
+
+/// Totals of one (model, strategy) simulation.
+#[derive(Debug, Clone, Serialize, PartialEq)]
+pub struct Totals {
+    /// Prompt tokens over all calls.
+    pub prompt_tokens: u64,
+    /// Base-rate input tokens.
+    pub uncached_tokens: u64,
+    /// Tokens written to cache.
+    pub cache_write_tokens: u64,
+    /// Tokens read from cache.
+    pub cache_read_tokens: u64,
+    /// Output tokens.
+    pub output_tokens: u64,
+    /// Written tokens per TTL tier.
+    pub cache_write_tokens_by_tier: std::collections::BTreeMap<String, u64>,
+    /// Share of prompt tokens read from cache.
+    pub cache_hit_ratio: f64,
+    /// Dollars of input (including writes, reads and storage).
+    pub input_usd: f64,
+    /// Dollars of output.
+    pub output_usd: f64,
+}
+
+/// The result of one (model, strategy).
+#[derive(Debug, Clone, Serialize)]
+pub struct SimResult {
+    /// Model id.
+    pub model: String,
+    /// Model display name.
+    pub model_name: String,
+    /// Canonical strategy that was simulated.
+    pub strategy: String,
+    /// Strategy as requested (e.g. `cached`).
+    pub strategy_requested: String,
+    /// Total dollars.
+    pub total_usd: f64,
+    /// Token and dollar totals.
+    pub totals: Totals,
+    /// Per-call bills in time order.
+    pub calls: Vec<CallBill>,
+}
+
+/// A (model, strategy) that could not be simulated, with the reason.
+#[derive(Debug, Clone, Serialize)]
+pub struct Skipped {
+    /// Model id.
+    pub model: String,
+    /// Strategy as requested.
+    pub strategy: String,
+    /// Why it was skipped.
+    pub reason: String,
+}
+
+/// Everything `run` reports.
+#[derive(Debug, Clone, Serialize)]
+pub struct RunReport {
+    /// Scenario name.
+    pub scenario: String,
+    /// Scenario description.
+    pub description: String,
+    /// One entry per simulated (model, strategy).
+    pub results: Vec<SimResult>,
+    /// Pairs that were not simulated.
+    pub skipped: Vec<Skipped>,
+}
+
+/// Simulates `scenario` on `models` (empty: the scenario's, or the six measured models) under
+/// `strategies` (empty: the scenario's). Unsupported pairs are skipped with a stated reason, unless
+/// nothing at all can be simulated.
+pub fn run_scenario(
+    catalog: &Catalog,
+    scenario: &Scenario,
+    models: &[String],
+    strategies: &[String],
+) -> Result<RunReport> {
+    let model_ids = if models.is_empty() {
+        &scenario.models
+    } else {
+        models
+    };
+    let models: Vec<&ModelSpec> = catalog.select(model_ids)?;
+    let strategy_texts = if strategies.is_empty() {
+        &scenario.strategies
+    } else {
+        strategies
+    };
+    let parsed: Vec<(String, Strategy)> = strategy_texts
+        .iter()
+        .map(|s| Strategy::parse(s).map(|p| (s.clone(), p)))
+        .collect::<Result<_>>()
+        .map_err(|e| match e {
+            Error::Strategy { strategy, problem } => Error::invalid(
+                &scenario.origin,
+                "strategies",
+                format!("`{strategy}`: {problem}"),
+            ),
+            other => other,
+        })?;
+    let mut report = RunReport {
+        scenario: scenario.name.clone(),
+        description: scenario.description.clone(),
+        results: Vec::new(),
+        skipped: Vec::new(),
+    };
+    for model in models {
+        let mut done: Vec<String> = Vec::new();
+        for (text, strategy) in &parsed {
+            let resolved = match strategy.resolve(model) {
+                Ok(r) => r,
+                Err(e) => {
+                    report.skipped.push(Skipped {
+                        model: model.id.clone(),
+                        strategy: text.clone(),
+                        reason: e.to_string(),
+                    });
+                    continue;
+                }
+            };
+            if done.contains(&resolved.name) {
+                continue;
+            }
+            done.push(resolved.name.clone());
+            let setup = SimSetup::new(model, &resolved, scenario.first_token_seconds);
+            let calls = simulate_collect(scenario, &setup, 0);
+            report.results.push(summarise(
+                model,
+                text,
+                &resolved.name,
+                &setup.tier_names,
+                calls,
+            ));
+        }
+    }
+    if report.results.is_empty() {
+        let reasons: Vec<String> = report.skipped.iter().map(|s| s.reason.clone()).collect();
+        return Err(Error::Unsupported(format!(
+            "nothing to simulate: {}",
+            reasons.join("; ")
+        )));
+    }
+    Ok(report)
+}
+
+fn summarise(
+    model: &ModelSpec,
+    requested: &str,
+    name: &str,
+    tiers: &[String],
+    calls: Vec<CallBill>,
+) -> SimResult {
+    let mut t = Totals {
+        prompt_tokens: 0,
+        uncached_tokens: 0,
+        cache_write_tokens: 0,
+        cache_read_tokens: 0,
+        output_tokens: 0,
+        cache_write_tokens_by_tier: tiers.iter().map(|n| (n.clone(), 0)).collect(),
+        cache_hit_ratio: 0.0,
+        input_usd: 0.0,
+        output_usd: 0.0,
+    };
+    let mut total = 0.0;
+    for c in &calls {
+        t.prompt_tokens += c.prompt_tokens;
+        t.uncached_tokens += c.uncached_tokens;
+        t.cache_write_tokens += c.cache_write_tokens;
+        t.cache_read_tokens += c.cache_read_tokens;
+        t.output_tokens += c.output_tokens;
+        for (i, n) in tiers.iter().enumerate() {
+            *t.cache_write_tokens_by_tier.entry(n.clone()).or_default() += c.written_by_slot[i];
+        }
+        total += c.cost_usd;
+    }
+    t.output_usd = model.output_usd(t.output_tokens as f64);
+    t.input_usd = total - t.output_usd;
+    t.cache_hit_ratio = if t.prompt_tokens > 0 {
+        t.cache_read_tokens as f64 / t.prompt_tokens as f64
+    } else {
+        0.0
+    };
+    SimResult {
+        model: model.id.clone(),
+        model_name: model.name.clone(),
+        strategy: name.to_string(),
+        strategy_requested: requested.to_string(),
+        total_usd: total,
+        totals: t,
+        calls,
+    }
+}

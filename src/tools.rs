@@ -1,0 +1,296 @@
+//! Tool definitions: loading MCP `tools/list` output (and API-form tool arrays), converting to the
+//! form sent to model APIs, measuring, and generating synthetic tool sets.
+
+use std::path::Path;
+
+use serde::Serialize;
+use serde_json::{Map, Value};
+
+use crate::error::{read_text, Error, Result};
+
+/// Fields that MCP servers send but clients drop before calling a model API.
+pub const MCP_ONLY_FIELDS: [&str; 5] =
+    ["annotations", "outputSchema", "title", "execution", "_meta"];
+
+/// One tool in API form: what a client sends to the model for it.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Tool {
+    /// Tool name, unique within a tool list.
+    pub name: String,
+    /// Tool description (prose).
+    pub description: String,
+    /// JSON Schema of the input (an object schema).
+    pub input_schema: Value,
+}
+
+/// Sizes of a tool's JSON, the inputs of a family's rendering model.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct ToolMetrics {
+    /// Bytes of the API-form JSON pretty-printed with two-space indentation.
+    pub bytes: u64,
+    /// Bytes of description text in it (the tool's and every nested `description` string).
+    pub prose_bytes: u64,
+}
+
+impl Tool {
+    /// The tool as a JSON object in the neutral API form `{name, description, input_schema}`.
+    pub fn api_json(&self) -> Value {
+        let mut m = Map::new();
+        m.insert("name".into(), Value::String(self.name.clone()));
+        if !self.description.is_empty() {
+            m.insert(
+                "description".into(),
+                Value::String(self.description.clone()),
+            );
+        }
+        m.insert("input_schema".into(), self.input_schema.clone());
+        Value::Object(m)
+    }
+
+    /// Byte sizes used by the rendering model.
+    pub fn metrics(&self) -> ToolMetrics {
+        let json = self.api_json();
+        let bytes = serde_json::to_string_pretty(&json)
+            .map(|s| s.len())
+            .unwrap_or(0) as u64;
+        ToolMetrics {
+            bytes,
+            prose_bytes: prose_bytes(&json, None),
+        }
+    }
+
+    /// A stable identity of the tool's content (FNV-1a over its compact JSON).
+    pub fn content_hash(&self) -> u64 {
+        crate::hash::fnv1a(self.api_json().to_string().as_bytes())
+    }
+}
+
+fn prose_bytes(v: &Value, key: Option<&str>) -> u64 {
+    match v {
+        Value::String(s) if key == Some("description") => s.len() as u64,
+        Value::Object(m) => {
+            // Inside `properties`, keys are parameter names: a parameter called "description" is
+            // structure, not prose, so its key must not be taken as the description field.
+            m.iter()
+                .map(|(k, x)| {
+                    prose_bytes(
+                        x,
+                        if key == Some("properties") {
+                            None
+                        } else {
+                            Some(k)
+                        },
+                    )
+                })
+                .sum()
+        }
+        Value::Array(a) => a.iter().map(|x| prose_bytes(x, None)).sum(),
+        _ => 0,
+    }
+}
+
+/// Loads one tool file. Accepted shapes: a JSON-RPC response `{"result":{"tools":[...]}}`, a result
+/// object `{"tools":[...]}`, a bare array; tools in MCP form (`inputSchema`), Anthropic form
+/// (`input_schema`) or OpenAI form (`{"type":"function","function":{...,"parameters"}}`).
+pub fn load_tool_file(path: &Path) -> Result<Vec<Tool>> {
+    let text = read_text(path)?;
+    parse_tool_list(&text, &path.display().to_string())
+}
+
+/// Parses tool-list JSON text; `origin` names it in errors.
+pub fn parse_tool_list(text: &str, origin: &str) -> Result<Vec<Tool>> {
+    let v: Value = serde_json::from_str(text)
+        .map_err(|e| Error::parse(origin, format!("not valid JSON: {e}")))?;
+    let list = locate_tool_array(&v).ok_or_else(|| {
+        Error::invalid(
+            origin,
+            "tools",
+            "not a tool list: expected a JSON-RPC response with result.tools, an object with `tools`, or an array of tools",
+        )
+    })?;
+    let mut tools = Vec::with_capacity(list.len());
+    for (i, item) in list.iter().enumerate() {
+        tools.push(parse_tool(item, origin, i)?);
+    }
+    let mut seen = std::collections::HashSet::new();
+    for t in &tools {
+        if !seen.insert(t.name.as_str()) {
+            return Err(Error::invalid(
+                origin,
+                format!("tools[name={}]", t.name),
+                "duplicate tool name in one file",
+            ));
+        }
+    }
+    Ok(tools)
+}
+
+fn locate_tool_array(v: &Value) -> Option<&Vec<Value>> {
+    match v {
+        Value::Array(a) => Some(a),
+        Value::Object(m) => {
+            if let Some(r) = m.get("result") {
+                return locate_tool_array(r);
+            }
+            m.get("tools").and_then(Value::as_array)
+        }
+        _ => None,
+    }
+}
+
+fn parse_tool(item: &Value, origin: &str, index: usize) -> Result<Tool> {
+    let obj = item.as_object().ok_or_else(|| {
+        Error::invalid(
+            origin,
+            format!("tools[{index}]"),
+            "a tool must be a JSON object",
+        )
+    })?;
+    // OpenAI form nests the definition under `function`.
+    let obj = match (obj.get("type").and_then(Value::as_str), obj.get("function")) {
+        (Some("function"), Some(Value::Object(f))) => f,
+        _ => obj,
+    };
+    let name = obj
+        .get("name")
+        .and_then(Value::as_str)
+        .filter(|s| !s.trim().is_empty())
+        .ok_or_else(|| {
+            Error::invalid(
+                origin,
+                format!("tools[{index}].name"),
+                "a tool needs a non-empty string name",
+            )
+        })?
+        .to_string();
+    let at = format!("tools[{index}] (`{name}`)");
+    let description = match obj.get("description") {
+        None | Some(Value::Null) => String::new(),
+        Some(Value::String(s)) => s.clone(),
+        Some(_) => {
+            return Err(Error::invalid(
+                origin,
+                format!("{at}.description"),
+                "description must be a string",
+            ))
+        }
+    };
+    let schema = obj
+        .get("inputSchema")
+        .or_else(|| obj.get("input_schema"))
+        .or_else(|| obj.get("parameters"))
+        .cloned()
+        .unwrap_or_else(|| serde_json::json!({"type": "object", "properties": {}}));
+    if !schema.is_object() {
+        return Err(Error::invalid(
+            origin,
+            format!("{at}.inputSchema"),
+            "the input schema must be a JSON object",
+        ));
+    }
+    Ok(Tool {
+        name,
+        description,
+        input_schema: schema,
+    })
+}
+
+/// Loads several tool files into one list, in order (several servers connected at once).
+/// Duplicate names across files are an error naming both files, as API providers reject them.
+pub fn load_tool_files(paths: &[impl AsRef<Path>]) -> Result<Vec<Tool>> {
+    let mut all: Vec<(Tool, String)> = Vec::new();
+    for p in paths {
+        let origin = p.as_ref().display().to_string();
+        for t in load_tool_file(p.as_ref())? {
+            if let Some((_, first)) = all.iter().find(|(x, _)| x.name == t.name) {
+                return Err(Error::invalid(
+                    &origin,
+                    format!("tools[name={}]", t.name),
+                    format!("duplicate tool name: also defined in {first}; model APIs reject duplicate names"),
+                ));
+            }
+            all.push((t, origin.clone()));
+        }
+    }
+    Ok(all.into_iter().map(|(t, _)| t).collect())
+}
+
+/// A synthetic tool of identical shape: `params` string parameters and one-line descriptions.
+pub fn synthetic_tool(index: usize, params: usize) -> Tool {
+    let mut props = Map::new();
+    let mut required = Vec::new();
+    for j in 1..=params {
+        let name = format!("param_{j}");
+        props.insert(
+            name.clone(),
+            serde_json::json!({"type": "string", "description": format!("Input value {j}.")}),
+        );
+        required.push(Value::String(name));
+    }
+    Tool {
+        name: format!("synthetic_tool_{index:02}"),
+        description: format!("Runs synthetic operation {index} and returns the result."),
+        input_schema: serde_json::json!({"type": "object", "properties": props, "required": required}),
+    }
+}
+
+/// `count` synthetic tools numbered from `first`.
+pub fn synthetic_tools(first: usize, count: usize, params: usize) -> Vec<Tool> {
+    (first..first + count)
+        .map(|i| synthetic_tool(i, params))
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn accepts_every_shape() {
+        let mcp = r#"{"jsonrpc":"2.0","id":1,"result":{"tools":[{"name":"a","description":"x","inputSchema":{"type":"object"},"annotations":{"readOnlyHint":true}}]}}"#;
+        let anthropic = r#"[{"name":"a","description":"x","input_schema":{"type":"object"}}]"#;
+        let openai = r#"[{"type":"function","function":{"name":"a","description":"x","parameters":{"type":"object"}}}]"#;
+        let bare = r#"{"tools":[{"name":"a","description":"x","inputSchema":{"type":"object"}}]}"#;
+        let parsed: Vec<_> = [mcp, anthropic, openai, bare]
+            .iter()
+            .map(|t| parse_tool_list(t, "t").unwrap())
+            .collect();
+        for p in &parsed {
+            assert_eq!(p, &parsed[0]);
+        }
+        assert!(!parsed[0][0].api_json().to_string().contains("annotations"));
+    }
+
+    #[test]
+    fn rejects_nameless_tool_and_bad_schema() {
+        let e = parse_tool_list(r#"[{"description":"x"}]"#, "f.json")
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("f.json") && e.contains("tools[0].name"), "{e}");
+        let e = parse_tool_list(r#"[{"name":"a","inputSchema":[1]}]"#, "f.json")
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("`a`") && e.contains("object"), "{e}");
+        let e = parse_tool_list("{not json", "f.json")
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("f.json") && e.contains("line 1"), "{e}");
+    }
+
+    #[test]
+    fn prose_counts_descriptions_not_a_parameter_named_description() {
+        let t = Tool {
+            name: "t".into(),
+            description: "abcd".into(),
+            input_schema: serde_json::json!({"type":"object","properties":{"description":{"type":"string","description":"xy"}}}),
+        };
+        assert_eq!(t.metrics().prose_bytes, 6);
+    }
+
+    #[test]
+    fn synthetic_tool_size_is_stable() {
+        // The calibration of models.toml depends on this shape: 533 bytes pretty, 92 of them prose.
+        let m = synthetic_tool(7, 3).metrics();
+        assert_eq!((m.bytes, m.prose_bytes), (533, 92));
+    }
+}
