@@ -54,6 +54,43 @@ impl PriceSheet {
     pub fn call_usd(&self, s: &Split, output_tokens: u64) -> f64 {
         self.input_usd(s) + output_tokens as f64 * self.output
     }
+
+    /// Dollars of a billed call split into its parts (for per-call charts); the parts add up to
+    /// `bill.cost_usd` when `bill` was priced with this sheet.
+    pub fn parts_usd(&self, bill: &CallBill) -> CostParts {
+        let mut write = 0.0;
+        for i in 0..3 {
+            let w = bill.written_by_slot[i] as f64;
+            write +=
+                w * self.write_multipliers[i] * self.input + w * self.storage_per_written_token[i];
+        }
+        CostParts {
+            uncached_usd: bill.uncached_tokens as f64 * self.input,
+            cache_write_usd: write,
+            cache_read_usd: bill.cache_read_tokens as f64 * self.read_multiplier * self.input,
+            output_usd: bill.output_tokens as f64 * self.output,
+        }
+    }
+}
+
+/// Dollars of one call by part.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct CostParts {
+    /// Input tokens at the base rate.
+    pub uncached_usd: f64,
+    /// Cache writes at their tier's multiplier, plus storage where it is billed.
+    pub cache_write_usd: f64,
+    /// Cache reads at the read multiplier.
+    pub cache_read_usd: f64,
+    /// Output tokens.
+    pub output_usd: f64,
+}
+
+impl CostParts {
+    /// Sum of the parts.
+    pub fn total(&self) -> f64 {
+        self.uncached_usd + self.cache_write_usd + self.cache_read_usd + self.output_usd
+    }
 }
 
 /// One billed call.

@@ -1,5 +1,6 @@
 //! Reports: text tables, CSV, JSON (and charts), plus atomic file output.
 
+pub mod chart;
 pub mod csv;
 pub mod json;
 pub mod table;

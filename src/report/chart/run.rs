@@ -1,0 +1,225 @@
+//! The charts of a `run` report: cumulative cost by call and by time, and a per-call breakdown for
+//! every (model, strategy).
+
+use super::{line_chart, stacked_bar_chart, Axis, ChartOptions, LineSeries, Unit};
+use crate::catalog::Catalog;
+use crate::engine::SimSetup;
+use crate::error::{Error, Result};
+use crate::report::usd;
+use crate::simulate::{RunReport, SimResult};
+use crate::strategy::Strategy;
+
+/// A rendered chart and the file name it should be written under.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ChartFile {
+    /// File name (no folder), e.g. `cumulative-by-call.png`.
+    pub name: String,
+    /// PNG bytes or SVG text.
+    pub bytes: Vec<u8>,
+}
+
+/// A file-name-safe form of `text`: ASCII letters, digits, `.` and `_` are kept, anything else becomes
+/// `-` (runs collapsed), so `explicit:tools@1h+system` becomes `explicit-tools-1h-system`.
+pub fn sanitize_file_stem(text: &str) -> String {
+    let mut out = String::new();
+    for c in text.chars() {
+        if c.is_ascii_alphanumeric() || c == '.' || c == '_' {
+            out.push(c);
+        } else if !out.ends_with('-') {
+            out.push('-');
+        }
+    }
+    let out = out.trim_matches(['-', '.']).to_string();
+    if out.is_empty() {
+        "chart".to_string()
+    } else {
+        out
+    }
+}
+
+/// Renders the charts of `report` in the format of `opts`:
+/// `cumulative-by-call`, `cumulative-by-time` (one line per (model, strategy)) and
+/// `per-call-<model>-<strategy>` (stacked dollars per call) for every result. `catalog` supplies the
+/// prices that split each call's dollars into parts.
+///
+/// Errors with [`Error::Unsupported`] when a result has no calls (nothing to draw).
+pub fn run_charts(
+    catalog: &Catalog,
+    report: &RunReport,
+    opts: &ChartOptions,
+) -> Result<Vec<ChartFile>> {
+    let ext = opts.extension();
+    let first = report
+        .results
+        .first()
+        .ok_or_else(|| super::nothing_to_draw(&report.scenario, "no simulated results"))?;
+    let calls = first.calls.len();
+    let sessions = first.calls.iter().map(|c| c.session).max().unwrap_or(0);
+    let what = if sessions > 1 {
+        format!("{calls} calls in {sessions} sessions")
+    } else {
+        format!("{calls} calls")
+    };
+    let subtitle = if report.description.is_empty() {
+        format!("scenario {}: {what}", report.scenario)
+    } else {
+        format!("{} ({what})", report.description)
+    };
+    let call_axis = if sessions > 1 {
+        "call number (all sessions, in time order)"
+    } else {
+        "call number"
+    };
+    let by_call: Vec<LineSeries> = report
+        .results
+        .iter()
+        .map(|r| series(r, |i, c| (i as f64 + 1.0, c.cumulative_usd)))
+        .collect();
+    let by_time: Vec<LineSeries> = report
+        .results
+        .iter()
+        .map(|r| series(r, |_, c| (c.time_s, c.cumulative_usd)))
+        .collect();
+    let y = Axis::new("cumulative cost (USD)", Unit::Usd);
+    let mut files = vec![
+        ChartFile {
+            name: format!("cumulative-by-call.{ext}"),
+            bytes: line_chart(
+                &format!("Cumulative cost by call: {}\n{subtitle}", report.scenario),
+                &Axis::new(call_axis, Unit::Count),
+                &y,
+                &by_call,
+                opts,
+            )?,
+        },
+        ChartFile {
+            name: format!("cumulative-by-time.{ext}"),
+            bytes: line_chart(
+                &format!("Cumulative cost over time: {}\n{subtitle}", report.scenario),
+                &Axis::new("time since the first call (seconds)", Unit::Seconds),
+                &y,
+                &by_time,
+                opts,
+            )?,
+        },
+    ];
+    let mut used: Vec<String> = files.iter().map(|f| f.name.clone()).collect();
+    for r in &report.results {
+        let stem = sanitize_file_stem(&format!("per-call-{}-{}", r.model, r.strategy_requested));
+        let mut name = format!("{stem}.{ext}");
+        let mut k = 2;
+        while used.contains(&name) {
+            name = format!("{stem}-{k}.{ext}");
+            k += 1;
+        }
+        used.push(name.clone());
+        files.push(ChartFile {
+            name,
+            bytes: per_call_chart(catalog, report, r, call_axis, opts)?,
+        });
+    }
+    Ok(files)
+}
+
+fn series(
+    r: &SimResult,
+    point: impl Fn(usize, &crate::billing::CallBill) -> (f64, f64),
+) -> LineSeries {
+    LineSeries {
+        group: r.model.clone(),
+        style: r.strategy_requested.clone(),
+        points: r
+            .calls
+            .iter()
+            .enumerate()
+            .map(|(i, c)| point(i, c))
+            .collect(),
+        band: None,
+    }
+}
+
+/// The four dollar parts of every call of `r`, in stacking order.
+pub(crate) fn parts(catalog: &Catalog, r: &SimResult) -> Result<Vec<(String, Vec<f64>)>> {
+    let model = catalog.model(&r.model)?;
+    let resolved = Strategy::parse(&r.strategy_requested)?.resolve(model)?;
+    let prices = SimSetup::new(model, &resolved, 0.0).prices;
+    let p: Vec<_> = r.calls.iter().map(|c| prices.parts_usd(c)).collect();
+    let storage = r.calls.iter().any(|c| c.storage_usd > 0.0);
+    let write_label = if storage {
+        "cache writes (with storage)"
+    } else {
+        "cache writes"
+    };
+    Ok(vec![
+        (
+            "uncached input".into(),
+            p.iter().map(|x| x.uncached_usd).collect(),
+        ),
+        (
+            write_label.into(),
+            p.iter().map(|x| x.cache_write_usd).collect(),
+        ),
+        (
+            "cache reads".into(),
+            p.iter().map(|x| x.cache_read_usd).collect(),
+        ),
+        ("output".into(), p.iter().map(|x| x.output_usd).collect()),
+    ])
+}
+
+fn per_call_chart(
+    catalog: &Catalog,
+    report: &RunReport,
+    r: &SimResult,
+    call_axis: &str,
+    opts: &ChartOptions,
+) -> Result<Vec<u8>> {
+    let strategy = if r.strategy_requested == r.strategy {
+        format!("strategy {}", r.strategy)
+    } else {
+        format!("strategy {} = {}", r.strategy_requested, r.strategy)
+    };
+    let title = format!(
+        "Cost of each call: {}, {}\n{strategy} · {}: {} calls, total {}, {:.0}% of prompt tokens read from cache",
+        r.model_name,
+        r.strategy_requested,
+        report.scenario,
+        r.calls.len(),
+        usd(r.total_usd),
+        r.totals.cache_hit_ratio * 100.0
+    );
+    if r.calls.is_empty() {
+        return Err(super::nothing_to_draw(&title, "zero calls"));
+    }
+    let categories: Vec<String> = (1..=r.calls.len()).map(|i| i.to_string()).collect();
+    let stacks = parts(catalog, r).map_err(|e| match e {
+        Error::Unsupported(_) => e,
+        other => Error::Unsupported(format!(
+            "cannot split the calls of {} / {} into parts: {other}",
+            r.model, r.strategy
+        )),
+    })?;
+    stacked_bar_chart(
+        &title,
+        call_axis,
+        &Axis::new("cost of the call (USD)", Unit::Usd),
+        &categories,
+        &stacks,
+        opts,
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn file_stems_are_safe() {
+        assert_eq!(
+            sanitize_file_stem("per-call-claude-opus-4.8-explicit:tools@1h+system+last"),
+            "per-call-claude-opus-4.8-explicit-tools-1h-system-last"
+        );
+        assert_eq!(sanitize_file_stem("../../etc/passwd"), "etc-passwd");
+        assert_eq!(sanitize_file_stem("::"), "chart");
+    }
+}

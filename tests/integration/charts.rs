@@ -1,0 +1,457 @@
+//! Charts: every kind renders from a small simulated scenario as a PNG of the requested size that is
+//! not blank, as well-formed SVG, byte-identically across renders; empty input is an error.
+//!
+//! Set `PCSIM_CHART_DUMP=/some/dir` to keep the rendered files for viewing.
+
+use std::collections::HashSet;
+use std::path::Path;
+
+use pcsim::catalog::Catalog;
+use pcsim::engine::{simulate_collect, SimSetup};
+use pcsim::report::chart::{
+    horizontal_bar_chart, line_chart, run_charts, stacked_bar_chart, Axis, ChartOptions,
+    LineSeries, Unit,
+};
+use pcsim::scenario::Scenario;
+use pcsim::simulate::run_scenario;
+use pcsim::strategy::Strategy;
+use pcsim::tools::synthetic_tools;
+
+use crate::common;
+
+const SMALL: &str = r#"
+name = "charts-test"
+description = "8-call agent, 12 tools, two models"
+models = ["claude-opus-4.8", "gpt-5.6"]
+strategies = ["none", "cached"]
+seed = 7
+
+[tools]
+synthetic = { count = 12, params = 3 }
+
+[session]
+calls = 8
+system_tokens = 1500
+first_user_tokens = 200
+tool_result_tokens = 700
+output_tokens = 150
+gap_seconds = 10
+first_token_seconds = 1.0
+"#;
+
+fn small_scenario() -> Scenario {
+    Scenario::from_toml_str(SMALL, "charts-test.toml", Path::new(".")).unwrap()
+}
+
+fn opts(w: u32, h: u32, svg: bool) -> ChartOptions {
+    ChartOptions {
+        width: w,
+        height: h,
+        svg,
+    }
+}
+
+/// Keeps a rendered chart when `PCSIM_CHART_DUMP` names a folder.
+fn dump(name: &str, bytes: &[u8]) {
+    if let Ok(dir) = std::env::var("PCSIM_CHART_DUMP") {
+        std::fs::create_dir_all(&dir).unwrap();
+        std::fs::write(Path::new(&dir).join(name), bytes).unwrap();
+    }
+}
+
+/// Decodes a PNG and checks its size and that it shows a real chart: many distinct colours
+/// (anti-aliased text and lines in several palette colours) and a fair share of non-white pixels
+/// in the middle of the image, where the plot is.
+fn assert_png_chart(bytes: &[u8], w: u32, h: u32, what: &str) {
+    let decoder = png::Decoder::new(bytes);
+    let mut reader = decoder
+        .read_info()
+        .unwrap_or_else(|e| panic!("{what}: not a PNG: {e}"));
+    let mut buf = vec![0; reader.output_buffer_size()];
+    let info = reader.next_frame(&mut buf).unwrap();
+    assert_eq!((info.width, info.height), (w, h), "{what}: size");
+    assert_eq!(info.color_type, png::ColorType::Rgb, "{what}");
+    let px = |x: u32, y: u32| {
+        let i = ((y * w + x) * 3) as usize;
+        (buf[i], buf[i + 1], buf[i + 2])
+    };
+    let mut colours = HashSet::new();
+    let mut inked = 0usize;
+    let mut total = 0usize;
+    for y in 0..h {
+        for x in 0..w {
+            let p = px(x, y);
+            colours.insert(p);
+            if (w / 8..w * 5 / 8).contains(&x) && (h / 4..h * 3 / 4).contains(&y) {
+                total += 1;
+                if p != (255, 255, 255) {
+                    inked += 1;
+                }
+            }
+        }
+    }
+    assert!(colours.len() > 50, "{what}: only {} colours", colours.len());
+    let share = inked as f64 / total as f64;
+    assert!(share > 0.01, "{what}: plot area {:.4} inked", share);
+}
+
+/// Parses SVG text as XML and returns the text content of all `<text>` elements.
+fn svg_texts(bytes: &[u8], w: u32, h: u32, what: &str) -> Vec<String> {
+    let text = std::str::from_utf8(bytes).unwrap();
+    let doc = roxmltree::Document::parse(text).unwrap_or_else(|e| panic!("{what}: bad XML: {e}"));
+    let root = doc.root_element();
+    assert_eq!(root.tag_name().name(), "svg", "{what}");
+    assert_eq!(
+        root.attribute("width"),
+        Some(w.to_string().as_str()),
+        "{what}"
+    );
+    assert_eq!(
+        root.attribute("height"),
+        Some(h.to_string().as_str()),
+        "{what}"
+    );
+    doc.descendants()
+        .filter(|n| n.has_tag_name("text"))
+        .filter_map(|n| n.text().map(|t| t.trim().to_string()))
+        .collect()
+}
+
+#[test]
+fn run_charts_are_pngs_of_the_requested_size_and_not_blank() {
+    let catalog = Catalog::embedded().unwrap();
+    let rep = run_scenario(&catalog, &small_scenario(), &[], &[]).unwrap();
+    assert_eq!(rep.results.len(), 4);
+    let files = run_charts(&catalog, &rep, &opts(800, 500, false)).unwrap();
+    let names: Vec<&str> = files.iter().map(|f| f.name.as_str()).collect();
+    assert_eq!(
+        names,
+        [
+            "cumulative-by-call.png",
+            "cumulative-by-time.png",
+            "per-call-claude-opus-4.8-none.png",
+            "per-call-claude-opus-4.8-cached.png",
+            "per-call-gpt-5.6-none.png",
+            "per-call-gpt-5.6-cached.png",
+        ]
+    );
+    for f in &files {
+        dump(&f.name, &f.bytes);
+        assert_png_chart(&f.bytes, 800, 500, &f.name);
+    }
+    // Identical input gives identical bytes (embedded font, deterministic encoder).
+    let again = run_charts(&catalog, &rep, &opts(800, 500, false)).unwrap();
+    assert_eq!(files, again);
+}
+
+#[test]
+fn per_call_parts_add_up_to_each_bill() {
+    // The stacked bars split each call's dollars with the catalog's prices; the parts must add up
+    // to what the engine billed, for every model and strategy.
+    let catalog = Catalog::embedded().unwrap();
+    let rep = run_scenario(&catalog, &small_scenario(), &[], &[]).unwrap();
+    for r in &rep.results {
+        let model = catalog.model(&r.model).unwrap();
+        let resolved = Strategy::parse(&r.strategy_requested)
+            .unwrap()
+            .resolve(model)
+            .unwrap();
+        let prices = SimSetup::new(model, &resolved, 0.0).prices;
+        let mut saw_read = false;
+        for c in &r.calls {
+            let p = prices.parts_usd(c);
+            saw_read |= p.cache_read_usd > 0.0;
+            assert!(
+                (p.total() - c.cost_usd).abs() <= 1e-12 + 1e-9 * c.cost_usd,
+                "{} {} call {}: parts {} vs bill {}",
+                r.model,
+                r.strategy,
+                c.call,
+                p.total(),
+                c.cost_usd
+            );
+        }
+        assert_eq!(saw_read, r.totals.cache_read_tokens > 0, "{}", r.strategy);
+    }
+}
+
+#[test]
+fn svg_charts_are_well_formed_and_carry_their_text() {
+    let catalog = Catalog::embedded().unwrap();
+    let rep = run_scenario(&catalog, &small_scenario(), &[], &["none".into()]).unwrap();
+    let files = run_charts(&catalog, &rep, &opts(1600, 1000, true)).unwrap();
+    assert_eq!(files.len(), 4);
+    for f in &files {
+        assert!(f.name.ends_with(".svg"), "{}", f.name);
+        dump(&f.name, &f.bytes);
+        let texts = svg_texts(&f.bytes, 1600, 1000, &f.name);
+        assert!(
+            texts.iter().any(|t| t.contains("charts-test")),
+            "{}: {texts:?}",
+            f.name
+        );
+        assert!(texts.iter().any(|t| t.contains("(USD)")), "{}", f.name);
+    }
+    let again = run_charts(&catalog, &rep, &opts(1600, 1000, true)).unwrap();
+    assert_eq!(files, again);
+}
+
+/// Median and 5th/95th percentiles of cumulative cost per call over 40 Monte Carlo runs of a
+/// scenario whose tool results vary.
+fn monte_carlo_band(catalog: &Catalog, model: &str, strategy: &str) -> LineSeries {
+    let text = SMALL.replace(
+        "tool_result_tokens = 700",
+        "tool_result_tokens = { dist = \"exponential\", mean = 700 }",
+    );
+    let scenario = Scenario::from_toml_str(&text, "band.toml", Path::new(".")).unwrap();
+    let m = catalog.model(model).unwrap();
+    let resolved = Strategy::parse(strategy).unwrap().resolve(m).unwrap();
+    let setup = SimSetup::new(m, &resolved, scenario.first_token_seconds);
+    let runs: Vec<Vec<f64>> = (0..40)
+        .map(|run| {
+            simulate_collect(&scenario, &setup, run)
+                .iter()
+                .map(|b| b.cumulative_usd)
+                .collect()
+        })
+        .collect();
+    let pct = |v: &mut Vec<f64>, p: f64| {
+        v.sort_by(f64::total_cmp);
+        v[((v.len() - 1) as f64 * p).round() as usize]
+    };
+    let mut points = Vec::new();
+    let mut band = Vec::new();
+    for call in 0..scenario.calls {
+        let mut col: Vec<f64> = runs.iter().map(|r| r[call]).collect();
+        let x = call as f64 + 1.0;
+        points.push((x, pct(&mut col, 0.5)));
+        band.push((x, pct(&mut col, 0.05), pct(&mut col, 0.95)));
+    }
+    LineSeries {
+        group: model.into(),
+        style: strategy.into(),
+        points,
+        band: Some(band),
+    }
+}
+
+#[test]
+fn percentile_band_is_drawn_around_the_median() {
+    let catalog = Catalog::embedded().unwrap();
+    let series = vec![
+        monte_carlo_band(&catalog, "claude-opus-4.8", "none"),
+        monte_carlo_band(&catalog, "claude-opus-4.8", "cached"),
+    ];
+    // The runs really differ, so the band has width (otherwise the test would prove nothing).
+    let band = series[0].band.as_ref().unwrap();
+    assert!(band.iter().any(|b| b.2 > b.1 * 1.01), "{band:?}");
+    let title = "Cumulative cost, 40 runs: charts-test\nmedian with 5th–95th percentile band";
+    let x = Axis::new("call number", Unit::Count);
+    let y = Axis::new("cumulative cost (USD)", Unit::Usd);
+    let png = line_chart(title, &x, &y, &series, &opts(1600, 1000, false)).unwrap();
+    dump("band.png", &png);
+    assert_png_chart(&png, 1600, 1000, "band");
+    // The band is a translucent fill of the first palette colour: its blend with white must appear.
+    let mut without = series.clone();
+    for s in &mut without {
+        s.band = None;
+    }
+    let plain = line_chart(title, &x, &y, &without, &opts(1600, 1000, false)).unwrap();
+    assert_ne!(png, plain);
+    let svg = line_chart(title, &x, &y, &series, &opts(800, 500, true)).unwrap();
+    let texts = svg_texts(&svg, 800, 500, "band.svg");
+    assert!(texts.iter().any(|t| t.contains("percentile")), "{texts:?}");
+}
+
+#[test]
+fn sweep_chart_shows_tool_block_tokens_per_model() {
+    let catalog = Catalog::embedded().unwrap();
+    let counts: Vec<usize> = (0..=10).map(|k| k * 10).collect();
+    let series: Vec<LineSeries> = ["claude-opus-4.8", "gpt-5.6", "gemini-3.6-flash"]
+        .iter()
+        .map(|id| {
+            let m = catalog.model(id).unwrap();
+            LineSeries {
+                group: id.to_string(),
+                style: String::new(),
+                points: counts
+                    .iter()
+                    .map(|&n| {
+                        (
+                            n as f64,
+                            m.rendering().block_tokens(&synthetic_tools(0, n, 4)) as f64,
+                        )
+                    })
+                    .collect(),
+                band: None,
+            }
+        })
+        .collect();
+    // Tokens grow with the tool count for every model.
+    for s in &series {
+        assert!(s.points.windows(2).all(|w| w[1].1 > w[0].1), "{}", s.group);
+    }
+    let x = Axis::new("tools in the prompt", Unit::Count);
+    let y = Axis::new("tool-block tokens per call (tokens)", Unit::Tokens);
+    let title = "Tool-block tokens by tool count\nsynthetic tools with 4 parameters";
+    for (w, h) in [(1600, 1000), (800, 500)] {
+        let png = line_chart(title, &x, &y, &series, &opts(w, h, false)).unwrap();
+        dump(&format!("sweep-{w}x{h}.png"), &png);
+        assert_png_chart(&png, w, h, "sweep");
+    }
+}
+
+#[test]
+fn tools_chart_lists_tools_largest_first() {
+    let catalog = Catalog::embedded().unwrap();
+    let m = catalog.model("claude-opus-4.8").unwrap();
+    let tools = match common::capture("server-github") {
+        Some(p) if p.is_file() => pcsim::tools::load_tool_file(&p).unwrap(),
+        _ => synthetic_tools(0, 30, 5),
+    };
+    let bars: Vec<(String, f64)> = tools
+        .iter()
+        .map(|t| {
+            (
+                t.name.clone(),
+                m.rendering().tool_tokens(&t.metrics()) as f64,
+            )
+        })
+        .collect();
+    let x = Axis::new("tokens per call (tokens)", Unit::Tokens);
+    let title = format!("Tokens of each tool on {}\n{} tools", m.name, tools.len());
+    for (w, h) in [(1600, 1000), (800, 500)] {
+        let png = horizontal_bar_chart(&title, &x, &bars, &opts(w, h, false)).unwrap();
+        dump(&format!("tools-{w}x{h}.png"), &png);
+        assert_png_chart(&png, w, h, "tools");
+    }
+    let svg = horizontal_bar_chart(&title, &x, &bars, &opts(1600, 1000, true)).unwrap();
+    let texts = svg_texts(&svg, 1600, 1000, "tools.svg");
+    // The largest tool is labelled, with its token count printed at the end of its bar.
+    let (name, tokens) = bars
+        .iter()
+        .max_by(|a, b| a.1.total_cmp(&b.1).then_with(|| b.0.cmp(&a.0)))
+        .unwrap();
+    assert!(texts.iter().any(|t| t == name), "{name} missing");
+    let printed = pcsim::report::chart::style::group(*tokens, 0);
+    assert!(texts.contains(&printed), "{printed} missing from {texts:?}");
+}
+
+#[test]
+fn stacked_bars_with_many_calls_keep_labels_apart() {
+    // 300 calls: labels must thin out (every 20th or so), never one per bar.
+    let cats: Vec<String> = (1..=300).map(|i| i.to_string()).collect();
+    let a: Vec<f64> = (0..300).map(|i| 0.001 * (1 + i % 7) as f64).collect();
+    let b: Vec<f64> = (0..300).map(|i| 0.0005 * (1 + i % 3) as f64).collect();
+    let stacks = vec![("uncached input".to_string(), a), ("output".to_string(), b)];
+    let y = Axis::new("cost of the call (USD)", Unit::Usd);
+    let svg = stacked_bar_chart(
+        "Many calls",
+        "call number",
+        &y,
+        &cats,
+        &stacks,
+        &opts(800, 500, true),
+    )
+    .unwrap();
+    let texts = svg_texts(&svg, 800, 500, "many.svg");
+    let numbers: Vec<&String> = texts.iter().filter(|t| cats.contains(t)).collect();
+    assert!(numbers.len() >= 4 && numbers.len() <= 20, "{numbers:?}");
+    let png = stacked_bar_chart(
+        "Many calls",
+        "call number",
+        &y,
+        &cats,
+        &stacks,
+        &opts(800, 500, false),
+    )
+    .unwrap();
+    dump("many-calls.png", &png);
+    assert_png_chart(&png, 800, 500, "many calls");
+}
+
+#[test]
+fn charts_with_nothing_to_draw_are_clear_errors() {
+    let o = opts(800, 500, false);
+    let x = Axis::new("call number", Unit::Count);
+    let y = Axis::new("cumulative cost (USD)", Unit::Usd);
+    let empty = LineSeries {
+        group: "m".into(),
+        style: "none".into(),
+        ..Default::default()
+    };
+    for e in [
+        line_chart("Nothing", &x, &y, &[], &o).unwrap_err(),
+        line_chart("Nothing", &x, &y, &[empty], &o).unwrap_err(),
+        stacked_bar_chart("Nothing", "call", &y, &[], &[], &o).unwrap_err(),
+        horizontal_bar_chart("Nothing", &y, &[], &o).unwrap_err(),
+    ] {
+        assert!(matches!(e, pcsim::Error::Unsupported(_)), "{e:?}");
+        assert!(
+            e.to_string().contains("`Nothing` has nothing to draw"),
+            "{e}"
+        );
+    }
+}
+
+#[test]
+fn run_out_writes_charts_and_prints_their_paths() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("report");
+    let scenario = dir.path().join("small.toml");
+    std::fs::write(&scenario, SMALL).unwrap();
+    let assert = common::pcsim()
+        .args([
+            "run",
+            "--strategy",
+            "none",
+            "--strategy",
+            "cached",
+            "--model",
+            "gpt-5.6",
+        ])
+        .arg(&scenario)
+        .arg("--out")
+        .arg(&out)
+        .args(["--svg", "--chart-size", "800x500"])
+        .assert()
+        .success();
+    let stdout = String::from_utf8(assert.get_output().stdout.clone()).unwrap();
+    for name in [
+        "cumulative-by-call.png",
+        "cumulative-by-time.png",
+        "per-call-gpt-5.6-none.png",
+        "per-call-gpt-5.6-cached.png",
+        "cumulative-by-call.svg",
+        "per-call-gpt-5.6-cached.svg",
+    ] {
+        let path = out.join(name);
+        assert!(
+            stdout.contains(&format!("wrote {}", path.display())),
+            "{name}: {stdout}"
+        );
+        let bytes = std::fs::read(&path).unwrap();
+        if name.ends_with(".png") {
+            assert_png_chart(&bytes, 800, 500, name);
+        } else {
+            svg_texts(&bytes, 800, 500, name);
+        }
+    }
+}
+
+#[test]
+fn bad_chart_size_fails_before_anything_is_written() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("report");
+    let assert = common::pcsim()
+        .args(["run", "--chart-size", "800by500", "--out"])
+        .arg(&out)
+        .assert()
+        .code(2);
+    let stderr = String::from_utf8(assert.get_output().stderr.clone()).unwrap();
+    assert!(
+        stderr.contains("--chart-size") && stderr.contains("800by500"),
+        "{stderr}"
+    );
+    assert!(!out.exists(), "output folder created despite the bad flag");
+}
