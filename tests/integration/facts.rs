@@ -17,7 +17,8 @@ fn catalog() -> Catalog {
 }
 
 fn scenario(text: &str) -> Scenario {
-    Scenario::from_toml_str(text, "test scenario", &root().join("examples")).expect("test scenario is valid")
+    Scenario::from_toml_str(text, "test scenario", &root().join("examples"))
+        .expect("test scenario is valid")
 }
 
 fn bills(s: &Scenario, model: &str, strategy: &str) -> Vec<CallBill> {
@@ -41,15 +42,24 @@ fn one_small_tool_adds_about_401_tokens_on_opus_4_8() {
     let b = &bills(&with, "claude-opus-4.8", "none")[0];
     assert_eq!(a.prompt_tokens, 11);
     let added = (b.prompt_tokens - a.prompt_tokens) as f64;
-    assert!(within(added, 401.0, 0.03), "get_weather adds {added} tokens, measured 401");
+    assert!(
+        within(added, 401.0, 0.03),
+        "get_weather adds {added} tokens, measured 401"
+    );
     let usd = b.cost_usd - a.cost_usd;
-    assert!(within(usd, 0.002, 0.05), "get_weather adds ${usd:.5} per call, measured $0.002");
+    assert!(
+        within(usd, 0.002, 0.05),
+        "get_weather adds ${usd:.5} per call, measured $0.002"
+    );
 }
 
 fn slope(model: &str) -> f64 {
     let c = catalog();
     let r = c.model(model).unwrap().rendering();
-    let sizes: Vec<f64> = (0..=40).step_by(10).map(|n| r.block_tokens(&synthetic_tools(1, n, 3)) as f64).collect();
+    let sizes: Vec<f64> = (0..=40)
+        .step_by(10)
+        .map(|n| r.block_tokens(&synthetic_tools(1, n, 3)) as f64)
+        .collect();
     (sizes[4] - sizes[1]) / 30.0
 }
 
@@ -59,7 +69,10 @@ fn slope(model: &str) -> f64 {
 fn per_tool_sizes_on_claude_and_gpt() {
     let claude = slope("claude-opus-4.8");
     let gpt = slope("gpt-5.6");
-    assert!(within(claude, 173.0, 0.02), "Claude {claude} tokens per tool");
+    assert!(
+        within(claude, 173.0, 0.02),
+        "Claude {claude} tokens per tool"
+    );
     assert!(within(gpt, 64.0, 0.03), "GPT-5.6 {gpt} tokens per tool");
     assert!(within(claude / gpt, 2.7, 0.05), "ratio {}", claude / gpt);
 }
@@ -75,14 +88,23 @@ fn twenty_tool_block_written_once_then_read() {
     assert_eq!(b[0].cache_write_tokens, block);
     assert_eq!(b[0].cache_read_tokens, 0);
     for c in &b[1..] {
-        assert_eq!((c.cache_write_tokens, c.cache_read_tokens), (0, block), "call {}", c.call);
+        assert_eq!(
+            (c.cache_write_tokens, c.cache_read_tokens),
+            (0, block),
+            "call {}",
+            c.call
+        );
     }
     // Dollars: the write at 1.25x, the reads at 0.1x of $5 per million, the rest at the base rate.
     let price = 5.0 / 1e6;
     let out = 25.0 / 1e6;
-    let first = block as f64 * 1.25 * price + b[0].uncached_tokens as f64 * price + b[0].output_tokens as f64 * out;
+    let first = block as f64 * 1.25 * price
+        + b[0].uncached_tokens as f64 * price
+        + b[0].output_tokens as f64 * out;
     assert!((b[0].cost_usd - first).abs() < 1e-12);
-    let later = block as f64 * 0.1 * price + b[1].uncached_tokens as f64 * price + b[1].output_tokens as f64 * out;
+    let later = block as f64 * 0.1 * price
+        + b[1].uncached_tokens as f64 * price
+        + b[1].output_tokens as f64 * out;
     assert!((b[1].cost_usd - later).abs() < 1e-12);
     // 90% off the recurring cost of the block.
     let saving = 1.0 - (block as f64 * 0.1) / block as f64;
@@ -95,9 +117,18 @@ fn twenty_tool_block_written_once_then_read() {
 fn two_tool_block_is_not_cacheable() {
     let s = scenario("[tools]\nsynthetic = { count = 2, params = 3 }\n[session]\ncalls = 4\nfirst_user_tokens = 20\ntool_result_tokens = 30\noutput_tokens = 10\n");
     let b = bills(&s, "claude-opus-4.8", "explicit:tools");
-    assert!(b[0].tool_block_tokens < 1024 && b[0].tool_block_tokens > 500, "block {}", b[0].tool_block_tokens);
+    assert!(
+        b[0].tool_block_tokens < 1024 && b[0].tool_block_tokens > 500,
+        "block {}",
+        b[0].tool_block_tokens
+    );
     for c in &b {
-        assert_eq!((c.cache_write_tokens, c.cache_read_tokens), (0, 0), "call {}", c.call);
+        assert_eq!(
+            (c.cache_write_tokens, c.cache_read_tokens),
+            (0, 0),
+            "call {}",
+            c.call
+        );
         assert_eq!(c.uncached_tokens, c.prompt_tokens);
     }
 }
@@ -110,12 +141,24 @@ fn adding_a_tool_rewrites_the_whole_block_on_opus_5() {
     let s = scenario(text);
     let b = bills(&s, "claude-opus-5", "explicit:tools");
     let new_block = b[2].tool_block_tokens;
-    assert!(within(new_block as f64, 4082.0, 0.01), "21-tool block {new_block}");
-    assert_eq!(b[2].cache_read_tokens, 0, "nothing of the old block survives");
-    assert_eq!(b[2].cache_write_tokens, new_block, "the whole block is written again");
+    assert!(
+        within(new_block as f64, 4082.0, 0.01),
+        "21-tool block {new_block}"
+    );
+    assert_eq!(
+        b[2].cache_read_tokens, 0,
+        "nothing of the old block survives"
+    );
+    assert_eq!(
+        b[2].cache_write_tokens, new_block,
+        "the whole block is written again"
+    );
     assert_eq!(b[3].cache_read_tokens, new_block);
     let beta = bills(&s, "claude-opus-5", "explicit:tools/tool-changes=append");
-    assert_eq!(beta[2].cache_read_tokens, b[0].tool_block_tokens, "the beta keeps reading the old block");
+    assert_eq!(
+        beta[2].cache_read_tokens, b[0].tool_block_tokens,
+        "the beta keeps reading the old block"
+    );
     assert_eq!(beta[2].cache_write_tokens, 0);
     assert!(beta[2].cost_usd < b[2].cost_usd);
 }
@@ -145,18 +188,26 @@ fn kimi_reads_whole_256_token_blocks() {
 fn gemini_implicit_caching_gives_no_hit_by_default() {
     let s = scenario("[tools]\nsynthetic = { count = 80, params = 3 }\n[session]\ncalls = 10\nfirst_user_tokens = 20\ntool_result_tokens = 300\noutput_tokens = 50\ngap_seconds = 5\n");
     let b = bills(&s, "gemini-3.6-flash", "implicit");
-    assert!(b[0].prompt_tokens > 4096, "the prompt is above the 4,096 minimum");
+    assert!(
+        b[0].prompt_tokens > 4096,
+        "the prompt is above the 4,096 minimum"
+    );
     assert!(b.iter().all(|c| c.cache_read_tokens == 0));
     let none = bills(&s, "gemini-3.6-flash", "none");
     let total = |v: &[CallBill]| v.last().unwrap().cumulative_usd;
-    assert!((total(&b) - total(&none)).abs() < 1e-12, "no discount to plan on");
+    assert!(
+        (total(&b) - total(&none)).abs() < 1e-12,
+        "no discount to plan on"
+    );
 }
 
 /// Fact: Gemini 3.6 Flash: the GitHub MCP server's 26 tools cost $0.0029 per call; GLM 5.2 bills more
 /// than twice Gemini's tokens for the same tools yet costs less in dollars.
 #[test]
 fn github_server_on_gemini_and_glm() {
-    let Some(path) = capture("server-github") else { return };
+    let Some(path) = capture("server-github") else {
+        return;
+    };
     let tools = load_tool_file(Path::new(&path)).unwrap();
     assert_eq!(tools.len(), 26);
     let c = catalog();
@@ -167,7 +218,16 @@ fn github_server_on_gemini_and_glm() {
     };
     let (gem_t, gem_usd) = per_call("gemini-3.6-flash");
     let (glm_t, glm_usd) = per_call("glm-5.2");
-    assert!(within(gem_usd, 0.0029, 0.02), "Gemini ${gem_usd:.5} per call");
-    assert!(glm_t as f64 > 2.0 * gem_t as f64, "GLM {glm_t} vs Gemini {gem_t} tokens");
-    assert!(glm_usd < gem_usd, "GLM ${glm_usd:.5} vs Gemini ${gem_usd:.5}");
+    assert!(
+        within(gem_usd, 0.0029, 0.02),
+        "Gemini ${gem_usd:.5} per call"
+    );
+    assert!(
+        glm_t as f64 > 2.0 * gem_t as f64,
+        "GLM {glm_t} vs Gemini {gem_t} tokens"
+    );
+    assert!(
+        glm_usd < gem_usd,
+        "GLM ${glm_usd:.5} vs Gemini ${gem_usd:.5}"
+    );
 }
