@@ -1,4 +1,5 @@
 //! Integration tests: one binary, one module per area.
 
+mod cli;
 mod common;
 mod facts;
