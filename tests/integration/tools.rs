@@ -453,3 +453,33 @@ fn bad_tool_files_exit_2_naming_file_and_tool() {
     let err = user_error(&["tools", s(&one), "--model", "gpt-5.7"]);
     assert!(err.contains("gpt-5.7"), "{err}");
 }
+
+#[test]
+fn one_small_tool_on_opus_matches_the_get_weather_fact() {
+    // Anthropic's documented get_weather example: two parameters, a one-line description.
+    let dir = tempfile::tempdir().unwrap();
+    let f = dir.path().join("weather.json");
+    let tool = serde_json::json!([{"name":"get_weather","description":"Get the current weather in a given location",
+        "input_schema":{"type":"object","properties":{
+            "location":{"type":"string","description":"The city and state, e.g. San Francisco, CA"},
+            "unit":{"type":"string","enum":["celsius","fahrenheit"],"description":"The unit of temperature, either 'celsius' or 'fahrenheit'"}},
+        "required":["location"]}}]);
+    std::fs::write(&f, tool.to_string()).unwrap();
+    let (tools, _) = load_tool_files_with_warnings(&[&f]).unwrap();
+    // "its JSON is about 130 tokens by a bytes/4 estimate"
+    let quarter = tools[0].metrics().bytes as f64 / 4.0;
+    assert!((quarter / 130.0 - 1.0).abs() < 0.05, "{quarter}");
+    // Adding it made the request bill +401 tokens and +$0.002 on Opus 4.8 (measured).
+    let rep = json_of(&[
+        "tools",
+        s(&f),
+        "--model",
+        "claude-opus-4.8",
+        "--format",
+        "json",
+    ]);
+    let t = tokens(&rep, "claude-opus-4.8");
+    assert!((t / 401.0 - 1.0).abs() < 0.05, "{t}");
+    let d = usd(&rep, "claude-opus-4.8");
+    assert!((d / 0.002 - 1.0).abs() < 0.05, "{d}");
+}
