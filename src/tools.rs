@@ -234,6 +234,11 @@ fn parse_tool(
         }
     };
     let at = format!("tools[{index}] (`{name}`)");
+    if !api_safe_name(&name) {
+        warnings.push(format!(
+            "{origin}: {at}: the name does not match ^[a-zA-Z0-9_-]{{1,64}}$, which the Anthropic and OpenAI APIs require; clients rename such a tool or fail"
+        ));
+    }
     let description = match obj.get("description") {
         None | Some(Value::Null) => {
             // MCP makes the description optional and clients send the tool without one.
@@ -296,6 +301,14 @@ fn parse_tool(
         description,
         input_schema: schema,
     })
+}
+
+/// True when `name` is accepted as a tool name by the Anthropic and OpenAI APIs.
+fn api_safe_name(name: &str) -> bool {
+    (1..=64).contains(&name.len())
+        && name
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || b == b'_' || b == b'-')
 }
 
 /// Loads several tool files into one list, in order (several servers connected at once).
@@ -537,6 +550,15 @@ mod tests {
         );
         assert!(w[1].contains("`bare`") && w[1].contains("no input schema"));
         assert!(w[2].contains("`s`") && w[2].contains("type"));
+        let (_, w) = parse_tool_list_with_warnings(
+            r#"[{"name":"read file","description":"d","inputSchema":{"type":"object"}}]"#,
+            "f.json",
+        )
+        .unwrap();
+        assert!(
+            w.len() == 1 && w[0].contains("`read file`") && w[0].contains("64"),
+            "{w:?}"
+        );
     }
 
     #[test]

@@ -3,9 +3,9 @@
 use std::io::Write;
 use std::path::PathBuf;
 
-use anyhow::{bail, Result};
+use anyhow::Result;
+use clap::ValueEnum;
 
-use super::Format;
 use pcsim::catalog::Catalog;
 use pcsim::report;
 use pcsim::toolreport::{filter_tools, tool_report};
@@ -27,16 +27,23 @@ pub struct ToolsArgs {
     /// Leave out these tools (comma-separated names).
     #[arg(long, value_delimiter = ',', value_name = "NAME,...")]
     pub drop: Vec<String>,
-    /// Output format on standard output (table or json).
-    #[arg(long, value_enum, default_value_t = Format::Table)]
-    pub format: Format,
+    /// Output format on standard output.
+    #[arg(long, value_enum, default_value_t = ToolsFormat::Table)]
+    pub format: ToolsFormat,
+}
+
+/// Formats of `tools` (per-tool rows and trims nest, so there is no single CSV table).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum, Default)]
+pub enum ToolsFormat {
+    /// Aligned text for the terminal.
+    #[default]
+    Table,
+    /// JSON.
+    Json,
 }
 
 /// Runs `pcsim tools`.
 pub fn cmd_tools(catalog: &Catalog, a: ToolsArgs, out: &mut dyn Write) -> Result<()> {
-    if a.format == Format::Csv {
-        bail!("`tools` supports --format table or json");
-    }
     let models = catalog.select(&a.models)?;
     let (tools, warnings) = load_tool_files_with_warnings(&a.files)?;
     let tools = filter_tools(tools, &a.keep, &a.drop)?;
@@ -46,8 +53,8 @@ pub fn cmd_tools(catalog: &Catalog, a: ToolsArgs, out: &mut dyn Write) -> Result
     }
     let rep = tool_report(&models, &tools, warnings);
     match a.format {
-        Format::Json => out.write_all(report::json::to_json(&rep)?.as_bytes())?,
-        _ => out.write_all(rep.table().as_bytes())?,
+        ToolsFormat::Json => out.write_all(report::json::to_json(&rep)?.as_bytes())?,
+        ToolsFormat::Table => out.write_all(rep.table().as_bytes())?,
     }
     Ok(())
 }
