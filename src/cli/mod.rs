@@ -2,6 +2,8 @@
 
 mod models;
 mod run;
+mod sweep;
+mod tools;
 
 use std::io::Write;
 use std::path::{Path, PathBuf};
@@ -43,6 +45,10 @@ pub enum Command {
     Run(run::RunArgs),
     /// List the model catalog.
     Models(models::ModelsArgs),
+    /// Tokens and dollars per call of tool definitions (MCP captures), per tool, and trimming savings.
+    Tools(tools::ToolsArgs),
+    /// Tool-block tokens and dollars per call for 0..N synthetic tools of identical shape.
+    Sweep(sweep::SweepArgs),
 }
 
 /// Runs the parsed command, writing to `out`.
@@ -54,6 +60,8 @@ pub fn run(cli: Cli, out: &mut dyn Write) -> Result<()> {
     match cli.command.unwrap_or(Command::Run(run::RunArgs::default())) {
         Command::Run(a) => run::cmd_run(&catalog, a, out),
         Command::Models(a) => models::cmd_models(&catalog, a, out),
+        Command::Tools(a) => tools::cmd_tools(&catalog, a, out),
+        Command::Sweep(a) => sweep::cmd_sweep(&catalog, a, out),
     }
 }
 
