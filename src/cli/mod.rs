@@ -13,6 +13,7 @@ use clap::{Parser, Subcommand, ValueEnum};
 
 use pcsim::catalog::Catalog;
 use pcsim::report;
+use pcsim::report::chart::{ChartFile, ChartOptions};
 use pcsim::scenario::Scenario;
 
 /// Prompt-cache cost simulator: what an agent session costs on each model, with and without caching.
@@ -82,6 +83,57 @@ pub fn write_reported(dir: &Path, name: &str, bytes: &[u8], format: Format) -> R
         println!("wrote {}", path.display());
     } else {
         eprintln!("wrote {}", path.display());
+    }
+    Ok(())
+}
+
+/// Chart size when `--chart-size` is not given.
+pub const DEFAULT_CHART_SIZE: &str = "1600x1000";
+
+/// Chart flags shared by the commands that write charts into their `--out` folder.
+#[derive(Debug, clap::Args, Default)]
+pub struct ChartArgs {
+    /// With --out: also write every chart as SVG.
+    #[arg(long, requires = "out")]
+    pub svg: bool,
+    /// Size of the charts in pixels [default: 1600x1000].
+    #[arg(long, value_name = "WxH")]
+    pub chart_size: Option<String>,
+}
+
+impl ChartArgs {
+    /// The PNG options; call before any simulation work so a bad size is reported first.
+    pub fn png_options(&self) -> Result<ChartOptions> {
+        let (width, height) = ChartOptions::parse_size(
+            self.chart_size.as_deref().unwrap_or(DEFAULT_CHART_SIZE),
+            "--chart-size",
+        )?;
+        Ok(ChartOptions {
+            width,
+            height,
+            svg: false,
+        })
+    }
+
+    /// Renders the charts with `make` as PNG, and also as SVG with `--svg`. Everything is rendered
+    /// before anything is written, so a chart that cannot be drawn leaves no partial set of files.
+    pub fn render(
+        &self,
+        png: ChartOptions,
+        make: impl Fn(&ChartOptions) -> pcsim::Result<Vec<ChartFile>>,
+    ) -> Result<Vec<ChartFile>> {
+        let mut files = make(&png)?;
+        if self.svg {
+            files.extend(make(&ChartOptions { svg: true, ..png })?);
+        }
+        Ok(files)
+    }
+}
+
+/// Writes rendered charts into `dir`, reporting each path.
+pub fn write_charts(dir: &Path, files: &[ChartFile], format: Format) -> Result<()> {
+    for f in files {
+        write_reported(dir, &f.name, &f.bytes, format)?;
     }
     Ok(())
 }

@@ -5,14 +5,11 @@ use std::path::PathBuf;
 
 use anyhow::Result;
 
-use super::{load_scenario, write_reported, Format};
+use super::{load_scenario, write_charts, write_reported, ChartArgs, Format};
 use pcsim::catalog::Catalog;
 use pcsim::report;
-use pcsim::report::chart::{run_charts, ChartOptions};
+use pcsim::report::chart::run_charts;
 use pcsim::simulate::run_scenario;
-
-/// Chart size when `--chart-size` is not given.
-pub const DEFAULT_CHART_SIZE: &str = "1600x1000";
 
 /// Arguments of `run`.
 #[derive(Debug, clap::Args, Default)]
@@ -31,24 +28,18 @@ pub struct RunArgs {
     /// Also print every call in the table format.
     #[arg(long)]
     pub calls: bool,
-    /// Write results.json, calls.csv, summary.txt and the charts (PNG) into this folder.
+    /// Write results.json, calls.csv, summary.txt and the charts (cumulative-by-call.png,
+    /// cumulative-by-time.png, per-call-<model>-<strategy>.png) into this folder.
     #[arg(long, value_name = "DIR")]
     pub out: Option<PathBuf>,
-    /// With --out: also write every chart as SVG.
-    #[arg(long, requires = "out")]
-    pub svg: bool,
-    /// Size of the charts in pixels [default: 1600x1000].
-    #[arg(long, value_name = "WxH")]
-    pub chart_size: Option<String>,
+    #[command(flatten)]
+    pub charts: ChartArgs,
 }
 
 /// Runs `pcsim run`.
 pub fn cmd_run(catalog: &Catalog, a: RunArgs, out: &mut dyn Write) -> Result<()> {
     // Bad flags and an unwritable folder are reported before any simulation work.
-    let (width, height) = ChartOptions::parse_size(
-        a.chart_size.as_deref().unwrap_or(DEFAULT_CHART_SIZE),
-        "--chart-size",
-    )?;
+    let png = a.charts.png_options()?;
     if let Some(dir) = &a.out {
         report::ensure_writable_dir(dir)?;
     }
@@ -66,22 +57,7 @@ pub fn cmd_run(catalog: &Catalog, a: RunArgs, out: &mut dyn Write) -> Result<()>
         Format::Json => out.write_all(json.as_bytes())?,
     }
     if let Some(dir) = &a.out {
-        // Render every chart before writing anything, so a chart that cannot be drawn leaves no
-        // partial set of files behind.
-        let mut charts = Vec::new();
-        let png = ChartOptions {
-            width,
-            height,
-            svg: false,
-        };
-        charts.extend(run_charts(catalog, &rep, &png)?);
-        if a.svg {
-            charts.extend(run_charts(
-                catalog,
-                &rep,
-                &ChartOptions { svg: true, ..png },
-            )?);
-        }
+        let charts = a.charts.render(png, |o| run_charts(catalog, &rep, o))?;
         let files = [
             ("results.json", json.as_bytes()),
             ("calls.csv", csv.as_bytes()),
@@ -90,9 +66,7 @@ pub fn cmd_run(catalog: &Catalog, a: RunArgs, out: &mut dyn Write) -> Result<()>
         for (name, bytes) in files {
             write_reported(dir, name, bytes, a.format)?;
         }
-        for c in &charts {
-            write_reported(dir, &c.name, &c.bytes, a.format)?;
-        }
+        write_charts(dir, &charts, a.format)?;
     }
     Ok(())
 }

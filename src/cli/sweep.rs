@@ -5,9 +5,10 @@ use std::path::PathBuf;
 
 use anyhow::{bail, Result};
 
-use super::{write_reported, Format};
+use super::{write_charts, write_reported, ChartArgs, Format};
 use pcsim::catalog::Catalog;
 use pcsim::report;
+use pcsim::report::chart::sweep_charts;
 use pcsim::toolreport::sweep;
 
 /// Largest sweep accepted: far beyond any real tool list, small enough to print.
@@ -28,9 +29,12 @@ pub struct SweepArgs {
     /// Output format on standard output.
     #[arg(long, value_enum, default_value_t = Format::Table)]
     pub format: Format,
-    /// Also write sweep.csv and sweep.json into this folder.
+    /// Also write sweep.csv, sweep.json and the charts sweep-tokens.png and sweep-usd.png into this
+    /// folder.
     #[arg(long, value_name = "DIR")]
     pub out: Option<PathBuf>,
+    #[command(flatten)]
+    pub charts: ChartArgs,
 }
 
 /// Runs `pcsim sweep`.
@@ -46,6 +50,7 @@ pub fn cmd_sweep(catalog: &Catalog, a: SweepArgs, out: &mut dyn Write) -> Result
             format!("at most {MAX_TOOLS_LIMIT}"),
         ));
     }
+    let png = a.charts.png_options()?;
     if let Some(dir) = &a.out {
         report::ensure_writable_dir(dir)?;
     }
@@ -59,8 +64,10 @@ pub fn cmd_sweep(catalog: &Catalog, a: SweepArgs, out: &mut dyn Write) -> Result
         Format::Json => out.write_all(json.as_bytes())?,
     }
     if let Some(dir) = &a.out {
+        let charts = a.charts.render(png, |o| sweep_charts(&rep, o))?;
         write_reported(dir, "sweep.csv", csv.as_bytes(), a.format)?;
         write_reported(dir, "sweep.json", json.as_bytes(), a.format)?;
+        write_charts(dir, &charts, a.format)?;
     }
     Ok(())
 }

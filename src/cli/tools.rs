@@ -6,8 +6,10 @@ use std::path::PathBuf;
 use anyhow::Result;
 use clap::ValueEnum;
 
+use super::{write_charts, write_reported, ChartArgs, Format};
 use pcsim::catalog::Catalog;
 use pcsim::report;
+use pcsim::report::chart::tools_charts;
 use pcsim::toolreport::{filter_tools, tool_report};
 use pcsim::tools::load_tool_files_with_warnings;
 
@@ -30,6 +32,11 @@ pub struct ToolsArgs {
     /// Output format on standard output.
     #[arg(long, value_enum, default_value_t = ToolsFormat::Table)]
     pub format: ToolsFormat,
+    /// Also write tools.json and one chart per model, tools-<model>.png, into this folder.
+    #[arg(long, value_name = "DIR")]
+    pub out: Option<PathBuf>,
+    #[command(flatten)]
+    pub charts: ChartArgs,
 }
 
 /// Formats of `tools` (per-tool rows and trims nest, so there is no single CSV table).
@@ -44,6 +51,10 @@ pub enum ToolsFormat {
 
 /// Runs `pcsim tools`.
 pub fn cmd_tools(catalog: &Catalog, a: ToolsArgs, out: &mut dyn Write) -> Result<()> {
+    let png = a.charts.png_options()?;
+    if let Some(dir) = &a.out {
+        report::ensure_writable_dir(dir)?;
+    }
     let models = catalog.select(&a.models)?;
     let (tools, warnings) = load_tool_files_with_warnings(&a.files)?;
     let tools = filter_tools(tools, &a.keep, &a.drop)?;
@@ -52,9 +63,20 @@ pub fn cmd_tools(catalog: &Catalog, a: ToolsArgs, out: &mut dyn Write) -> Result
         eprintln!("warning: {w}");
     }
     let rep = tool_report(&models, &tools, warnings);
+    let json = report::json::to_json(&rep)?;
     match a.format {
-        ToolsFormat::Json => out.write_all(report::json::to_json(&rep)?.as_bytes())?,
+        ToolsFormat::Json => out.write_all(json.as_bytes())?,
         ToolsFormat::Table => out.write_all(rep.table().as_bytes())?,
+    }
+    if let Some(dir) = &a.out {
+        let charts = a.charts.render(png, |o| tools_charts(&rep, o))?;
+        // `write_reported` sends paths to stderr unless stdout is a table.
+        let format = match a.format {
+            ToolsFormat::Table => Format::Table,
+            ToolsFormat::Json => Format::Json,
+        };
+        write_reported(dir, "tools.json", json.as_bytes(), format)?;
+        write_charts(dir, &charts, format)?;
     }
     Ok(())
 }

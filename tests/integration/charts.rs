@@ -455,3 +455,54 @@ fn bad_chart_size_fails_before_anything_is_written() {
     );
     assert!(!out.exists(), "output folder created despite the bad flag");
 }
+
+#[test]
+fn sweep_and_tools_out_write_their_charts() {
+    let dir = tempfile::tempdir().unwrap();
+    let sweep = dir.path().join("sweep");
+    common::pcsim()
+        .args([
+            "sweep",
+            "--max-tools",
+            "12",
+            "--model",
+            "gpt-5.6",
+            "--model",
+            "kimi-k3",
+        ])
+        .args(["--chart-size", "800x500", "--out"])
+        .arg(&sweep)
+        .assert()
+        .success();
+    for name in ["sweep-tokens.png", "sweep-usd.png"] {
+        let bytes = std::fs::read(sweep.join(name)).unwrap();
+        assert_png_chart(&bytes, 800, 500, name);
+    }
+    let tools = dir.path().join("tools");
+    let assert = common::pcsim()
+        .arg("tools")
+        .arg(common::root().join("examples/tools/get_weather.json"))
+        .args([
+            "--model",
+            "claude-opus-4.8",
+            "--format",
+            "json",
+            "--svg",
+            "--out",
+        ])
+        .arg(&tools)
+        .assert()
+        .success();
+    // With JSON on stdout, the written paths go to stderr.
+    let stderr = String::from_utf8(assert.get_output().stderr.clone()).unwrap();
+    let png = tools.join("tools-claude-opus-4.8.png");
+    assert!(
+        stderr.contains(&format!("wrote {}", png.display())),
+        "{stderr}"
+    );
+    assert_png_chart(&std::fs::read(&png).unwrap(), 1600, 1000, "tools png");
+    let svg = std::fs::read(tools.join("tools-claude-opus-4.8.svg")).unwrap();
+    let texts = svg_texts(&svg, 1600, 1000, "tools svg");
+    assert!(texts.iter().any(|t| t == "get_weather"), "{texts:?}");
+    assert!(tools.join("tools.json").is_file());
+}

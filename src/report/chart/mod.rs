@@ -2,8 +2,9 @@
 //!
 //! The API takes plain data (numbers and labels), so any command or library user can draw them:
 //! [`line_chart`] (cumulative cost, sweeps, with optional percentile bands), [`stacked_bar_chart`]
-//! (per-call cost breakdown) and [`horizontal_bar_chart`] (tool sizes). [`run_charts`] turns a
-//! [`crate::simulate::RunReport`] into the files `pcsim run --out` writes. Output is byte-identical for
+//! (per-call cost breakdown) and [`horizontal_bar_chart`] (tool sizes). [`run_charts`],
+//! [`sweep_charts`] and [`tools_charts`] turn the reports of `run`, `sweep` and `tools` into the files
+//! their `--out` option writes. Output is byte-identical for
 //! identical input: no system font, no timestamps, a deterministic PNG encoder.
 
 mod hbar;
@@ -12,12 +13,14 @@ mod run;
 mod stacked;
 pub mod style;
 mod text;
+mod tools;
 
 pub use hbar::horizontal_bar_chart;
 pub use line::{line_chart, LineSeries};
 pub use run::{run_charts, sanitize_file_stem, ChartFile};
 pub use stacked::stacked_bar_chart;
 pub use style::{Axis, Unit};
+pub use tools::{sweep_charts, tools_charts};
 
 use plotters::coord::Shift;
 use plotters::prelude::*;
