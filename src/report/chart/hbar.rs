@@ -63,7 +63,7 @@ impl Draw for HBars<'_> {
         let note_h = (sc.label() * 1.6).round() as i32;
         let (_, bh) = body.dim_in_pixel();
         // Each bar needs a row a bit taller than its label so labels never touch.
-        let row = (sc.label() * 1.45).round() as i32;
+        let row = (sc.label() * 1.3).round() as i32;
         let rows_fit = ((bh as i32 - x_area - margin_top - pad - note_h) / row).max(1) as usize;
         let shown = self.bars.len().min(rows_fit);
         let bars = &self.bars[..shown];
@@ -75,8 +75,13 @@ impl Draw for HBars<'_> {
         if shown < self.bars.len() {
             let rest: f64 = self.bars[shown..].iter().map(|b| b.1).sum();
             let hidden = self.bars.len() - shown;
+            let unit = if self.x.unit == style::Unit::Tokens {
+                " tokens"
+            } else {
+                ""
+            };
             let text = format!(
-                "showing the {shown} largest of {}; the {hidden} not shown add up to {}",
+                "showing the {shown} largest of {} bars; the other {hidden} add up to {}{unit}",
                 self.bars.len(),
                 value_text(rest, self.x)
             );
