@@ -142,7 +142,7 @@ fn encode_png(pixels: &[u8], width: u32, height: u32) -> Result<Vec<u8>> {
         let mut enc = png::Encoder::new(&mut out, width, height);
         enc.set_color(png::ColorType::Rgb);
         enc.set_depth(png::BitDepth::Eight);
-        enc.set_compression(png::Compression::Best);
+        enc.set_compression(png::Compression::Default);
         enc.set_adaptive_filter(png::AdaptiveFilterType::Adaptive);
         let mut w = enc.write_header().map_err(fail)?;
         w.write_image_data(pixels).map_err(fail)?;

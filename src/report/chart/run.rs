@@ -1,6 +1,7 @@
 //! The charts of a `run` report: cumulative cost by call and by time, and a per-call breakdown for
 //! every (model, strategy).
 
+use super::style::group;
 use super::{line_chart, stacked_bar_chart, Axis, ChartOptions, LineSeries, Unit};
 use crate::catalog::Catalog;
 use crate::engine::SimSetup;
@@ -56,9 +57,13 @@ pub fn run_charts(
     let calls = first.calls.len();
     let sessions = first.calls.iter().map(|c| c.session).max().unwrap_or(0);
     let what = if sessions > 1 {
-        format!("{calls} calls in {sessions} sessions")
+        format!(
+            "{} calls in {} sessions",
+            group(calls as f64, 0),
+            group(sessions as f64, 0)
+        )
     } else {
-        format!("{calls} calls")
+        format!("{} calls", group(calls as f64, 0))
     };
     let subtitle = if report.description.is_empty() {
         format!("scenario {}: {what}", report.scenario)
@@ -184,7 +189,7 @@ fn per_call_chart(
         r.model_name,
         r.strategy_requested,
         report.scenario,
-        r.calls.len(),
+        group(r.calls.len() as f64, 0),
         usd(r.total_usd),
         r.totals.cache_hit_ratio * 100.0
     );
