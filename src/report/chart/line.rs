@@ -250,7 +250,11 @@ impl Draw for LineChart<'_> {
                 .map_err(err)?;
         }
         let stroke = sc.stroke();
+        // At most a few points per 3-pixel column: thousands of sub-pixel segments would render
+        // as a fuzzy, thickened stroke.
+        let columns = (plot_w / 3).max(1) as usize;
         for s in self.series {
+            let points = thin(&s.points, columns);
             let colour = self.colour(&s.group);
             let line = ShapeStyle {
                 color: colour.to_rgba(),
@@ -258,11 +262,11 @@ impl Draw for LineChart<'_> {
                 stroke_width: stroke,
             };
             let dash = self.dash(&s.style);
-            if s.points.len() == 1 {
+            if points.len() == 1 {
                 // A single point has no line to dash: mark it so it is visible.
                 chart
                     .draw_series(std::iter::once(Circle::new(
-                        s.points[0],
+                        points[0],
                         stroke * 2,
                         colour.filled(),
                     )))
@@ -270,14 +274,14 @@ impl Draw for LineChart<'_> {
             } else if dash.dash == 0.0 {
                 chart
                     .draw_series(plotters::series::LineSeries::new(
-                        s.points.iter().copied(),
+                        points.iter().copied(),
                         line,
                     ))
                     .map_err(err)?;
             } else {
                 chart
                     .draw_series(DashedLineSeries::new(
-                        s.points.iter().copied(),
+                        points.iter().copied(),
                         sc.px(dash.dash) as i32,
                         sc.px(dash.gap) as i32,
                         line,
@@ -287,6 +291,43 @@ impl Draw for LineChart<'_> {
         }
         Ok(())
     }
+}
+
+/// `points` reduced to the first, lowest, highest and last point of each of `columns` equal x
+/// intervals (in their original order), when there are more than four points per interval; the drawn
+/// shape is unchanged at pixel resolution.
+fn thin(points: &[(f64, f64)], columns: usize) -> Vec<(f64, f64)> {
+    if points.len() <= 4 * columns.max(1) {
+        return points.to_vec();
+    }
+    let (lo, hi) = points
+        .iter()
+        .fold((f64::INFINITY, f64::NEG_INFINITY), |(a, b), p| {
+            (a.min(p.0), b.max(p.0))
+        });
+    let span = (hi - lo).max(f64::MIN_POSITIVE);
+    let column = |x: f64| (((x - lo) / span) * columns as f64).min(columns as f64 - 1.0) as usize;
+    let mut out = Vec::with_capacity(4 * columns);
+    let mut start = 0;
+    while start < points.len() {
+        let c = column(points[start].0);
+        let mut end = start + 1;
+        while end < points.len() && column(points[end].0) == c {
+            end += 1;
+        }
+        let run = &points[start..end];
+        let min = (0..run.len()).min_by(|&a, &b| run[a].1.total_cmp(&run[b].1));
+        let max = (0..run.len()).max_by(|&a, &b| run[a].1.total_cmp(&run[b].1));
+        let mut keep: Vec<usize> = [Some(0), min, max, Some(run.len() - 1)]
+            .into_iter()
+            .flatten()
+            .collect();
+        keep.sort_unstable();
+        keep.dedup();
+        out.extend(keep.into_iter().map(|i| run[i]));
+        start = end;
+    }
+    out
 }
 
 #[cfg(test)]
@@ -352,6 +393,21 @@ mod tests {
                 "median"
             ]
         );
+    }
+
+    #[test]
+    fn thinning_keeps_ends_and_extremes_per_column() {
+        let pts: Vec<(f64, f64)> = (0..1000)
+            .map(|i| (i as f64, if i == 501 { 99.0 } else { i as f64 / 100.0 }))
+            .collect();
+        let t = thin(&pts, 10);
+        assert!(t.len() <= 40, "{}", t.len());
+        assert_eq!(t.first(), pts.first());
+        assert_eq!(t.last(), pts.last());
+        assert!(t.contains(&(501.0, 99.0)));
+        assert!(t.windows(2).all(|w| w[0].0 < w[1].0));
+        let few = &pts[..30];
+        assert_eq!(thin(few, 10), few.to_vec());
     }
 
     #[test]
