@@ -15,6 +15,7 @@
 //! assert!(cached.total_usd < none.total_usd);
 //! ```
 
+pub mod analysis;
 pub mod billing;
 pub mod catalog;
 pub mod engine;

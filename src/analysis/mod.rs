@@ -1,0 +1,85 @@
+//! What-if analysis on top of the simulator: the same session under several strategies (`compare`),
+//! with a changed tool list (`whatif`), and recommendations backed by simulations (`advise`), plus the
+//! pure break-even and TTL formulas they use. Every function returns plain serialisable structs; the
+//! CLI only formats them.
+
+pub mod advise;
+pub mod breakeven;
+pub mod compare;
+pub mod whatif;
+
+use serde::Serialize;
+
+use crate::catalog::ModelSpec;
+use crate::engine::{simulate_collect, SimSetup};
+use crate::error::{Error, Result};
+use crate::scenario::Scenario;
+use crate::simulate::{summarise, SimResult};
+use crate::strategy::Strategy;
+
+/// Where command-line values are reported to come from in errors.
+pub const COMMAND_LINE: &str = "command line";
+
+/// A (model, strategy) that was not simulated, with the reason (stated, never silent).
+#[derive(Debug, Clone, Serialize, PartialEq)]
+pub struct Skip {
+    /// Model id.
+    pub model: String,
+    /// Strategy as requested.
+    pub strategy: String,
+    /// Why it was not simulated.
+    pub reason: String,
+}
+
+/// Parses strategy strings given on the command line; an error names the flag and the value.
+pub fn parse_strategies(texts: &[String], flag: &str) -> Result<Vec<(String, Strategy)>> {
+    texts
+        .iter()
+        .map(|t| {
+            Strategy::parse(t)
+                .map(|s| (t.clone(), s))
+                .map_err(|e| Error::invalid(COMMAND_LINE, flag, e.to_string()))
+        })
+        .collect()
+}
+
+/// Simulates run 0 of `scenario` on one model under one strategy. `Err` when the model does not
+/// support the strategy (the message says why), so callers can turn it into a stated skip.
+pub fn simulate_one(
+    model: &ModelSpec,
+    scenario: &Scenario,
+    requested: &str,
+    strategy: &Strategy,
+) -> Result<SimResult> {
+    let resolved = strategy.resolve(model)?;
+    let setup = SimSetup::new(model, &resolved, scenario.first_token_seconds);
+    let calls = simulate_collect(scenario, &setup, 0);
+    Ok(summarise(
+        model,
+        requested,
+        &resolved.name,
+        &setup.tier_names,
+        calls,
+    ))
+}
+
+/// `part / whole` in percent, 0 when `whole` is 0 (no baseline cost, nothing to compare against).
+pub fn percent(part: f64, whole: f64) -> f64 {
+    if whole.abs() > 0.0 {
+        part / whole * 100.0
+    } else {
+        0.0
+    }
+}
+
+#[cfg(test)]
+pub(crate) mod testutil {
+    use std::path::Path;
+
+    use crate::scenario::Scenario;
+
+    /// A scenario from TOML text (tests only).
+    pub fn scenario(text: &str) -> Scenario {
+        Scenario::from_toml_str(text, "test.toml", Path::new(".")).expect("test scenario is valid")
+    }
+}
