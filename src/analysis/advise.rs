@@ -8,7 +8,7 @@ use serde::Serialize;
 
 use super::breakeven::{break_even, p_within_ttl, BreakEven, Method};
 use super::compare::DEFAULT_STRATEGIES;
-use super::{parse_strategies, percent, simulate_one, Skip};
+use super::{parse_strategies, percent, signed_usd, simulate_one, skip_lines, Skip};
 use crate::catalog::{CacheRules, Catalog, ModelSpec};
 use crate::error::Result;
 use crate::quantity::Quantity;
@@ -260,7 +260,12 @@ fn advise_model(
         saving_vs_default_usd: default.total_usd - best.total_usd,
         candidates: sims.iter().map(|(c, _)| c.clone()).collect(),
     };
-    let ttl = ttl_advice(model, scenario, &sims, &mut skipped);
+    let mut ttl = ttl_advice(model, scenario, &sims, &mut skipped);
+    if let Some(t) = ttl.as_mut().filter(|_| best.strategy == "none") {
+        // No tier can be recommended when no caching beats none; the figures stay for reference.
+        t.note = "caching does not pay for this scenario on this model; tiers shown for reference"
+            .into();
+    }
     let rendering = model.rendering();
     let prefix = rendering.block_tokens(&scenario.tools) + scenario.system_tokens;
     let price = model.input_usd_per_mtok.value / 1e6;
@@ -282,7 +287,7 @@ fn advise_model(
     {
         if p.value < 1.0 {
             notes.push(format!(
-                "implicit caching hits with probability {} here ({}): any discount is a bonus, not something to plan on",
+                "implicit caching is simulated with hit probability {} ({})",
                 p.value, p.source
             ));
         }
@@ -461,7 +466,7 @@ impl AdviceReport {
                 usd(p.total_usd),
                 usd(p.saving_usd),
                 p.saving_percent,
-                usd(p.saving_vs_default_usd),
+                signed_usd(p.saving_vs_default_usd),
                 p.default_strategy
             );
             if let Some(t) = &a.ttl {
@@ -470,12 +475,14 @@ impl AdviceReport {
                     .iter()
                     .map(|x| {
                         format!(
-                            "{} {} (next call within TTL {:.1}%, pays from {} read(s))",
+                            "{} {} (next call within TTL {:.1}%, {})",
                             x.tier,
                             usd(x.total_usd),
                             x.p_next_call_within_ttl * 100.0,
                             x.reads_to_break_even
-                                .map_or("no".to_string(), |n| n.to_string())
+                                .map_or("never pays".to_string(), |n| format!(
+                                    "pays from {n} read(s)"
+                                ))
                         )
                     })
                     .collect();
@@ -517,7 +524,7 @@ impl AdviceReport {
                     "  drop tool    {} ({} tokens): saves {} ({:.1}%) under {}",
                     d.name,
                     d.tokens,
-                    usd(d.saving_usd),
+                    signed_usd(d.saving_usd),
                     d.saving_percent,
                     d.strategy
                 );
@@ -525,8 +532,8 @@ impl AdviceReport {
             for n in &a.notes {
                 let _ = writeln!(out, "  note         {n}");
             }
-            for s in &a.skipped {
-                let _ = writeln!(out, "  skipped      {}: {}", s.strategy, s.reason);
+            for line in skip_lines(&a.skipped) {
+                let _ = writeln!(out, "  {line}");
             }
         }
         out

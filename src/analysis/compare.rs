@@ -5,7 +5,7 @@ use std::fmt::Write as _;
 
 use serde::Serialize;
 
-use super::{parse_strategies, percent, simulate_one, Skip};
+use super::{parse_strategies, percent, signed_usd, simulate_one, skip_lines, Skip};
 use crate::billing::CallBill;
 use crate::catalog::Catalog;
 use crate::error::{Error, Result};
@@ -274,7 +274,7 @@ impl CompareReport {
                     c.model.clone(),
                     format!("{}{mark}", o.strategy),
                     usd(o.total_usd),
-                    usd(o.saving_usd),
+                    signed_usd(o.saving_usd),
                     format!("{:.1}", o.saving_percent),
                     o.cache_write_tokens.to_string(),
                     o.cache_read_tokens.to_string(),
@@ -287,8 +287,8 @@ impl CompareReport {
             self.scenario, self.sessions, self.calls_per_session, self.seed
         );
         out.push_str(&t.render());
-        for s in &self.skipped {
-            let _ = writeln!(out, "skipped {} / {}: {}", s.model, s.strategy, s.reason);
+        for line in skip_lines(&self.skipped) {
+            let _ = writeln!(out, "{line}");
         }
         out
     }

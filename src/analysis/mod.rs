@@ -31,6 +31,35 @@ pub struct Skip {
     pub reason: String,
 }
 
+/// Skips for a terminal, grouped: one line per (model, problem) listing the strategies it stopped,
+/// e.g. `skipped on kimi-k3: explicit:tools, explicit:tools+system: the model offers no explicit
+/// caching`. The JSON keeps one entry per pair with the full reason.
+pub fn skip_lines(skips: &[Skip]) -> Vec<String> {
+    let mut groups: Vec<(String, String, Vec<String>)> = Vec::new();
+    for s in skips {
+        // The reason starts with the (canonical) strategy, already named at the start of the line.
+        let suffix = format!(" (model `{}`)", s.model);
+        let mut problem = s.reason.as_str();
+        if let Some(rest) = problem.strip_prefix("strategy `") {
+            if let Some((_, p)) = rest.split_once("`: ") {
+                problem = p;
+            }
+        }
+        let problem = problem.strip_suffix(&suffix).unwrap_or(problem).to_string();
+        match groups
+            .iter_mut()
+            .find(|(m, p, _)| *m == s.model && *p == problem)
+        {
+            Some((_, _, list)) => list.push(s.strategy.clone()),
+            None => groups.push((s.model.clone(), problem, vec![s.strategy.clone()])),
+        }
+    }
+    groups
+        .into_iter()
+        .map(|(m, p, list)| format!("skipped on {m}: {}: {p}", list.join(", ")))
+        .collect()
+}
+
 /// Parses strategy strings given on the command line; an error names the flag and the value.
 pub fn parse_strategies(texts: &[String], flag: &str) -> Result<Vec<(String, Strategy)>> {
     texts
@@ -61,6 +90,24 @@ pub fn simulate_one(
         &setup.tier_names,
         calls,
     ))
+}
+
+/// Dollars with the sign in front (`-$0.0123`), for differences.
+pub fn signed_usd(x: f64) -> String {
+    if x < 0.0 {
+        format!("-{}", crate::report::usd(-x))
+    } else {
+        crate::report::usd(x)
+    }
+}
+
+/// `n call` or `n calls`.
+pub fn calls_word(n: u64) -> String {
+    if n == 1 {
+        "1 call".into()
+    } else {
+        format!("{n} calls")
+    }
 }
 
 /// `part / whole` in percent, 0 when `whole` is 0 (no baseline cost, nothing to compare against).

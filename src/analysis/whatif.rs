@@ -7,7 +7,9 @@ use std::fmt::Write as _;
 
 use serde::Serialize;
 
-use super::{parse_strategies, percent, simulate_one, Skip, COMMAND_LINE};
+use super::{
+    calls_word, parse_strategies, percent, signed_usd, simulate_one, skip_lines, Skip, COMMAND_LINE,
+};
 use crate::billing::CallBill;
 use crate::catalog::{Catalog, ToolChangeRule};
 use crate::error::{closest, Error, Result};
@@ -101,6 +103,10 @@ pub struct WhatifOutcome {
     /// The same count when it is reached within the session; otherwise an extrapolation beyond the
     /// session at the last call's saving per call (`null` when the last call saves nothing).
     pub breakeven_calls_extrapolated: Option<u64>,
+    /// On an `append` row: how much less the change costs than under the same strategy with the
+    /// model's default rule (`extra_usd` there minus `extra_usd` here), i.e. what the beta is worth
+    /// for this change. Absent on other rows.
+    pub append_saving_usd: Option<f64>,
     /// One sentence saying what the figures mean.
     pub verdict: String,
     /// Baseline per-call bills (for charts; not in the JSON).
@@ -362,6 +368,20 @@ pub fn whatif(
             ));
         }
     }
+    // What the append rule is worth: against the same strategy under the model's default rule.
+    let extras: Vec<(String, String, f64)> = report
+        .outcomes
+        .iter()
+        .map(|o| (o.model.clone(), o.strategy.clone(), o.extra_usd))
+        .collect();
+    for o in &mut report.outcomes {
+        if let Some(plain) = o.strategy.strip_suffix("/tool-changes=append") {
+            o.append_saving_usd = extras
+                .iter()
+                .find(|(m, s, _)| *m == o.model && s == plain)
+                .map(|(_, _, x)| x - o.extra_usd);
+        }
+    }
     let wanted_caching = parsed.iter().any(|(_, s)| s.mode != Some(Mode::None));
     let got_caching = report.outcomes.iter().any(|o| o.strategy != "none");
     if report.outcomes.is_empty() || (wanted_caching && !got_caching) {
@@ -429,7 +449,8 @@ fn outcome(
             )
         } else {
             format!(
-                "pays for itself after {b} calls (by call {}); net {} over the session",
+                "pays for itself after {} (by call {}); net {} over the session",
+                calls_word(b),
                 k + b as usize - 1,
                 signed(end)
             )
@@ -498,6 +519,7 @@ fn outcome(
         extra_usd_last_call: last,
         breakeven_calls: breakeven,
         breakeven_calls_extrapolated: extrapolated,
+        append_saving_usd: None,
         verdict,
         baseline_calls: base.calls,
         changed_calls: chg.calls,
@@ -514,7 +536,7 @@ fn signed(x: f64) -> String {
 
 impl WhatifReport {
     /// Column names of [`WhatifReport::csv`].
-    pub const CSV_COLUMNS: [&'static str; 14] = [
+    pub const CSV_COLUMNS: [&'static str; 15] = [
         "model",
         "strategy",
         "tool_change_rule",
@@ -529,6 +551,7 @@ impl WhatifReport {
         "extra_usd_last_call",
         "breakeven_calls",
         "breakeven_calls_extrapolated",
+        "append_saving_usd",
     ];
 
     /// One CSV row per outcome (empty cells for "never").
@@ -539,7 +562,7 @@ impl WhatifReport {
         for o in &self.outcomes {
             let _ = writeln!(
                 out,
-                "{},{},{},{:.9},{:.9},{:.9},{:.3},{},{},{},{},{:.9},{},{}",
+                "{},{},{},{:.9},{:.9},{:.9},{:.3},{},{},{},{},{:.9},{},{},{}",
                 field(&o.model),
                 field(&o.strategy),
                 o.tool_change_rule,
@@ -554,6 +577,9 @@ impl WhatifReport {
                 o.extra_usd_last_call,
                 opt(o.breakeven_calls),
                 opt(o.breakeven_calls_extrapolated),
+                o.append_saving_usd
+                    .map(|v| format!("{v:.9}"))
+                    .unwrap_or_default(),
             );
         }
         out
@@ -577,8 +603,8 @@ impl WhatifReport {
         );
         for o in &self.outcomes {
             let pays = match (o.breakeven_calls, o.breakeven_calls_extrapolated) {
-                (Some(b), _) => format!("{b} calls"),
-                (None, Some(x)) => format!("~{x} calls*"),
+                (Some(b), _) => calls_word(b),
+                (None, Some(x)) => format!("~{}*", calls_word(x)),
                 (None, None) => "never".into(),
             };
             t.row(vec![
@@ -586,7 +612,7 @@ impl WhatifReport {
                 o.strategy.clone(),
                 usd(o.baseline_usd),
                 usd(o.changed_usd),
-                usd(o.extra_usd),
+                signed_usd(o.extra_usd),
                 format!("{:+.1}", o.extra_percent),
                 o.extra_cache_write_tokens.to_string(),
                 o.write_at_change_tokens.to_string(),
@@ -601,9 +627,22 @@ impl WhatifReport {
         out.push_str("pays back: calls counted from K until the change has paid for itself; * = beyond the session, at the last call's saving per call\n");
         for o in &self.outcomes {
             let _ = writeln!(out, "{} / {}: {}", o.model, o.strategy, o.verdict);
+            if let Some(v) = o.append_saving_usd {
+                let _ = writeln!(
+                    out,
+                    "{} / {}: the append rule makes this change {} than the default rule",
+                    o.model,
+                    o.strategy,
+                    if v >= 0.0 {
+                        format!("{} cheaper", usd(v))
+                    } else {
+                        format!("{} dearer", usd(-v))
+                    }
+                );
+            }
         }
-        for s in &self.skipped {
-            let _ = writeln!(out, "skipped {} / {}: {}", s.model, s.strategy, s.reason);
+        for line in skip_lines(&self.skipped) {
+            let _ = writeln!(out, "{line}");
         }
         out
     }
@@ -690,6 +729,9 @@ mod tests {
             a.extra_usd
         );
         assert!(a.extra_usd < o.extra_usd);
+        let worth = a.append_saving_usd.unwrap();
+        assert!((worth - (o.extra_usd - a.extra_usd)).abs() < 1e-15);
+        assert_eq!(o.append_saving_usd, None);
     }
 
     /// Calls, counting call K, until removing 10 of 20 tools pays back under explicit:tools on Opus

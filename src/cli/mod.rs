@@ -1,7 +1,10 @@
 //! The command line: clap definitions and the glue from arguments to library calls.
 
+mod advise;
+mod compare;
 mod models;
 mod run;
+mod whatif;
 
 use std::io::Write;
 use std::path::{Path, PathBuf};
@@ -43,6 +46,12 @@ pub enum Command {
     Run(run::RunArgs),
     /// List the model catalog.
     Models(models::ModelsArgs),
+    /// Compare caching strategies on the same session: totals, savings against no caching.
+    Compare(compare::CompareArgs),
+    /// What a tool-list change at call K costs, and when it pays for itself.
+    Whatif(whatif::WhatifArgs),
+    /// Recommend breakpoints, TTL and tools to drop, each with its simulated saving.
+    Advise(advise::AdviseArgs),
 }
 
 /// Runs the parsed command, writing to `out`.
@@ -54,6 +63,9 @@ pub fn run(cli: Cli, out: &mut dyn Write) -> Result<()> {
     match cli.command.unwrap_or(Command::Run(run::RunArgs::default())) {
         Command::Run(a) => run::cmd_run(&catalog, a, out),
         Command::Models(a) => models::cmd_models(&catalog, a, out),
+        Command::Compare(a) => compare::cmd_compare(&catalog, a, out),
+        Command::Whatif(a) => whatif::cmd_whatif(&catalog, a, out),
+        Command::Advise(a) => advise::cmd_advise(&catalog, a, out),
     }
 }
 
@@ -76,4 +88,12 @@ pub fn write_reported(dir: &Path, name: &str, bytes: &[u8], format: Format) -> R
         eprintln!("wrote {}", path.display());
     }
     Ok(())
+}
+
+/// Prints stated skips on standard error when standard output carries CSV (which has no room for
+/// them), so an unsupported pair is never dropped silently.
+pub fn skips_to_stderr<'a>(skips: impl Iterator<Item = (&'a String, &'a String, &'a String)>) {
+    for (model, strategy, reason) in skips {
+        eprintln!("skipped {model} / {strategy}: {reason}");
+    }
 }
