@@ -120,6 +120,42 @@ pub fn percent(part: f64, whole: f64) -> f64 {
 }
 
 #[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn skip_lines_group_by_model_and_problem() {
+        let skip = |m: &str, s: &str, p: &str| Skip {
+            model: m.into(),
+            strategy: s.into(),
+            reason: format!("strategy `{s}`: {p} (model `{m}`)"),
+        };
+        let lines = skip_lines(&[
+            skip(
+                "k",
+                "explicit:tools",
+                "the model offers no explicit caching",
+            ),
+            skip("k", "explicit:last", "the model offers no explicit caching"),
+            skip("k", "implicit", "the model offers no implicit caching"),
+            skip(
+                "g",
+                "explicit:tools",
+                "the model offers no explicit caching",
+            ),
+        ]);
+        assert_eq!(
+            lines,
+            [
+                "skipped on k: explicit:tools, explicit:last: the model offers no explicit caching",
+                "skipped on k: implicit: the model offers no implicit caching",
+                "skipped on g: explicit:tools: the model offers no explicit caching",
+            ]
+        );
+    }
+}
+
+#[cfg(test)]
 pub(crate) mod testutil {
     use std::path::Path;
 

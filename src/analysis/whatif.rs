@@ -94,14 +94,14 @@ pub struct WhatifOutcome {
     pub tool_block_tokens_after: u64,
     /// Extra dollars of call K itself (all sessions).
     pub extra_usd_at_change: f64,
-    /// Extra dollars of the session's last call (all sessions): the steady per-call effect after the
-    /// change, used to extrapolate beyond the session.
-    pub extra_usd_last_call: f64,
+    /// Mean extra dollars per call over the calls after K (all sessions; 0 when K is the last call):
+    /// the steady per-call effect of the change, used to extrapolate beyond the session.
+    pub extra_usd_per_call_after: f64,
     /// Calls, counting call K as the first, until the cumulative extra cost is back to zero or below;
     /// `null` when that does not happen within the session.
     pub breakeven_calls: Option<u64>,
     /// The same count when it is reached within the session; otherwise an extrapolation beyond the
-    /// session at the last call's saving per call (`null` when the last call saves nothing).
+    /// session at the mean saving per call after K (`null` when the calls after K save nothing).
     pub breakeven_calls_extrapolated: Option<u64>,
     /// On an `append` row: how much less the change costs than under the same strategy with the
     /// model's default rule (`extra_usd` there minus `extra_usd` here), i.e. what the beta is worth
@@ -436,7 +436,12 @@ fn outcome(
     let breakeven = (k..=n)
         .find(|&c| cum[c] <= EPS_USD)
         .map(|c| (c - k + 1) as u64);
-    let last = delta[n];
+    // The steady effect: the mean over the calls after K (K itself carries the one-off re-write).
+    let last = if n > k {
+        delta[k + 1..=n].iter().sum::<f64>() / (n - k) as f64
+    } else {
+        0.0
+    };
     let end = cum[n];
     let no_effect = delta.iter().all(|d| d.abs() <= EPS_USD);
     let (extrapolated, verdict) = if no_effect {
@@ -470,7 +475,7 @@ fn outcome(
         (
             Some(total),
             format!(
-                "not paid back within the session ({} left); at the last call's saving of {} per call, after about {total} calls from call {k}",
+                "not paid back within the session ({} left); at the mean saving of {} per call after the change, after about {total} calls from call {k}",
                 usd(end),
                 usd(-last)
             ),
@@ -516,7 +521,7 @@ fn outcome(
         tool_block_tokens_before: bb[k],
         tool_block_tokens_after: cb[k],
         extra_usd_at_change: delta[k],
-        extra_usd_last_call: last,
+        extra_usd_per_call_after: last,
         breakeven_calls: breakeven,
         breakeven_calls_extrapolated: extrapolated,
         append_saving_usd: None,
@@ -548,7 +553,7 @@ impl WhatifReport {
         "changed_cache_write_tokens",
         "extra_cache_write_tokens",
         "write_at_change_tokens",
-        "extra_usd_last_call",
+        "extra_usd_per_call_after",
         "breakeven_calls",
         "breakeven_calls_extrapolated",
         "append_saving_usd",
@@ -574,7 +579,7 @@ impl WhatifReport {
                 o.changed_cache_write_tokens,
                 o.extra_cache_write_tokens,
                 o.write_at_change_tokens,
-                o.extra_usd_last_call,
+                o.extra_usd_per_call_after,
                 opt(o.breakeven_calls),
                 opt(o.breakeven_calls_extrapolated),
                 o.append_saving_usd
@@ -624,7 +629,7 @@ impl WhatifReport {
             self.scenario, self.sessions, self.calls_per_session, self.change.description
         );
         out.push_str(&t.render());
-        out.push_str("pays back: calls counted from K until the change has paid for itself; * = beyond the session, at the last call's saving per call\n");
+        out.push_str("pays back: calls counted from K until the change has paid for itself; * = beyond the session, at the mean saving per call after K\n");
         for o in &self.outcomes {
             let _ = writeln!(out, "{} / {}: {}", o.model, o.strategy, o.verdict);
             if let Some(v) = o.append_saving_usd {
@@ -708,7 +713,7 @@ mod tests {
             o.extra_usd_at_change
         );
         let later = (new_block - old_block) as f64 * 0.1 * price;
-        assert!((o.extra_usd_last_call - later).abs() < 1e-12);
+        assert!((o.extra_usd_per_call_after - later).abs() < 1e-12);
         let total = at_k + later * (8 - k) as f64;
         assert!((o.extra_usd - total).abs() < 1e-12);
         assert_eq!(o.breakeven_calls, None);

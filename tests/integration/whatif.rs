@@ -292,7 +292,7 @@ fn whatif_adding_a_real_server_mid_session() {
         // Adding 26 tools costs more on every call after it: it never pays for itself.
         assert!(f(&r["extra_usd"]) > 0.0, "{r}");
         assert!(r["breakeven_calls"].is_null());
-        assert!(f(&r["extra_usd_last_call"]) > 0.0);
+        assert!(f(&r["extra_usd_per_call_after"]) > 0.0);
     }
     let cached = rows
         .iter()
