@@ -251,19 +251,29 @@ pub fn apply_change(
         .filter(|t| !after.iter().any(|a| a.name == t.name))
         .map(|t| t.name.clone())
         .collect();
+    // The one-line description names a few tools; `added` and `removed` list them all.
+    let few = |names: &[String]| {
+        const SHOWN: usize = 5;
+        let mut s = names
+            .iter()
+            .take(SHOWN)
+            .cloned()
+            .collect::<Vec<_>>()
+            .join(", ");
+        if names.len() > SHOWN {
+            s.push_str(", ...");
+        }
+        s
+    };
     let mut parts = Vec::new();
     if !added.is_empty() {
-        parts.push(format!(
-            "add {} tool(s) ({})",
-            added.len(),
-            added.join(", ")
-        ));
+        parts.push(format!("add {} tool(s) ({})", added.len(), few(&added)));
     }
     if !removed.is_empty() {
         parts.push(format!(
             "remove {} tool(s) ({})",
             removed.len(),
-            removed.join(", ")
+            few(&removed)
         ));
     }
     if parts.is_empty() {
