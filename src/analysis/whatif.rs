@@ -453,6 +453,8 @@ fn outcome(
         0.0
     };
     let end = cum[n];
+    // Messages quote the same session total as `extra_usd` (the per-call sums differ in the last bits).
+    let total = chg.total_usd - base.total_usd;
     let no_effect = delta.iter().all(|d| d.abs() <= EPS_USD);
     let (extrapolated, verdict) = if no_effect {
         (breakeven, "no effect on cost".to_string())
@@ -460,14 +462,14 @@ fn outcome(
         let v = if b == 1 {
             format!(
                 "cheaper from call {k} on: saves {} over the session",
-                usd(-end)
+                usd(-total)
             )
         } else {
             format!(
                 "pays for itself after {} (by call {}); net {} over the session",
                 calls_word(b),
                 k + b as usize - 1,
-                signed(end)
+                signed(total)
             )
         };
         (Some(b), v)
@@ -476,17 +478,17 @@ fn outcome(
             None,
             format!(
                 "costs {} and comes at the last call: no later call to recover it",
-                usd(end)
+                usd(total)
             ),
         )
     } else if last < -EPS_USD {
         let more = (end / -last).ceil() as u64;
-        let total = (n - k + 1) as u64 + more;
+        let needed = (n - k + 1) as u64 + more;
         (
-            Some(total),
+            Some(needed),
             format!(
-                "not paid back within the session ({} left); at the mean saving of {} per call after the change, after about {total} calls from call {k}",
-                usd(end),
+                "not paid back within the session ({} left); at the mean saving of {} per call after the change, after about {needed} calls from call {k}",
+                usd(total),
                 usd(-last)
             ),
         )
@@ -495,7 +497,7 @@ fn outcome(
             None,
             format!(
                 "never pays back: costs {} more over the session and {} more per call after it",
-                usd(end),
+                usd(total),
                 usd(last)
             ),
         )
@@ -504,7 +506,7 @@ fn outcome(
             None,
             format!(
                 "never pays back: a one-off {} with no per-call saving afterwards",
-                usd(end)
+                usd(total)
             ),
         )
     };
