@@ -8,8 +8,6 @@ pub mod breakeven;
 pub mod compare;
 pub mod whatif;
 
-use serde::Serialize;
-
 use crate::catalog::ModelSpec;
 use crate::engine::{simulate_collect, SimSetup};
 use crate::error::{Error, Result};
@@ -20,16 +18,9 @@ use crate::strategy::Strategy;
 /// Where command-line values are reported to come from in errors.
 pub const COMMAND_LINE: &str = "command line";
 
-/// A (model, strategy) that was not simulated, with the reason (stated, never silent).
-#[derive(Debug, Clone, Serialize, PartialEq)]
-pub struct Skip {
-    /// Model id.
-    pub model: String,
-    /// Strategy as requested.
-    pub strategy: String,
-    /// Why it was not simulated.
-    pub reason: String,
-}
+/// A (model, strategy) that was not simulated, with the reason (stated, never silent); the same
+/// record as `run` reports.
+pub use crate::simulate::Skipped as Skip;
 
 /// Skips for a terminal, grouped: one line per (model, problem) listing the strategies it stopped,
 /// e.g. `skipped on kimi-k3: explicit:tools, explicit:tools+system: the model offers no explicit
