@@ -27,6 +27,8 @@ pub mod scenario;
 pub mod simulate;
 pub mod strategy;
 pub mod tokens;
+pub mod toolreport;
 pub mod tools;
+pub mod trim;
 
 pub use error::{Error, Result};

@@ -109,6 +109,25 @@ impl Strategy {
             "cached" => (None, vec![]),
             "automatic" => (Some(Mode::Automatic), vec![]),
             "implicit" => (Some(Mode::Implicit), vec![]),
+            other if other.starts_with("automatic@") || other.starts_with("implicit@") => {
+                // A TTL tier for provider-side caching, e.g. `automatic@24h`.
+                let (mode, tier) = other.split_once('@').unwrap_or((other, ""));
+                if tier.is_empty() {
+                    return Err(err("a tier name must follow `@`".into()));
+                }
+                let mode = if mode == "automatic" {
+                    Mode::Automatic
+                } else {
+                    Mode::Implicit
+                };
+                (
+                    Some(mode),
+                    vec![BreakpointSpec {
+                        anchor: Anchor::Last,
+                        tier: Some(tier.to_string()),
+                    }],
+                )
+            }
             other => {
                 let anchors = other.strip_prefix("explicit:").ok_or_else(|| {
                     err("expected none, cached, automatic, implicit or explicit:ANCHORS (anchors: tools, system, last; e.g. explicit:tools@1h+system+last)".into())
@@ -254,9 +273,18 @@ impl Strategy {
                 ));
             }
         }
-        let (tier_name, tier) = rules
-            .tier(None)
-            .expect("validated catalog has its default tier");
+        let wanted = if mode == Mode::Explicit {
+            None
+        } else {
+            concrete.breakpoints.first().and_then(|b| b.tier.as_deref())
+        };
+        let (tier_name, tier) = rules.tier(wanted).ok_or_else(|| {
+            err(format!(
+                "TTL tier `{}` is not offered (tiers: {})",
+                wanted.unwrap_or(&rules.default_tier),
+                rules.tiers.keys().cloned().collect::<Vec<_>>().join(", ")
+            ))
+        })?;
         Ok(ResolvedStrategy {
             name,
             mode,
@@ -303,7 +331,12 @@ impl fmt::Display for Strategy {
                     }
                 }
             }
-            Some(m) => write!(f, "{}", m.as_str())?,
+            Some(m) => {
+                write!(f, "{}", m.as_str())?;
+                if let Some(t) = self.breakpoints.first().and_then(|b| b.tier.as_ref()) {
+                    write!(f, "@{t}")?;
+                }
+            }
         }
         if let Some(r) = self.tool_changes {
             write!(f, "/tool-changes={}", r.as_str())?;

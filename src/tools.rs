@@ -92,37 +92,87 @@ fn prose_bytes(v: &Value, key: Option<&str>) -> u64 {
 /// Loads one tool file. Accepted shapes: a JSON-RPC response `{"result":{"tools":[...]}}`, a result
 /// object `{"tools":[...]}`, a bare array; tools in MCP form (`inputSchema`), Anthropic form
 /// (`input_schema`) or OpenAI form (`{"type":"function","function":{...,"parameters"}}`).
+/// Warnings (things clients accept) are dropped; see [`load_tool_files_with_warnings`].
 pub fn load_tool_file(path: &Path) -> Result<Vec<Tool>> {
+    load_tool_file_with_warnings(path).map(|(t, _)| t)
+}
+
+/// Like [`load_tool_file`], also returning warnings about inputs that clients accept but that are
+/// probably not what the author meant (a missing description, a missing input schema, ...).
+pub fn load_tool_file_with_warnings(path: &Path) -> Result<(Vec<Tool>, Vec<String>)> {
     let text = read_text(path)?;
-    parse_tool_list(&text, &path.display().to_string())
+    parse_tool_list_with_warnings(&text, &path.display().to_string())
 }
 
 /// Parses tool-list JSON text; `origin` names it in errors.
 pub fn parse_tool_list(text: &str, origin: &str) -> Result<Vec<Tool>> {
+    parse_tool_list_with_warnings(text, origin).map(|(t, _)| t)
+}
+
+/// Parses tool-list JSON text, returning the tools and warnings; `origin` names it in both.
+pub fn parse_tool_list_with_warnings(text: &str, origin: &str) -> Result<(Vec<Tool>, Vec<String>)> {
     let v: Value = serde_json::from_str(text)
         .map_err(|e| Error::parse(origin, format!("not valid JSON: {e}")))?;
+    // A JSON-RPC error response is a common thing to save by mistake: say what the server said.
+    if let Some(err) = v.get("error").filter(|_| v.get("result").is_none()) {
+        let msg = err
+            .get("message")
+            .and_then(Value::as_str)
+            .unwrap_or("(no message)");
+        return Err(Error::invalid(
+            origin,
+            "error",
+            format!("a JSON-RPC error response, not a tool list: {msg}"),
+        ));
+    }
     let list = locate_tool_array(&v).ok_or_else(|| {
         Error::invalid(
             origin,
             "tools",
-            "not a tool list: expected a JSON-RPC response with result.tools, an object with `tools`, or an array of tools",
+            format!(
+                "not a tool list: expected a JSON-RPC response with result.tools, an object with `tools`, or an array of tools; found {}",
+                describe_json(&v)
+            ),
         )
     })?;
     let mut tools = Vec::with_capacity(list.len());
+    let mut warnings = Vec::new();
     for (i, item) in list.iter().enumerate() {
-        tools.push(parse_tool(item, origin, i)?);
+        tools.push(parse_tool(item, origin, i, &mut warnings)?);
     }
-    let mut seen = std::collections::HashSet::new();
-    for t in &tools {
-        if !seen.insert(t.name.as_str()) {
+    let mut seen = std::collections::HashMap::new();
+    for (i, t) in tools.iter().enumerate() {
+        if let Some(first) = seen.insert(t.name.as_str(), i) {
             return Err(Error::invalid(
                 origin,
-                format!("tools[name={}]", t.name),
-                "duplicate tool name in one file",
+                format!("tools[{i}] (`{}`)", t.name),
+                format!("duplicate tool name in one file (also tools[{first}]); model APIs reject duplicate names"),
             ));
         }
     }
-    Ok(tools)
+    if tools.is_empty() {
+        warnings.push(format!("{origin}: the tool list is empty"));
+    }
+    Ok((tools, warnings))
+}
+
+/// A short description of a JSON value's shape for error messages.
+fn describe_json(v: &Value) -> String {
+    match v {
+        Value::Null => "null".into(),
+        Value::Bool(_) => "a boolean".into(),
+        Value::Number(_) => "a number".into(),
+        Value::String(_) => "a string".into(),
+        Value::Array(_) => "an array".into(),
+        Value::Object(m) => {
+            let keys: Vec<&str> = m.keys().map(String::as_str).take(6).collect();
+            if keys.is_empty() {
+                "an empty object".into()
+            } else {
+                format!("an object with keys {}", keys.join(", "))
+            }
+        }
+    }
 }
 
 fn locate_tool_array(v: &Value) -> Option<&Vec<Value>> {
@@ -138,56 +188,114 @@ fn locate_tool_array(v: &Value) -> Option<&Vec<Value>> {
     }
 }
 
-fn parse_tool(item: &Value, origin: &str, index: usize) -> Result<Tool> {
+fn parse_tool(
+    item: &Value,
+    origin: &str,
+    index: usize,
+    warnings: &mut Vec<String>,
+) -> Result<Tool> {
     let obj = item.as_object().ok_or_else(|| {
         Error::invalid(
             origin,
             format!("tools[{index}]"),
-            "a tool must be a JSON object",
+            format!(
+                "a tool must be a JSON object, found {}",
+                describe_json(item)
+            ),
         )
     })?;
     // OpenAI form nests the definition under `function`.
     let obj = match (obj.get("type").and_then(Value::as_str), obj.get("function")) {
         (Some("function"), Some(Value::Object(f))) => f,
-        _ => obj,
-    };
-    let name = obj
-        .get("name")
-        .and_then(Value::as_str)
-        .filter(|s| !s.trim().is_empty())
-        .ok_or_else(|| {
-            Error::invalid(
-                origin,
-                format!("tools[{index}].name"),
-                "a tool needs a non-empty string name",
-            )
-        })?
-        .to_string();
-    let at = format!("tools[{index}] (`{name}`)");
-    let description = match obj.get("description") {
-        None | Some(Value::Null) => String::new(),
-        Some(Value::String(s)) => s.clone(),
-        Some(_) => {
+        (Some("function"), Some(other)) => {
             return Err(Error::invalid(
                 origin,
-                format!("{at}.description"),
-                "description must be a string",
+                format!("tools[{index}].function"),
+                format!("must be an object, found {}", describe_json(other)),
+            ))
+        }
+        _ => obj,
+    };
+    let name = match obj.get("name") {
+        Some(Value::String(s)) if !s.trim().is_empty() => s.clone(),
+        Some(other) => {
+            return Err(Error::invalid(
+                origin,
+                format!("tools[{index}].name"),
+                format!("a tool needs a non-empty string name, found {other}"),
+            ))
+        }
+        None => {
+            return Err(Error::invalid(
+                origin,
+                format!("tools[{index}].name"),
+                "a tool needs a non-empty string name; this tool has none",
             ))
         }
     };
-    let schema = obj
-        .get("inputSchema")
-        .or_else(|| obj.get("input_schema"))
-        .or_else(|| obj.get("parameters"))
-        .cloned()
-        .unwrap_or_else(|| serde_json::json!({"type": "object", "properties": {}}));
-    if !schema.is_object() {
-        return Err(Error::invalid(
-            origin,
-            format!("{at}.inputSchema"),
-            "the input schema must be a JSON object",
+    let at = format!("tools[{index}] (`{name}`)");
+    if !api_safe_name(&name) {
+        warnings.push(format!(
+            "{origin}: {at}: the name does not match ^[a-zA-Z0-9_-]{{1,64}}$, which the Anthropic and OpenAI APIs require; clients rename such a tool or fail"
         ));
     }
+    let description = match obj.get("description") {
+        None | Some(Value::Null) => {
+            // MCP makes the description optional and clients send the tool without one.
+            warnings.push(format!(
+                "{origin}: {at} has no description; clients send it without one (the model sees only the name and schema)"
+            ));
+            String::new()
+        }
+        Some(Value::String(s)) => s.clone(),
+        Some(other) => {
+            return Err(Error::invalid(
+                origin,
+                format!("{at}.description"),
+                format!(
+                    "description must be a string, found {}",
+                    describe_json(other)
+                ),
+            ))
+        }
+    };
+    let (key, schema) = ["inputSchema", "input_schema", "parameters"]
+        .iter()
+        .find_map(|k| obj.get(*k).map(|v| (*k, v)))
+        .map_or((None, None), |(k, v)| (Some(k), Some(v)));
+    let schema = match schema {
+        // Clients substitute an empty object schema for a tool that takes no input.
+        None | Some(Value::Null) => {
+            warnings.push(format!(
+                "{origin}: {at} has no input schema; clients send an empty object schema (no parameters)"
+            ));
+            serde_json::json!({"type": "object", "properties": {}})
+        }
+        Some(s @ Value::Object(m)) => {
+            match m.get("type") {
+                Some(Value::String(t)) if t == "object" => {}
+                None => warnings.push(format!(
+                    "{origin}: {at}.{} has no `\"type\": \"object\"`; MCP requires it and some APIs reject the tool without it",
+                    key.unwrap_or("inputSchema")
+                )),
+                Some(t) => warnings.push(format!(
+                    "{origin}: {at}.{} has type {t}, not \"object\"; Anthropic and OpenAI reject such a tool",
+                    key.unwrap_or("inputSchema")
+                )),
+            }
+            s.clone()
+        }
+        Some(other) => {
+            return Err(Error::invalid(
+                origin,
+                format!("{at}.{}", key.unwrap_or("inputSchema")),
+                format!(
+                    "the input schema must be a JSON object, found {}",
+                    describe_json(other)
+                ),
+            ))
+        }
+    };
     Ok(Tool {
         name,
         description,
@@ -195,24 +303,117 @@ fn parse_tool(item: &Value, origin: &str, index: usize) -> Result<Tool> {
     })
 }
 
+/// True when `name` is accepted as a tool name by the Anthropic and OpenAI APIs.
+fn api_safe_name(name: &str) -> bool {
+    (1..=64).contains(&name.len())
+        && name
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || b == b'_' || b == b'-')
+}
+
 /// Loads several tool files into one list, in order (several servers connected at once).
 /// Duplicate names across files are an error naming both files, as API providers reject them.
 pub fn load_tool_files(paths: &[impl AsRef<Path>]) -> Result<Vec<Tool>> {
+    load_tool_files_with_warnings(paths).map(|(t, _)| t)
+}
+
+/// Like [`load_tool_files`], also returning the warnings of every file, in order.
+pub fn load_tool_files_with_warnings(
+    paths: &[impl AsRef<Path>],
+) -> Result<(Vec<Tool>, Vec<String>)> {
     let mut all: Vec<(Tool, String)> = Vec::new();
+    let mut warnings = Vec::new();
     for p in paths {
         let origin = p.as_ref().display().to_string();
-        for t in load_tool_file(p.as_ref())? {
+        let (tools, w) = load_tool_file_with_warnings(p.as_ref())?;
+        warnings.extend(w);
+        for t in tools {
             if let Some((_, first)) = all.iter().find(|(x, _)| x.name == t.name) {
                 return Err(Error::invalid(
                     &origin,
-                    format!("tools[name={}]", t.name),
-                    format!("duplicate tool name: also defined in {first}; model APIs reject duplicate names"),
+                    format!("tool `{}`", t.name),
+                    format!("duplicate tool name: also defined in {first}; model APIs reject duplicate names (clients that connect both servers must rename one, e.g. with a server prefix)"),
                 ));
             }
             all.push((t, origin.clone()));
         }
     }
-    Ok(all.into_iter().map(|(t, _)| t).collect())
+    Ok((all.into_iter().map(|(t, _)| t).collect(), warnings))
+}
+
+// ---------------------------------------------------------------------------------------------
+// Provider API forms
+
+/// Schema keywords that Gemini rejects even on its JSON Schema path (`parametersJsonSchema`), so
+/// clients strip them from MCP schemas at every depth.
+pub const GEMINI_UNSUPPORTED_SCHEMA_KEYS: [&str; 1] = ["$schema"];
+
+/// The tool in Anthropic Messages API form: `{name, description, input_schema}`.
+pub fn anthropic_tool(tool: &Tool) -> Value {
+    tool.api_json()
+}
+
+/// The tool in OpenAI Chat Completions form: `{"type":"function","function":{name, description,
+/// parameters}}`.
+pub fn openai_tool(tool: &Tool) -> Value {
+    let mut f = Map::new();
+    f.insert("name".into(), Value::String(tool.name.clone()));
+    if !tool.description.is_empty() {
+        f.insert(
+            "description".into(),
+            Value::String(tool.description.clone()),
+        );
+    }
+    f.insert("parameters".into(), tool.input_schema.clone());
+    serde_json::json!({"type": "function", "function": Value::Object(f)})
+}
+
+/// One Gemini function declaration `{name, description, parametersJsonSchema}`, as current clients
+/// (e.g. `@google/genai`'s `mcpToGeminiTool`) send MCP tools: the JSON Schema whole, minus the keywords
+/// Gemini rejects ([`GEMINI_UNSUPPORTED_SCHEMA_KEYS`]) at every depth (not inside `properties`, where
+/// keys are parameter names). The older `parameters` field takes only an OpenAPI subset and rejects
+/// `additionalProperties`, which most MCP servers emit.
+pub fn gemini_declaration(tool: &Tool) -> Value {
+    let mut f = Map::new();
+    f.insert("name".into(), Value::String(tool.name.clone()));
+    if !tool.description.is_empty() {
+        f.insert(
+            "description".into(),
+            Value::String(tool.description.clone()),
+        );
+    }
+    f.insert(
+        "parametersJsonSchema".into(),
+        strip_schema_keys(&tool.input_schema, &GEMINI_UNSUPPORTED_SCHEMA_KEYS, false),
+    );
+    Value::Object(f)
+}
+
+/// Gemini's `tools` entry for a whole list: `{"functionDeclarations":[...]}`.
+pub fn gemini_tools(tools: &[Tool]) -> Value {
+    serde_json::json!({"functionDeclarations": tools.iter().map(gemini_declaration).collect::<Vec<_>>()})
+}
+
+/// Removes schema keywords `keys` at every depth; `in_properties` marks a `properties` map, whose
+/// keys are parameter names and must survive.
+fn strip_schema_keys(v: &Value, keys: &[&str], in_properties: bool) -> Value {
+    match v {
+        Value::Object(m) => Value::Object(
+            m.iter()
+                .filter(|(k, _)| in_properties || !keys.contains(&k.as_str()))
+                .map(|(k, x)| {
+                    let child_is_props = !in_properties && k == "properties";
+                    (k.clone(), strip_schema_keys(x, keys, child_is_props))
+                })
+                .collect(),
+        ),
+        Value::Array(a) => Value::Array(
+            a.iter()
+                .map(|x| strip_schema_keys(x, keys, false))
+                .collect(),
+        ),
+        _ => v.clone(),
+    }
 }
 
 /// A synthetic tool of identical shape: `params` string parameters and one-line descriptions.
@@ -285,6 +486,126 @@ mod tests {
             input_schema: serde_json::json!({"type":"object","properties":{"description":{"type":"string","description":"xy"}}}),
         };
         assert_eq!(t.metrics().prose_bytes, 6);
+    }
+
+    #[test]
+    fn mcp_only_fields_are_dropped_in_every_api_form() {
+        let text = r#"{"tools":[{"name":"a","title":"A","description":"x","inputSchema":{"type":"object"},
+            "outputSchema":{"type":"object"},"annotations":{"readOnlyHint":true},"execution":{"taskSupport":"forbidden"},"_meta":{"k":1}}]}"#;
+        let t = parse_tool_list(text, "t").unwrap();
+        for v in [anthropic_tool(&t[0]), openai_tool(&t[0]), gemini_tools(&t)] {
+            let s = v.to_string();
+            for f in MCP_ONLY_FIELDS {
+                assert!(!s.contains(&format!("\"{f}\"")), "{f} left in {s}");
+            }
+        }
+    }
+
+    #[test]
+    fn provider_forms_have_the_documented_keys() {
+        let t = Tool {
+            name: "get_weather".into(),
+            description: "Weather.".into(),
+            input_schema: serde_json::json!({"type":"object","$schema":"x","additionalProperties":false,
+                "properties":{"additionalProperties":{"type":"string","additionalProperties":false}}}),
+        };
+        let a = anthropic_tool(&t);
+        assert_eq!(a["name"], "get_weather");
+        assert_eq!(a["input_schema"], t.input_schema);
+        let o = openai_tool(&t);
+        assert_eq!(o["type"], "function");
+        assert_eq!(o["function"]["description"], "Weather.");
+        assert_eq!(o["function"]["parameters"], t.input_schema);
+        let g = gemini_tools(std::slice::from_ref(&t));
+        let p = &g["functionDeclarations"][0]["parametersJsonSchema"];
+        // `$schema` goes; JSON Schema keywords Gemini accepts on this path stay.
+        assert!(p.get("$schema").is_none());
+        assert_eq!(p["additionalProperties"], false);
+        let mut with_param = t.clone();
+        with_param.input_schema = serde_json::json!({"type":"object","properties":{"$schema":{"type":"string","$schema":"x"}}});
+        // A parameter that happens to be called `$schema` stays, minus the keyword inside its schema.
+        assert_eq!(
+            gemini_declaration(&with_param)["parametersJsonSchema"]["properties"]["$schema"],
+            serde_json::json!({"type":"string"})
+        );
+        // Round trip: every form parses back to the same tool.
+        for v in [a, o] {
+            let back = parse_tool_list(&serde_json::json!([v]).to_string(), "rt").unwrap();
+            assert_eq!(back[0], t);
+        }
+    }
+
+    #[test]
+    fn accepted_oddities_give_warnings_naming_the_tool() {
+        let (t, w) = parse_tool_list_with_warnings(
+            r#"[{"name":"bare"},{"name":"s","description":"d","inputSchema":{"properties":{}}}]"#,
+            "f.json",
+        )
+        .unwrap();
+        assert_eq!(t.len(), 2);
+        assert_eq!(t[0].input_schema["type"], "object");
+        assert_eq!(w.len(), 3, "{w:?}");
+        assert!(
+            w[0].contains("f.json") && w[0].contains("`bare`") && w[0].contains("no description")
+        );
+        assert!(w[1].contains("`bare`") && w[1].contains("no input schema"));
+        assert!(w[2].contains("`s`") && w[2].contains("type"));
+        let (_, w) = parse_tool_list_with_warnings(
+            r#"[{"name":"read file","description":"d","inputSchema":{"type":"object"}}]"#,
+            "f.json",
+        )
+        .unwrap();
+        assert!(
+            w.len() == 1 && w[0].contains("`read file`") && w[0].contains("64"),
+            "{w:?}"
+        );
+    }
+
+    #[test]
+    fn bad_inputs_name_file_and_tool() {
+        let cases = [
+            ("[1, 2]", "tools[0]"),
+            (
+                r#"{"jsonrpc":"2.0","error":{"code":-32601,"message":"Method not found"}}"#,
+                "Method not found",
+            ),
+            (r#"{"items":[]}"#, "keys items"),
+            (r#"[{"name":"a","description":7}]"#, "`a`"),
+            (r#"[{"name":""}]"#, "tools[0].name"),
+            (r#"[{"name":"a"},{"name":"a"}]"#, "also tools[0]"),
+            (
+                r#"[{"type":"function","function":"x"}]"#,
+                "tools[0].function",
+            ),
+        ];
+        for (text, want) in cases {
+            let e = parse_tool_list(text, "f.json").unwrap_err().to_string();
+            assert!(e.contains("f.json") && e.contains(want), "{text}: {e}");
+        }
+    }
+
+    #[test]
+    fn several_files_combine_in_order_and_reject_cross_file_duplicates() {
+        let dir = tempfile::tempdir().unwrap();
+        let a = dir.path().join("a.json");
+        let b = dir.path().join("b.json");
+        let c = dir.path().join("c.json");
+        std::fs::write(
+            &a,
+            r#"[{"name":"x","description":"d"},{"name":"y","description":"d"}]"#,
+        )
+        .unwrap();
+        std::fs::write(&b, r#"{"tools":[{"name":"z"}]}"#).unwrap();
+        std::fs::write(&c, r#"[{"name":"y","description":"again"}]"#).unwrap();
+        let (t, w) = load_tool_files_with_warnings(&[&a, &b]).unwrap();
+        let names: Vec<&str> = t.iter().map(|t| t.name.as_str()).collect();
+        assert_eq!(names, ["x", "y", "z"]);
+        assert!(w.iter().any(|w| w.contains("b.json") && w.contains("`z`")));
+        let e = load_tool_files(&[&a, &c]).unwrap_err().to_string();
+        assert!(
+            e.contains("c.json") && e.contains("a.json") && e.contains("`y`"),
+            "{e}"
+        );
     }
 
     #[test]

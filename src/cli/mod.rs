@@ -4,6 +4,8 @@ mod advise;
 mod compare;
 mod models;
 mod run;
+mod sweep;
+mod tools;
 mod whatif;
 
 use std::io::Write;
@@ -52,6 +54,10 @@ pub enum Command {
     Whatif(whatif::WhatifArgs),
     /// Recommend breakpoints, TTL and tools to drop, each with its simulated saving.
     Advise(advise::AdviseArgs),
+    /// Tokens and dollars per call of tool definitions (MCP captures), per tool, and trimming savings.
+    Tools(tools::ToolsArgs),
+    /// Tool-block tokens and dollars per call for 0..N synthetic tools of identical shape.
+    Sweep(sweep::SweepArgs),
 }
 
 /// Runs the parsed command, writing to `out`.
@@ -66,6 +72,8 @@ pub fn run(cli: Cli, out: &mut dyn Write) -> Result<()> {
         Command::Compare(a) => compare::cmd_compare(&catalog, a, out),
         Command::Whatif(a) => whatif::cmd_whatif(&catalog, a, out),
         Command::Advise(a) => advise::cmd_advise(&catalog, a, out),
+        Command::Tools(a) => tools::cmd_tools(&catalog, a, out),
+        Command::Sweep(a) => sweep::cmd_sweep(&catalog, a, out),
     }
 }
 

@@ -1,4 +1,7 @@
 //! Integration tests: one binary, one module per area.
 
+mod cli;
 mod common;
+mod facts;
+mod tools;
 mod whatif;

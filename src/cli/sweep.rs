@@ -1,0 +1,66 @@
+//! `pcsim sweep`: tool-block tokens and dollars for 0..N synthetic tools of identical shape.
+
+use std::io::Write;
+use std::path::PathBuf;
+
+use anyhow::{bail, Result};
+
+use super::{write_reported, Format};
+use pcsim::catalog::Catalog;
+use pcsim::report;
+use pcsim::toolreport::sweep;
+
+/// Largest sweep accepted: far beyond any real tool list, small enough to print.
+const MAX_TOOLS_LIMIT: usize = 10_000;
+
+/// Arguments of `sweep`.
+#[derive(Debug, clap::Args)]
+pub struct SweepArgs {
+    /// Largest number of tools.
+    #[arg(long, default_value_t = 40, value_name = "N")]
+    pub max_tools: usize,
+    /// String parameters per synthetic tool.
+    #[arg(long, default_value_t = 3, value_name = "K")]
+    pub params: usize,
+    /// Model id (repeatable); default: the six measured models.
+    #[arg(long = "model", value_name = "ID")]
+    pub models: Vec<String>,
+    /// Output format on standard output.
+    #[arg(long, value_enum, default_value_t = Format::Table)]
+    pub format: Format,
+    /// Also write sweep.csv and sweep.json into this folder.
+    #[arg(long, value_name = "DIR")]
+    pub out: Option<PathBuf>,
+}
+
+/// Runs `pcsim sweep`.
+pub fn cmd_sweep(catalog: &Catalog, a: SweepArgs, out: &mut dyn Write) -> Result<()> {
+    if a.max_tools > MAX_TOOLS_LIMIT || a.params > MAX_TOOLS_LIMIT {
+        bail!(pcsim::Error::invalid(
+            "command line",
+            if a.params > MAX_TOOLS_LIMIT {
+                "--params"
+            } else {
+                "--max-tools"
+            },
+            format!("at most {MAX_TOOLS_LIMIT}"),
+        ));
+    }
+    if let Some(dir) = &a.out {
+        report::ensure_writable_dir(dir)?;
+    }
+    let models = catalog.select(&a.models)?;
+    let rep = sweep(&models, a.max_tools, a.params);
+    let json = report::json::to_json(&rep)?;
+    let csv = rep.csv();
+    match a.format {
+        Format::Table => out.write_all(rep.table().as_bytes())?,
+        Format::Csv => out.write_all(csv.as_bytes())?,
+        Format::Json => out.write_all(json.as_bytes())?,
+    }
+    if let Some(dir) = &a.out {
+        write_reported(dir, "sweep.csv", csv.as_bytes(), a.format)?;
+        write_reported(dir, "sweep.json", json.as_bytes(), a.format)?;
+    }
+    Ok(())
+}

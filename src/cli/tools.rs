@@ -1,0 +1,60 @@
+//! `pcsim tools`: what a tool list costs per call on each model, per tool, and after trimming.
+
+use std::io::Write;
+use std::path::PathBuf;
+
+use anyhow::Result;
+use clap::ValueEnum;
+
+use pcsim::catalog::Catalog;
+use pcsim::report;
+use pcsim::toolreport::{filter_tools, tool_report};
+use pcsim::tools::load_tool_files_with_warnings;
+
+/// Arguments of `tools`.
+#[derive(Debug, clap::Args)]
+pub struct ToolsArgs {
+    /// Tool files: MCP `tools/list` output (JSON-RPC response, result object or array) or tool arrays
+    /// in Anthropic or OpenAI form. Several files combine in order, as several connected servers.
+    #[arg(required = true, value_name = "FILE")]
+    pub files: Vec<PathBuf>,
+    /// Model id to price (repeatable); default: the six measured models.
+    #[arg(long = "model", value_name = "ID")]
+    pub models: Vec<String>,
+    /// Price only these tools (comma-separated names).
+    #[arg(long, value_delimiter = ',', value_name = "NAME,...")]
+    pub keep: Vec<String>,
+    /// Leave out these tools (comma-separated names).
+    #[arg(long, value_delimiter = ',', value_name = "NAME,...")]
+    pub drop: Vec<String>,
+    /// Output format on standard output.
+    #[arg(long, value_enum, default_value_t = ToolsFormat::Table)]
+    pub format: ToolsFormat,
+}
+
+/// Formats of `tools` (per-tool rows and trims nest, so there is no single CSV table).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum, Default)]
+pub enum ToolsFormat {
+    /// Aligned text for the terminal.
+    #[default]
+    Table,
+    /// JSON.
+    Json,
+}
+
+/// Runs `pcsim tools`.
+pub fn cmd_tools(catalog: &Catalog, a: ToolsArgs, out: &mut dyn Write) -> Result<()> {
+    let models = catalog.select(&a.models)?;
+    let (tools, warnings) = load_tool_files_with_warnings(&a.files)?;
+    let tools = filter_tools(tools, &a.keep, &a.drop)?;
+    // Warnings go to stderr so that JSON on stdout stays machine-readable; JSON also carries them.
+    for w in &warnings {
+        eprintln!("warning: {w}");
+    }
+    let rep = tool_report(&models, &tools, warnings);
+    match a.format {
+        ToolsFormat::Json => out.write_all(report::json::to_json(&rep)?.as_bytes())?,
+        ToolsFormat::Table => out.write_all(rep.table().as_bytes())?,
+    }
+    Ok(())
+}

@@ -1,0 +1,521 @@
+//! What a tool list costs per call on each model, what each tool contributes, what trimming would save,
+//! and how the cost grows with the number of tools (the data behind `pcsim tools` and `pcsim sweep`).
+//!
+//! Everything here returns plain serialisable structs so that tables, JSON, CSV and charts are all
+//! drawn from the same figures.
+
+use std::fmt::Write as _;
+
+use serde::Serialize;
+
+use crate::catalog::ModelSpec;
+use crate::error::{closest, Error, Result};
+use crate::report::{table::TextTable, usd};
+use crate::tools::{synthetic_tools, Tool};
+use crate::trim::Trim;
+
+/// Calls in the "episode" the tools report prices (a short agent task).
+pub const EPISODE_CALLS: u64 = 10;
+
+/// One tool's tokens on one model.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct ToolCost {
+    /// Tool name.
+    pub name: String,
+    /// Tokens of this tool (without the preamble).
+    pub tokens: u64,
+    /// Fraction of the whole tool block (0..1); the rest of the block is the preamble and other tools.
+    pub share: f64,
+}
+
+/// What one trim would save on one model.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct TrimSaving {
+    /// Trim name (`first-sentence`, `no-param-descriptions`, `required-only`, `all`).
+    pub trim: &'static str,
+    /// Tokens of the trimmed tool block.
+    pub tool_block_tokens: u64,
+    /// Tokens saved per call.
+    pub saved_tokens: i64,
+    /// Saving as a percentage of the untrimmed block.
+    pub saved_percent: f64,
+    /// Dollars saved per call at the base input price.
+    pub saved_usd_per_call: f64,
+}
+
+/// The tool block on one model.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct ModelToolCost {
+    /// Model id.
+    pub model: String,
+    /// Model name.
+    pub model_name: String,
+    /// Rendering family.
+    pub family: String,
+    /// Base input price used, USD per million tokens.
+    pub input_usd_per_mtok: f64,
+    /// Tokens of the whole tool block, billed on every call.
+    pub tool_block_tokens: u64,
+    /// The preamble part of the block (present when any tool is).
+    pub preamble_tokens: u64,
+    /// Dollars per call for the tool block at the base input price (no caching).
+    pub usd_per_call: f64,
+    /// Dollars for the tool block over a [`EPISODE_CALLS`]-call episode (no caching).
+    pub usd_per_10_calls: f64,
+    /// Every tool, largest first (ties by name).
+    pub tools: Vec<ToolCost>,
+    /// What each trim would save.
+    pub trims: Vec<TrimSaving>,
+}
+
+/// The `tools` report: one entry per model.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct ToolReport {
+    /// Number of tools priced.
+    pub tool_count: usize,
+    /// Per model.
+    pub models: Vec<ModelToolCost>,
+    /// Warnings from loading (inputs that clients accept but that are probably unintended).
+    pub warnings: Vec<String>,
+}
+
+/// Tokens of `tools` on `model` (preamble included), each tool's tokens in input order.
+fn block(model: &ModelSpec, tools: &[Tool]) -> (u64, Vec<u64>) {
+    let r = model.rendering();
+    let per: Vec<u64> = tools.iter().map(|t| r.tool_tokens(&t.metrics())).collect();
+    (r.preamble(tools.len()) + per.iter().sum::<u64>(), per)
+}
+
+/// Prices a tool list on each model, with per-tool shares and the trimming what-ifs.
+pub fn tool_report(models: &[&ModelSpec], tools: &[Tool], warnings: Vec<String>) -> ToolReport {
+    let trimmed: Vec<(Trim, Vec<Tool>)> = Trim::ALL.iter().map(|t| (*t, t.apply(tools))).collect();
+    let models = models
+        .iter()
+        .map(|m| {
+            let (total, per) = block(m, tools);
+            let share = |x: u64| {
+                if total == 0 {
+                    0.0
+                } else {
+                    x as f64 / total as f64
+                }
+            };
+            let mut costs: Vec<ToolCost> = tools
+                .iter()
+                .zip(&per)
+                .map(|(t, &tokens)| ToolCost {
+                    name: t.name.clone(),
+                    tokens,
+                    share: share(tokens),
+                })
+                .collect();
+            costs.sort_by(|a, b| b.tokens.cmp(&a.tokens).then_with(|| a.name.cmp(&b.name)));
+            let trims = trimmed
+                .iter()
+                .map(|(trim, ts)| {
+                    let (after, _) = block(m, ts);
+                    let saved = total as i64 - after as i64;
+                    TrimSaving {
+                        trim: trim.as_str(),
+                        tool_block_tokens: after,
+                        saved_tokens: saved,
+                        saved_percent: if total == 0 {
+                            0.0
+                        } else {
+                            100.0 * saved as f64 / total as f64
+                        },
+                        saved_usd_per_call: m.input_usd(saved as f64),
+                    }
+                })
+                .collect();
+            let usd_per_call = m.input_usd(total as f64);
+            ModelToolCost {
+                model: m.id.clone(),
+                model_name: m.name.clone(),
+                family: m.family.clone(),
+                input_usd_per_mtok: m.input_usd_per_mtok.value,
+                tool_block_tokens: total,
+                preamble_tokens: m.rendering().preamble(tools.len()),
+                usd_per_call,
+                usd_per_10_calls: usd_per_call * EPISODE_CALLS as f64,
+                tools: costs,
+                trims,
+            }
+        })
+        .collect();
+    ToolReport {
+        tool_count: tools.len(),
+        models,
+        warnings,
+    }
+}
+
+/// Applies `--keep` (only these, in the list's order) and `--drop` (all but these). Every name must
+/// exist, so a typo cannot silently price the wrong set.
+pub fn filter_tools(tools: Vec<Tool>, keep: &[String], drop: &[String]) -> Result<Vec<Tool>> {
+    for (flag, names) in [("--keep", keep), ("--drop", drop)] {
+        for n in names {
+            if !tools.iter().any(|t| &t.name == n) {
+                let hint = closest(n, tools.iter().map(|t| t.name.as_str()))
+                    .map(|c| format!("; did you mean `{c}`?"))
+                    .unwrap_or_default();
+                return Err(Error::invalid(
+                    flag,
+                    n.as_str(),
+                    format!("no tool of that name in the given files{hint}"),
+                ));
+            }
+        }
+    }
+    Ok(tools
+        .into_iter()
+        .filter(|t| keep.is_empty() || keep.contains(&t.name))
+        .filter(|t| !drop.contains(&t.name))
+        .collect())
+}
+
+impl ToolReport {
+    /// The report as aligned text: a summary per model, the trims, then each model's tools.
+    pub fn table(&self) -> String {
+        let mut out = String::new();
+        let _ = writeln!(
+            out,
+            "Tool block per call ({} tools, no caching; billed on every call, used or not)\n",
+            self.tool_count
+        );
+        let mut t = TextTable::new(
+            &[
+                "model",
+                "family",
+                "tokens",
+                "preamble",
+                "$/call",
+                "$/10 calls",
+            ],
+            &[false, false, true, true, true, true],
+        );
+        for m in &self.models {
+            t.row(vec![
+                m.model.clone(),
+                m.family.clone(),
+                m.tool_block_tokens.to_string(),
+                m.preamble_tokens.to_string(),
+                usd(m.usd_per_call),
+                usd(m.usd_per_10_calls),
+            ]);
+        }
+        out.push_str(&t.render());
+        let _ = writeln!(out, "\nTrimming what-ifs (saving per call)");
+        for trim in Trim::ALL {
+            let _ = writeln!(out, "  {:<22} {}", trim.as_str(), trim.explain());
+        }
+        out.push('\n');
+        let mut t = TextTable::new(
+            &[
+                "model",
+                "trim",
+                "tokens",
+                "saved",
+                "saved %",
+                "saved $/call",
+            ],
+            &[false, false, true, true, true, true],
+        );
+        for m in &self.models {
+            for s in &m.trims {
+                t.row(vec![
+                    m.model.clone(),
+                    s.trim.to_string(),
+                    s.tool_block_tokens.to_string(),
+                    s.saved_tokens.to_string(),
+                    format!("{:.1}%", s.saved_percent),
+                    usd(s.saved_usd_per_call),
+                ]);
+            }
+        }
+        out.push_str(&t.render());
+        for m in &self.models {
+            let _ = writeln!(
+                out,
+                "\n{} ({}): {} tokens per call, largest first",
+                m.model, m.model_name, m.tool_block_tokens
+            );
+            let mut t = TextTable::new(
+                &["#", "tool", "tokens", "share"],
+                &[true, false, true, true],
+            );
+            for (i, c) in m.tools.iter().enumerate() {
+                t.row(vec![
+                    (i + 1).to_string(),
+                    c.name.clone(),
+                    c.tokens.to_string(),
+                    format!("{:.1}%", 100.0 * c.share),
+                ]);
+            }
+            if m.preamble_tokens > 0 {
+                t.row(vec![
+                    String::new(),
+                    "(preamble)".into(),
+                    m.preamble_tokens.to_string(),
+                    format!(
+                        "{:.1}%",
+                        100.0 * m.preamble_tokens as f64 / m.tool_block_tokens as f64
+                    ),
+                ]);
+            }
+            out.push_str(&t.render());
+        }
+        out
+    }
+}
+
+/// One point of a sweep: `tools` synthetic tools on one model.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct SweepPoint {
+    /// Model id.
+    pub model: String,
+    /// Number of tools.
+    pub tools: usize,
+    /// Tokens of the tool block.
+    pub tool_block_tokens: u64,
+    /// Dollars per call for it at the base input price.
+    pub usd_per_call: f64,
+}
+
+/// The straight line a sweep traces on one model.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct SweepSlope {
+    /// Model id.
+    pub model: String,
+    /// Tokens added by each further tool (the slope the facts quote: 173 Claude, 64 GPT-5.6).
+    pub tokens_per_tool: f64,
+    /// Tokens of the preamble (the jump from 0 to 1 tool minus one tool).
+    pub preamble_tokens: u64,
+    /// Dollars added per call by each further tool.
+    pub usd_per_tool_per_call: f64,
+}
+
+/// A sweep over synthetic tool sets of identical shape.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct SweepReport {
+    /// Parameters per synthetic tool.
+    pub params: usize,
+    /// Largest tool count.
+    pub max_tools: usize,
+    /// Points, model by model, 0..=max_tools tools each.
+    pub points: Vec<SweepPoint>,
+    /// Per model, the slope of its line.
+    pub slopes: Vec<SweepSlope>,
+}
+
+/// Tool blocks of 0..=`max_tools` synthetic tools with `params` parameters each, on each model.
+pub fn sweep(models: &[&ModelSpec], max_tools: usize, params: usize) -> SweepReport {
+    let all = synthetic_tools(1, max_tools, params);
+    let mut points = Vec::with_capacity(models.len() * (max_tools + 1));
+    let mut slopes = Vec::with_capacity(models.len());
+    for m in models {
+        let r = m.rendering();
+        // Tokens are a sum over tools, so a running total avoids re-measuring each prefix.
+        let per: Vec<u64> = all.iter().map(|t| r.tool_tokens(&t.metrics())).collect();
+        let mut sum = 0;
+        for n in 0..=max_tools {
+            if n > 0 {
+                sum += per[n - 1];
+            }
+            let tokens = r.preamble(n) + sum;
+            points.push(SweepPoint {
+                model: m.id.clone(),
+                tools: n,
+                tool_block_tokens: tokens,
+                usd_per_call: m.input_usd(tokens as f64),
+            });
+        }
+        let slope = if per.is_empty() {
+            0.0
+        } else {
+            per.iter().sum::<u64>() as f64 / per.len() as f64
+        };
+        slopes.push(SweepSlope {
+            model: m.id.clone(),
+            tokens_per_tool: slope,
+            preamble_tokens: r.preamble(1),
+            usd_per_tool_per_call: m.input_usd(slope),
+        });
+    }
+    SweepReport {
+        params,
+        max_tools,
+        points,
+        slopes,
+    }
+}
+
+impl SweepReport {
+    /// CSV with columns `model,tools,tool_block_tokens,usd_per_call`.
+    pub fn csv(&self) -> String {
+        let mut out = String::from("model,tools,tool_block_tokens,usd_per_call\n");
+        for p in &self.points {
+            let _ = writeln!(
+                out,
+                "{},{},{},{:.9}",
+                crate::report::csv::field(&p.model),
+                p.tools,
+                p.tool_block_tokens,
+                p.usd_per_call
+            );
+        }
+        out
+    }
+
+    /// Aligned text: the slope per model, then tokens by tool count with one column per model.
+    pub fn table(&self) -> String {
+        let mut out = String::new();
+        let _ = writeln!(
+            out,
+            "Synthetic tools with {} parameters and one-line descriptions, 0..{} tools\n",
+            self.params, self.max_tools
+        );
+        let mut t = TextTable::new(
+            &["model", "tokens/tool", "preamble", "$/tool/call"],
+            &[false, true, true, true],
+        );
+        for s in &self.slopes {
+            t.row(vec![
+                s.model.clone(),
+                format!("{:.1}", s.tokens_per_tool),
+                s.preamble_tokens.to_string(),
+                usd(s.usd_per_tool_per_call),
+            ]);
+        }
+        out.push_str(&t.render());
+        out.push('\n');
+        let models: Vec<&str> = self.slopes.iter().map(|s| s.model.as_str()).collect();
+        let mut header = vec!["tools"];
+        header.extend(models.iter().copied());
+        let mut t = TextTable::new(&header, &vec![true; header.len()]);
+        for n in 0..=self.max_tools {
+            let mut row = vec![n.to_string()];
+            for m in &models {
+                let p = self
+                    .points
+                    .iter()
+                    .find(|p| p.model == *m && p.tools == n)
+                    .map_or(0, |p| p.tool_block_tokens);
+                row.push(p.to_string());
+            }
+            t.row(row);
+        }
+        out.push_str(&t.render());
+        out.push_str("(tokens per call)\n");
+        out
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::catalog::Catalog;
+
+    fn catalog() -> Catalog {
+        Catalog::embedded().unwrap()
+    }
+
+    #[test]
+    fn report_shares_sum_with_preamble_to_one_and_sort_largest_first() {
+        let c = catalog();
+        let models = c.select(&[]).unwrap();
+        let mut tools = synthetic_tools(1, 3, 2);
+        tools.push(synthetic_tool_with_long_description());
+        let r = tool_report(&models, &tools, vec![]);
+        assert_eq!(r.models.len(), models.len());
+        for m in &r.models {
+            let (total, _) = block(c.model(&m.model).unwrap(), &tools);
+            assert_eq!(m.tool_block_tokens, total);
+            let sum: u64 = m.tools.iter().map(|t| t.tokens).sum();
+            assert_eq!(sum + m.preamble_tokens, m.tool_block_tokens);
+            let shares: f64 = m.tools.iter().map(|t| t.share).sum::<f64>()
+                + m.preamble_tokens as f64 / m.tool_block_tokens as f64;
+            assert!((shares - 1.0).abs() < 1e-9, "{shares}");
+            assert_eq!(m.tools[0].name, "long");
+            assert!(m.tools.windows(2).all(|w| w[0].tokens >= w[1].tokens));
+            let spec = c.model(&m.model).unwrap();
+            assert!((m.usd_per_call - spec.input_usd(total as f64)).abs() < 1e-15);
+            assert!((m.usd_per_10_calls - 10.0 * m.usd_per_call).abs() < 1e-12);
+            // Each trim saves something on this input, and all together save the most.
+            let all = m.trims.iter().find(|t| t.trim == "all").unwrap();
+            for t in &m.trims {
+                assert!(t.saved_tokens > 0, "{} {}", m.model, t.trim);
+                assert_eq!(t.tool_block_tokens as i64 + t.saved_tokens, total as i64);
+                assert!(t.saved_tokens <= all.saved_tokens);
+            }
+        }
+    }
+
+    fn synthetic_tool_with_long_description() -> Tool {
+        Tool {
+            name: "long".into(),
+            description: "Does one thing. ".repeat(100),
+            input_schema: serde_json::json!({"type":"object","properties":{
+                "q":{"type":"string","description":"The query."},
+                "limit":{"type":"integer","description":"Most results."}},"required":["q"]}),
+        }
+    }
+
+    #[test]
+    fn empty_tool_list_costs_nothing() {
+        let c = catalog();
+        let r = tool_report(&c.select(&[]).unwrap(), &[], vec![]);
+        for m in &r.models {
+            assert_eq!((m.tool_block_tokens, m.usd_per_call), (0, 0.0));
+            assert!(m.trims.iter().all(|t| t.saved_tokens == 0));
+        }
+    }
+
+    #[test]
+    fn filter_keeps_in_order_drops_and_rejects_unknown_names() {
+        let tools = synthetic_tools(1, 4, 1);
+        let names = |ts: &[Tool]| ts.iter().map(|t| t.name.clone()).collect::<Vec<_>>();
+        let kept = filter_tools(
+            tools.clone(),
+            &["synthetic_tool_03".into(), "synthetic_tool_01".into()],
+            &[],
+        )
+        .unwrap();
+        assert_eq!(names(&kept), ["synthetic_tool_01", "synthetic_tool_03"]);
+        let dropped = filter_tools(tools.clone(), &[], &["synthetic_tool_02".into()]).unwrap();
+        assert_eq!(dropped.len(), 3);
+        let e = filter_tools(tools, &["synthetic_tool_9".into()], &[])
+            .unwrap_err()
+            .to_string();
+        assert!(
+            e.contains("--keep") && e.contains("synthetic_tool_9") && e.contains("did you mean"),
+            "{e}"
+        );
+    }
+
+    #[test]
+    fn sweep_is_linear_from_the_preamble_and_matches_the_report() {
+        let c = catalog();
+        let models = c.select(&[]).unwrap();
+        let s = sweep(&models, 5, 3);
+        assert_eq!(s.points.len(), models.len() * 6);
+        for m in &models {
+            let pts: Vec<&SweepPoint> = s.points.iter().filter(|p| p.model == m.id).collect();
+            assert_eq!(pts[0].tool_block_tokens, 0);
+            // Every point equals the block of that many synthetic tools, as `tools` prices it.
+            for p in &pts {
+                let (want, _) = block(m, &synthetic_tools(1, p.tools, 3));
+                assert_eq!(p.tool_block_tokens, want);
+            }
+            let slope = s.slopes.iter().find(|x| x.model == m.id).unwrap();
+            let rise = (pts[5].tool_block_tokens - pts[1].tool_block_tokens) as f64 / 4.0;
+            assert!(
+                (rise - slope.tokens_per_tool).abs() <= 1.0,
+                "{rise} {slope:?}"
+            );
+        }
+        let csv = s.csv();
+        assert_eq!(csv.lines().count(), 1 + s.points.len());
+        assert!(csv.starts_with("model,tools,tool_block_tokens,usd_per_call\n"));
+    }
+}
