@@ -14,7 +14,7 @@ use crate::error::Result;
 use crate::quantity::Quantity;
 use crate::report::usd;
 use crate::scenario::Scenario;
-use crate::strategy::{BreakpointSpec, Mode, Strategy};
+use crate::strategy::{Anchor, BreakpointSpec, Mode, Strategy};
 use crate::tools::Tool;
 
 /// How many of the largest tools are tried for dropping.
@@ -114,6 +114,9 @@ pub struct ModelAdvice {
     pub model_name: String,
     /// Total dollars without caching.
     pub none_usd: f64,
+    /// The cheapest strategy found overall: the breakpoint placement, at the cheaper TTL tier when
+    /// that beats it. Tools are dropped under this strategy.
+    pub recommended: Candidate,
     /// Where to put breakpoints.
     pub breakpoints: Placement,
     /// Which TTL tier (absent when the model offers no caching).
@@ -261,7 +264,24 @@ fn advise_model(
         candidates: sims.iter().map(|(c, _)| c.clone()).collect(),
     };
     let mut ttl = ttl_advice(model, scenario, &sims, &mut skipped);
-    if let Some(t) = ttl.as_mut().filter(|_| best.strategy == "none") {
+    // The overall recommendation: the placement, or its layout at a cheaper TTL tier (which can
+    // pay even when the default tier does not, e.g. gaps longer than the default lifetime).
+    let mut recommended = best.clone();
+    let mut recommended_strategy = best_strategy.clone();
+    if let Some(t) = ttl.as_ref() {
+        if let Some(row) = t.tiers.iter().find(|x| x.tier == t.recommended_tier) {
+            if row.total_usd < best.total_usd {
+                recommended_strategy = Strategy::parse(&row.strategy)?;
+                recommended = Candidate {
+                    strategy: row.strategy.clone(),
+                    total_usd: row.total_usd,
+                    saving_usd: none_usd - row.total_usd,
+                    saving_percent: percent(none_usd - row.total_usd, none_usd),
+                };
+            }
+        }
+    }
+    if let Some(t) = ttl.as_mut().filter(|_| recommended.strategy == "none") {
         // No tier can be recommended when no caching beats none; the figures stay for reference.
         t.note = "caching does not pay for this scenario on this model; tiers shown for reference"
             .into();
@@ -292,7 +312,7 @@ fn advise_model(
             ));
         }
     }
-    if best.strategy == "none" {
+    if recommended.strategy == "none" {
         notes.push(
             "no caching strategy simulated is cheaper than no caching for this scenario".into(),
         );
@@ -309,21 +329,22 @@ fn advise_model(
     let mut drop_tools = Vec::new();
     for (tool, tokens) in ranked.into_iter().take(TOP_TOOLS) {
         let s = without_tool(scenario, &tool.name);
-        let r = simulate_one(model, &s, &best.strategy, &best_strategy)?;
-        let saving = best.total_usd - r.total_usd;
+        let r = simulate_one(model, &s, &recommended.strategy, &recommended_strategy)?;
+        let saving = recommended.total_usd - r.total_usd;
         drop_tools.push(DropTool {
             name: tool.name,
             tokens,
             strategy: r.strategy,
             total_usd: r.total_usd,
             saving_usd: saving,
-            saving_percent: percent(saving, best.total_usd),
+            saving_percent: percent(saving, recommended.total_usd),
         });
     }
     Ok(ModelAdvice {
         model: model.id.clone(),
         model_name: model.name.clone(),
         none_usd,
+        recommended,
         breakpoints: placement,
         ttl,
         break_even,
@@ -373,73 +394,78 @@ fn ttl_advice(
             total_usd: total,
         }
     };
-    let explicit = sims
-        .iter()
-        .find(|(_, s)| s.mode == Some(Mode::Explicit) && !s.breakpoints.is_empty());
-    if let (Some(rules), Some((_, layout))) = (model.cache.explicit.as_ref(), explicit) {
-        let mut tiers = Vec::new();
-        for name in rules.tiers.keys() {
-            let s = Strategy {
-                mode: Some(Mode::Explicit),
-                breakpoints: layout
-                    .breakpoints
-                    .iter()
-                    .map(|b| BreakpointSpec {
-                        anchor: b.anchor,
-                        tier: Some(name.clone()),
-                    })
-                    .collect(),
-                tool_changes: None,
-            };
-            let text = s.to_string();
-            match simulate_one(model, scenario, &text, &s) {
-                Ok(r) => tiers.push(tier_row(rules, name, r.strategy, r.total_usd)),
-                Err(e) => skipped.push(Skip {
-                    model: model.id.clone(),
-                    strategy: text,
-                    reason: e.to_string(),
-                }),
-            }
-        }
-        let best = tiers
-            .iter()
-            .min_by(|a, b| a.total_usd.total_cmp(&b.total_usd))?
-            .clone();
-        let worst = tiers
-            .iter()
-            .map(|t| t.total_usd)
-            .fold(f64::NEG_INFINITY, f64::max);
-        let note = if tiers.len() == 1 {
-            format!("the model offers only the {} tier", best.tier)
+    // The mode whose tiers are compared: that of the cheapest caching candidate (explicit layouts
+    // keep their anchors; automatic and implicit caching take a tier as `automatic@24h`).
+    let (_, layout) = sims.iter().find(|(_, s)| {
+        matches!(
+            s.mode,
+            Some(Mode::Explicit | Mode::Automatic | Mode::Implicit)
+        )
+    })?;
+    let mode = layout.mode?;
+    let rules = match mode {
+        Mode::Explicit => model.cache.explicit.as_ref(),
+        Mode::Automatic => model.cache.automatic.as_ref(),
+        Mode::Implicit => model.cache.implicit.as_ref(),
+        Mode::None => None,
+    }?;
+    let mut tiers = Vec::new();
+    for name in rules.tiers.keys() {
+        let breakpoints = if mode == Mode::Explicit {
+            layout
+                .breakpoints
+                .iter()
+                .map(|b| BreakpointSpec {
+                    anchor: b.anchor,
+                    tier: Some(name.clone()),
+                })
+                .collect()
+        } else if rules.tiers.len() > 1 {
+            vec![BreakpointSpec {
+                anchor: Anchor::Last,
+                tier: Some(name.clone()),
+            }]
         } else {
-            String::new()
+            // A single provider tier: the plain strategy, as the other reports name it.
+            Vec::new()
         };
-        return Some(TtlAdvice {
-            mode: "explicit".into(),
-            recommended_tier: best.tier.clone(),
-            saving_usd: worst - best.total_usd,
-            tiers,
-            note,
-        });
+        let s = Strategy {
+            mode: Some(mode),
+            breakpoints,
+            tool_changes: None,
+        };
+        let text = s.to_string();
+        match simulate_one(model, scenario, &text, &s) {
+            Ok(r) => tiers.push(tier_row(rules, name, r.strategy, r.total_usd)),
+            Err(e) => skipped.push(Skip {
+                model: model.id.clone(),
+                strategy: text,
+                reason: e.to_string(),
+            }),
+        }
     }
-    // No explicit caching: the provider's tier, reported with the strategy that uses it.
-    let (mode, rules) = main_rules(model)?;
-    let (cand, _) = sims.iter().find(|(_, s)| s.mode == Some(mode))?;
-    let tier = rules.tier(None)?.0.to_string();
+    let best = tiers
+        .iter()
+        .min_by(|a, b| a.total_usd.total_cmp(&b.total_usd))?
+        .clone();
+    let worst = tiers
+        .iter()
+        .map(|t| t.total_usd)
+        .fold(f64::NEG_INFINITY, f64::max);
+    let note = match (tiers.len(), mode) {
+        (1, Mode::Explicit) => format!("the model offers only the {} tier", best.tier),
+        (1, m) => format!(
+            "{} caching: the provider sets the lifetime; nothing to choose",
+            m.as_str()
+        ),
+        _ => String::new(),
+    };
     Some(TtlAdvice {
         mode: mode.as_str().into(),
-        recommended_tier: tier.clone(),
-        saving_usd: 0.0,
-        tiers: vec![tier_row(
-            rules,
-            &tier,
-            cand.strategy.clone(),
-            cand.total_usd,
-        )],
-        note: format!(
-            "{} caching: the provider sets the lifetime; nothing to choose",
-            mode.as_str()
-        ),
+        recommended_tier: best.tier.clone(),
+        saving_usd: worst - best.total_usd,
+        tiers,
+        note,
     })
 }
 
@@ -458,6 +484,15 @@ impl AdviceReport {
                 a.model,
                 a.model_name,
                 usd(a.none_usd)
+            );
+            let r = &a.recommended;
+            let _ = writeln!(
+                out,
+                "  recommended  {}: {}, saves {} ({:.1}%) vs none",
+                r.strategy,
+                usd(r.total_usd),
+                signed_usd(r.saving_usd),
+                r.saving_percent
             );
             let _ = writeln!(
                 out,
@@ -521,11 +556,15 @@ impl AdviceReport {
             for d in &a.drop_tools {
                 let _ = writeln!(
                     out,
-                    "  drop tool    {} ({} tokens): saves {} ({:.1}%) under {}",
+                    "  drop tool    {} ({} tokens): {} ({:.1}%) under {}",
                     d.name,
                     d.tokens,
-                    signed_usd(d.saving_usd),
-                    d.saving_percent,
+                    if d.saving_usd >= 0.0 {
+                        format!("saves {}", usd(d.saving_usd))
+                    } else {
+                        format!("costs {} more, keep it", usd(-d.saving_usd))
+                    },
+                    d.saving_percent.abs(),
                     d.strategy
                 );
             }
@@ -584,6 +623,51 @@ mod tests {
             .all(|w| w[0].total_usd <= w[1].total_usd));
         assert!((p.saving_usd - (a.none_usd - p.total_usd)).abs() < 1e-12);
         assert!(p.recommended.contains("1h"), "{}", p.recommended);
+    }
+
+    #[test]
+    fn automatic_tiers_are_simulated_where_the_provider_offers_several() {
+        let catalog = Catalog::embedded().unwrap();
+        // GPT-5.2 offers two automatic retention tiers (in_memory and 24h) at the same write price.
+        let m = catalog.model("gpt-5.2").unwrap();
+        let rules = m.cache.automatic.as_ref().unwrap();
+        assert!(rules.tiers.len() > 1);
+        // Gaps twice the shortest tier's lifetime but within the longest: only the longest is read.
+        let longest = rules
+            .tiers
+            .iter()
+            .max_by(|a, b| a.1.ttl_seconds.value.total_cmp(&b.1.ttl_seconds.value))
+            .map(|(n, _)| n.clone())
+            .unwrap();
+        let shortest_ttl = rules
+            .tiers
+            .values()
+            .map(|t| t.ttl_seconds.value)
+            .fold(f64::INFINITY, f64::min);
+        let gap = (shortest_ttl * 2.0).to_string();
+        let rep = advise(&catalog, &session(&gap), &["gpt-5.2".into()]).unwrap();
+        let t = rep.advice[0].ttl.as_ref().unwrap();
+        assert_eq!(t.mode, "automatic");
+        assert_eq!(t.tiers.len(), rules.tiers.len());
+        let best = t
+            .tiers
+            .iter()
+            .find(|x| x.tier == t.recommended_tier)
+            .unwrap();
+        assert!(t.tiers.iter().all(|x| best.total_usd <= x.total_usd));
+        assert!(t.saving_usd > 0.0);
+        assert_eq!(t.recommended_tier, longest);
+        assert_eq!(best.strategy, format!("automatic@{longest}"));
+        // The overall recommendation takes the cheaper tier, and tools are dropped under it.
+        let a = &rep.advice[0];
+        assert_eq!(a.recommended.strategy, best.strategy);
+        assert_eq!(a.recommended.total_usd, best.total_usd);
+        assert!(a.drop_tools.iter().all(|d| d.strategy == best.strategy));
+        let gap_s: f64 = gap.parse().unwrap();
+        for x in &t.tiers {
+            let expected = if gap_s < x.ttl_seconds { 1.0 } else { 0.0 };
+            assert_eq!(x.p_next_call_within_ttl, expected, "{}", x.tier);
+        }
     }
 
     #[test]
