@@ -298,6 +298,23 @@ pub fn apply_change(
         .position(|e| e.at_call > at_call)
         .unwrap_or(changed.events.len());
     changed.events.insert(pos, event);
+    // The scenario's later events must still make sense: one that adds a tool this change already
+    // added would send a duplicate name, which model APIs reject.
+    let mut list = after;
+    for e in &changed.events[pos + 1..] {
+        list = e.apply(&list);
+        let mut names = HashSet::new();
+        if let Some(t) = list.iter().find(|t| !names.insert(t.name.as_str())) {
+            return Err(Error::invalid(
+                COMMAND_LINE,
+                flag,
+                format!(
+                    "with this change, the scenario's event at call {} would list tool `{}` twice ({})",
+                    e.at_call, t.name, scenario.origin
+                ),
+            ));
+        }
+    }
     Ok((changed, summary))
 }
 
@@ -855,6 +872,46 @@ mod tests {
             },
         );
         assert!(e.contains("--keep-tools") && e.contains("as it is"), "{e}");
+        // A later event of the scenario that adds the same tool again.
+        let mut later = sc.clone();
+        later.events.push(ToolEvent {
+            at_call: 5,
+            add: vec![synthetic_tool(21, 3)],
+            remove: vec![],
+            keep: None,
+            replace: None,
+        });
+        let e = whatif(&catalog, &later, 3, &add_one(), &ids, &[])
+            .unwrap_err()
+            .to_string();
+        assert!(
+            e.contains("event at call 5") && e.contains("`synthetic_tool_21` twice"),
+            "{e}"
+        );
+        // Removing earlier a tool that a later event removes is a fair question: the later removal
+        // then has nothing to do.
+        let mut later = sc.clone();
+        later.events.push(ToolEvent {
+            at_call: 5,
+            add: vec![],
+            remove: vec!["synthetic_tool_03".into()],
+            keep: None,
+            replace: None,
+        });
+        let earlier = ToolChange {
+            remove: vec!["synthetic_tool_03".into()],
+            ..Default::default()
+        };
+        let rep = whatif(&catalog, &later, 3, &earlier, &ids, &["none".into()]).unwrap();
+        // Two calls (3 and 4) without the tool's tokens at the base rate.
+        let m = catalog.model("claude-opus-4.8").unwrap();
+        let t = m.rendering().tool_tokens(&synthetic_tool(3, 3).metrics());
+        let saved = 2.0 * t as f64 * m.input_usd_per_mtok.value / 1e6;
+        assert!(
+            (rep.outcomes[0].extra_usd + saved).abs() < 1e-12,
+            "{}",
+            rep.outcomes[0].extra_usd
+        );
         // A strategy no chosen model offers: an error, not a table of baselines.
         let e = whatif(&catalog, &sc, 3, &add_one(), &ids, &["automatic".into()])
             .unwrap_err()
