@@ -16,6 +16,7 @@
 //! ```
 
 pub mod billing;
+pub mod capture;
 pub mod catalog;
 pub mod engine;
 pub mod error;

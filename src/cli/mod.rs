@@ -1,5 +1,6 @@
 //! The command line: clap definitions and the glue from arguments to library calls.
 
+mod capture;
 mod models;
 mod run;
 
@@ -43,6 +44,8 @@ pub enum Command {
     Run(run::RunArgs),
     /// List the model catalog.
     Models(models::ModelsArgs),
+    /// Start an MCP server over stdio and capture its tool list.
+    Capture(capture::CaptureArgs),
 }
 
 /// Runs the parsed command, writing to `out`.
@@ -54,6 +57,7 @@ pub fn run(cli: Cli, out: &mut dyn Write) -> Result<()> {
     match cli.command.unwrap_or(Command::Run(run::RunArgs::default())) {
         Command::Run(a) => run::cmd_run(&catalog, a, out),
         Command::Models(a) => models::cmd_models(&catalog, a, out),
+        Command::Capture(a) => capture::cmd_capture(a, out),
     }
 }
 
