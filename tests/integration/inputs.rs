@@ -1,0 +1,183 @@
+//! Real inputs: live MCP capture, client configs, LiteLLM price import, usage-log replay.
+
+use std::path::PathBuf;
+
+use serde_json::Value;
+
+use crate::common::{pcsim, root};
+
+/// The fake stdio MCP server (a Python script: no extra build target, nothing shipped with pcsim).
+fn fake_server() -> Option<PathBuf> {
+    let ok = std::process::Command::new("python3")
+        .arg("--version")
+        .output()
+        .is_ok_and(|o| o.status.success());
+    if !ok {
+        eprintln!("skipped: python3 is not available to run the fake MCP server");
+        return None;
+    }
+    Some(root().join("tests/fixtures/fake_mcp_server.py"))
+}
+
+fn fixture(name: &str) -> PathBuf {
+    root().join("tests/fixtures").join(name)
+}
+
+fn capture_mode(mode: &str, extra: &[&str]) -> assert_cmd::assert::Assert {
+    let server = fake_server().expect("checked by the caller");
+    let mut cmd = pcsim();
+    cmd.arg("capture").args(["--timeout-seconds", "2"]).args(extra);
+    cmd.arg("--").arg("python3").arg(server).arg(mode);
+    cmd.timeout(std::time::Duration::from_secs(20)).assert()
+}
+
+fn tool_names(json: &[u8]) -> Vec<String> {
+    let v: Value = serde_json::from_slice(json).unwrap();
+    v["tools"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| t["name"].as_str().unwrap().to_string())
+        .collect()
+}
+
+#[test]
+fn capture_lists_tools_and_capabilities_change_the_list() {
+    if fake_server().is_none() {
+        return;
+    }
+    let out = capture_mode("normal", &[]).success().get_output().stdout.clone();
+    assert_eq!(tool_names(&out), ["echo", "add", "get_time"]);
+    // The capture is a tool file pcsim reads like the stored ones.
+    let tools = pcsim::tools::parse_tool_list(std::str::from_utf8(&out).unwrap(), "capture").unwrap();
+    assert_eq!(tools.len(), 3);
+    let full = capture_mode("normal", &["--client-capabilities", "full"])
+        .success()
+        .get_output()
+        .stdout
+        .clone();
+    assert_eq!(
+        tool_names(&full),
+        ["echo", "add", "get_time", "sample_llm", "elicit_input"]
+    );
+}
+
+#[test]
+fn capture_follows_pagination_and_writes_file() {
+    if fake_server().is_none() {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("paged.tools.json");
+    let a = capture_mode("paginated", &["--out", path.to_str().unwrap()]).success();
+    let text = String::from_utf8_lossy(&a.get_output().stdout).to_string();
+    assert!(text.contains("captured 5 tools") && text.contains("3 pages"), "{text}");
+    let bytes = std::fs::read(&path).unwrap();
+    assert_eq!(
+        tool_names(&bytes),
+        ["echo", "add", "get_time", "search", "fetch"]
+    );
+}
+
+#[test]
+fn capture_skips_noise_and_answers_roots() {
+    if fake_server().is_none() {
+        return;
+    }
+    // The noisy server exits with status 4 unless its roots/list request gets an empty root list.
+    let a = capture_mode("noisy", &[]).success();
+    assert_eq!(tool_names(&a.get_output().stdout).len(), 3);
+    let err = String::from_utf8_lossy(&a.get_output().stderr).to_string();
+    assert!(err.contains("skipped 3 non-JSON-RPC lines") && err.contains("answered 1 server requests"), "{err}");
+}
+
+#[test]
+fn capture_bad_servers_fail_clearly_in_bounded_time() {
+    if fake_server().is_none() {
+        return;
+    }
+    let cases = [
+        ("silent", "no answer within the timeout"),
+        ("garbage", "initialize result is not a JSON object"),
+        ("crash", "exited: exit status: 3"),
+        ("flood", "sent a message longer than"),
+    ];
+    for (mode, want) in cases {
+        let start = std::time::Instant::now();
+        let a = capture_mode(mode, &["--max-bytes", "1000000"]).code(2);
+        let err = String::from_utf8_lossy(&a.get_output().stderr).to_string();
+        assert!(err.contains(want) && err.contains(mode), "{mode}: {err}");
+        assert!(a.get_output().stdout.is_empty(), "{mode}: nothing half-written on stdout");
+        // Bounded: the 2 s timeout plus process start-up, with a wide margin for a loaded machine.
+        assert!(start.elapsed().as_secs() < 15, "{mode} took {:?}", start.elapsed());
+    }
+    let a = capture_mode("crash", &[]).code(2);
+    let err = String::from_utf8_lossy(&a.get_output().stderr).to_string();
+    assert!(err.contains("missing API_KEY"), "stderr tail is reported: {err}");
+}
+
+#[test]
+fn capture_missing_command_names_it() {
+    let a = pcsim()
+        .args(["capture", "--timeout-seconds", "2", "--", "pcsim-no-such-command-xyz", "--flag"])
+        .assert()
+        .code(2);
+    let err = String::from_utf8_lossy(&a.get_output().stderr).to_string();
+    assert!(err.contains("cannot start `pcsim-no-such-command-xyz`"), "{err}");
+}
+
+#[cfg(target_os = "linux")]
+#[test]
+fn capture_ends_a_server_that_ignores_sigterm() {
+    let Some(server) = fake_server() else { return };
+    let dir = tempfile::tempdir().unwrap();
+    let pidfile = dir.path().join("pid");
+    let opts = pcsim::capture::CaptureOptions {
+        timeout: std::time::Duration::from_secs(2),
+        ..Default::default()
+    };
+    let env = [("FAKE_MCP_PIDFILE".to_string(), pidfile.display().to_string())]
+        .into_iter()
+        .collect();
+    let e = pcsim::capture::capture_command(
+        "silent",
+        "python3",
+        &[server.display().to_string(), "silent".into()],
+        &env,
+        &opts,
+    )
+    .unwrap_err();
+    assert!(e.to_string().contains("no answer within the timeout"), "{e}");
+    let pid = std::fs::read_to_string(&pidfile).unwrap();
+    // The child was killed and reaped before capture_command returned: no process, not even a zombie.
+    assert!(
+        !PathBuf::from(format!("/proc/{}", pid.trim())).exists(),
+        "server process {pid} is still there"
+    );
+}
+
+/// Against a real official server. Ignored by default: it needs npm and network access to fetch
+/// the package. Run with `cargo test --test integration inputs::capture_real -- --ignored`.
+#[test]
+#[ignore = "needs npx and network access to fetch @modelcontextprotocol/server-memory"]
+fn capture_real_server_memory_matches_reference() {
+    let a = pcsim()
+        .args([
+            "capture",
+            "--timeout-seconds",
+            "120",
+            "--",
+            "npx",
+            "-y",
+            "@modelcontextprotocol/server-memory",
+        ])
+        .timeout(std::time::Duration::from_secs(180))
+        .assert()
+        .success();
+    let names = tool_names(&a.get_output().stdout);
+    assert!(names.contains(&"create_entities".to_string()), "{names:?}");
+    if let Some(reference) = crate::common::capture("server-memory") {
+        let stored = tool_names(&std::fs::read(reference).unwrap());
+        assert_eq!(names.len(), stored.len(), "live {names:?} vs stored {stored:?}");
+    }
+}
