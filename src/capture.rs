@@ -255,7 +255,10 @@ pub fn capture_over(
     let init = init.as_object().ok_or_else(|| {
         server_error(
             server,
-            format!("the initialize result is not a JSON object: {}", short(&init)),
+            format!(
+                "the initialize result is not a JSON object: {}",
+                short(&init)
+            ),
         )
     })?;
     cap.server_info = init.get("serverInfo").cloned();
@@ -277,19 +280,16 @@ pub fn capture_over(
         t.send(&tools_list_request(id, cursor.as_deref()))?;
         let page = await_response(t, server, id, "tools/list", deadline, &mut cap)?;
         cap.pages += 1;
-        let tools = page
-            .get("tools")
-            .and_then(Value::as_array)
-            .ok_or_else(|| {
-                server_error(
-                    server,
-                    format!(
-                        "tools/list page {} has no `tools` array: {}",
-                        cap.pages,
-                        short(&page)
-                    ),
-                )
-            })?;
+        let tools = page.get("tools").and_then(Value::as_array).ok_or_else(|| {
+            server_error(
+                server,
+                format!(
+                    "tools/list page {} has no `tools` array: {}",
+                    cap.pages,
+                    short(&page)
+                ),
+            )
+        })?;
         cap.tools.extend(tools.iter().cloned());
         match page.get("nextCursor") {
             None | Some(Value::Null) => break,
@@ -348,9 +348,8 @@ fn await_response(
         };
         match classify(&line) {
             Incoming::Response { id: got, outcome } if got == json!(id) => {
-                return outcome.map_err(|e| {
-                    server_error(server, format!("{what} failed: {}", short(&e)))
-                });
+                return outcome
+                    .map_err(|e| server_error(server, format!("{what} failed: {}", short(&e))));
             }
             // A response to an id we did not send: noise from a confused server; keep waiting.
             Incoming::Response { .. } | Incoming::Noise => cap.skipped_lines += 1,
@@ -506,7 +505,11 @@ impl Transport for ProcessTransport {
         if let Some(st) = self.guard.exit_status() {
             s.push_str(&format!(" (exited: {st})"));
         }
-        let tail = self.stderr_tail.lock().map(|b| b.clone()).unwrap_or_default();
+        let tail = self
+            .stderr_tail
+            .lock()
+            .map(|b| b.clone())
+            .unwrap_or_default();
         let tail = String::from_utf8_lossy(&tail);
         let tail = tail.trim();
         if !tail.is_empty() {
@@ -586,12 +589,9 @@ pub fn capture_command(
         use std::os::unix::process::CommandExt;
         cmd.process_group(0);
     }
-    let mut child = cmd.spawn().map_err(|e| {
-        server_error(
-            server,
-            format!("cannot start `{program}`: {e}"),
-        )
-    })?;
+    let mut child = cmd
+        .spawn()
+        .map_err(|e| server_error(server, format!("cannot start `{program}`: {e}")))?;
     let stdin = child.stdin.take();
     let stdout = child.stdout.take();
     let stderr = child.stderr.take();
@@ -729,7 +729,10 @@ mod tests {
         );
         assert!(matches!(
             classify(r#"{"id":1,"error":{"code":-1,"message":"no"}}"#),
-            Incoming::Response { outcome: Err(_), .. }
+            Incoming::Response {
+                outcome: Err(_),
+                ..
+            }
         ));
     }
 
@@ -754,10 +757,7 @@ mod tests {
         let p1 = json!({"jsonrpc":"2.0","id":2,"result":{"tools":[tool("a"), tool("b")],"nextCursor":"c1"}});
         let p2 = json!({"jsonrpc":"2.0","id":3,"result":{"tools":[tool("c")]}});
         let mut s = Script::new(&[
-            (
-                "initialize",
-                vec!["Server starting...".into(), init.into()],
-            ),
+            ("initialize", vec!["Server starting...".into(), init.into()]),
             (
                 "tools/list",
                 vec![
@@ -785,9 +785,18 @@ mod tests {
             .collect();
         assert_eq!(
             methods,
-            ["initialize", "notifications/initialized", "tools/list", "reply", "tools/list"]
+            [
+                "initialize",
+                "notifications/initialized",
+                "tools/list",
+                "reply",
+                "tools/list"
+            ]
         );
-        assert_eq!(s.sent[3], json!({"jsonrpc":"2.0","id":"r1","result":{"roots":[]}}));
+        assert_eq!(
+            s.sent[3],
+            json!({"jsonrpc":"2.0","id":"r1","result":{"roots":[]}})
+        );
         assert_eq!(s.sent[4]["params"]["cursor"], "c1");
     }
 
@@ -802,11 +811,17 @@ mod tests {
             ),
         ]);
         let e = run(&mut s).unwrap_err().to_string();
-        assert!(e.contains("test") && e.contains("tools/list failed") && e.contains("Method not found"), "{e}");
+        assert!(
+            e.contains("test") && e.contains("tools/list failed") && e.contains("Method not found"),
+            "{e}"
+        );
 
         let mut s = Script::new(&[("initialize", vec!["garbage".into()])]);
         let e = run(&mut s).unwrap_err().to_string();
-        assert!(e.contains("closed its output before answering initialize (scripted)"), "{e}");
+        assert!(
+            e.contains("closed its output before answering initialize (scripted)"),
+            "{e}"
+        );
 
         let mut s = Script::new(&[("initialize", vec![r#"{"id":1,"result":"ok"}"#.into()])]);
         let e = run(&mut s).unwrap_err().to_string();
@@ -816,7 +831,9 @@ mod tests {
     #[test]
     fn a_cursor_loop_is_an_error() {
         let init = r#"{"jsonrpc":"2.0","id":1,"result":{}}"#;
-        let page = |id: u64| json!({"jsonrpc":"2.0","id":id,"result":{"tools":[],"nextCursor":"same"}}).to_string();
+        let page = |id: u64| {
+            json!({"jsonrpc":"2.0","id":id,"result":{"tools":[],"nextCursor":"same"}}).to_string()
+        };
         let mut s = Script::new(&[
             ("initialize", vec![init.into()]),
             ("tools/list", vec![page(2)]),

@@ -8,7 +8,9 @@ use std::time::Duration;
 use anyhow::{Context, Result};
 use clap::ValueEnum;
 
-use pcsim::capture::{capture_command, CaptureOptions, ClientCapabilities, DEFAULT_PROTOCOL_VERSION};
+use pcsim::capture::{
+    capture_command, CaptureOptions, ClientCapabilities, DEFAULT_PROTOCOL_VERSION,
+};
 use pcsim::report;
 
 /// Client capabilities on the command line.
@@ -41,11 +43,17 @@ pub struct ServerOptions {
 impl ServerOptions {
     /// The library's options, after checking the numbers.
     pub fn to_options(&self) -> Result<CaptureOptions> {
-        if !(self.timeout_seconds.is_finite() && self.timeout_seconds > 0.0 && self.timeout_seconds <= 86_400.0) {
+        if !(self.timeout_seconds.is_finite()
+            && self.timeout_seconds > 0.0
+            && self.timeout_seconds <= 86_400.0)
+        {
             anyhow::bail!(pcsim::Error::invalid(
                 "command line",
                 "--timeout-seconds",
-                format!("value {} must be a number of seconds above 0 and at most 86400", self.timeout_seconds)
+                format!(
+                    "value {} must be a number of seconds above 0 and at most 86400",
+                    self.timeout_seconds
+                )
             ));
         }
         if self.max_bytes < 1024 {

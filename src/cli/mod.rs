@@ -1,6 +1,7 @@
 //! The command line: clap definitions and the glue from arguments to library calls.
 
 mod capture;
+mod config;
 mod models;
 mod run;
 
@@ -46,6 +47,8 @@ pub enum Command {
     Models(models::ModelsArgs),
     /// Start an MCP server over stdio and capture its tool list.
     Capture(capture::CaptureArgs),
+    /// Capture every server of an MCP client configuration and report its tool-block overhead.
+    Config(config::ConfigArgs),
 }
 
 /// Runs the parsed command, writing to `out`.
@@ -58,6 +61,7 @@ pub fn run(cli: Cli, out: &mut dyn Write) -> Result<()> {
         Command::Run(a) => run::cmd_run(&catalog, a, out),
         Command::Models(a) => models::cmd_models(&catalog, a, out),
         Command::Capture(a) => capture::cmd_capture(a, out),
+        Command::Config(a) => config::cmd_config(&catalog, a, out),
     }
 }
 

@@ -26,7 +26,9 @@ fn fixture(name: &str) -> PathBuf {
 fn capture_mode(mode: &str, extra: &[&str]) -> assert_cmd::assert::Assert {
     let server = fake_server().expect("checked by the caller");
     let mut cmd = pcsim();
-    cmd.arg("capture").args(["--timeout-seconds", "2"]).args(extra);
+    cmd.arg("capture")
+        .args(["--timeout-seconds", "2"])
+        .args(extra);
     cmd.arg("--").arg("python3").arg(server).arg(mode);
     cmd.timeout(std::time::Duration::from_secs(20)).assert()
 }
@@ -46,10 +48,15 @@ fn capture_lists_tools_and_capabilities_change_the_list() {
     if fake_server().is_none() {
         return;
     }
-    let out = capture_mode("normal", &[]).success().get_output().stdout.clone();
+    let out = capture_mode("normal", &[])
+        .success()
+        .get_output()
+        .stdout
+        .clone();
     assert_eq!(tool_names(&out), ["echo", "add", "get_time"]);
     // The capture is a tool file pcsim reads like the stored ones.
-    let tools = pcsim::tools::parse_tool_list(std::str::from_utf8(&out).unwrap(), "capture").unwrap();
+    let tools =
+        pcsim::tools::parse_tool_list(std::str::from_utf8(&out).unwrap(), "capture").unwrap();
     assert_eq!(tools.len(), 3);
     let full = capture_mode("normal", &["--client-capabilities", "full"])
         .success()
@@ -71,7 +78,10 @@ fn capture_follows_pagination_and_writes_file() {
     let path = dir.path().join("paged.tools.json");
     let a = capture_mode("paginated", &["--out", path.to_str().unwrap()]).success();
     let text = String::from_utf8_lossy(&a.get_output().stdout).to_string();
-    assert!(text.contains("captured 5 tools") && text.contains("3 pages"), "{text}");
+    assert!(
+        text.contains("captured 5 tools") && text.contains("3 pages"),
+        "{text}"
+    );
     let bytes = std::fs::read(&path).unwrap();
     assert_eq!(
         tool_names(&bytes),
@@ -88,7 +98,10 @@ fn capture_skips_noise_and_answers_roots() {
     let a = capture_mode("noisy", &[]).success();
     assert_eq!(tool_names(&a.get_output().stdout).len(), 3);
     let err = String::from_utf8_lossy(&a.get_output().stderr).to_string();
-    assert!(err.contains("skipped 3 non-JSON-RPC lines") && err.contains("answered 1 server requests"), "{err}");
+    assert!(
+        err.contains("skipped 3 non-JSON-RPC lines") && err.contains("answered 1 server requests"),
+        "{err}"
+    );
 }
 
 #[test]
@@ -107,23 +120,43 @@ fn capture_bad_servers_fail_clearly_in_bounded_time() {
         let a = capture_mode(mode, &["--max-bytes", "1000000"]).code(2);
         let err = String::from_utf8_lossy(&a.get_output().stderr).to_string();
         assert!(err.contains(want) && err.contains(mode), "{mode}: {err}");
-        assert!(a.get_output().stdout.is_empty(), "{mode}: nothing half-written on stdout");
+        assert!(
+            a.get_output().stdout.is_empty(),
+            "{mode}: nothing half-written on stdout"
+        );
         // Bounded: the 2 s timeout plus process start-up, with a wide margin for a loaded machine.
-        assert!(start.elapsed().as_secs() < 15, "{mode} took {:?}", start.elapsed());
+        assert!(
+            start.elapsed().as_secs() < 15,
+            "{mode} took {:?}",
+            start.elapsed()
+        );
     }
     let a = capture_mode("crash", &[]).code(2);
     let err = String::from_utf8_lossy(&a.get_output().stderr).to_string();
-    assert!(err.contains("missing API_KEY"), "stderr tail is reported: {err}");
+    assert!(
+        err.contains("missing API_KEY"),
+        "stderr tail is reported: {err}"
+    );
 }
 
 #[test]
 fn capture_missing_command_names_it() {
     let a = pcsim()
-        .args(["capture", "--timeout-seconds", "2", "--", "pcsim-no-such-command-xyz", "--flag"])
+        .args([
+            "capture",
+            "--timeout-seconds",
+            "2",
+            "--",
+            "pcsim-no-such-command-xyz",
+            "--flag",
+        ])
         .assert()
         .code(2);
     let err = String::from_utf8_lossy(&a.get_output().stderr).to_string();
-    assert!(err.contains("cannot start `pcsim-no-such-command-xyz`"), "{err}");
+    assert!(
+        err.contains("cannot start `pcsim-no-such-command-xyz`"),
+        "{err}"
+    );
 }
 
 #[cfg(target_os = "linux")]
@@ -136,9 +169,12 @@ fn capture_ends_a_server_that_ignores_sigterm() {
         timeout: std::time::Duration::from_secs(2),
         ..Default::default()
     };
-    let env = [("FAKE_MCP_PIDFILE".to_string(), pidfile.display().to_string())]
-        .into_iter()
-        .collect();
+    let env = [(
+        "FAKE_MCP_PIDFILE".to_string(),
+        pidfile.display().to_string(),
+    )]
+    .into_iter()
+    .collect();
     let e = pcsim::capture::capture_command(
         "silent",
         "python3",
@@ -147,7 +183,10 @@ fn capture_ends_a_server_that_ignores_sigterm() {
         &opts,
     )
     .unwrap_err();
-    assert!(e.to_string().contains("no answer within the timeout"), "{e}");
+    assert!(
+        e.to_string().contains("no answer within the timeout"),
+        "{e}"
+    );
     let pid = std::fs::read_to_string(&pidfile).unwrap();
     // The child was killed and reaped before capture_command returned: no process, not even a zombie.
     assert!(
@@ -178,6 +217,109 @@ fn capture_real_server_memory_matches_reference() {
     assert!(names.contains(&"create_entities".to_string()), "{names:?}");
     if let Some(reference) = crate::common::capture("server-memory") {
         let stored = tool_names(&std::fs::read(reference).unwrap());
-        assert_eq!(names.len(), stored.len(), "live {names:?} vs stored {stored:?}");
+        assert_eq!(
+            names.len(),
+            stored.len(),
+            "live {names:?} vs stored {stored:?}"
+        );
     }
+}
+
+#[test]
+fn config_captures_each_server_and_totals_the_overhead() {
+    if fake_server().is_none() {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let start = std::time::Instant::now();
+    let a = pcsim()
+        .current_dir(root())
+        .args([
+            "config",
+            "tests/fixtures/mcp.json",
+            "--model",
+            "claude-opus-4.8",
+            "--model",
+            "gpt-5.6",
+        ])
+        .args(["--timeout-seconds", "2", "--format", "json", "--save"])
+        .arg(dir.path())
+        .timeout(std::time::Duration::from_secs(20))
+        .assert()
+        .success();
+    assert!(start.elapsed().as_secs() < 15);
+    let err = String::from_utf8_lossy(&a.get_output().stderr).to_string();
+    assert!(
+        err.contains("MCP server `missing`: cannot start `pcsim-no-such-mcp-server`"),
+        "{err}"
+    );
+    assert!(err.contains("`remote-docs` not captured"), "{err}");
+    assert!(
+        err.contains("more than one server: echo, add, get_time"),
+        "{err}"
+    );
+    let v: Value = serde_json::from_slice(&a.get_output().stdout).unwrap();
+    let servers = v["servers"].as_array().unwrap();
+    let counts: Vec<_> = servers
+        .iter()
+        .map(|s| (s["name"].as_str().unwrap(), s["tools"].as_u64()))
+        .collect();
+    assert_eq!(
+        counts,
+        [
+            ("fake-normal", Some(3)),
+            ("fake-paged", Some(5)),
+            ("missing", None)
+        ]
+    );
+
+    // The figures are the library's rendering of the saved captures, per model.
+    let catalog = pcsim::catalog::Catalog::embedded().unwrap();
+    let normal = pcsim::tools::load_tool_file(&dir.path().join("fake-normal.tools.json")).unwrap();
+    let paged = pcsim::tools::load_tool_file(&dir.path().join("fake-paged.tools.json")).unwrap();
+    let all: Vec<_> = normal.iter().chain(&paged).cloned().collect();
+    let rows = v["overhead"].as_array().unwrap();
+    assert_eq!(rows.len(), 6);
+    for row in rows {
+        let m = catalog.model(row["model"].as_str().unwrap()).unwrap();
+        let tools = match row["server"].as_str() {
+            Some("fake-normal") => &normal,
+            Some("fake-paged") => &paged,
+            None => &all,
+            other => panic!("unexpected server {other:?}"),
+        };
+        let block = m.rendering().block_tokens(tools);
+        assert_eq!(row["block_tokens"].as_u64(), Some(block), "{row}");
+        let usd = row["usd_per_call"].as_f64().unwrap();
+        assert!((usd - m.input_usd(block as f64)).abs() < 1e-12, "{row}");
+    }
+    // The whole configuration renders the preamble once, so it is less than the servers' sum.
+    let opus: Vec<u64> = rows
+        .iter()
+        .filter(|r| r["model"] == "claude-opus-4.8")
+        .map(|r| r["block_tokens"].as_u64().unwrap())
+        .collect();
+    assert!(opus[2] < opus[0] + opus[1]);
+}
+
+#[test]
+fn config_with_only_missing_commands_fails_naming_them() {
+    let dir = tempfile::tempdir().unwrap();
+    let cfg = dir.path().join("c.json");
+    std::fs::write(
+        &cfg,
+        r#"{"mcpServers":{"ghost":{"command":"pcsim-ghost-server"}}}"#,
+    )
+    .unwrap();
+    let a = pcsim()
+        .arg("config")
+        .arg(&cfg)
+        .args(["--timeout-seconds", "2"])
+        .assert()
+        .code(2);
+    let err = String::from_utf8_lossy(&a.get_output().stderr).to_string();
+    assert!(
+        err.contains("`ghost`") && err.contains("no server of the configuration could be captured"),
+        "{err}"
+    );
 }
