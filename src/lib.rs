@@ -21,6 +21,7 @@ pub mod catalog;
 pub mod engine;
 pub mod error;
 pub mod hash;
+pub mod litellm;
 pub mod mcpconfig;
 pub mod quantity;
 pub mod report;

@@ -2,6 +2,7 @@
 
 mod capture;
 mod config;
+mod import_litellm;
 mod models;
 mod run;
 
@@ -49,6 +50,8 @@ pub enum Command {
     Capture(capture::CaptureArgs),
     /// Capture every server of an MCP client configuration and report its tool-block overhead.
     Config(config::ConfigArgs),
+    /// Convert LiteLLM's model_prices_and_context_window.json into a pcsim catalog.
+    ImportLitellm(import_litellm::ImportLitellmArgs),
 }
 
 /// Runs the parsed command, writing to `out`.
@@ -62,6 +65,7 @@ pub fn run(cli: Cli, out: &mut dyn Write) -> Result<()> {
         Command::Models(a) => models::cmd_models(&catalog, a, out),
         Command::Capture(a) => capture::cmd_capture(a, out),
         Command::Config(a) => config::cmd_config(&catalog, a, out),
+        Command::ImportLitellm(a) => import_litellm::cmd_import_litellm(a, out),
     }
 }
 

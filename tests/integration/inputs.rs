@@ -323,3 +323,78 @@ fn config_with_only_missing_commands_fails_naming_them() {
         "{err}"
     );
 }
+
+#[test]
+fn import_litellm_output_loads_and_runs() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("lite.toml");
+    let a = pcsim()
+        .arg("import-litellm")
+        .arg(fixture("litellm_prices.json"))
+        .arg("--out")
+        .arg(&out)
+        .assert()
+        .success();
+    let text = String::from_utf8_lossy(&a.get_output().stdout).to_string();
+    assert!(text.contains("imported 7 models, skipped 2"), "{text}");
+    assert!(
+        text.contains("output_cost_per_reasoning_token (1)"),
+        "{text}"
+    );
+    assert!(
+        text.contains("skipped text-embedding-3-small: mode `embedding`"),
+        "{text}"
+    );
+    // The file is a catalog the CLI accepts, with the imported prices.
+    let a = pcsim()
+        .arg("--catalog")
+        .arg(&out)
+        .args(["models", "--format", "json"])
+        .assert()
+        .success();
+    let v: Value = serde_json::from_slice(&a.get_output().stdout).unwrap();
+    let sonnet = v["models"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|m| m["id"] == "claude-sonnet-4-5")
+        .unwrap();
+    assert_eq!(sonnet["input_usd_per_mtok"]["value"], 3.0);
+    assert_eq!(
+        sonnet["cache"]["explicit"]["tiers"]["1h"]["write_multiplier"]["value"],
+        2.0
+    );
+    // And it simulates: caching is cheaper than none on the default scenario for the imported model.
+    let a = pcsim()
+        .arg("--catalog")
+        .arg(&out)
+        .args(["run", "--model", "claude-sonnet-4-5", "--format", "json"])
+        .assert()
+        .success();
+    let v: Value = serde_json::from_slice(&a.get_output().stdout).unwrap();
+    let totals: Vec<f64> = v["results"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| r["total_usd"].as_f64().unwrap())
+        .collect();
+    assert_eq!(totals.len(), 2);
+    assert!(totals[1] < totals[0], "{totals:?}");
+}
+
+#[test]
+fn import_litellm_unknown_key_is_a_clear_error() {
+    let a = pcsim()
+        .arg("import-litellm")
+        .arg(fixture("litellm_prices.json"))
+        .args(["--model", "gpt-4.2"])
+        .assert()
+        .code(2);
+    let err = String::from_utf8_lossy(&a.get_output().stderr).to_string();
+    assert!(
+        err.contains("litellm_prices.json")
+            && err.contains("`gpt-4.2`")
+            && err.contains("did you mean `gpt-4.1`"),
+        "{err}"
+    );
+}
