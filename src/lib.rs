@@ -24,6 +24,7 @@ pub mod hash;
 pub mod litellm;
 pub mod mcpconfig;
 pub mod quantity;
+pub mod replay;
 pub mod report;
 pub mod scenario;
 pub mod simulate;

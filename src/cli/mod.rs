@@ -4,6 +4,7 @@ mod capture;
 mod config;
 mod import_litellm;
 mod models;
+mod replay;
 mod run;
 
 use std::io::Write;
@@ -52,6 +53,8 @@ pub enum Command {
     Config(config::ConfigArgs),
     /// Convert LiteLLM's model_prices_and_context_window.json into a pcsim catalog.
     ImportLitellm(import_litellm::ImportLitellmArgs),
+    /// Replay a usage log: logged against predicted tokens and dollars, per call and in total.
+    Replay(replay::ReplayArgs),
 }
 
 /// Runs the parsed command, writing to `out`.
@@ -66,6 +69,7 @@ pub fn run(cli: Cli, out: &mut dyn Write) -> Result<()> {
         Command::Capture(a) => capture::cmd_capture(a, out),
         Command::Config(a) => config::cmd_config(&catalog, a, out),
         Command::ImportLitellm(a) => import_litellm::cmd_import_litellm(a, out),
+        Command::Replay(a) => replay::cmd_replay(&catalog, a, out),
     }
 }
 

@@ -398,3 +398,213 @@ fn import_litellm_unknown_key_is_a_clear_error() {
         "{err}"
     );
 }
+
+fn replay_json(args: &[&str]) -> (Value, String) {
+    let a = pcsim()
+        .arg("replay")
+        .args(args)
+        .args(["--format", "json"])
+        .assert()
+        .success();
+    (
+        serde_json::from_slice(&a.get_output().stdout).unwrap(),
+        String::from_utf8_lossy(&a.get_output().stderr).to_string(),
+    )
+}
+
+#[test]
+fn replay_claude_code_transcript_matches_the_log() {
+    let log = fixture("usage/claude_code_session.jsonl");
+    // The model comes from the transcript (`claude-opus-4-8-20260501` is the catalog's claude-opus-4.8).
+    let (v, err) = replay_json(&[log.to_str().unwrap()]);
+    assert!(
+        err.contains("inference_geo (10)"),
+        "unknown fields are counted: {err}"
+    );
+    assert!(
+        err.contains("1 sub-agent (sidechain) calls left out"),
+        "{err}"
+    );
+    assert_eq!(v["calls_logged"], 7);
+    assert_eq!(v["duplicates_merged"], 3);
+    let r = &v["results"][0];
+    assert_eq!(r["model"], "claude-opus-4.8");
+    let calls = r["calls"].as_array().unwrap();
+    // The merged response keeps the final output count of its last transcript line.
+    assert_eq!(calls[0]["output_tokens"], 187);
+    // Logged dollars: the logged buckets at the catalog's prices (5m writes 1.25x, reads 0.1x).
+    let catalog = pcsim::catalog::Catalog::embedded().unwrap();
+    let m = catalog.model("claude-opus-4.8").unwrap();
+    let rules = m.cache.explicit.as_ref().unwrap();
+    let (w5, rd) = (
+        rules.tiers["5m"].write_multiplier.value,
+        rules.read_multiplier.value,
+    );
+    for c in calls {
+        let l = &c["logged"];
+        let tok = |k: &str| l[k].as_u64().unwrap() as f64;
+        let want = m.input_usd(
+            tok("uncached_tokens") + w5 * tok("cache_write_tokens") + rd * tok("cache_read_tokens"),
+        ) + m.output_usd(c["output_tokens"].as_u64().unwrap() as f64);
+        assert!(
+            (l["cost_usd"].as_f64().unwrap() - want).abs() < 1e-12,
+            "{c}"
+        );
+    }
+    // The 9.6-minute pause outlived the 5-minute cache in the log and in the prediction alike.
+    assert_eq!(calls[4]["logged"]["cache_read_tokens"], 0);
+    assert_eq!(calls[4]["predicted"]["cache_read_tokens"], 0);
+    assert_eq!(calls[4]["time_s"].as_f64().unwrap().round(), 634.0);
+    // pcsim's rules reproduce the logged session: every call within 1% and the total within 0.1%.
+    for c in calls {
+        let (l, p) = (
+            c["logged"]["cost_usd"].as_f64().unwrap(),
+            c["predicted"]["cost_usd"].as_f64().unwrap(),
+        );
+        assert!(
+            (p / l - 1.0).abs() < 0.01,
+            "call {}: logged {l} predicted {p}",
+            c["call"]
+        );
+    }
+    let (l, p) = (
+        r["logged"]["cost_usd"].as_f64().unwrap(),
+        r["predicted"]["cost_usd"].as_f64().unwrap(),
+    );
+    assert!(
+        (p / l - 1.0).abs() < 0.001,
+        "total: logged {l} predicted {p}"
+    );
+}
+
+#[test]
+fn replay_asks_what_the_session_costs_elsewhere() {
+    let log = fixture("usage/claude_code_session.jsonl");
+    let (v, _) = replay_json(&[
+        log.to_str().unwrap(),
+        "--model",
+        "claude-opus-4.8",
+        "--model",
+        "gpt-5.6",
+        "--strategy",
+        "none",
+        "--strategy",
+        "cached",
+    ]);
+    let results = v["results"].as_array().unwrap();
+    assert_eq!(results.len(), 4);
+    let catalog = pcsim::catalog::Catalog::embedded().unwrap();
+    let total = |i: usize| results[i]["predicted"]["cost_usd"].as_f64().unwrap();
+    // `none` bills every prompt token at the base rate: the plain prices times the logged tokens.
+    let calls = results[0]["calls"].as_array().unwrap();
+    let prompt: u64 = calls
+        .iter()
+        .map(|c| c["prompt_tokens"].as_u64().unwrap())
+        .sum();
+    let output: u64 = calls
+        .iter()
+        .map(|c| c["output_tokens"].as_u64().unwrap())
+        .sum();
+    for (i, id) in [(0, "claude-opus-4.8"), (2, "gpt-5.6")] {
+        let m = catalog.model(id).unwrap();
+        assert_eq!(results[i]["strategy"], "none");
+        let want = m.input_usd(prompt as f64) + m.output_usd(output as f64);
+        assert!(
+            (total(i) - want).abs() < 1e-9,
+            "{id}: {} vs {want}",
+            total(i)
+        );
+        assert!(total(i + 1) < total(i), "caching saves on {id}");
+    }
+    // GPT-5.6 keeps writes 30 minutes, so the 9.6-minute pause still hits there.
+    let gpt_cached = results[3]["calls"].as_array().unwrap();
+    assert!(
+        gpt_cached[4]["predicted"]["cache_read_tokens"]
+            .as_u64()
+            .unwrap()
+            > 0
+    );
+}
+
+#[test]
+fn replay_reads_anthropic_and_openai_logs() {
+    let (v, err) = replay_json(&[
+        fixture("usage/anthropic_messages.jsonl").to_str().unwrap(),
+        "--gap-seconds",
+        "20",
+    ]);
+    assert!(!err.contains("unknown"), "{err}");
+    let calls = v["results"][0]["calls"].as_array().unwrap();
+    assert_eq!(calls.len(), 4);
+    // No timestamps: calls every --gap-seconds.
+    let times: Vec<f64> = calls
+        .iter()
+        .map(|c| c["time_s"].as_f64().unwrap())
+        .collect();
+    assert_eq!(times, [0.0, 20.0, 40.0, 60.0]);
+    // The first call wrote its prompt with a 1-hour lifetime: billed at the 1h tier (2x).
+    let m = pcsim::catalog::Catalog::embedded().unwrap();
+    let m = m.model("claude-opus-4.8").unwrap();
+    let want = m.input_usd(12.0 + 6200.0 * 2.0) + m.output_usd(350.0);
+    assert!((calls[0]["logged"]["cost_usd"].as_f64().unwrap() - want).abs() < 1e-12);
+
+    let (v, err) = replay_json(&[fixture("usage/openai_chat.json").to_str().unwrap()]);
+    assert!(!err.contains("unknown"), "{err}");
+    let r = &v["results"][0];
+    assert_eq!(r["model"], "gpt-5.6");
+    let calls = r["calls"].as_array().unwrap();
+    let times: Vec<f64> = calls
+        .iter()
+        .map(|c| c["time_s"].as_f64().unwrap())
+        .collect();
+    assert_eq!(times, [0.0, 20.0, 41.0, 90.0]);
+    assert_eq!(calls[1]["logged"]["cache_read_tokens"], 2944);
+    assert_eq!(calls[1]["logged"]["uncached_tokens"], 3512 - 2944);
+    // pcsim's GPT-5.6 rule is exact (no 128-token rounding): it predicts the whole previous prompt.
+    assert_eq!(calls[1]["predicted"]["cache_read_tokens"], 3020);
+}
+
+#[test]
+fn replay_bad_logs_fail_clearly() {
+    let dir = tempfile::tempdir().unwrap();
+    let p = dir.path().join("bad.jsonl");
+    std::fs::write(
+        &p,
+        "{\"usage\":{\"input_tokens\":10}}\n{\"usage\":{\"input_tokens\":\"ten\"}}\n",
+    )
+    .unwrap();
+    let a = pcsim()
+        .arg("replay")
+        .arg(&p)
+        .args(["--model", "claude-opus-4.8"])
+        .assert()
+        .code(2);
+    let err = String::from_utf8_lossy(&a.get_output().stderr).to_string();
+    assert!(
+        err.contains("bad.jsonl")
+            && err.contains("line 2: usage.input_tokens")
+            && err.contains("\"ten\""),
+        "{err}"
+    );
+    // A model the catalog does not know, with no --model: ask for one.
+    std::fs::write(
+        &p,
+        "{\"model\":\"llama-4\",\"usage\":{\"prompt_tokens\":10,\"completion_tokens\":1}}\n",
+    )
+    .unwrap();
+    let a = pcsim().arg("replay").arg(&p).assert().code(2);
+    let err = String::from_utf8_lossy(&a.get_output().stderr).to_string();
+    assert!(
+        err.contains("`llama-4` is not in the catalog") && err.contains("--model"),
+        "{err}"
+    );
+    std::fs::write(&p, "{\"type\":\"user\"}\n").unwrap();
+    let a = pcsim()
+        .arg("replay")
+        .arg(&p)
+        .args(["--model", "gpt-5.6"])
+        .assert()
+        .code(2);
+    let err = String::from_utf8_lossy(&a.get_output().stderr).to_string();
+    assert!(err.contains("no usage record found"), "{err}");
+}
