@@ -40,7 +40,8 @@ impl ClientCapabilities {
             ClientCapabilities::Full => json!({
                 "roots": { "listChanged": true },
                 "sampling": {},
-                "elicitation": {},
+                // Both elicitation modes of the 2025-11-25 spec (an empty object means form only).
+                "elicitation": { "form": {}, "url": {} },
                 "tasks": {
                     "list": {},
                     "cancel": {},

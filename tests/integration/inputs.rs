@@ -195,32 +195,37 @@ fn capture_ends_a_server_that_ignores_sigterm() {
     );
 }
 
-/// Against a real official server. Ignored by default: it needs npm and network access to fetch
-/// the package. Run with `cargo test --test integration inputs::capture_real -- --ignored`.
+/// Against a real official server. Ignored by default: it needs npm and network access to fetch the
+/// package. Run with `cargo test --test integration inputs::capture_real -- --ignored`. The stored
+/// captures are of @modelcontextprotocol/server-everything 2026.8.31; a newer release may differ.
 #[test]
-#[ignore = "needs npx and network access to fetch @modelcontextprotocol/server-memory"]
-fn capture_real_server_memory_matches_reference() {
-    let a = pcsim()
-        .args([
-            "capture",
-            "--timeout-seconds",
-            "120",
-            "--",
-            "npx",
-            "-y",
-            "@modelcontextprotocol/server-memory",
-        ])
-        .timeout(std::time::Duration::from_secs(180))
-        .assert()
-        .success();
-    let names = tool_names(&a.get_output().stdout);
-    assert!(names.contains(&"create_entities".to_string()), "{names:?}");
-    if let Some(reference) = crate::common::capture("server-memory") {
-        let stored = tool_names(&std::fs::read(reference).unwrap());
+#[ignore = "needs npx and network access to fetch @modelcontextprotocol/server-everything"]
+fn capture_real_server_everything_matches_reference() {
+    for (caps, stem) in [
+        ("minimal", "server-everything"),
+        ("full", "server-everything.fullcaps"),
+    ] {
+        let a = pcsim()
+            .args([
+                "capture",
+                "--timeout-seconds",
+                "120",
+                "--client-capabilities",
+                caps,
+            ])
+            .args(["--", "npx", "-y", "@modelcontextprotocol/server-everything"])
+            .timeout(std::time::Duration::from_secs(180))
+            .assert()
+            .success();
+        let live: Value = serde_json::from_slice(&a.get_output().stdout).unwrap();
+        let Some(reference) = crate::common::capture(stem) else {
+            return;
+        };
+        let stored: Value = serde_json::from_slice(&std::fs::read(reference).unwrap()).unwrap();
         assert_eq!(
-            names.len(),
-            stored.len(),
-            "live {names:?} vs stored {stored:?}"
+            tool_names(&serde_json::to_vec(&live).unwrap()),
+            tool_names(&serde_json::to_vec(&stored).unwrap()),
+            "{caps}"
         );
     }
 }
