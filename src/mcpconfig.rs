@@ -53,8 +53,49 @@ pub fn load_config(path: &Path) -> Result<McpConfig> {
 }
 
 /// Parses configuration JSON; `origin` names it in errors. The server map is `mcpServers` (Claude
-/// Desktop, Claude Code, Cursor, Windsurf) or `servers` (VS Code).
+/// Desktop, Claude Code, Cursor, Windsurf) or `servers` (VS Code). `${VAR}` and `${VAR:-default}` in
+/// `command`, `args` and `env` are expanded from the environment, as Claude Code does; a server that
+/// needs an unset variable is skipped with the reason.
 pub fn parse_config(text: &str, origin: &str) -> Result<McpConfig> {
+    parse_config_with(text, origin, &|k| std::env::var(k).ok())
+}
+
+/// Expands `${VAR}` / `${VAR:-default}`; `Err(name)` for an unset variable without a default.
+pub fn expand_vars(
+    s: &str,
+    lookup: &dyn Fn(&str) -> Option<String>,
+) -> std::result::Result<String, String> {
+    let mut out = String::with_capacity(s.len());
+    let mut rest = s;
+    while let Some(i) = rest.find("${") {
+        out.push_str(&rest[..i]);
+        let after = &rest[i + 2..];
+        let Some(end) = after.find('}') else {
+            out.push_str(&rest[i..]);
+            return Ok(out);
+        };
+        let inner = &after[..end];
+        let (name, default) = match inner.split_once(":-") {
+            Some((n, d)) => (n, Some(d)),
+            None => (inner, None),
+        };
+        match (lookup(name), default) {
+            (Some(v), _) => out.push_str(&v),
+            (None, Some(d)) => out.push_str(d),
+            (None, None) => return Err(name.to_string()),
+        }
+        rest = &after[end + 1..];
+    }
+    out.push_str(rest);
+    Ok(out)
+}
+
+/// [`parse_config`] with an explicit environment, for tests.
+pub fn parse_config_with(
+    text: &str,
+    origin: &str,
+    lookup: &dyn Fn(&str) -> Option<String>,
+) -> Result<McpConfig> {
     let v: Value = serde_json::from_str(text)
         .map_err(|e| Error::parse(origin, format!("not valid JSON: {e}")))?;
     let (key, map) = ["mcpServers", "servers"]
@@ -168,12 +209,39 @@ pub fn parse_config(text: &str, origin: &str) -> Result<McpConfig> {
                 ))
             }
         };
-        cfg.servers.push(ServerEntry {
+        let mut entry = ServerEntry {
             name: name.clone(),
             command,
             args,
             env,
-        });
+        };
+        let mut missing = None;
+        let mut expand = |s: &mut String, field: String| {
+            if missing.is_some() {
+                return;
+            }
+            match expand_vars(s, lookup) {
+                Ok(v) => *s = v,
+                Err(var) => missing = Some((var, field)),
+            }
+        };
+        expand(&mut entry.command, format!("{at}.command"));
+        for (i, a) in entry.args.iter_mut().enumerate() {
+            expand(a, format!("{at}.args[{i}]"));
+        }
+        for (k, v) in entry.env.iter_mut() {
+            expand(v, format!("{at}.env.{k}"));
+        }
+        if let Some((var, field)) = missing {
+            cfg.skipped.push(SkippedServer {
+                name: name.clone(),
+                reason: format!(
+                    "needs environment variable `{var}` (in {field}), which is not set"
+                ),
+            });
+            continue;
+        }
+        cfg.servers.push(entry);
     }
     Ok(cfg)
 }
@@ -331,6 +399,30 @@ mod tests {
         assert_eq!(
             parse_config(vscode, "v.json").unwrap().servers[0].command,
             "uvx"
+        );
+    }
+
+    #[test]
+    fn expands_variables_like_claude_code() {
+        let env = |k: &str| (k == "TOKEN").then(|| "abc".to_string());
+        assert_eq!(expand_vars("Bearer ${TOKEN}", &env).unwrap(), "Bearer abc");
+        assert_eq!(
+            expand_vars("${PORT:-8080}/${TOKEN}", &env).unwrap(),
+            "8080/abc"
+        );
+        assert_eq!(expand_vars("${NOPE}", &env).unwrap_err(), "NOPE");
+        let text = r#"{"mcpServers":{
+            "gh":{"command":"npx","args":["server-github"],"env":{"GITHUB_TOKEN":"${TOKEN}"}},
+            "db":{"command":"npx","args":["server-postgres","${DATABASE_URL}"]}}}"#;
+        let c = parse_config_with(text, "c.json", &env).unwrap();
+        assert_eq!(c.servers.len(), 1);
+        assert_eq!(c.servers[0].env["GITHUB_TOKEN"], "abc");
+        assert!(
+            c.skipped[0]
+                .reason
+                .contains("`DATABASE_URL` (in mcpServers.db.args[1])"),
+            "{:?}",
+            c.skipped
         );
     }
 
