@@ -65,7 +65,9 @@ impl ServerOptions {
         }
         Ok(CaptureOptions {
             timeout: Duration::from_secs_f64(self.timeout_seconds),
-            max_message_bytes: self.max_bytes.min(8 << 20).max(self.max_bytes / 4),
+            // One message may use up to 8 MiB (a quarter of the total for very large totals), never
+            // more than the total.
+            max_message_bytes: (self.max_bytes / 4).max(8 << 20).min(self.max_bytes),
             max_total_bytes: self.max_bytes,
             capabilities: match self.client_capabilities {
                 CapsArg::Minimal => ClientCapabilities::Minimal,

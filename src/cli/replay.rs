@@ -44,8 +44,33 @@ pub fn cmd_replay(catalog: &Catalog, a: ReplayArgs, out: &mut dyn Write) -> Resu
         anyhow::bail!("`replay` supports --format table or json");
     }
     let log = load_log(&a.log)?;
+    let mut named_models: Vec<(String, usize)> = Vec::new();
+    for m in log.calls.iter().filter_map(|c| c.model.as_ref()) {
+        match named_models.iter_mut().find(|(n, _)| n == m) {
+            Some((_, k)) => *k += 1,
+            None => named_models.push((m.clone(), 1)),
+        }
+    }
+    if named_models.len() > 1 {
+        // One conversation on several models shares no cache across them; the replay treats it as one.
+        eprintln!(
+            "warning: the log mixes models: {}; all calls are replayed as one conversation",
+            named_models
+                .iter()
+                .map(|(n, k)| format!("{n} ({k} calls)"))
+                .collect::<Vec<_>>()
+                .join(", ")
+        );
+    }
     let models: Vec<&ModelSpec> = if a.models.is_empty() {
-        let named = log.calls.iter().find_map(|c| c.model.clone());
+        // The log's most frequent model (the first of equals).
+        let named = named_models
+            .iter()
+            .fold(None::<&(String, usize)>, |best, x| match best {
+                Some(b) if b.1 >= x.1 => Some(b),
+                _ => Some(x),
+            })
+            .map(|(n, _)| n.clone());
         match named.as_deref().and_then(|n| match_model(catalog, n)) {
             Some(m) => vec![m],
             None => anyhow::bail!(pcsim::Error::invalid(

@@ -274,8 +274,13 @@ fn config_captures_each_server_and_totals_the_overhead() {
         [
             ("fake-normal", Some(3)),
             ("fake-paged", Some(5)),
+            ("fake-silent", None),
             ("missing", None)
         ]
+    );
+    assert!(
+        err.contains("MCP server `fake-silent`: no answer within the timeout"),
+        "{err}"
     );
 
     // The figures are the library's rendering of the saved captures, per model.
@@ -612,4 +617,24 @@ fn replay_bad_logs_fail_clearly() {
         .code(2);
     let err = String::from_utf8_lossy(&a.get_output().stderr).to_string();
     assert!(err.contains("no usage record found"), "{err}");
+}
+
+#[test]
+fn replay_mixed_models_warn_and_use_the_most_frequent() {
+    let dir = tempfile::tempdir().unwrap();
+    let p = dir.path().join("mix.jsonl");
+    let line = |m: &str| {
+        format!("{{\"model\":\"{m}\",\"usage\":{{\"input_tokens\":5000,\"output_tokens\":3}}}}\n")
+    };
+    std::fs::write(
+        &p,
+        line("claude-opus-4-8") + &line("claude-opus-5") + &line("claude-opus-5"),
+    )
+    .unwrap();
+    let (v, err) = replay_json(&[p.to_str().unwrap()]);
+    assert!(
+        err.contains("mixes models: claude-opus-4-8 (1 calls), claude-opus-5 (2 calls)"),
+        "{err}"
+    );
+    assert_eq!(v["results"][0]["model"], "claude-opus-5");
 }
