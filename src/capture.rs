@@ -368,6 +368,7 @@ enum Chunk {
     Line(String),
     Eof,
     TooLong,
+    TooMuch,
     Failed(String),
 }
 
@@ -428,7 +429,6 @@ struct ProcessTransport {
     guard: ChildGuard,
     stdin: Option<ChildStdin>,
     lines: Receiver<Chunk>,
-    total: usize,
     max_total: usize,
     max_message: usize,
     stderr_tail: Arc<Mutex<Vec<u8>>>,
@@ -459,19 +459,14 @@ impl Transport for ProcessTransport {
     fn recv(&mut self, deadline: Instant) -> Result<Received> {
         let wait = deadline.saturating_duration_since(Instant::now());
         match self.lines.recv_timeout(wait) {
-            Ok(Chunk::Line(l)) => {
-                self.total += l.len() + 1;
-                if self.total > self.max_total {
-                    return Err(server_error(
-                        &self.server,
-                        format!(
-                            "sent more than {} bytes in total (raise --max-bytes if this is a real tool list)",
-                            self.max_total
-                        ),
-                    ));
-                }
-                Ok(Received::Line(l))
-            }
+            Ok(Chunk::Line(l)) => Ok(Received::Line(l)),
+            Ok(Chunk::TooMuch) => Err(server_error(
+                &self.server,
+                format!(
+                    "sent more than {} bytes in total (raise --max-bytes if this is a real tool list)",
+                    self.max_total
+                ),
+            )),
             Ok(Chunk::Eof) | Err(RecvTimeoutError::Disconnected) => Ok(Received::Closed),
             Ok(Chunk::TooLong) => Err(server_error(
                 &self.server,
@@ -520,11 +515,13 @@ impl Transport for ProcessTransport {
     }
 }
 
-/// Reads newline-delimited messages with a per-message bound, so a server that writes one endless
-/// line cannot exhaust memory.
-fn read_lines(out: impl Read, max_message: usize, tx: mpsc::Sender<Chunk>) {
+/// Reads newline-delimited messages with a per-message and a total bound, so a server that writes
+/// one endless line, or endless lines, cannot exhaust memory. The channel is bounded too, so the reader
+/// never runs far ahead of the protocol.
+fn read_lines(out: impl Read, max_message: usize, max_total: usize, tx: mpsc::SyncSender<Chunk>) {
     let mut r = BufReader::with_capacity(64 * 1024, out);
     let mut line: Vec<u8> = Vec::new();
+    let mut total = 0usize;
     loop {
         let buf = match r.fill_buf() {
             Ok(b) => b,
@@ -552,8 +549,14 @@ fn read_lines(out: impl Read, max_message: usize, tx: mpsc::Sender<Chunk>) {
             }
         };
         r.consume(used);
+        total += used;
+        // The more specific complaint first: one endless line rather than too much output.
         if line.len() > max_message {
             let _ = tx.send(Chunk::TooLong);
+            return;
+        }
+        if total > max_total {
+            let _ = tx.send(Chunk::TooMuch);
             return;
         }
         if done {
@@ -597,11 +600,12 @@ pub fn capture_command(
     let stdout = child.stdout.take();
     let stderr = child.stderr.take();
     let guard = ChildGuard { child };
-    let (tx, rx) = mpsc::channel();
+    let (tx, rx) = mpsc::sync_channel(64);
     let max_message = opts.max_message_bytes.min(opts.max_total_bytes);
+    let max_total = opts.max_total_bytes;
     if let Some(out) = stdout {
         // Detached: it ends when the pipe closes, which the guard's kill guarantees.
-        std::thread::spawn(move || read_lines(out, max_message, tx));
+        std::thread::spawn(move || read_lines(out, max_message, max_total, tx));
     }
     let stderr_tail = Arc::new(Mutex::new(Vec::new()));
     if let Some(mut err) = stderr {
@@ -626,7 +630,6 @@ pub fn capture_command(
         guard,
         stdin,
         lines: rx,
-        total: 0,
         max_total: opts.max_total_bytes,
         max_message,
         stderr_tail,
@@ -846,12 +849,12 @@ mod tests {
 
     #[test]
     fn reader_bounds_message_size() {
-        let (tx, rx) = mpsc::channel();
-        read_lines(&b"short\r\nxxxxxxxxxxxxxxxxxxxxxxxx"[..], 10, tx);
+        let (tx, rx) = mpsc::sync_channel(8);
+        read_lines(&b"short\r\nxxxxxxxxxxxxxxxxxxxxxxxx"[..], 10, 1000, tx);
         assert!(matches!(rx.recv().unwrap(), Chunk::Line(l) if l == "short"));
         assert!(matches!(rx.recv().unwrap(), Chunk::TooLong));
-        let (tx, rx) = mpsc::channel();
-        read_lines(&b"a\nlast"[..], 10, tx);
+        let (tx, rx) = mpsc::sync_channel(8);
+        read_lines(&b"a\nlast"[..], 10, 1000, tx);
         let got: Vec<String> = rx
             .iter()
             .map(|c| match c {
@@ -861,5 +864,18 @@ mod tests {
             })
             .collect();
         assert_eq!(got, ["a", "last", "<eof>"]);
+        // Many short lines: 30 bytes (five 6-byte lines) are allowed, the sixth line is too much.
+        let (tx, rx) = mpsc::sync_channel(8);
+        let noise = b"noise\n".repeat(10);
+        std::thread::spawn(move || read_lines(&noise[..], 10, 30, tx));
+        let kinds: Vec<&str> = rx
+            .iter()
+            .map(|c| match c {
+                Chunk::Line(_) => "line",
+                Chunk::TooMuch => "too much",
+                _ => "other",
+            })
+            .collect();
+        assert_eq!(kinds, ["line", "line", "line", "line", "line", "too much"]);
     }
 }

@@ -114,6 +114,7 @@ fn capture_bad_servers_fail_clearly_in_bounded_time() {
         ("garbage", "initialize result is not a JSON object"),
         ("crash", "exited: exit status: 3"),
         ("flood", "sent a message longer than"),
+        ("chatter", "sent more than 1000000 bytes in total"),
     ];
     for (mode, want) in cases {
         let start = std::time::Instant::now();
