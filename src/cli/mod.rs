@@ -1,8 +1,12 @@
 //! The command line: clap definitions and the glue from arguments to library calls.
 
 mod advise;
+mod capture;
 mod compare;
+mod config;
+mod import_litellm;
 mod models;
+mod replay;
 mod run;
 mod sweep;
 mod tools;
@@ -58,6 +62,14 @@ pub enum Command {
     Tools(tools::ToolsArgs),
     /// Tool-block tokens and dollars per call for 0..N synthetic tools of identical shape.
     Sweep(sweep::SweepArgs),
+    /// Start an MCP server over stdio and capture its tool list.
+    Capture(capture::CaptureArgs),
+    /// Capture every server of an MCP client configuration and report its tool-block overhead.
+    Config(config::ConfigArgs),
+    /// Convert LiteLLM's model_prices_and_context_window.json into a pcsim catalog.
+    ImportLitellm(import_litellm::ImportLitellmArgs),
+    /// Replay a usage log: logged against predicted tokens and dollars, per call and in total.
+    Replay(replay::ReplayArgs),
 }
 
 /// Runs the parsed command, writing to `out`.
@@ -74,6 +86,10 @@ pub fn run(cli: Cli, out: &mut dyn Write) -> Result<()> {
         Command::Advise(a) => advise::cmd_advise(&catalog, a, out),
         Command::Tools(a) => tools::cmd_tools(&catalog, a, out),
         Command::Sweep(a) => sweep::cmd_sweep(&catalog, a, out),
+        Command::Capture(a) => capture::cmd_capture(a, out),
+        Command::Config(a) => config::cmd_config(&catalog, a, out),
+        Command::ImportLitellm(a) => import_litellm::cmd_import_litellm(a, out),
+        Command::Replay(a) => replay::cmd_replay(&catalog, a, out),
     }
 }
 

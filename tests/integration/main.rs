@@ -3,5 +3,6 @@
 mod cli;
 mod common;
 mod facts;
+mod inputs;
 mod tools;
 mod whatif;
