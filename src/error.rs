@@ -33,6 +33,9 @@ pub enum Error {
     /// A caching strategy that cannot be parsed or that the model does not support.
     #[error("strategy `{strategy}`: {problem}")]
     Strategy { strategy: String, problem: String },
+    /// An external MCP server (or its launcher) failed: did not start, timed out, sent garbage.
+    #[error("MCP server `{server}`: {problem}")]
+    Server { server: String, problem: String },
     /// A request that is well-formed but cannot be simulated (e.g. a chart with nothing to draw).
     #[error("{0}")]
     Unsupported(String),

@@ -15,12 +15,17 @@
 //! assert!(cached.total_usd < none.total_usd);
 //! ```
 
+pub mod analysis;
 pub mod billing;
+pub mod capture;
 pub mod catalog;
 pub mod engine;
 pub mod error;
 pub mod hash;
+pub mod litellm;
+pub mod mcpconfig;
 pub mod quantity;
+pub mod replay;
 pub mod report;
 pub mod scenario;
 pub mod simulate;

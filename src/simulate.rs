@@ -152,7 +152,7 @@ pub fn run_scenario(
     Ok(report)
 }
 
-fn summarise(
+pub(crate) fn summarise(
     model: &ModelSpec,
     requested: &str,
     name: &str,

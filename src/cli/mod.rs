@@ -1,9 +1,16 @@
 //! The command line: clap definitions and the glue from arguments to library calls.
 
+mod advise;
+mod capture;
+mod compare;
+mod config;
+mod import_litellm;
 mod models;
+mod replay;
 mod run;
 mod sweep;
 mod tools;
+mod whatif;
 
 use std::io::Write;
 use std::path::{Path, PathBuf};
@@ -46,10 +53,24 @@ pub enum Command {
     Run(run::RunArgs),
     /// List the model catalog.
     Models(models::ModelsArgs),
+    /// Compare caching strategies on the same session: totals, savings against no caching.
+    Compare(compare::CompareArgs),
+    /// What a tool-list change at call K costs, and when it pays for itself.
+    Whatif(whatif::WhatifArgs),
+    /// Recommend breakpoints, TTL and tools to drop, each with its simulated saving.
+    Advise(advise::AdviseArgs),
     /// Tokens and dollars per call of tool definitions (MCP captures), per tool, and trimming savings.
     Tools(tools::ToolsArgs),
     /// Tool-block tokens and dollars per call for 0..N synthetic tools of identical shape.
     Sweep(sweep::SweepArgs),
+    /// Start an MCP server over stdio and capture its tool list.
+    Capture(capture::CaptureArgs),
+    /// Capture every server of an MCP client configuration and report its tool-block overhead.
+    Config(config::ConfigArgs),
+    /// Convert LiteLLM's model_prices_and_context_window.json into a pcsim catalog.
+    ImportLitellm(import_litellm::ImportLitellmArgs),
+    /// Replay a usage log: logged against predicted tokens and dollars, per call and in total.
+    Replay(replay::ReplayArgs),
 }
 
 /// Runs the parsed command, writing to `out`.
@@ -61,8 +82,15 @@ pub fn run(cli: Cli, out: &mut dyn Write) -> Result<()> {
     match cli.command.unwrap_or(Command::Run(run::RunArgs::default())) {
         Command::Run(a) => run::cmd_run(&catalog, a, out),
         Command::Models(a) => models::cmd_models(&catalog, a, out),
+        Command::Compare(a) => compare::cmd_compare(&catalog, a, out),
+        Command::Whatif(a) => whatif::cmd_whatif(&catalog, a, out),
+        Command::Advise(a) => advise::cmd_advise(&catalog, a, out),
         Command::Tools(a) => tools::cmd_tools(&catalog, a, out),
         Command::Sweep(a) => sweep::cmd_sweep(&catalog, a, out),
+        Command::Capture(a) => capture::cmd_capture(a, out),
+        Command::Config(a) => config::cmd_config(&catalog, a, out),
+        Command::ImportLitellm(a) => import_litellm::cmd_import_litellm(a, out),
+        Command::Replay(a) => replay::cmd_replay(&catalog, a, out),
     }
 }
 
@@ -136,4 +164,12 @@ pub fn write_charts(dir: &Path, files: &[ChartFile], format: Format) -> Result<(
         write_reported(dir, &f.name, &f.bytes, format)?;
     }
     Ok(())
+}
+
+/// Prints stated skips on standard error when standard output carries CSV (which has no room for
+/// them), so an unsupported pair is never dropped silently.
+pub fn skips_to_stderr<'a>(skips: impl Iterator<Item = (&'a String, &'a String, &'a String)>) {
+    for (model, strategy, reason) in skips {
+        eprintln!("skipped {model} / {strategy}: {reason}");
+    }
 }

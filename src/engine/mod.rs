@@ -373,3 +373,50 @@ pub fn simulate_collect(scenario: &Scenario, setup: &SimSetup, run: u64) -> Vec<
     simulate_run(scenario, setup, run, |b| out.push(*b));
     out
 }
+
+/// Bills one prompt against a store under the setup's strategy: the per-call step of
+/// [`simulate_run`] for callers that build their own prompts (e.g. replaying a logged session).
+/// `rng` decides best-effort misses exactly as in a simulation.
+pub fn split_for_prompt(
+    setup: &SimSetup,
+    store: &mut CacheStore,
+    prompt: &Prompt,
+    now_ms: u64,
+    rng: &mut impl Rng,
+) -> Split {
+    let strategy = setup.strategy;
+    match (strategy.mode, &setup.params) {
+        (Mode::None, _) | (_, None) => Split::uncached_only(prompt.tokens()),
+        (Mode::Explicit, Some(p)) => {
+            let mut bps: Vec<PlacedBreakpoint> = Vec::with_capacity(strategy.breakpoints.len());
+            for rb in &strategy.breakpoints {
+                let boundary = match rb.anchor {
+                    Anchor::Tools => prompt.tools_end,
+                    Anchor::System => prompt.system_end,
+                    Anchor::Last => prompt.last_boundary(),
+                };
+                if let Some(boundary) = boundary {
+                    let slot = setup
+                        .tier_names
+                        .iter()
+                        .position(|n| *n == rb.tier)
+                        .unwrap_or(0);
+                    if !bps.iter().any(|b| b.boundary == boundary) {
+                        bps.push(PlacedBreakpoint {
+                            boundary,
+                            slot,
+                            ttl_ms: rb.ttl_ms,
+                        });
+                    }
+                }
+            }
+            explicit_call(store, prompt, &bps, p, now_ms)
+        }
+        (Mode::Automatic | Mode::Implicit, Some(p)) => {
+            let hit_allowed =
+                setup.hit_probability >= 1.0 || rng.gen::<f64>() < setup.hit_probability;
+            let ttl = strategy.default_tier.as_ref().map_or(300_000, |t| t.ttl_ms);
+            automatic_call(store, prompt, p, ttl, now_ms, hit_allowed)
+        }
+    }
+}

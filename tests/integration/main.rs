@@ -4,4 +4,6 @@ mod charts;
 mod cli;
 mod common;
 mod facts;
+mod inputs;
 mod tools;
+mod whatif;

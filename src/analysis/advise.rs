@@ -1,0 +1,698 @@
+//! `advise`: per model, where to put breakpoints, which TTL tier and which tools to drop, each backed
+//! by a simulation of the scenario (the saving reported is measured, not a rule of thumb), plus the
+//! break-even figures of the model's caching rules.
+
+use std::fmt::Write as _;
+
+use serde::Serialize;
+
+use super::breakeven::{break_even, p_within_ttl, BreakEven, Method};
+use super::compare::DEFAULT_STRATEGIES;
+use super::{parse_strategies, percent, signed_usd, simulate_one, skip_lines, Skip};
+use crate::catalog::{CacheRules, Catalog, ModelSpec};
+use crate::error::Result;
+use crate::quantity::Quantity;
+use crate::report::usd;
+use crate::scenario::Scenario;
+use crate::strategy::{Anchor, BreakpointSpec, Mode, Strategy};
+use crate::tools::Tool;
+
+/// How many of the largest tools are tried for dropping.
+pub const TOP_TOOLS: usize = 3;
+
+/// One simulated strategy.
+#[derive(Debug, Clone, Serialize)]
+pub struct Candidate {
+    /// Canonical strategy.
+    pub strategy: String,
+    /// Total dollars.
+    pub total_usd: f64,
+    /// Saved against no caching.
+    pub saving_usd: f64,
+    /// Saved against no caching, in percent.
+    pub saving_percent: f64,
+}
+
+/// Where to put breakpoints (or which caching mode to use).
+#[derive(Debug, Clone, Serialize)]
+pub struct Placement {
+    /// The cheapest strategy simulated (`none` when no caching strategy beats it).
+    pub recommended: String,
+    /// Its total dollars.
+    pub total_usd: f64,
+    /// Saved against no caching.
+    pub saving_usd: f64,
+    /// Saved against no caching, in percent.
+    pub saving_percent: f64,
+    /// The model's default strategy (what `cached` means).
+    pub default_strategy: String,
+    /// Saved against the model's default strategy.
+    pub saving_vs_default_usd: f64,
+    /// Every strategy simulated, cheapest first.
+    pub candidates: Vec<Candidate>,
+}
+
+/// One TTL tier, simulated.
+#[derive(Debug, Clone, Serialize)]
+pub struct TierOutcome {
+    /// Tier name.
+    pub tier: String,
+    /// Lifetime in seconds.
+    pub ttl_seconds: f64,
+    /// Write price relative to base input.
+    pub write_multiplier: f64,
+    /// Probability that the next call of a session comes within the TTL (from the gap distribution).
+    pub p_next_call_within_ttl: f64,
+    /// `exact`, `analytic` or `sampled`.
+    pub probability_method: Method,
+    /// Reads per write at which this tier's writes pay (absent: never).
+    pub reads_to_break_even: Option<u64>,
+    /// The strategy simulated (the recommended layout with every breakpoint at this tier).
+    pub strategy: String,
+    /// Its total dollars.
+    pub total_usd: f64,
+}
+
+/// Which TTL tier to use.
+#[derive(Debug, Clone, Serialize)]
+pub struct TtlAdvice {
+    /// Caching mode the tiers belong to.
+    pub mode: String,
+    /// The cheaper tier by simulation.
+    pub recommended_tier: String,
+    /// Saved by the recommended tier against the dearest one (0 when only one tier is offered).
+    pub saving_usd: f64,
+    /// Every tier.
+    pub tiers: Vec<TierOutcome>,
+    /// What limits the choice, if anything.
+    pub note: String,
+}
+
+/// Dropping one tool, simulated.
+#[derive(Debug, Clone, Serialize)]
+pub struct DropTool {
+    /// Tool name.
+    pub name: String,
+    /// Its rendered tokens on this model.
+    pub tokens: u64,
+    /// Strategy under which the drop was simulated (the recommended one).
+    pub strategy: String,
+    /// Total dollars without the tool.
+    pub total_usd: f64,
+    /// Saved against keeping it.
+    pub saving_usd: f64,
+    /// Saved, in percent.
+    pub saving_percent: f64,
+}
+
+/// Everything recommended for one model.
+#[derive(Debug, Clone, Serialize)]
+pub struct ModelAdvice {
+    /// Model id.
+    pub model: String,
+    /// Display name.
+    pub model_name: String,
+    /// Total dollars without caching.
+    pub none_usd: f64,
+    /// The cheapest strategy found overall: the breakpoint placement, at the cheaper TTL tier when
+    /// that beats it. Tools are dropped under this strategy.
+    pub recommended: Candidate,
+    /// Where to put breakpoints.
+    pub breakpoints: Placement,
+    /// Which TTL tier (absent when the model offers no caching).
+    pub ttl: Option<TtlAdvice>,
+    /// Break-even of caching the tools + system prefix under the model's main caching mode.
+    pub break_even: Option<BreakEven>,
+    /// The largest tools and what dropping each saves.
+    pub drop_tools: Vec<DropTool>,
+    /// Strategies not simulated on this model, with the reason.
+    pub skipped: Vec<Skip>,
+    /// Caveats (e.g. a best-effort cache that is not to be planned on).
+    pub notes: Vec<String>,
+}
+
+/// Everything `advise` reports.
+#[derive(Debug, Clone, Serialize)]
+pub struct AdviceReport {
+    /// Scenario name.
+    pub scenario: String,
+    /// Sessions simulated.
+    pub sessions: usize,
+    /// Calls per session.
+    pub calls_per_session: usize,
+    /// Gap between calls, as in the scenario.
+    pub gap_seconds: Quantity,
+    /// One entry per model.
+    pub advice: Vec<ModelAdvice>,
+}
+
+/// The model's caching rules in order of preference for break-even figures.
+fn main_rules(model: &ModelSpec) -> Option<(Mode, &CacheRules)> {
+    let c = &model.cache;
+    c.explicit
+        .as_ref()
+        .map(|r| (Mode::Explicit, r))
+        .or(c.automatic.as_ref().map(|r| (Mode::Automatic, r)))
+        .or(c.implicit.as_ref().map(|r| (Mode::Implicit, r)))
+}
+
+/// Every tool that appears in the session (initial list and later additions), once by name.
+fn session_tools(scenario: &Scenario) -> Vec<Tool> {
+    let mut out: Vec<Tool> = Vec::new();
+    let later = scenario
+        .events
+        .iter()
+        .flat_map(|e| e.add.iter().chain(e.replace.iter().flatten()));
+    for t in scenario.tools.iter().chain(later) {
+        if !out.iter().any(|o| o.name == t.name) {
+            out.push(t.clone());
+        }
+    }
+    out
+}
+
+/// The scenario with tool `name` never sent (removed from the list and from every event).
+pub fn without_tool(scenario: &Scenario, name: &str) -> Scenario {
+    let mut s = scenario.clone();
+    s.tools.retain(|t| t.name != name);
+    for e in &mut s.events {
+        e.add.retain(|t| t.name != name);
+        e.remove.retain(|n| n != name);
+        if let Some(k) = &mut e.keep {
+            k.retain(|n| n != name);
+        }
+        if let Some(r) = &mut e.replace {
+            r.retain(|t| t.name != name);
+        }
+    }
+    s
+}
+
+/// Advises on `scenario` for `models` (empty: the scenario's, else the six measured).
+pub fn advise(catalog: &Catalog, scenario: &Scenario, models: &[String]) -> Result<AdviceReport> {
+    let model_ids = if models.is_empty() {
+        &scenario.models
+    } else {
+        models
+    };
+    let models = catalog.select(model_ids)?;
+    let texts: Vec<String> = DEFAULT_STRATEGIES.iter().map(|s| s.to_string()).collect();
+    let parsed = parse_strategies(&texts, "--strategy")?;
+    let mut report = AdviceReport {
+        scenario: scenario.name.clone(),
+        sessions: scenario.sessions,
+        calls_per_session: scenario.calls,
+        gap_seconds: scenario.gap_seconds.clone(),
+        advice: Vec::new(),
+    };
+    for model in models {
+        report.advice.push(advise_model(model, scenario, &parsed)?);
+    }
+    Ok(report)
+}
+
+fn advise_model(
+    model: &ModelSpec,
+    scenario: &Scenario,
+    parsed: &[(String, Strategy)],
+) -> Result<ModelAdvice> {
+    let mut skipped = Vec::new();
+    let mut notes = Vec::new();
+    // (candidate, strategy it came from)
+    let mut sims: Vec<(Candidate, Strategy)> = Vec::new();
+    for (text, strategy) in parsed {
+        match simulate_one(model, scenario, text, strategy) {
+            Ok(r) => {
+                if !sims.iter().any(|(c, _)| c.strategy == r.strategy) {
+                    sims.push((
+                        Candidate {
+                            strategy: r.strategy,
+                            total_usd: r.total_usd,
+                            saving_usd: 0.0,
+                            saving_percent: 0.0,
+                        },
+                        strategy.clone(),
+                    ));
+                }
+            }
+            Err(e) => skipped.push(Skip {
+                model: model.id.clone(),
+                strategy: text.clone(),
+                reason: e.to_string(),
+            }),
+        }
+    }
+    let none_usd = simulate_one(model, scenario, "none", &Strategy::none())?.total_usd;
+    for (c, _) in &mut sims {
+        c.saving_usd = none_usd - c.total_usd;
+        c.saving_percent = percent(c.saving_usd, none_usd);
+    }
+    sims.sort_by(|a, b| a.0.total_usd.total_cmp(&b.0.total_usd));
+    let (best, best_strategy) = sims
+        .first()
+        .cloned()
+        .unwrap_or_else(|| (none_candidate(none_usd), Strategy::none()));
+    let cached = Strategy::parse("cached")?;
+    let default = simulate_one(model, scenario, "cached", &cached)?;
+    let placement = Placement {
+        recommended: best.strategy.clone(),
+        total_usd: best.total_usd,
+        saving_usd: best.saving_usd,
+        saving_percent: best.saving_percent,
+        default_strategy: default.strategy.clone(),
+        saving_vs_default_usd: default.total_usd - best.total_usd,
+        candidates: sims.iter().map(|(c, _)| c.clone()).collect(),
+    };
+    let mut ttl = ttl_advice(model, scenario, &sims, &mut skipped);
+    // The overall recommendation: the placement, or its layout at a cheaper TTL tier (which can
+    // pay even when the default tier does not, e.g. gaps longer than the default lifetime).
+    let mut recommended = best.clone();
+    let mut recommended_strategy = best_strategy.clone();
+    if let Some(t) = ttl.as_ref() {
+        if let Some(row) = t.tiers.iter().find(|x| x.tier == t.recommended_tier) {
+            if row.total_usd < best.total_usd {
+                recommended_strategy = Strategy::parse(&row.strategy)?;
+                recommended = Candidate {
+                    strategy: row.strategy.clone(),
+                    total_usd: row.total_usd,
+                    saving_usd: none_usd - row.total_usd,
+                    saving_percent: percent(none_usd - row.total_usd, none_usd),
+                };
+            }
+        }
+    }
+    if let Some(t) = ttl.as_mut().filter(|_| recommended.strategy == "none") {
+        // No tier can be recommended when no caching beats none; the figures stay for reference.
+        t.note = "caching does not pay for this scenario on this model; tiers shown for reference"
+            .into();
+    }
+    let rendering = model.rendering();
+    let prefix = rendering.block_tokens(&scenario.tools) + scenario.system_tokens;
+    let price = model.input_usd_per_mtok.value / 1e6;
+    let break_even = main_rules(model).map(|(_, r)| {
+        let w = r.tier(None).map_or(1.0, |(_, t)| t.write_multiplier.value);
+        break_even(
+            prefix,
+            r.min_tokens.value,
+            w,
+            r.read_multiplier.value,
+            price,
+        )
+    });
+    if let Some(p) = model
+        .cache
+        .implicit
+        .as_ref()
+        .and_then(|r| r.hit_probability.as_ref())
+    {
+        if p.value < 1.0 {
+            notes.push(format!(
+                "implicit caching is simulated with hit probability {} ({})",
+                p.value, p.source
+            ));
+        }
+    }
+    if recommended.strategy == "none" {
+        notes.push(
+            "no caching strategy simulated is cheaper than no caching for this scenario".into(),
+        );
+    }
+    // Dropping tools: the largest ones on this model, each simulated under the recommendation.
+    let mut ranked: Vec<(Tool, u64)> = session_tools(scenario)
+        .into_iter()
+        .map(|t| {
+            let n = rendering.tool_tokens(&t.metrics());
+            (t, n)
+        })
+        .collect();
+    ranked.sort_by(|a, b| b.1.cmp(&a.1).then_with(|| a.0.name.cmp(&b.0.name)));
+    let mut drop_tools = Vec::new();
+    for (tool, tokens) in ranked.into_iter().take(TOP_TOOLS) {
+        let s = without_tool(scenario, &tool.name);
+        let r = simulate_one(model, &s, &recommended.strategy, &recommended_strategy)?;
+        let saving = recommended.total_usd - r.total_usd;
+        drop_tools.push(DropTool {
+            name: tool.name,
+            tokens,
+            strategy: r.strategy,
+            total_usd: r.total_usd,
+            saving_usd: saving,
+            saving_percent: percent(saving, recommended.total_usd),
+        });
+    }
+    Ok(ModelAdvice {
+        model: model.id.clone(),
+        model_name: model.name.clone(),
+        none_usd,
+        recommended,
+        breakpoints: placement,
+        ttl,
+        break_even,
+        drop_tools,
+        skipped,
+        notes,
+    })
+}
+
+fn none_candidate(none_usd: f64) -> Candidate {
+    Candidate {
+        strategy: "none".into(),
+        total_usd: none_usd,
+        saving_usd: 0.0,
+        saving_percent: 0.0,
+    }
+}
+
+/// Simulates the best explicit layout once per TTL tier (every breakpoint at that tier); for
+/// automatic or implicit caching the provider fixes the TTL, so only its probability is reported.
+fn ttl_advice(
+    model: &ModelSpec,
+    scenario: &Scenario,
+    sims: &[(Candidate, Strategy)],
+    skipped: &mut Vec<Skip>,
+) -> Option<TtlAdvice> {
+    let price = model.input_usd_per_mtok.value / 1e6;
+    let prefix = model.rendering().block_tokens(&scenario.tools) + scenario.system_tokens;
+    let tier_row = |rules: &CacheRules, tier: &str, strategy: String, total: f64| {
+        let t = &rules.tiers[tier];
+        let (p, method) = p_within_ttl(&scenario.gap_seconds, t.ttl_seconds.value);
+        TierOutcome {
+            tier: tier.to_string(),
+            ttl_seconds: t.ttl_seconds.value,
+            write_multiplier: t.write_multiplier.value,
+            p_next_call_within_ttl: p,
+            probability_method: method,
+            reads_to_break_even: break_even(
+                prefix,
+                rules.min_tokens.value,
+                t.write_multiplier.value,
+                rules.read_multiplier.value,
+                price,
+            )
+            .reads_needed,
+            strategy,
+            total_usd: total,
+        }
+    };
+    // The mode whose tiers are compared: that of the cheapest caching candidate (explicit layouts
+    // keep their anchors; automatic and implicit caching take a tier as `automatic@24h`).
+    let (_, layout) = sims.iter().find(|(_, s)| {
+        matches!(
+            s.mode,
+            Some(Mode::Explicit | Mode::Automatic | Mode::Implicit)
+        )
+    })?;
+    let mode = layout.mode?;
+    let rules = match mode {
+        Mode::Explicit => model.cache.explicit.as_ref(),
+        Mode::Automatic => model.cache.automatic.as_ref(),
+        Mode::Implicit => model.cache.implicit.as_ref(),
+        Mode::None => None,
+    }?;
+    let mut tiers = Vec::new();
+    for name in rules.tiers.keys() {
+        let breakpoints = if mode == Mode::Explicit {
+            layout
+                .breakpoints
+                .iter()
+                .map(|b| BreakpointSpec {
+                    anchor: b.anchor,
+                    tier: Some(name.clone()),
+                })
+                .collect()
+        } else if rules.tiers.len() > 1 {
+            vec![BreakpointSpec {
+                anchor: Anchor::Last,
+                tier: Some(name.clone()),
+            }]
+        } else {
+            // A single provider tier: the plain strategy, as the other reports name it.
+            Vec::new()
+        };
+        let s = Strategy {
+            mode: Some(mode),
+            breakpoints,
+            tool_changes: None,
+        };
+        let text = s.to_string();
+        match simulate_one(model, scenario, &text, &s) {
+            Ok(r) => tiers.push(tier_row(rules, name, r.strategy, r.total_usd)),
+            Err(e) => skipped.push(Skip {
+                model: model.id.clone(),
+                strategy: text,
+                reason: e.to_string(),
+            }),
+        }
+    }
+    let best = tiers
+        .iter()
+        .min_by(|a, b| a.total_usd.total_cmp(&b.total_usd))?
+        .clone();
+    let worst = tiers
+        .iter()
+        .map(|t| t.total_usd)
+        .fold(f64::NEG_INFINITY, f64::max);
+    let note = match (tiers.len(), mode) {
+        (1, Mode::Explicit) => format!("the model offers only the {} tier", best.tier),
+        (1, m) => format!(
+            "{} caching: the provider sets the lifetime; nothing to choose",
+            m.as_str()
+        ),
+        _ => String::new(),
+    };
+    Some(TtlAdvice {
+        mode: mode.as_str().into(),
+        recommended_tier: best.tier.clone(),
+        saving_usd: worst - best.total_usd,
+        tiers,
+        note,
+    })
+}
+
+impl AdviceReport {
+    /// The terminal report: one block per model.
+    pub fn table(&self) -> String {
+        let mut out = format!(
+            "scenario: {} ({} session(s) x {} calls); every saving below is from a simulation of it\n",
+            self.scenario, self.sessions, self.calls_per_session
+        );
+        for a in &self.advice {
+            let p = &a.breakpoints;
+            let _ = writeln!(
+                out,
+                "\n{} ({}): no caching {}",
+                a.model,
+                a.model_name,
+                usd(a.none_usd)
+            );
+            let r = &a.recommended;
+            let _ = writeln!(
+                out,
+                "  recommended  {}: {}, saves {} ({:.1}%) vs none",
+                r.strategy,
+                usd(r.total_usd),
+                signed_usd(r.saving_usd),
+                r.saving_percent
+            );
+            let _ = writeln!(
+                out,
+                "  breakpoints  {}: {}, saves {} ({:.1}%) vs none, {} vs the default {}",
+                p.recommended,
+                usd(p.total_usd),
+                usd(p.saving_usd),
+                p.saving_percent,
+                signed_usd(p.saving_vs_default_usd),
+                p.default_strategy
+            );
+            if let Some(t) = &a.ttl {
+                let tiers: Vec<String> = t
+                    .tiers
+                    .iter()
+                    .map(|x| {
+                        format!(
+                            "{} {} (next call within TTL {:.1}%, {})",
+                            x.tier,
+                            usd(x.total_usd),
+                            x.p_next_call_within_ttl * 100.0,
+                            x.reads_to_break_even
+                                .map_or("never pays".to_string(), |n| format!(
+                                    "pays from {n} read(s)"
+                                ))
+                        )
+                    })
+                    .collect();
+                let _ = writeln!(
+                    out,
+                    "  TTL          {} [{}]: {}; saves {}{}",
+                    t.recommended_tier,
+                    t.mode,
+                    tiers.join("; "),
+                    usd(t.saving_usd),
+                    if t.note.is_empty() {
+                        String::new()
+                    } else {
+                        format!(" ({})", t.note)
+                    }
+                );
+            }
+            if let Some(b) = &a.break_even {
+                let _ = writeln!(
+                    out,
+                    "  break-even   tools + system prefix {} tokens (minimum {}): {}",
+                    b.prefix_tokens,
+                    b.min_tokens,
+                    match b.reads_needed {
+                        Some(n) => format!(
+                            "a write pays from {n} read(s) (w {}, r {}), saving {} per write",
+                            b.write_multiplier,
+                            b.read_multiplier,
+                            usd(b.saving_usd_at_reads_needed)
+                        ),
+                        None if !b.cacheable => "too short to be cached".into(),
+                        None => "reads cost as much as base input: caching never pays".into(),
+                    }
+                );
+            }
+            for d in &a.drop_tools {
+                let _ = writeln!(
+                    out,
+                    "  drop tool    {} ({} tokens): {} ({:.1}%) under {}",
+                    d.name,
+                    d.tokens,
+                    if d.saving_usd >= 0.0 {
+                        format!("saves {}", usd(d.saving_usd))
+                    } else {
+                        format!("costs {} more, keep it", usd(-d.saving_usd))
+                    },
+                    d.saving_percent.abs(),
+                    d.strategy
+                );
+            }
+            for n in &a.notes {
+                let _ = writeln!(out, "  note         {n}");
+            }
+            for line in skip_lines(&a.skipped) {
+                let _ = writeln!(out, "  {line}");
+            }
+        }
+        out
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::analysis::testutil::scenario;
+    use crate::tools::synthetic_tools;
+
+    fn session(gap: &str) -> Scenario {
+        scenario(&format!(
+            "name = \"a\"\n[tools]\nsynthetic = {{ count = 12, params = 3 }}\n\
+             [session]\ncalls = 6\nsystem_tokens = 400\nfirst_user_tokens = 100\n\
+             tool_result_tokens = 200\noutput_tokens = 50\ngap_seconds = {gap}\n"
+        ))
+    }
+
+    #[test]
+    fn short_gaps_pick_5m_long_gaps_pick_1h() {
+        let catalog = Catalog::embedded().unwrap();
+        let ids = ["claude-opus-4.8".to_string()];
+        // 60 s gaps: every call is within 5 min, so the cheaper 1.25x writes win.
+        let short = advise(&catalog, &session("60"), &ids).unwrap();
+        let t = short.advice[0].ttl.as_ref().unwrap();
+        assert_eq!(t.recommended_tier, "5m");
+        assert!(t.tiers.iter().all(|x| x.p_next_call_within_ttl == 1.0));
+        // 20 min gaps: 5 min entries are always gone; 1 h entries are read.
+        let long = advise(&catalog, &session("1200"), &ids).unwrap();
+        let a = &long.advice[0];
+        let t = a.ttl.as_ref().unwrap();
+        assert_eq!(t.recommended_tier, "1h");
+        let five = t.tiers.iter().find(|x| x.tier == "5m").unwrap();
+        let hour = t.tiers.iter().find(|x| x.tier == "1h").unwrap();
+        assert_eq!(five.p_next_call_within_ttl, 0.0);
+        assert_eq!(hour.p_next_call_within_ttl, 1.0);
+        assert_eq!(hour.reads_to_break_even, Some(2));
+        assert!((t.saving_usd - (five.total_usd - hour.total_usd)).abs() < 1e-12);
+        assert!(t.saving_usd > 0.0);
+        // The recommendation is the cheapest candidate, with its saving against none.
+        let p = &a.breakpoints;
+        assert_eq!(p.total_usd, p.candidates[0].total_usd);
+        assert!(p
+            .candidates
+            .windows(2)
+            .all(|w| w[0].total_usd <= w[1].total_usd));
+        assert!((p.saving_usd - (a.none_usd - p.total_usd)).abs() < 1e-12);
+        assert!(p.recommended.contains("1h"), "{}", p.recommended);
+    }
+
+    #[test]
+    fn automatic_tiers_are_simulated_where_the_provider_offers_several() {
+        let catalog = Catalog::embedded().unwrap();
+        // GPT-5.2 offers two automatic retention tiers (in_memory and 24h) at the same write price.
+        let m = catalog.model("gpt-5.2").unwrap();
+        let rules = m.cache.automatic.as_ref().unwrap();
+        assert!(rules.tiers.len() > 1);
+        // Gaps twice the shortest tier's lifetime but within the longest: only the longest is read.
+        let longest = rules
+            .tiers
+            .iter()
+            .max_by(|a, b| a.1.ttl_seconds.value.total_cmp(&b.1.ttl_seconds.value))
+            .map(|(n, _)| n.clone())
+            .unwrap();
+        let shortest_ttl = rules
+            .tiers
+            .values()
+            .map(|t| t.ttl_seconds.value)
+            .fold(f64::INFINITY, f64::min);
+        let gap = (shortest_ttl * 2.0).to_string();
+        let rep = advise(&catalog, &session(&gap), &["gpt-5.2".into()]).unwrap();
+        let t = rep.advice[0].ttl.as_ref().unwrap();
+        assert_eq!(t.mode, "automatic");
+        assert_eq!(t.tiers.len(), rules.tiers.len());
+        let best = t
+            .tiers
+            .iter()
+            .find(|x| x.tier == t.recommended_tier)
+            .unwrap();
+        assert!(t.tiers.iter().all(|x| best.total_usd <= x.total_usd));
+        assert!(t.saving_usd > 0.0);
+        assert_eq!(t.recommended_tier, longest);
+        assert_eq!(best.strategy, format!("automatic@{longest}"));
+        // The overall recommendation takes the cheaper tier, and tools are dropped under it.
+        let a = &rep.advice[0];
+        assert_eq!(a.recommended.strategy, best.strategy);
+        assert_eq!(a.recommended.total_usd, best.total_usd);
+        assert!(a.drop_tools.iter().all(|d| d.strategy == best.strategy));
+        let gap_s: f64 = gap.parse().unwrap();
+        for x in &t.tiers {
+            let expected = if gap_s < x.ttl_seconds { 1.0 } else { 0.0 };
+            assert_eq!(x.p_next_call_within_ttl, expected, "{}", x.tier);
+        }
+    }
+
+    #[test]
+    fn dropping_a_tool_saves_what_its_tokens_cost() {
+        let catalog = Catalog::embedded().unwrap();
+        let rep = advise(&catalog, &session("10"), &["gemini-3.6-flash".into()]).unwrap();
+        let a = &rep.advice[0];
+        // Gemini's implicit cache never hits (measured), and its explicit minimum (4,096) is above
+        // this prefix, so nothing beats no caching; dropping a tool then saves its tokens at the
+        // base rate on each of the 6 calls.
+        assert_eq!(a.breakpoints.recommended, "none");
+        assert!(a.notes.iter().any(|n| n.contains("bonus")), "{:?}", a.notes);
+        let m = catalog.model("gemini-3.6-flash").unwrap();
+        assert_eq!(a.drop_tools.len(), TOP_TOOLS);
+        let d = &a.drop_tools[0];
+        let tools = synthetic_tools(1, 12, 3);
+        let t = tools.iter().find(|t| t.name == d.name).unwrap();
+        assert_eq!(d.tokens, m.rendering().tool_tokens(&t.metrics()));
+        let expected = d.tokens as f64 * 6.0 * m.input_usd_per_mtok.value / 1e6;
+        assert!(
+            (d.saving_usd - expected).abs() < 1e-12,
+            "{} vs {expected}",
+            d.saving_usd
+        );
+        let b = a.break_even.as_ref().unwrap();
+        assert!(!b.cacheable && b.reads_needed.is_none());
+    }
+}

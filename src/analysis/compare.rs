@@ -1,0 +1,410 @@
+//! `compare`: one session (same event stream, same seed) under several caching strategies, side by
+//! side, with savings against no caching.
+
+use std::fmt::Write as _;
+
+use serde::Serialize;
+
+use super::{parse_strategies, percent, signed_usd, simulate_one, skip_lines, Skip};
+use crate::billing::CallBill;
+use crate::catalog::Catalog;
+use crate::error::{Error, Result};
+use crate::report::csv::field;
+use crate::report::table::TextTable;
+use crate::report::usd;
+use crate::scenario::Scenario;
+use crate::strategy::{Mode, Strategy};
+
+/// Strategies compared when none are given: no caching, explicit breakpoints on the tool block, on
+/// tools + system, on tools + system + last message (5 min and 1 h TTL variants), automatic and
+/// implicit caching. Each is applied to every model that offers it; the rest are stated skips.
+pub const DEFAULT_STRATEGIES: [&str; 8] = [
+    "none",
+    "explicit:tools",
+    "explicit:tools+system",
+    "explicit:tools+system+last",
+    "explicit:tools@1h+system+last",
+    "explicit:tools@1h+system@1h+last@1h",
+    "automatic",
+    "implicit",
+];
+
+/// One strategy's outcome on one model.
+#[derive(Debug, Clone, Serialize)]
+pub struct StrategyOutcome {
+    /// Canonical strategy simulated.
+    pub strategy: String,
+    /// Strategy as requested (differs for `cached`).
+    pub strategy_requested: String,
+    /// Total dollars of the session(s).
+    pub total_usd: f64,
+    /// Dollars saved against no caching (negative: caching costs more).
+    pub saving_usd: f64,
+    /// `saving_usd` in percent of the no-caching total.
+    pub saving_percent: f64,
+    /// Tokens written to cache.
+    pub cache_write_tokens: u64,
+    /// Tokens read from cache.
+    pub cache_read_tokens: u64,
+    /// Tokens billed at the base input rate.
+    pub uncached_tokens: u64,
+    /// Prompt tokens over all calls.
+    pub prompt_tokens: u64,
+    /// Share of prompt tokens read from cache.
+    pub cache_hit_ratio: f64,
+    /// Per-call bills in time order, with `cumulative_usd` for the cumulative chart (not in the JSON,
+    /// which stays one line per strategy; `run --format json` has the per-call rows).
+    #[serde(skip)]
+    pub calls: Vec<CallBill>,
+}
+
+/// All strategies on one model.
+#[derive(Debug, Clone, Serialize)]
+pub struct ModelComparison {
+    /// Model id.
+    pub model: String,
+    /// Display name.
+    pub model_name: String,
+    /// Total dollars without caching (the baseline of every saving).
+    pub none_usd: f64,
+    /// The cheapest strategy simulated on this model.
+    pub cheapest: String,
+    /// One entry per simulated strategy, `none` first.
+    pub strategies: Vec<StrategyOutcome>,
+}
+
+/// Everything `compare` reports.
+#[derive(Debug, Clone, Serialize)]
+pub struct CompareReport {
+    /// Scenario name.
+    pub scenario: String,
+    /// Scenario description.
+    pub description: String,
+    /// Seed of the draws (every strategy sees the same sessions).
+    pub seed: u64,
+    /// Sessions simulated.
+    pub sessions: usize,
+    /// Calls per session.
+    pub calls_per_session: usize,
+    /// One entry per model.
+    pub comparisons: Vec<ModelComparison>,
+    /// (model, strategy) pairs not simulated, with the reason.
+    pub skipped: Vec<Skip>,
+}
+
+/// Runs `scenario` on `models` (empty: the scenario's models, else the six measured ones) under
+/// `strategies` (empty: [`DEFAULT_STRATEGIES`]); `none` is always simulated as the baseline. Pairs a
+/// model does not offer are stated skips; if no requested caching strategy can be simulated on any
+/// model, that is an error rather than a table of baselines.
+pub fn compare(
+    catalog: &Catalog,
+    scenario: &Scenario,
+    models: &[String],
+    strategies: &[String],
+) -> Result<CompareReport> {
+    let model_ids = if models.is_empty() {
+        &scenario.models
+    } else {
+        models
+    };
+    let models = catalog.select(model_ids)?;
+    let texts: Vec<String> = if strategies.is_empty() {
+        DEFAULT_STRATEGIES.iter().map(|s| s.to_string()).collect()
+    } else {
+        strategies.to_vec()
+    };
+    let mut parsed = parse_strategies(&texts, "--strategy")?;
+    if !parsed.iter().any(|(_, s)| s.mode == Some(Mode::None)) {
+        parsed.insert(0, ("none".into(), Strategy::none()));
+    }
+    let mut report = CompareReport {
+        scenario: scenario.name.clone(),
+        description: scenario.description.clone(),
+        seed: scenario.seed,
+        sessions: scenario.sessions,
+        calls_per_session: scenario.calls,
+        comparisons: Vec::new(),
+        skipped: Vec::new(),
+    };
+    let mut cached_outcomes = 0;
+    for model in models {
+        let mut outcomes: Vec<StrategyOutcome> = Vec::new();
+        for (text, strategy) in &parsed {
+            let r = match simulate_one(model, scenario, text, strategy) {
+                Ok(r) => r,
+                Err(e) => {
+                    report.skipped.push(Skip {
+                        model: model.id.clone(),
+                        strategy: text.clone(),
+                        reason: e.to_string(),
+                    });
+                    continue;
+                }
+            };
+            if let Some(same) = outcomes.iter().find(|o| o.strategy == r.strategy) {
+                report.skipped.push(Skip {
+                    model: model.id.clone(),
+                    strategy: text.clone(),
+                    reason: format!(
+                        "the same strategy as `{}` on this model (shown once)",
+                        same.strategy_requested
+                    ),
+                });
+                continue;
+            }
+            if r.strategy != "none" {
+                cached_outcomes += 1;
+            }
+            outcomes.push(StrategyOutcome {
+                strategy: r.strategy,
+                strategy_requested: r.strategy_requested,
+                total_usd: r.total_usd,
+                saving_usd: 0.0,
+                saving_percent: 0.0,
+                cache_write_tokens: r.totals.cache_write_tokens,
+                cache_read_tokens: r.totals.cache_read_tokens,
+                uncached_tokens: r.totals.uncached_tokens,
+                prompt_tokens: r.totals.prompt_tokens,
+                cache_hit_ratio: r.totals.cache_hit_ratio,
+                calls: r.calls,
+            });
+        }
+        // `none` needs no caching support, so it is always simulated and sorts first.
+        outcomes.sort_by_key(|o| o.strategy != "none");
+        let none_usd = outcomes
+            .iter()
+            .find(|o| o.strategy == "none")
+            .map(|o| o.total_usd)
+            .ok_or_else(|| Error::Unsupported("internal: no baseline simulated".into()))?;
+        for o in &mut outcomes {
+            o.saving_usd = none_usd - o.total_usd;
+            o.saving_percent = percent(o.saving_usd, none_usd);
+        }
+        let cheapest = outcomes
+            .iter()
+            .min_by(|a, b| a.total_usd.total_cmp(&b.total_usd))
+            .map(|o| o.strategy.clone())
+            .unwrap_or_else(|| "none".into());
+        report.comparisons.push(ModelComparison {
+            model: model.id.clone(),
+            model_name: model.name.clone(),
+            none_usd,
+            cheapest,
+            strategies: outcomes,
+        });
+    }
+    let wanted_caching = parsed.iter().any(|(_, s)| s.mode != Some(Mode::None));
+    if wanted_caching && cached_outcomes == 0 {
+        let reasons: Vec<String> = report
+            .skipped
+            .iter()
+            .map(|s| format!("{} / {}: {}", s.model, s.strategy, s.reason))
+            .collect();
+        return Err(Error::Unsupported(format!(
+            "no requested caching strategy can be simulated on the chosen models: {}",
+            reasons.join("; ")
+        )));
+    }
+    Ok(report)
+}
+
+impl CompareReport {
+    /// Column names of [`CompareReport::csv`].
+    pub const CSV_COLUMNS: [&'static str; 10] = [
+        "model",
+        "strategy",
+        "strategy_requested",
+        "total_usd",
+        "saving_usd",
+        "saving_percent",
+        "cache_write_tokens",
+        "cache_read_tokens",
+        "uncached_tokens",
+        "prompt_tokens",
+    ];
+
+    /// One CSV row per (model, strategy).
+    pub fn csv(&self) -> String {
+        let mut out = Self::CSV_COLUMNS.join(",");
+        out.push('\n');
+        for c in &self.comparisons {
+            for o in &c.strategies {
+                let _ = writeln!(
+                    out,
+                    "{},{},{},{:.9},{:.9},{:.3},{},{},{},{}",
+                    field(&c.model),
+                    field(&o.strategy),
+                    field(&o.strategy_requested),
+                    o.total_usd,
+                    o.saving_usd,
+                    o.saving_percent,
+                    o.cache_write_tokens,
+                    o.cache_read_tokens,
+                    o.uncached_tokens,
+                    o.prompt_tokens
+                );
+            }
+        }
+        out
+    }
+
+    /// The terminal table, then the stated skips.
+    pub fn table(&self) -> String {
+        let mut t = TextTable::new(
+            &[
+                "model",
+                "strategy",
+                "total USD",
+                "saving USD",
+                "saving %",
+                "cache write",
+                "cache read",
+                "hit %",
+            ],
+            &[false, false, true, true, true, true, true, true],
+        );
+        for c in &self.comparisons {
+            for o in &c.strategies {
+                let mark = if o.strategy == c.cheapest && o.strategy != "none" {
+                    " *"
+                } else {
+                    ""
+                };
+                t.row(vec![
+                    c.model.clone(),
+                    format!("{}{mark}", o.strategy),
+                    usd(o.total_usd),
+                    signed_usd(o.saving_usd),
+                    format!("{:.1}", o.saving_percent),
+                    o.cache_write_tokens.to_string(),
+                    o.cache_read_tokens.to_string(),
+                    format!("{:.1}", o.cache_hit_ratio * 100.0),
+                ]);
+            }
+        }
+        let mut out = format!(
+            "scenario: {} ({} session(s) x {} calls, seed {}); * = cheapest per model\n",
+            self.scenario, self.sessions, self.calls_per_session, self.seed
+        );
+        out.push_str(&t.render());
+        for line in skip_lines(&self.skipped) {
+            let _ = writeln!(out, "{line}");
+        }
+        out
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::analysis::testutil::scenario;
+    use crate::tools::synthetic_tools;
+
+    /// Two calls, 20 synthetic tools, fixed sizes, 10 s apart: every figure can be worked out by hand.
+    const TWO_CALLS: &str = "name = \"two\"\n[tools]\nsynthetic = { count = 20, params = 3 }\n\
+        [session]\ncalls = 2\nsystem_tokens = 1000\nfirst_user_tokens = 100\n\
+        tool_result_tokens = 300\noutput_tokens = 50\ngap_seconds = 10\nfirst_token_seconds = 1\n";
+
+    #[test]
+    fn two_call_session_matches_hand_computation() {
+        let catalog = Catalog::embedded().unwrap();
+        let sc = scenario(TWO_CALLS);
+        let rep = compare(
+            &catalog,
+            &sc,
+            &["claude-opus-4.8".into()],
+            &["explicit:tools+system".into()],
+        )
+        .unwrap();
+        let m = catalog.model("claude-opus-4.8").unwrap();
+        let price = m.input_usd_per_mtok.value / 1e6;
+        let out_price = m.output_usd_per_mtok.value / 1e6;
+        let block = m.rendering().block_tokens(&synthetic_tools(1, 20, 3));
+        let prefix = block + 1000;
+        // Call 1: tools + system + 100 user tokens. Call 2 adds 50 output + 300 result tokens.
+        let p1 = prefix + 100;
+        let p2 = p1 + 50 + 300;
+        let none = (p1 + p2) as f64 * price + 2.0 * 50.0 * out_price;
+        // Cached: call 1 writes the prefix at 1.25x, call 2 reads it at 0.1x; the rest at base rate.
+        let cached = (prefix as f64 * 1.25 + 100.0) * price
+            + (prefix as f64 * 0.1 + (p2 - prefix) as f64) * price
+            + 2.0 * 50.0 * out_price;
+        let c = &rep.comparisons[0];
+        assert_eq!(c.strategies[0].strategy, "none");
+        assert!(
+            (c.none_usd - none).abs() < 1e-12,
+            "{} vs {none}",
+            c.none_usd
+        );
+        let e = &c.strategies[1];
+        assert_eq!(e.strategy, "explicit:tools+system");
+        assert!(
+            (e.total_usd - cached).abs() < 1e-12,
+            "{} vs {cached}",
+            e.total_usd
+        );
+        assert!((e.saving_usd - (none - cached)).abs() < 1e-12);
+        assert!((e.saving_percent - (none - cached) / none * 100.0).abs() < 1e-9);
+        assert_eq!(e.cache_write_tokens, prefix);
+        assert_eq!(e.cache_read_tokens, prefix);
+        // The per-call data for the cumulative chart ends at the total.
+        assert_eq!(e.calls.len(), 2);
+        assert!((e.calls[1].cumulative_usd - e.total_usd).abs() < 1e-12);
+    }
+
+    #[test]
+    fn default_set_states_every_unsupported_pair() {
+        let catalog = Catalog::embedded().unwrap();
+        let sc = scenario(TWO_CALLS);
+        let rep = compare(
+            &catalog,
+            &sc,
+            &["claude-opus-4.8".into(), "gpt-5.6".into()],
+            &[],
+        )
+        .unwrap();
+        let claude = &rep.comparisons[0];
+        // Claude offers explicit caching with 5 min and 1 h tiers, neither automatic nor implicit.
+        assert_eq!(claude.strategies.len(), 6);
+        let gpt = &rep.comparisons[1];
+        // GPT-5.6 has only the 30 min tier: the two 1 h variants are skipped, as are the others.
+        assert_eq!(gpt.strategies.len(), 4);
+        for (model, strategy) in [
+            ("claude-opus-4.8", "automatic"),
+            ("claude-opus-4.8", "implicit"),
+            ("gpt-5.6", "explicit:tools@1h+system+last"),
+            ("gpt-5.6", "automatic"),
+        ] {
+            let s = rep
+                .skipped
+                .iter()
+                .find(|s| s.model == model && s.strategy == strategy)
+                .unwrap_or_else(|| panic!("{model} / {strategy} not stated"));
+            assert!(s.reason.contains(model), "{}", s.reason);
+        }
+        // Every (model, default strategy) pair is either simulated or stated.
+        let total: usize = rep.comparisons.iter().map(|c| c.strategies.len()).sum();
+        assert_eq!(total + rep.skipped.len(), 2 * DEFAULT_STRATEGIES.len());
+        let csv = rep.csv();
+        assert_eq!(csv.lines().count(), 1 + total);
+    }
+
+    #[test]
+    fn nothing_supported_is_an_error_and_bad_strategy_names_the_flag() {
+        let catalog = Catalog::embedded().unwrap();
+        let sc = scenario(TWO_CALLS);
+        let e = compare(
+            &catalog,
+            &sc,
+            &["claude-opus-4.8".into()],
+            &["automatic".into()],
+        )
+        .unwrap_err()
+        .to_string();
+        assert!(e.contains("no automatic caching"), "{e}");
+        let e = compare(&catalog, &sc, &[], &["explicit:often".into()])
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("--strategy") && e.contains("often"), "{e}");
+    }
+}

@@ -1,0 +1,159 @@
+//! What-if analysis on top of the simulator: the same session under several strategies (`compare`),
+//! with a changed tool list (`whatif`), and recommendations backed by simulations (`advise`), plus the
+//! pure break-even and TTL formulas they use. Every function returns plain serialisable structs; the
+//! CLI only formats them.
+
+pub mod advise;
+pub mod breakeven;
+pub mod compare;
+pub mod whatif;
+
+use crate::catalog::ModelSpec;
+use crate::engine::{simulate_collect, SimSetup};
+use crate::error::{Error, Result};
+use crate::scenario::Scenario;
+use crate::simulate::{summarise, SimResult};
+use crate::strategy::Strategy;
+
+/// Where command-line values are reported to come from in errors.
+pub const COMMAND_LINE: &str = "command line";
+
+/// A (model, strategy) that was not simulated, with the reason (stated, never silent); the same
+/// record as `run` reports.
+pub use crate::simulate::Skipped as Skip;
+
+/// Skips for a terminal, grouped: one line per (model, problem) listing the strategies it stopped,
+/// e.g. `skipped on kimi-k3: explicit:tools, explicit:tools+system: the model offers no explicit
+/// caching`. The JSON keeps one entry per pair with the full reason.
+pub fn skip_lines(skips: &[Skip]) -> Vec<String> {
+    let mut groups: Vec<(String, String, Vec<String>)> = Vec::new();
+    for s in skips {
+        // The reason starts with the (canonical) strategy, already named at the start of the line.
+        let suffix = format!(" (model `{}`)", s.model);
+        let mut problem = s.reason.as_str();
+        if let Some(rest) = problem.strip_prefix("strategy `") {
+            if let Some((_, p)) = rest.split_once("`: ") {
+                problem = p;
+            }
+        }
+        let problem = problem.strip_suffix(&suffix).unwrap_or(problem).to_string();
+        match groups
+            .iter_mut()
+            .find(|(m, p, _)| *m == s.model && *p == problem)
+        {
+            Some((_, _, list)) => list.push(s.strategy.clone()),
+            None => groups.push((s.model.clone(), problem, vec![s.strategy.clone()])),
+        }
+    }
+    groups
+        .into_iter()
+        .map(|(m, p, list)| format!("skipped on {m}: {}: {p}", list.join(", ")))
+        .collect()
+}
+
+/// Parses strategy strings given on the command line; an error names the flag and the value.
+pub fn parse_strategies(texts: &[String], flag: &str) -> Result<Vec<(String, Strategy)>> {
+    texts
+        .iter()
+        .map(|t| {
+            Strategy::parse(t)
+                .map(|s| (t.clone(), s))
+                .map_err(|e| Error::invalid(COMMAND_LINE, flag, e.to_string()))
+        })
+        .collect()
+}
+
+/// Simulates run 0 of `scenario` on one model under one strategy. `Err` when the model does not
+/// support the strategy (the message says why), so callers can turn it into a stated skip.
+pub fn simulate_one(
+    model: &ModelSpec,
+    scenario: &Scenario,
+    requested: &str,
+    strategy: &Strategy,
+) -> Result<SimResult> {
+    let resolved = strategy.resolve(model)?;
+    let setup = SimSetup::new(model, &resolved, scenario.first_token_seconds);
+    let calls = simulate_collect(scenario, &setup, 0);
+    Ok(summarise(
+        model,
+        requested,
+        &resolved.name,
+        &setup.tier_names,
+        calls,
+    ))
+}
+
+/// Dollars with the sign in front (`-$0.0123`), for differences.
+pub fn signed_usd(x: f64) -> String {
+    if x < 0.0 {
+        format!("-{}", crate::report::usd(-x))
+    } else {
+        crate::report::usd(x)
+    }
+}
+
+/// `n call` or `n calls`.
+pub fn calls_word(n: u64) -> String {
+    if n == 1 {
+        "1 call".into()
+    } else {
+        format!("{n} calls")
+    }
+}
+
+/// `part / whole` in percent, 0 when `whole` is 0 (no baseline cost, nothing to compare against).
+pub fn percent(part: f64, whole: f64) -> f64 {
+    if whole.abs() > 0.0 {
+        part / whole * 100.0
+    } else {
+        0.0
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn skip_lines_group_by_model_and_problem() {
+        let skip = |m: &str, s: &str, p: &str| Skip {
+            model: m.into(),
+            strategy: s.into(),
+            reason: format!("strategy `{s}`: {p} (model `{m}`)"),
+        };
+        let lines = skip_lines(&[
+            skip(
+                "k",
+                "explicit:tools",
+                "the model offers no explicit caching",
+            ),
+            skip("k", "explicit:last", "the model offers no explicit caching"),
+            skip("k", "implicit", "the model offers no implicit caching"),
+            skip(
+                "g",
+                "explicit:tools",
+                "the model offers no explicit caching",
+            ),
+        ]);
+        assert_eq!(
+            lines,
+            [
+                "skipped on k: explicit:tools, explicit:last: the model offers no explicit caching",
+                "skipped on k: implicit: the model offers no implicit caching",
+                "skipped on g: explicit:tools: the model offers no explicit caching",
+            ]
+        );
+    }
+}
+
+#[cfg(test)]
+pub(crate) mod testutil {
+    use std::path::Path;
+
+    use crate::scenario::Scenario;
+
+    /// A scenario from TOML text (tests only).
+    pub fn scenario(text: &str) -> Scenario {
+        Scenario::from_toml_str(text, "test.toml", Path::new(".")).expect("test scenario is valid")
+    }
+}

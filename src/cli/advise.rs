@@ -1,0 +1,54 @@
+//! `pcsim advise`: per model, breakpoints, TTL and tools to drop, each with its simulated saving.
+
+use std::io::Write;
+use std::path::PathBuf;
+
+use anyhow::{bail, Result};
+
+use super::{load_scenario, write_reported, Format};
+use pcsim::analysis::advise::advise;
+use pcsim::catalog::Catalog;
+use pcsim::report;
+
+/// Arguments of `advise`.
+#[derive(Debug, clap::Args)]
+pub struct AdviseArgs {
+    /// Scenario file (TOML); the built-in default scenario when omitted.
+    pub scenario: Option<PathBuf>,
+    /// Model id (repeatable); default: the scenario's models.
+    #[arg(long = "model", value_name = "ID")]
+    pub models: Vec<String>,
+    /// Output format on standard output (table or json; the advice is nested, so no CSV).
+    #[arg(long, value_enum, default_value_t = Format::Table)]
+    pub format: Format,
+    /// Also write advice.json and advice.txt into this folder.
+    #[arg(long, value_name = "DIR")]
+    pub out: Option<PathBuf>,
+}
+
+/// Runs `pcsim advise`.
+pub fn cmd_advise(catalog: &Catalog, a: AdviseArgs, out: &mut dyn Write) -> Result<()> {
+    if a.format == Format::Csv {
+        bail!(pcsim::Error::invalid(
+            "command line",
+            "--format",
+            "value csv: advice is nested; use table or json"
+        ));
+    }
+    if let Some(dir) = &a.out {
+        report::ensure_writable_dir(dir)?;
+    }
+    let scenario = load_scenario(&a.scenario)?;
+    let rep = advise(catalog, &scenario, &a.models)?;
+    let json = report::json::to_json(&rep)?;
+    let text = rep.table();
+    match a.format {
+        Format::Json => out.write_all(json.as_bytes())?,
+        _ => out.write_all(text.as_bytes())?,
+    }
+    if let Some(dir) = &a.out {
+        write_reported(dir, "advice.json", json.as_bytes(), a.format)?;
+        write_reported(dir, "advice.txt", text.as_bytes(), a.format)?;
+    }
+    Ok(())
+}

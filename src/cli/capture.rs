@@ -1,0 +1,138 @@
+//! `pcsim capture -- COMMAND [ARGS...]`: read a live MCP server's tool list over stdio.
+
+use std::collections::BTreeMap;
+use std::io::Write;
+use std::path::PathBuf;
+use std::time::Duration;
+
+use anyhow::{Context, Result};
+use clap::ValueEnum;
+
+use pcsim::capture::{
+    capture_command, CaptureOptions, ClientCapabilities, DEFAULT_PROTOCOL_VERSION,
+};
+use pcsim::report;
+
+/// Client capabilities on the command line.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum, Default)]
+pub enum CapsArg {
+    /// No optional capability.
+    #[default]
+    Minimal,
+    /// roots, sampling, elicitation and tasks.
+    Full,
+}
+
+/// Options shared by every command that starts MCP servers.
+#[derive(Debug, Clone, clap::Args)]
+pub struct ServerOptions {
+    /// Capabilities advertised to the server (some servers register more tools for `full`).
+    #[arg(long, value_enum, default_value_t = CapsArg::Minimal)]
+    pub client_capabilities: CapsArg,
+    /// Give up on a server after this many seconds (the whole handshake and listing).
+    #[arg(long, value_name = "S", default_value_t = 30.0)]
+    pub timeout_seconds: f64,
+    /// Largest output accepted from a server, in bytes.
+    #[arg(long, value_name = "N", default_value_t = 32 << 20)]
+    pub max_bytes: usize,
+    /// `protocolVersion` asked for in `initialize`.
+    #[arg(long, value_name = "V", default_value = DEFAULT_PROTOCOL_VERSION)]
+    pub protocol_version: String,
+}
+
+impl ServerOptions {
+    /// The library's options, after checking the numbers.
+    pub fn to_options(&self) -> Result<CaptureOptions> {
+        if !(self.timeout_seconds.is_finite()
+            && self.timeout_seconds > 0.0
+            && self.timeout_seconds <= 86_400.0)
+        {
+            anyhow::bail!(pcsim::Error::invalid(
+                "command line",
+                "--timeout-seconds",
+                format!(
+                    "value {} must be a number of seconds above 0 and at most 86400",
+                    self.timeout_seconds
+                )
+            ));
+        }
+        if self.max_bytes < 1024 {
+            anyhow::bail!(pcsim::Error::invalid(
+                "command line",
+                "--max-bytes",
+                format!("value {} must be at least 1024", self.max_bytes)
+            ));
+        }
+        Ok(CaptureOptions {
+            timeout: Duration::from_secs_f64(self.timeout_seconds),
+            // One message may use up to 8 MiB (a quarter of the total for very large totals), never
+            // more than the total.
+            max_message_bytes: (self.max_bytes / 4).max(8 << 20).min(self.max_bytes),
+            max_total_bytes: self.max_bytes,
+            capabilities: match self.client_capabilities {
+                CapsArg::Minimal => ClientCapabilities::Minimal,
+                CapsArg::Full => ClientCapabilities::Full,
+            },
+            protocol_version: self.protocol_version.clone(),
+            ..CaptureOptions::default()
+        })
+    }
+}
+
+/// Arguments of `capture`.
+#[derive(Debug, clap::Args)]
+pub struct CaptureArgs {
+    /// Write the `{ "tools": [...] }` result to this file (atomically) instead of standard output.
+    #[arg(long, value_name = "FILE")]
+    pub out: Option<PathBuf>,
+    #[command(flatten)]
+    pub server: ServerOptions,
+    /// The server's command line, after `--`, e.g. `-- npx -y @modelcontextprotocol/server-memory`.
+    #[arg(required = true, num_args = 1.., trailing_var_arg = true, value_name = "COMMAND")]
+    pub command: Vec<String>,
+}
+
+/// Runs `pcsim capture`.
+pub fn cmd_capture(a: CaptureArgs, out: &mut dyn Write) -> Result<()> {
+    let opts = a.server.to_options()?;
+    let (program, args) = a.command.split_first().context("no command given")?;
+    let label = a.command.join(" ");
+    let cap = capture_command(&label, program, args, &BTreeMap::new(), &opts)?;
+    let mut json = serde_json::to_string_pretty(&cap.result_json())?;
+    json.push('\n');
+    let server = cap
+        .server_info
+        .as_ref()
+        .map(|s| {
+            format!(
+                "{} {}",
+                s.get("name").and_then(|v| v.as_str()).unwrap_or("?"),
+                s.get("version").and_then(|v| v.as_str()).unwrap_or("")
+            )
+        })
+        .unwrap_or_else(|| "unnamed server".into());
+    let summary = format!(
+        "captured {} tools from {} (protocol {}, {} page{}; skipped {} non-JSON-RPC lines, {} notifications, answered {} server requests)",
+        cap.tools.len(),
+        server.trim(),
+        cap.protocol_version.as_deref().unwrap_or("?"),
+        cap.pages,
+        if cap.pages == 1 { "" } else { "s" },
+        cap.skipped_lines,
+        cap.notifications,
+        cap.server_requests
+    );
+    match &a.out {
+        Some(path) => {
+            report::write_atomic(path, json.as_bytes())
+                .with_context(|| format!("writing {}", path.display()))?;
+            writeln!(out, "{summary}")?;
+            writeln!(out, "wrote {}", path.display())?;
+        }
+        None => {
+            out.write_all(json.as_bytes())?;
+            eprintln!("{summary}");
+        }
+    }
+    Ok(())
+}

@@ -1,0 +1,60 @@
+//! `pcsim compare`: one session under several caching strategies, side by side.
+
+use std::io::Write;
+use std::path::PathBuf;
+
+use anyhow::Result;
+
+use super::{load_scenario, write_reported, Format};
+use pcsim::analysis::compare::compare;
+use pcsim::catalog::Catalog;
+use pcsim::report;
+
+/// Arguments of `compare`.
+#[derive(Debug, clap::Args)]
+pub struct CompareArgs {
+    /// Scenario file (TOML); the built-in default scenario when omitted.
+    pub scenario: Option<PathBuf>,
+    /// Strategy to compare (repeatable); default: none, explicit:tools, explicit:tools+system,
+    /// explicit:tools+system+last, explicit:tools@1h+system+last, explicit:tools@1h+system@1h+last@1h,
+    /// automatic, implicit. `none` is always included as the baseline.
+    #[arg(long = "strategy", value_name = "S")]
+    pub strategies: Vec<String>,
+    /// Model id (repeatable); default: the scenario's models.
+    #[arg(long = "model", value_name = "ID")]
+    pub models: Vec<String>,
+    /// Output format on standard output.
+    #[arg(long, value_enum, default_value_t = Format::Table)]
+    pub format: Format,
+    /// Also write compare.json and compare.csv into this folder.
+    #[arg(long, value_name = "DIR")]
+    pub out: Option<PathBuf>,
+}
+
+/// Runs `pcsim compare`.
+pub fn cmd_compare(catalog: &Catalog, a: CompareArgs, out: &mut dyn Write) -> Result<()> {
+    if let Some(dir) = &a.out {
+        report::ensure_writable_dir(dir)?;
+    }
+    let scenario = load_scenario(&a.scenario)?;
+    let rep = compare(catalog, &scenario, &a.models, &a.strategies)?;
+    let json = report::json::to_json(&rep)?;
+    let csv = rep.csv();
+    match a.format {
+        Format::Table => out.write_all(rep.table().as_bytes())?,
+        Format::Csv => {
+            out.write_all(csv.as_bytes())?;
+            super::skips_to_stderr(
+                rep.skipped
+                    .iter()
+                    .map(|s| (&s.model, &s.strategy, &s.reason)),
+            );
+        }
+        Format::Json => out.write_all(json.as_bytes())?,
+    }
+    if let Some(dir) = &a.out {
+        write_reported(dir, "compare.json", json.as_bytes(), a.format)?;
+        write_reported(dir, "compare.csv", csv.as_bytes(), a.format)?;
+    }
+    Ok(())
+}

@@ -1,0 +1,75 @@
+//! `pcsim import-litellm FILE`: LiteLLM's price database to pcsim catalog TOML.
+
+use std::io::Write;
+use std::path::PathBuf;
+
+use anyhow::{Context, Result};
+
+use pcsim::error::read_text;
+use pcsim::litellm::import;
+use pcsim::report;
+
+/// Arguments of `import-litellm`.
+#[derive(Debug, clap::Args)]
+pub struct ImportLitellmArgs {
+    /// LiteLLM's `model_prices_and_context_window.json` (or a file in its format).
+    pub file: PathBuf,
+    /// Model key to import (repeatable); default: every chat model with prices.
+    #[arg(long = "model", value_name = "KEY")]
+    pub models: Vec<String>,
+    /// Write the catalog here (atomically) instead of standard output.
+    #[arg(long, value_name = "FILE")]
+    pub out: Option<PathBuf>,
+}
+
+/// Runs `pcsim import-litellm`.
+pub fn cmd_import_litellm(a: ImportLitellmArgs, out: &mut dyn Write) -> Result<()> {
+    let text = read_text(&a.file)?;
+    let imp = import(&text, &a.file.display().to_string(), &a.models)?;
+    let mut report = format!(
+        "imported {} model{}, skipped {}\n",
+        imp.imported.len(),
+        if imp.imported.len() == 1 { "" } else { "s" },
+        imp.skipped.len()
+    );
+    for (k, why) in &imp.skipped {
+        report.push_str(&format!("  skipped {k}: {why}\n"));
+    }
+    let list = |m: &std::collections::BTreeMap<String, usize>| {
+        m.iter()
+            .map(|(k, n)| format!("{k} ({n})"))
+            .collect::<Vec<_>>()
+            .join(", ")
+    };
+    if !imp.unmapped.is_empty() {
+        report.push_str(&format!(
+            "fields not mapped (no place in pcsim's catalog): {}\n",
+            list(&imp.unmapped)
+        ));
+    }
+    if !imp.notes_only.is_empty() {
+        report.push_str(&format!(
+            "kept as notes only (long-context tiers are not simulated): {}\n",
+            list(&imp.notes_only)
+        ));
+    }
+    if !imp.ignored.is_empty() {
+        report.push_str(&format!(
+            "ignored (capabilities and limits, no cost): {}\n",
+            list(&imp.ignored)
+        ));
+    }
+    match &a.out {
+        Some(path) => {
+            report::write_atomic(path, imp.toml.as_bytes())
+                .with_context(|| format!("writing {}", path.display()))?;
+            out.write_all(report.as_bytes())?;
+            writeln!(out, "wrote {}", path.display())?;
+        }
+        None => {
+            out.write_all(imp.toml.as_bytes())?;
+            eprint!("{report}");
+        }
+    }
+    Ok(())
+}

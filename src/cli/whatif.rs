@@ -1,0 +1,99 @@
+//! `pcsim whatif`: the scenario against the same scenario with a tool-list change at call K.
+
+use std::io::Write;
+use std::path::PathBuf;
+
+use anyhow::Result;
+
+use super::{load_scenario, write_reported, Format};
+use pcsim::analysis::whatif::{whatif, ToolChange};
+use pcsim::catalog::Catalog;
+use pcsim::report;
+use pcsim::tools::load_tool_files;
+
+/// Arguments of `whatif`.
+#[derive(Debug, clap::Args)]
+#[command(group = clap::ArgGroup::new("change").required(true).multiple(true))]
+pub struct WhatifArgs {
+    /// Scenario file (TOML); the built-in default scenario when omitted.
+    pub scenario: Option<PathBuf>,
+    /// Call (2 to the session's calls) before which the tool list changes, in every session.
+    #[arg(long, value_name = "K")]
+    pub at_call: usize,
+    /// Tool file (MCP tools/list JSON or an API tool array) whose tools are added (repeatable).
+    #[arg(long, value_name = "FILE", group = "change")]
+    pub add_tools: Vec<PathBuf>,
+    /// Tool names to remove (comma-separated or repeated).
+    #[arg(long, value_name = "NAMES", value_delimiter = ',', group = "change")]
+    pub remove_tools: Vec<String>,
+    /// Keep only these tool names (comma-separated or repeated).
+    #[arg(long, value_name = "NAMES", value_delimiter = ',', group = "change")]
+    pub keep_tools: Option<Vec<String>>,
+    /// Replace the whole tool list with the tools of these files (repeatable).
+    #[arg(long, value_name = "FILE", group = "change", conflicts_with_all = ["add_tools", "remove_tools", "keep_tools"])]
+    pub replace_tools: Vec<PathBuf>,
+    /// Model id (repeatable); default: the scenario's models.
+    #[arg(long = "model", value_name = "ID")]
+    pub models: Vec<String>,
+    /// Strategy (repeatable); default: none and cached (each model's default). Each caching strategy
+    /// also gets a `/tool-changes=append` row where the model offers that rule.
+    #[arg(long = "strategy", value_name = "S")]
+    pub strategies: Vec<String>,
+    /// Output format on standard output.
+    #[arg(long, value_enum, default_value_t = Format::Table)]
+    pub format: Format,
+    /// Also write whatif.json and whatif.csv into this folder.
+    #[arg(long, value_name = "DIR")]
+    pub out: Option<PathBuf>,
+}
+
+/// Runs `pcsim whatif`.
+pub fn cmd_whatif(catalog: &Catalog, a: WhatifArgs, out: &mut dyn Write) -> Result<()> {
+    if let Some(dir) = &a.out {
+        report::ensure_writable_dir(dir)?;
+    }
+    let scenario = load_scenario(&a.scenario)?;
+    let change = ToolChange {
+        add: load_tool_files(&a.add_tools)?,
+        remove: a
+            .remove_tools
+            .iter()
+            .map(|s| s.trim().to_string())
+            .collect(),
+        keep: a
+            .keep_tools
+            .map(|k| k.iter().map(|s| s.trim().to_string()).collect()),
+        replace: if a.replace_tools.is_empty() {
+            None
+        } else {
+            Some(load_tool_files(&a.replace_tools)?)
+        },
+    };
+    let rep = whatif(
+        catalog,
+        &scenario,
+        a.at_call,
+        &change,
+        &a.models,
+        &a.strategies,
+    )?;
+    let json = report::json::to_json(&rep)?;
+    let csv = rep.csv();
+    match a.format {
+        Format::Table => out.write_all(rep.table().as_bytes())?,
+        Format::Csv => {
+            out.write_all(csv.as_bytes())?;
+            super::skips_to_stderr(
+                rep.skipped
+                    .iter()
+                    .map(|s| (&s.model, &s.strategy, &s.reason)),
+            );
+        }
+        Format::Json => out.write_all(json.as_bytes())?,
+    }
+    if let Some(dir) = &a.out {
+        write_reported(dir, "whatif.json", json.as_bytes(), a.format)?;
+        write_reported(dir, "whatif.csv", csv.as_bytes(), a.format)?;
+    }
+    Ok(())
+}
