@@ -271,22 +271,15 @@ impl Draw for LineChart<'_> {
                         colour.filled(),
                     )))
                     .map_err(err)?;
-            } else if dash.dash == 0.0 {
-                chart
-                    .draw_series(plotters::series::LineSeries::new(
-                        points.iter().copied(),
-                        line,
-                    ))
-                    .map_err(err)?;
             } else {
-                chart
-                    .draw_series(DashedLineSeries::new(
-                        points.iter().copied(),
-                        sc.px(dash.dash) as i32,
-                        sc.px(dash.gap) as i32,
-                        line,
-                    ))
-                    .map_err(err)?;
+                // Dashes are laid out in pixels (after mapping) so every pattern keeps its look
+                // whatever the axis ranges.
+                let area = chart.plotting_area();
+                let pixels: Vec<(i32, i32)> =
+                    points.iter().map(|p| area.map_coordinate(p)).collect();
+                for piece in dash.pieces(&pixels, sc) {
+                    root.draw(&PathElement::new(piece, line)).map_err(err)?;
+                }
             }
         }
         Ok(())

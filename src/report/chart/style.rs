@@ -3,7 +3,6 @@
 
 use std::sync::Once;
 
-use plotters::element::DashedPathElement;
 use plotters::prelude::*;
 use plotters::style::text_anchor::{HPos, Pos, VPos};
 
@@ -48,38 +47,74 @@ pub const GRID: RGBColor = RGBColor(0xDD, 0xDD, 0xDD);
 /// Grey used for legend samples of line styles (the colour there means nothing).
 pub const NEUTRAL: RGBColor = RGBColor(0x55, 0x55, 0x55);
 
-/// How a line is stroked: solid, or dashes of `dash` pixels separated by `gap` pixels (at scale 1).
+/// How a line is stroked: solid (empty pattern), or alternating on/off lengths in pixels at
+/// 1600x1000 (scaled with the image), repeated along the whole line.
 #[derive(Debug, Clone, Copy, PartialEq)]
-pub struct Dash {
-    /// Dash length in pixels at 1600x1000 (0 = solid).
-    pub dash: f64,
-    /// Gap length in pixels at 1600x1000.
-    pub gap: f64,
-}
+pub struct Dash(pub &'static [f64]);
 
-/// Solid first (for the uncached baseline), then patterns that stay distinct when printed in grey.
-pub const DASHES: [Dash; 5] = [
-    Dash {
-        dash: 0.0,
-        gap: 0.0,
-    },
-    Dash {
-        dash: 22.0,
-        gap: 10.0,
-    },
-    Dash {
-        dash: 4.0,
-        gap: 8.0,
-    },
-    Dash {
-        dash: 40.0,
-        gap: 10.0,
-    },
-    Dash {
-        dash: 10.0,
-        gap: 10.0,
-    },
+/// Solid first (for the uncached baseline), then eight patterns that stay distinct in grey print:
+/// dashed, dotted, long dash, dash-dot, short dash, long dash-dot-dot, dash-dot-dot, dense dots.
+pub const DASHES: [Dash; 9] = [
+    Dash(&[]),
+    Dash(&[22.0, 10.0]),
+    Dash(&[4.0, 8.0]),
+    Dash(&[44.0, 12.0]),
+    Dash(&[22.0, 8.0, 4.0, 8.0]),
+    Dash(&[10.0, 10.0]),
+    Dash(&[44.0, 8.0, 4.0, 8.0, 4.0, 8.0]),
+    Dash(&[22.0, 8.0, 4.0, 8.0, 4.0, 8.0]),
+    Dash(&[2.0, 4.0]),
 ];
+
+impl Dash {
+    /// Whether the line is solid.
+    pub fn is_solid(&self) -> bool {
+        self.0.is_empty()
+    }
+
+    /// The "on" pieces of the pixel polyline `points` under this pattern scaled by `sc`; the pattern
+    /// continues across vertices so dashes stay even along a line of many short segments.
+    pub fn pieces(&self, points: &[(i32, i32)], sc: &Scale) -> Vec<Vec<(i32, i32)>> {
+        if self.is_solid() || points.len() < 2 {
+            return vec![points.to_vec()];
+        }
+        let pattern: Vec<f64> = self.0.iter().map(|l| sc.px(*l).max(1.0)).collect();
+        let mut out: Vec<Vec<(i32, i32)>> = Vec::new();
+        let mut k = 0; // index in the pattern; even = on
+        let mut left = pattern[0];
+        let mut current: Vec<(i32, i32)> = vec![points[0]];
+        let to_i = |p: (f64, f64)| (p.0.round() as i32, p.1.round() as i32);
+        for w in points.windows(2) {
+            let (a, b) = (
+                (w[0].0 as f64, w[0].1 as f64),
+                (w[1].0 as f64, w[1].1 as f64),
+            );
+            let len = (b.0 - a.0).hypot(b.1 - a.1);
+            let mut pos = 0.0;
+            while len - pos > left {
+                pos += left;
+                let t = pos / len;
+                let p = to_i((a.0 + (b.0 - a.0) * t, a.1 + (b.1 - a.1) * t));
+                if k % 2 == 0 {
+                    current.push(p);
+                    out.push(std::mem::take(&mut current));
+                } else {
+                    current = vec![p];
+                }
+                k = (k + 1) % pattern.len();
+                left = pattern[k];
+            }
+            left -= len - pos;
+            if k % 2 == 0 {
+                current.push(w[1]);
+            }
+        }
+        if k % 2 == 0 && current.len() > 1 {
+            out.push(current);
+        }
+        out
+    }
+}
 
 /// Sizes of fonts and strokes for one image size. Designed at 1600x1000; smaller images shrink the
 /// fonts less than the image so that text stays readable at 800x500.
@@ -409,6 +444,36 @@ mod tests {
     }
 
     #[test]
+    fn dash_patterns_run_on_across_vertices() {
+        let sc = Scale::new(1600, 1000);
+        let straight = DASHES[1].pieces(&[(0, 0), (100, 0)], &sc);
+        assert_eq!(
+            straight,
+            vec![
+                vec![(0, 0), (22, 0)],
+                vec![(32, 0), (54, 0)],
+                vec![(64, 0), (86, 0)],
+                vec![(96, 0), (100, 0)]
+            ]
+        );
+        // The same line as 100 one-pixel segments gives dashes at the same places.
+        let fine: Vec<(i32, i32)> = (0..=100).map(|x| (x, 0)).collect();
+        let pieces = DASHES[1].pieces(&fine, &sc);
+        let ends: Vec<((i32, i32), (i32, i32))> =
+            pieces.iter().map(|p| (p[0], *p.last().unwrap())).collect();
+        let expected: Vec<((i32, i32), (i32, i32))> =
+            straight.iter().map(|p| (p[0], p[1])).collect();
+        assert_eq!(ends, expected);
+        assert_eq!(DASHES[0].pieces(&fine, &sc), vec![fine.clone()]);
+        // Every pattern differs from every other.
+        for (i, a) in DASHES.iter().enumerate() {
+            for b in &DASHES[i + 1..] {
+                assert_ne!(a, b);
+            }
+        }
+    }
+
+    #[test]
     fn small_images_keep_fonts_readable() {
         let big = Scale::new(1600, 1000);
         let half = Scale::new(800, 500);
@@ -531,17 +596,9 @@ pub fn draw_legend<DB: DrawingBackend>(
             }
             LegendItem::Line { colour, dash, .. } => {
                 let style = colour.stroke_width(stroke);
-                let pts = vec![(pad, cy), (pad + sample, cy)];
-                if dash.dash == 0.0 {
-                    area.draw(&PathElement::new(pts, style)).map_err(err)?;
-                } else {
-                    area.draw(&DashedPathElement::new(
-                        pts,
-                        sc.px(dash.dash) as i32,
-                        sc.px(dash.gap) as i32,
-                        style,
-                    ))
-                    .map_err(err)?;
+                let pts = [(pad, cy), (pad + sample, cy)];
+                for piece in dash.pieces(&pts, sc) {
+                    area.draw(&PathElement::new(piece, style)).map_err(err)?;
                 }
             }
             LegendItem::Swatch { colour, .. } => {
