@@ -5,10 +5,11 @@ use std::path::PathBuf;
 
 use anyhow::Result;
 
-use super::{load_scenario, write_reported, Format};
+use super::{load_scenario, write_charts, write_reported, ChartArgs, Format};
 use pcsim::analysis::compare::compare;
 use pcsim::catalog::Catalog;
 use pcsim::report;
+use pcsim::report::chart::compare_charts;
 
 /// Arguments of `compare`.
 #[derive(Debug, clap::Args)]
@@ -26,13 +27,17 @@ pub struct CompareArgs {
     /// Output format on standard output.
     #[arg(long, value_enum, default_value_t = Format::Table)]
     pub format: Format,
-    /// Also write compare.json and compare.csv into this folder.
+    /// Also write compare.json, compare.csv and the charts cumulative-by-call.png and
+    /// cumulative-by-time.png into this folder.
     #[arg(long, value_name = "DIR")]
     pub out: Option<PathBuf>,
+    #[command(flatten)]
+    pub charts: ChartArgs,
 }
 
 /// Runs `pcsim compare`.
 pub fn cmd_compare(catalog: &Catalog, a: CompareArgs, out: &mut dyn Write) -> Result<()> {
+    let png = a.charts.png_options()?;
     if let Some(dir) = &a.out {
         report::ensure_writable_dir(dir)?;
     }
@@ -53,8 +58,10 @@ pub fn cmd_compare(catalog: &Catalog, a: CompareArgs, out: &mut dyn Write) -> Re
         Format::Json => out.write_all(json.as_bytes())?,
     }
     if let Some(dir) = &a.out {
+        let charts = a.charts.render(png, |o| compare_charts(&rep, o))?;
         write_reported(dir, "compare.json", json.as_bytes(), a.format)?;
         write_reported(dir, "compare.csv", csv.as_bytes(), a.format)?;
+        write_charts(dir, &charts, a.format)?;
     }
     Ok(())
 }

@@ -534,3 +534,46 @@ fn svg_escapes_markup_in_labels() {
     assert!(texts.iter().any(|t| t == "A <b> & 'c'"), "{texts:?}");
     assert!(texts.iter().any(|t| t == "model<&>\"'"), "{texts:?}");
 }
+
+#[test]
+fn compare_out_writes_cumulative_charts() {
+    let dir = tempfile::tempdir().unwrap();
+    let scenario = dir.path().join("small.toml");
+    std::fs::write(&scenario, SMALL).unwrap();
+    let out = dir.path().join("cmp");
+    common::pcsim()
+        .arg("compare")
+        .arg(&scenario)
+        .args([
+            "--model",
+            "claude-opus-4.8",
+            "--svg",
+            "--chart-size",
+            "800x500",
+            "--out",
+        ])
+        .arg(&out)
+        .assert()
+        .success();
+    for name in ["cumulative-by-call.png", "cumulative-by-time.png"] {
+        assert_png_chart(&std::fs::read(out.join(name)).unwrap(), 800, 500, name);
+    }
+    // Every compared strategy is named in full in the legend: long names wrap onto a second line
+    // at 800x500 instead of being cut to look alike.
+    let texts = svg_texts(
+        &std::fs::read(out.join("cumulative-by-call.svg")).unwrap(),
+        800,
+        500,
+        "compare svg",
+    );
+    let joined = texts.concat();
+    for s in [
+        "none",
+        "explicit:tools+system+last",
+        "explicit:tools@1h+system+last",
+        "explicit:tools@1h+system@1h+last@1h",
+    ] {
+        assert!(joined.contains(s), "{s} missing from {texts:?}");
+    }
+    assert!(!joined.contains('…'), "{texts:?}");
+}

@@ -3,6 +3,8 @@
 
 use super::style::group;
 use super::{line_chart, stacked_bar_chart, Axis, ChartOptions, LineSeries, Unit};
+use crate::analysis::compare::CompareReport;
+use crate::billing::CallBill;
 use crate::catalog::Catalog;
 use crate::engine::SimSetup;
 use crate::error::{Error, Result};
@@ -50,64 +52,17 @@ pub fn run_charts(
     opts: &ChartOptions,
 ) -> Result<Vec<ChartFile>> {
     let ext = opts.extension();
-    let first = report
-        .results
-        .first()
-        .ok_or_else(|| super::nothing_to_draw(&report.scenario, "no simulated results"))?;
-    let calls = first.calls.len();
-    let sessions = first.calls.iter().map(|c| c.session).max().unwrap_or(0);
-    let what = if sessions > 1 {
-        format!(
-            "{} calls in {} sessions",
-            group(calls as f64, 0),
-            group(sessions as f64, 0)
-        )
-    } else {
-        format!("{} calls", group(calls as f64, 0))
-    };
-    let subtitle = if report.description.is_empty() {
-        format!("scenario {}: {what}", report.scenario)
-    } else {
-        format!("{} ({what})", report.description)
-    };
-    let call_axis = if sessions > 1 {
-        "call number (all sessions, in time order)"
-    } else {
-        "call number"
-    };
-    let by_call: Vec<LineSeries> = report
+    let runs: Vec<Run> = report
         .results
         .iter()
-        .map(|r| series(r, |i, c| (i as f64 + 1.0, c.cumulative_usd)))
+        .map(|r| Run {
+            model: &r.model,
+            strategy: &r.strategy_requested,
+            calls: &r.calls,
+        })
         .collect();
-    let by_time: Vec<LineSeries> = report
-        .results
-        .iter()
-        .map(|r| series(r, |_, c| (c.time_s, c.cumulative_usd)))
-        .collect();
-    let y = Axis::new("cumulative cost (USD)", Unit::Usd);
-    let mut files = vec![
-        ChartFile {
-            name: format!("cumulative-by-call.{ext}"),
-            bytes: line_chart(
-                &format!("Cumulative cost by call: {}\n{subtitle}", report.scenario),
-                &Axis::new(call_axis, Unit::Count),
-                &y,
-                &by_call,
-                opts,
-            )?,
-        },
-        ChartFile {
-            name: format!("cumulative-by-time.{ext}"),
-            bytes: line_chart(
-                &format!("Cumulative cost over time: {}\n{subtitle}", report.scenario),
-                &Axis::new("time since the first call (seconds)", Unit::Seconds),
-                &y,
-                &by_time,
-                opts,
-            )?,
-        },
-    ];
+    let mut files = cumulative_charts(&report.scenario, &report.description, "", &runs, opts)?;
+    let call_axis = call_axis(&runs);
     let mut used: Vec<String> = files.iter().map(|f| f.name.clone()).collect();
     for r in &report.results {
         let stem = sanitize_file_stem(&format!("per-call-{}-{}", r.model, r.strategy_requested));
@@ -126,21 +81,116 @@ pub fn run_charts(
     Ok(files)
 }
 
-fn series(
-    r: &SimResult,
-    point: impl Fn(usize, &crate::billing::CallBill) -> (f64, f64),
-) -> LineSeries {
-    LineSeries {
-        group: r.model.clone(),
-        style: r.strategy_requested.clone(),
-        points: r
-            .calls
-            .iter()
-            .enumerate()
-            .map(|(i, c)| point(i, c))
-            .collect(),
-        band: None,
+/// One simulated (model, strategy) as the cumulative charts need it.
+struct Run<'a> {
+    model: &'a str,
+    strategy: &'a str,
+    calls: &'a [CallBill],
+}
+
+fn call_axis(runs: &[Run]) -> &'static str {
+    let sessions = runs
+        .iter()
+        .flat_map(|r| r.calls.iter().map(|c| c.session))
+        .max()
+        .unwrap_or(0);
+    if sessions > 1 {
+        "call number (all sessions, in time order)"
+    } else {
+        "call number"
     }
+}
+
+/// `cumulative-by-call` and `cumulative-by-time`: one line per run (colour = model, dash = strategy).
+fn cumulative_charts(
+    scenario: &str,
+    description: &str,
+    what_prefix: &str,
+    runs: &[Run],
+    opts: &ChartOptions,
+) -> Result<Vec<ChartFile>> {
+    let ext = opts.extension();
+    let first = runs
+        .first()
+        .ok_or_else(|| super::nothing_to_draw(scenario, "no simulated results"))?;
+    let calls = first.calls.len();
+    let sessions = first.calls.iter().map(|c| c.session).max().unwrap_or(0);
+    let mut what = format!("{what_prefix}{} calls", group(calls as f64, 0));
+    if sessions > 1 {
+        what.push_str(&format!(" in {} sessions", group(sessions as f64, 0)));
+    }
+    let subtitle = if description.is_empty() {
+        format!("scenario {scenario}: {what}")
+    } else {
+        format!("{description} ({what})")
+    };
+    let lines = |point: &dyn Fn(usize, &CallBill) -> (f64, f64)| -> Vec<LineSeries> {
+        runs.iter()
+            .map(|r| LineSeries {
+                group: r.model.to_string(),
+                style: r.strategy.to_string(),
+                points: r
+                    .calls
+                    .iter()
+                    .enumerate()
+                    .map(|(i, c)| point(i, c))
+                    .collect(),
+                band: None,
+            })
+            .collect()
+    };
+    let y = Axis::new("cumulative cost (USD)", Unit::Usd);
+    Ok(vec![
+        ChartFile {
+            name: format!("cumulative-by-call.{ext}"),
+            bytes: line_chart(
+                &format!("Cumulative cost by call: {scenario}\n{subtitle}"),
+                &Axis::new(call_axis(runs), Unit::Count),
+                &y,
+                &lines(&|i, c| (i as f64 + 1.0, c.cumulative_usd)),
+                opts,
+            )?,
+        },
+        ChartFile {
+            name: format!("cumulative-by-time.{ext}"),
+            bytes: line_chart(
+                &format!("Cumulative cost over time: {scenario}\n{subtitle}"),
+                &Axis::new("time since the first call (seconds)", Unit::Seconds),
+                &y,
+                &lines(&|_, c| (c.time_s, c.cumulative_usd)),
+                opts,
+            )?,
+        },
+    ])
+}
+
+/// Renders `cumulative-by-call` and `cumulative-by-time` for a `compare` report: one line per
+/// (model, strategy) that was simulated, `none` solid and every other strategy in its own dash
+/// pattern.
+///
+/// Errors with [`Error::Unsupported`] when nothing was simulated.
+pub fn compare_charts(report: &CompareReport, opts: &ChartOptions) -> Result<Vec<ChartFile>> {
+    let runs: Vec<Run> = report
+        .comparisons
+        .iter()
+        .flat_map(|m| {
+            m.strategies.iter().map(|o| Run {
+                model: &m.model,
+                strategy: &o.strategy_requested,
+                calls: &o.calls,
+            })
+        })
+        .collect();
+    let mut strategies: Vec<&str> = runs.iter().map(|r| r.strategy).collect();
+    strategies.sort_unstable();
+    strategies.dedup();
+    cumulative_charts(
+        &report.scenario,
+        &report.description,
+        &format!("{} strategies compared, ", strategies.len()),
+        &runs,
+        opts,
+    )
 }
 
 /// The four dollar parts of every call of `r`, in stacking order.

@@ -58,10 +58,10 @@ pub const DASHES: [Dash; 9] = [
     Dash(&[]),
     Dash(&[22.0, 10.0]),
     Dash(&[4.0, 8.0]),
-    Dash(&[44.0, 12.0]),
+    Dash(&[34.0, 12.0]),
     Dash(&[22.0, 8.0, 4.0, 8.0]),
     Dash(&[10.0, 10.0]),
-    Dash(&[44.0, 8.0, 4.0, 8.0, 4.0, 8.0]),
+    Dash(&[34.0, 8.0, 4.0, 8.0, 4.0, 8.0]),
     Dash(&[22.0, 8.0, 4.0, 8.0, 4.0, 8.0]),
     Dash(&[2.0, 4.0]),
 ];
@@ -525,7 +525,7 @@ impl LegendItem {
 /// the legend has lines, just a square otherwise.
 fn sample_len(items: &[LegendItem], sc: &Scale) -> i32 {
     if items.iter().any(|i| matches!(i, LegendItem::Line { .. })) {
-        sc.ipx(64.0)
+        sc.ipx(80.0)
     } else {
         sc.label().round() as i32
     }
@@ -551,47 +551,113 @@ pub fn legend_width<DB: DrawingBackend>(
     (widest + 2 * sc.pad() as u32).min(max)
 }
 
-/// Row height of a legend.
-pub fn legend_row(sc: &Scale) -> i32 {
-    (sc.label() * 1.6).round() as i32
-}
-
 /// Draws `items` as a column starting at `top` on `area` (a panel beside the plot, so the legend never
-/// covers data). Rows that do not fit are summarised as `+N more`.
+/// covers data). A legend too long for the panel gets a smaller font, and rows that still do not fit
+/// are summarised as `+N more`.
 pub fn draw_legend<DB: DrawingBackend>(
     area: &DrawingArea<DB, plotters::coord::Shift>,
     items: &[LegendItem],
     sc: &Scale,
     top: i32,
 ) -> Result<(), String> {
-    let (w, h) = area.dim_in_pixel();
+    // A long legend first gets a smaller font (down to 75 %) and only then a "+N more" note.
+    let (_, h) = area.dim_in_pixel();
+    let mut shrink = 1.0;
+    for k in [1.0, 0.92, 0.84, 0.75] {
+        shrink = k;
+        if legend_height(area, items, sc, k) <= h as i32 - top - sc.pad() {
+            break;
+        }
+    }
+    draw_legend_at(area, items, sc, top, shrink)
+}
+
+/// Row layout of a legend: (row height, continuation line step, font size, text x, wrapped labels).
+fn legend_layout<DB: DrawingBackend>(
+    area: &DrawingArea<DB, plotters::coord::Shift>,
+    items: &[LegendItem],
+    sc: &Scale,
+    shrink: f64,
+) -> (i32, i32, f64, i32, Vec<Vec<String>>) {
+    let (w, _) = area.dim_in_pixel();
     let pad = sc.pad();
-    let row = legend_row(sc);
+    let size = sc.label() * shrink;
+    let row = (size * 1.6).round() as i32;
+    // Continuation lines of a wrapped label sit closer than separate entries.
+    let line_step = (size * 1.2).round() as i32;
     let sample = sample_len(items, sc);
     let text_x = pad + sample + sc.ipx(12.0);
     let max_text = (w as i32 - text_x - pad / 2).max(10) as u32;
-    let rows_fit = ((h as i32 - top - pad) / row).max(1) as usize;
-    let (shown, hidden) = if items.len() > rows_fit {
-        (
-            rows_fit.saturating_sub(1),
-            items.len() - rows_fit.saturating_sub(1),
-        )
-    } else {
-        (items.len(), 0)
-    };
-    let stroke = sc.stroke();
-    for (k, item) in items.iter().take(shown).enumerate() {
-        let cy = top + k as i32 * row + row / 2;
-        match item {
+    // Long labels (strategy specs) wrap at their own separators rather than being cut, so that two
+    // labels never shorten to the same text.
+    let lines = items
+        .iter()
+        .map(|i| match i {
             LegendItem::Heading(t) => {
-                let style = bold(sc.label());
-                let t = fit(area, t, &style, (w as i32 - 2 * pad).max(10) as u32);
-                area.draw(&Text::new(
+                vec![fit(
+                    area,
                     t,
+                    &bold(size),
+                    (w as i32 - 2 * pad).max(10) as u32,
+                )]
+            }
+            _ => wrap(area, i.text(), &font(size), max_text, 3),
+        })
+        .collect();
+    (row, line_step, size, text_x, lines)
+}
+
+fn legend_height<DB: DrawingBackend>(
+    area: &DrawingArea<DB, plotters::coord::Shift>,
+    items: &[LegendItem],
+    sc: &Scale,
+    shrink: f64,
+) -> i32 {
+    let (row, step, _, _, lines) = legend_layout(area, items, sc, shrink);
+    lines
+        .iter()
+        .map(|l| row + (l.len() as i32 - 1) * step)
+        .sum()
+}
+
+fn draw_legend_at<DB: DrawingBackend>(
+    area: &DrawingArea<DB, plotters::coord::Shift>,
+    items: &[LegendItem],
+    sc: &Scale,
+    top: i32,
+    shrink: f64,
+) -> Result<(), String> {
+    let (_, h) = area.dim_in_pixel();
+    let pad = sc.pad();
+    let (row, line_step, size, text_x, lines) = legend_layout(area, items, sc, shrink);
+    let sample = sample_len(items, sc);
+    let body = font(size);
+    let height = |l: &Vec<String>| row + (l.len() as i32 - 1) * line_step;
+    let bottom = h as i32 - pad;
+    let stroke = sc.stroke();
+    let mut y = top;
+    for (k, (item, text)) in items.iter().zip(&lines).enumerate() {
+        // Keep a row for the "+N more" note unless this is the last item.
+        let reserve = if k + 1 < items.len() { row } else { 0 };
+        if y + height(text) + reserve > bottom {
+            area.draw(&Text::new(
+                format!("+{} more not listed", items.len() - k),
+                (pad, y + row / 2),
+                anchored(font(size).color(&NEUTRAL), HPos::Left, VPos::Center),
+            ))
+            .map_err(err)?;
+            break;
+        }
+        let cy = y + row / 2;
+        match item {
+            LegendItem::Heading(_) => {
+                area.draw(&Text::new(
+                    text[0].clone(),
                     (pad, cy),
-                    anchored(style, HPos::Left, VPos::Center),
+                    anchored(bold(size), HPos::Left, VPos::Center),
                 ))
                 .map_err(err)?;
+                y += height(text);
                 continue;
             }
             LegendItem::Line { colour, dash, .. } => {
@@ -602,7 +668,7 @@ pub fn draw_legend<DB: DrawingBackend>(
                 }
             }
             LegendItem::Swatch { colour, .. } => {
-                let half = (sc.label() * 0.5).round() as i32;
+                let half = (size * 0.5).round() as i32;
                 area.draw(&Rectangle::new(
                     [(pad, cy - half), (pad + sample, cy + half)],
                     colour.filled(),
@@ -610,25 +676,49 @@ pub fn draw_legend<DB: DrawingBackend>(
                 .map_err(err)?;
             }
         }
-        let style = font(sc.label());
-        let t = fit(area, item.text(), &style, max_text);
-        area.draw(&Text::new(
-            t,
-            (text_x, cy),
-            anchored(style, HPos::Left, VPos::Center),
-        ))
-        .map_err(err)?;
-    }
-    if hidden > 0 {
-        let cy = top + shown as i32 * row + row / 2;
-        area.draw(&Text::new(
-            format!("+{hidden} more not listed"),
-            (pad, cy),
-            anchored(font(sc.label()).color(&NEUTRAL), HPos::Left, VPos::Center),
-        ))
-        .map_err(err)?;
+        for (j, l) in text.iter().enumerate() {
+            area.draw(&Text::new(
+                l.clone(),
+                (text_x, cy + j as i32 * line_step),
+                anchored(body.clone(), HPos::Left, VPos::Center),
+            ))
+            .map_err(err)?;
+        }
+        y += height(text);
     }
     Ok(())
+}
+
+/// `text` broken into at most `max_lines` lines of at most `max` pixels, after separators
+/// (`+ : / @ , -` and spaces); a piece that still does not fit is shortened with an ellipsis.
+pub fn wrap<DB: DrawingBackend>(
+    area: &DrawingArea<DB, plotters::coord::Shift>,
+    text: &str,
+    style: &TextStyle,
+    max: u32,
+    max_lines: usize,
+) -> Vec<String> {
+    if text_width(area, text, style) <= max {
+        return vec![text.to_string()];
+    }
+    let mut lines: Vec<String> = Vec::new();
+    let mut current = String::new();
+    for token in text.split_inclusive(['+', ':', '/', '@', ',', '-', ' ']) {
+        let candidate = format!("{current}{token}");
+        if current.is_empty() || text_width(area, &candidate, style) <= max {
+            current = candidate;
+        } else {
+            lines.push(std::mem::take(&mut current));
+            current = token.to_string();
+        }
+    }
+    lines.push(current);
+    if lines.len() > max_lines {
+        let rest = lines[max_lines - 1..].concat();
+        lines.truncate(max_lines - 1);
+        lines.push(rest);
+    }
+    lines.iter().map(|l| fit(area, l, style, max)).collect()
 }
 
 /// Picks about as many ticks as fit along an axis of `length` pixels when each label needs its own
