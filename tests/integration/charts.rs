@@ -8,8 +8,8 @@ use std::path::Path;
 use pcsim::catalog::Catalog;
 use pcsim::engine::{simulate_collect, SimSetup};
 use pcsim::report::chart::{
-    horizontal_bar_chart, line_chart, run_charts, stacked_bar_chart, Axis, ChartOptions,
-    LineSeries, Unit,
+    horizontal_bar_chart, line_chart, percentile_series, run_charts, stacked_bar_chart, Axis,
+    ChartOptions, LineSeries, Unit,
 };
 use pcsim::scenario::Scenario;
 use pcsim::simulate::run_scenario;
@@ -212,32 +212,26 @@ fn monte_carlo_band(catalog: &Catalog, model: &str, strategy: &str) -> LineSerie
     let m = catalog.model(model).unwrap();
     let resolved = Strategy::parse(strategy).unwrap().resolve(m).unwrap();
     let setup = SimSetup::new(m, &resolved, scenario.first_token_seconds);
-    let runs: Vec<Vec<f64>> = (0..40)
-        .map(|run| {
-            simulate_collect(&scenario, &setup, run)
-                .iter()
-                .map(|b| b.cumulative_usd)
-                .collect()
-        })
+    let runs: Vec<Vec<pcsim::billing::CallBill>> = (0..40)
+        .map(|run| simulate_collect(&scenario, &setup, run))
         .collect();
-    let pct = |v: &mut Vec<f64>, p: f64| {
-        v.sort_by(f64::total_cmp);
-        v[((v.len() - 1) as f64 * p).round() as usize]
-    };
-    let mut points = Vec::new();
-    let mut band = Vec::new();
-    for call in 0..scenario.calls {
-        let mut col: Vec<f64> = runs.iter().map(|r| r[call]).collect();
-        let x = call as f64 + 1.0;
-        points.push((x, pct(&mut col, 0.5)));
-        band.push((x, pct(&mut col, 0.05), pct(&mut col, 0.95)));
+    let series = percentile_series(model, strategy, &runs).unwrap();
+    // Check the summary against the runs directly: at the last call, the median and the band edges
+    // are the 21st, 3rd and 38th smallest totals of the 40 runs (nearest rank).
+    let mut last: Vec<f64> = runs
+        .iter()
+        .map(|r| r.last().unwrap().cumulative_usd)
+        .collect();
+    last.sort_by(f64::total_cmp);
+    let n = scenario.calls;
+    assert_eq!(series.points.len(), n);
+    assert_eq!(series.points[n - 1], (n as f64, last[20]));
+    let band = series.band.as_ref().unwrap();
+    assert_eq!(band[n - 1], (n as f64, last[2], last[37]));
+    for (p, b) in series.points.iter().zip(band) {
+        assert!(b.1 <= p.1 && p.1 <= b.2, "{p:?} outside {b:?}");
     }
-    LineSeries {
-        group: model.into(),
-        style: strategy.into(),
-        points,
-        band: Some(band),
-    }
+    series
 }
 
 #[test]

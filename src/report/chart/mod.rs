@@ -17,7 +17,7 @@ mod tools;
 
 pub use hbar::horizontal_bar_chart;
 pub use line::{line_chart, LineSeries};
-pub use run::{compare_charts, run_charts, sanitize_file_stem, ChartFile};
+pub use run::{compare_charts, percentile_series, run_charts, sanitize_file_stem, ChartFile};
 pub use stacked::stacked_bar_chart;
 pub use style::{Axis, Unit};
 pub use tools::{sweep_charts, tools_charts};

@@ -264,6 +264,45 @@ fn per_call_chart(
     )
 }
 
+/// The median cumulative cost per call over several runs of one (model, strategy), with the 5th to
+/// 95th percentile band, ready for [`line_chart`]: `x` is the call number in time order. Percentiles
+/// use the nearest rank on the sorted values (index `round((n - 1) * p)`), so every band edge is a
+/// cost that some run really had. Runs shorter than the longest simply stop contributing.
+///
+/// Errors with [`Error::Unsupported`] when there is no run or no call.
+pub fn percentile_series(
+    model: &str,
+    strategy: &str,
+    runs: &[Vec<CallBill>],
+) -> Result<LineSeries> {
+    let calls = runs.iter().map(Vec::len).max().unwrap_or(0);
+    if calls == 0 {
+        return Err(Error::Unsupported(format!(
+            "{model} / {strategy}: no calls in {} runs, nothing to summarise",
+            runs.len()
+        )));
+    }
+    let rank = |sorted: &[f64], p: f64| sorted[((sorted.len() - 1) as f64 * p).round() as usize];
+    let mut points = Vec::with_capacity(calls);
+    let mut band = Vec::with_capacity(calls);
+    for i in 0..calls {
+        let mut col: Vec<f64> = runs
+            .iter()
+            .filter_map(|r| r.get(i).map(|c| c.cumulative_usd))
+            .collect();
+        col.sort_by(f64::total_cmp);
+        let x = i as f64 + 1.0;
+        points.push((x, rank(&col, 0.5)));
+        band.push((x, rank(&col, 0.05), rank(&col, 0.95)));
+    }
+    Ok(LineSeries {
+        group: model.to_string(),
+        style: strategy.to_string(),
+        points,
+        band: Some(band),
+    })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
