@@ -155,7 +155,7 @@ fn cumulative_charts(
             name: format!("cumulative-by-time.{ext}"),
             bytes: line_chart(
                 &format!("Cumulative cost over time: {scenario}\n{subtitle}"),
-                &Axis::new("time since the first call (seconds)", Unit::Seconds),
+                &Axis::new("time since the start (seconds)", Unit::Seconds),
                 &y,
                 &lines(&|_, c| (c.time_s, c.cumulative_usd)),
                 opts,

@@ -7,8 +7,10 @@ use plotters::prelude::*;
 use plotters::style::text_anchor::{HPos, Pos, VPos};
 
 /// The font family every chart uses; it is registered from the embedded DejaVu Sans so no system
-/// font or fontconfig is ever consulted and output is identical on every machine.
-pub const FAMILY: &str = "sans-serif";
+/// font or fontconfig is ever consulted and PNG output is identical on every machine. The name is
+/// also a CSS font list, written as is into SVG `font-family`, so SVG viewers use DejaVu Sans when
+/// they have it (the metrics the layout was computed with) and another sans-serif otherwise.
+pub const FAMILY: &str = "DejaVu Sans, sans-serif";
 
 static FONTS: Once = Once::new();
 
