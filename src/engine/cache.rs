@@ -1,9 +1,38 @@
 //! The cache store and the per-call rules of each caching mode, as pure functions of the prompt, the
 //! store and the clock. One implementation per mode; the numbers come from the model's rules.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, VecDeque};
+use std::hash::{BuildHasherDefault, Hasher};
 
 use super::prompt::Prompt;
+
+/// A hasher for keys that are already well-mixed 64-bit prefix identities (see [`crate::hash::chain`]):
+/// it passes the key through, so a lookup costs no hashing at all. Other input falls back to FNV-1a.
+#[derive(Debug, Default, Clone, Copy)]
+pub struct IdHasher(u64);
+
+impl Hasher for IdHasher {
+    fn finish(&self) -> u64 {
+        self.0
+    }
+
+    fn write(&mut self, bytes: &[u8]) {
+        for b in bytes {
+            self.0 ^= u64::from(*b);
+            self.0 = self.0.wrapping_mul(0x0000_0100_0000_01b3);
+        }
+    }
+
+    fn write_u64(&mut self, n: u64) {
+        self.0 = n;
+    }
+}
+
+/// A map keyed by prefix identities.
+pub type IdMap<V> = HashMap<u64, V, BuildHasherDefault<IdHasher>>;
+
+/// Length of the sliding window of the routing model (rates are per minute).
+pub const ROUTING_WINDOW_MS: u64 = 60_000;
 
 /// A cached prefix.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -27,7 +56,9 @@ impl Entry {
 /// Cached prefixes of one account (or one session when caches are not shared).
 #[derive(Debug, Default, Clone)]
 pub struct CacheStore {
-    entries: HashMap<u64, Entry>,
+    entries: IdMap<Entry>,
+    /// Routing model: start times of recent requests per routing key (the first ~256 tokens).
+    routes: IdMap<VecDeque<u64>>,
 }
 
 impl CacheStore {
@@ -36,9 +67,29 @@ impl CacheStore {
         Self::default()
     }
 
-    /// Forgets everything.
+    /// Forgets everything (keeping the allocated capacity for the next run).
     pub fn clear(&mut self) {
         self.entries.clear();
+        self.routes.clear();
+    }
+
+    /// The entry for a prefix identity, if stored (alive or not).
+    pub fn get(&self, key: u64) -> Option<&Entry> {
+        self.entries.get(&key)
+    }
+
+    /// Routing model for best-effort caches: a provider sends about `rpm` requests per minute of one
+    /// routing key to one machine; the rest overflow to further machines. Returns the machine that
+    /// serves a request starting at `now` (0 while the key's rate over the last minute is below `rpm`).
+    /// Each machine has its own cache, so the first request that reaches a new machine misses.
+    pub fn route(&mut self, key: u64, now: u64, rpm: f64) -> u32 {
+        let w = self.routes.entry(key).or_default();
+        while w.front().is_some_and(|&t| t + ROUTING_WINDOW_MS <= now) {
+            w.pop_front();
+        }
+        let machine = (w.len() as f64 / rpm).floor();
+        w.push_back(now);
+        machine.min(f64::from(u32::MAX)) as u32
     }
 
     /// Number of entries (alive or not yet swept).
@@ -54,18 +105,33 @@ impl CacheStore {
     /// Drops expired entries; called now and then so memory stays bounded on long runs.
     pub fn sweep(&mut self, now: u64) {
         self.entries.retain(|_, e| e.expires_ms > now);
+        self.routes.retain(|_, w| {
+            w.back()
+                .is_some_and(|&t| t + ROUTING_WINDOW_MS > now)
+        });
     }
 
+    /// Writes an entry at request start `now`: it lives `ttl_ms` from the request start and can be
+    /// read once the response starts. Writing over an entry that is still alive but not yet readable
+    /// (a parallel request wrote it) keeps the earlier availability and the later expiry: the first
+    /// write is readable when its own response starts, whatever a later duplicate does.
     fn put(&mut self, key: u64, tokens: u64, now: u64, avail_delay_ms: u64, ttl_ms: u64) {
-        self.entries.insert(
-            key,
-            Entry {
-                tokens,
-                expires_ms: now + ttl_ms,
-                available_ms: now + avail_delay_ms.max(1),
-                ttl_ms,
-            },
-        );
+        let mut e = Entry {
+            tokens,
+            expires_ms: now + ttl_ms,
+            available_ms: now + avail_delay_ms.max(1),
+            ttl_ms,
+        };
+        if let Some(old) = self.entries.get(&key) {
+            if old.expires_ms > now {
+                e.available_ms = e.available_ms.min(old.available_ms);
+                if old.expires_ms > e.expires_ms {
+                    e.expires_ms = old.expires_ms;
+                    e.ttl_ms = old.ttl_ms;
+                }
+            }
+        }
+        self.entries.insert(key, e);
     }
 }
 
@@ -130,20 +196,23 @@ pub struct PlacedBreakpoint {
 
 /// Explicit breakpoints: each looks back over `lookback` boundaries for an entry written earlier; the
 /// longest hit is read; every breakpoint past the hit and above the minimum is written, the tokens
-/// between consecutive written breakpoints billed in that breakpoint's tier.
+/// between consecutive written breakpoints billed in that breakpoint's tier (so with a 1 h breakpoint
+/// before a 5 min one: reads up to the hit, 1 h writes up to the 1 h breakpoint, 5 min writes after).
+/// `salt` selects the machine's key space under the routing model (0: the primary machine).
 pub fn explicit_call(
     store: &mut CacheStore,
     prompt: &Prompt,
     bps: &[PlacedBreakpoint],
     p: &RuleParams,
     now: u64,
+    salt: u64,
 ) -> Split {
     let total = prompt.tokens();
     let mut hit = 0u64;
     for bp in bps {
         let lo = (bp.boundary + 1).saturating_sub(p.lookback);
         for j in (lo..=bp.boundary).rev() {
-            if let Some(e) = store.entries.get_mut(&prompt.cum_hash[j]) {
+            if let Some(e) = store.entries.get_mut(&(prompt.cum_hash[j] ^ salt)) {
                 if e.usable(now) {
                     hit = hit.max(e.tokens);
                     if p.refresh_on_hit {
@@ -165,7 +234,7 @@ pub fn explicit_call(
         if pos < p.min_tokens || pos == 0 {
             continue;
         }
-        let key = prompt.cum_hash[bp.boundary];
+        let key = prompt.cum_hash[bp.boundary] ^ salt;
         if pos <= covered {
             // Already read through a longer hit: make sure this breakpoint has its own entry, at no
             // charge, as the tokens were billed as a read.
@@ -192,6 +261,7 @@ pub fn automatic_call(
     ttl_ms: u64,
     now: u64,
     hit_allowed: bool,
+    salt: u64,
 ) -> Split {
     let total = prompt.tokens();
     let n = prompt.cum_hash.len();
@@ -199,7 +269,7 @@ pub fn automatic_call(
     let mut hit_at: Option<usize> = None;
     if hit_allowed {
         for j in (0..n).rev() {
-            if let Some(e) = store.entries.get(&prompt.cum_hash[j]) {
+            if let Some(e) = store.entries.get(&(prompt.cum_hash[j] ^ salt)) {
                 if e.usable(now) {
                     hit = e.tokens;
                     hit_at = Some(j);
@@ -211,7 +281,7 @@ pub fn automatic_call(
     if let (Some(h), true) = (hit_at, p.refresh_on_hit) {
         // A block chain is refreshed as a whole: every shorter prefix of the hit is touched too.
         for j in 0..=h {
-            if let Some(e) = store.entries.get_mut(&prompt.cum_hash[j]) {
+            if let Some(e) = store.entries.get_mut(&(prompt.cum_hash[j] ^ salt)) {
                 if e.expires_ms > now {
                     e.expires_ms = now + e.ttl_ms;
                 }
@@ -229,7 +299,7 @@ pub fn automatic_call(
         for j in from..n {
             let t = round_down(prompt.cum_tokens[j], p.granularity);
             if t >= p.min_tokens && t > 0 {
-                store.put(prompt.cum_hash[j], t, now, p.avail_delay_ms, ttl_ms);
+                store.put(prompt.cum_hash[j] ^ salt, t, now, p.avail_delay_ms, ttl_ms);
             }
         }
         split.written[0] = coverage - hit;
@@ -273,10 +343,10 @@ mod tests {
     fn explicit_writes_then_reads_the_tool_block() {
         let mut s = CacheStore::new();
         let p1 = prompt(&[(3000, 1), (100, 2)]);
-        let a = explicit_call(&mut s, &p1, &[bp(0, 0, 300_000)], &params(1024, 1), 0);
+        let a = explicit_call(&mut s, &p1, &[bp(0, 0, 300_000)], &params(1024, 1), 0, 0);
         assert_eq!((a.read, a.written[0], a.uncached), (0, 3000, 100));
         let p2 = prompt(&[(3000, 1), (250, 3)]);
-        let b = explicit_call(&mut s, &p2, &[bp(0, 0, 300_000)], &params(1024, 1), 10_000);
+        let b = explicit_call(&mut s, &p2, &[bp(0, 0, 300_000)], &params(1024, 1), 10_000, 0);
         assert_eq!((b.read, b.written_total(), b.uncached), (3000, 0, 250));
     }
 
@@ -285,7 +355,7 @@ mod tests {
         let mut s = CacheStore::new();
         let p1 = prompt(&[(655, 1), (10, 2)]);
         for t in [0, 5_000] {
-            let a = explicit_call(&mut s, &p1, &[bp(0, 0, 300_000)], &params(1024, 1), t);
+            let a = explicit_call(&mut s, &p1, &[bp(0, 0, 300_000)], &params(1024, 1), t, 0);
             assert_eq!((a.read, a.written_total(), a.uncached), (0, 0, 665));
         }
     }
@@ -295,17 +365,17 @@ mod tests {
         let mut s = CacheStore::new();
         let p = prompt(&[(2000, 1)]);
         let bps = [bp(0, 0, 300_000)];
-        explicit_call(&mut s, &p, &bps, &params(1024, 1), 0);
+        explicit_call(&mut s, &p, &bps, &params(1024, 1), 0, 0);
         // Read at 4 min refreshes to 9 min; read at 8 min still hits; at 13 min 1 s it is gone.
         assert_eq!(
-            explicit_call(&mut s, &p, &bps, &params(1024, 1), 240_000).read,
+            explicit_call(&mut s, &p, &bps, &params(1024, 1), 240_000, 0).read,
             2000
         );
         assert_eq!(
-            explicit_call(&mut s, &p, &bps, &params(1024, 1), 480_000).read,
+            explicit_call(&mut s, &p, &bps, &params(1024, 1), 480_000, 0).read,
             2000
         );
-        let late = explicit_call(&mut s, &p, &bps, &params(1024, 1), 781_000);
+        let late = explicit_call(&mut s, &p, &bps, &params(1024, 1), 781_000, 0);
         assert_eq!((late.read, late.written[0]), (0, 2000));
     }
 
@@ -316,10 +386,10 @@ mod tests {
         let mut segs = vec![(2000, 1)];
         segs.extend((0..30).map(|i| (10, 100 + i)));
         let p = prompt(&segs);
-        explicit_call(&mut s, &p, &[bp(0, 0, 300_000)], &params(1024, 1), 0);
+        explicit_call(&mut s, &p, &[bp(0, 0, 300_000)], &params(1024, 1), 0, 0);
         let last = p.last_boundary().unwrap();
         // A lone breakpoint on the last block looks back 20 boundaries: boundary 0 is out of reach.
-        let far = explicit_call(&mut s, &p, &[bp(last, 0, 300_000)], &params(1024, 1), 5_000);
+        let far = explicit_call(&mut s, &p, &[bp(last, 0, 300_000)], &params(1024, 1), 5_000, 0);
         assert_eq!(far.read, 0);
         assert_eq!(far.written[0], 2300);
     }
@@ -328,8 +398,8 @@ mod tests {
     fn parallel_requests_miss() {
         let mut s = CacheStore::new();
         let p = prompt(&[(3000, 1)]);
-        let a = explicit_call(&mut s, &p, &[bp(0, 0, 300_000)], &params(1024, 1), 0);
-        let b = explicit_call(&mut s, &p, &[bp(0, 0, 300_000)], &params(1024, 1), 500);
+        let a = explicit_call(&mut s, &p, &[bp(0, 0, 300_000)], &params(1024, 1), 0, 0);
+        let b = explicit_call(&mut s, &p, &[bp(0, 0, 300_000)], &params(1024, 1), 500, 0);
         assert_eq!((a.written[0], b.written[0], b.read), (3000, 3000, 0));
     }
 
@@ -343,6 +413,7 @@ mod tests {
             &[bp(0, 0, 3_600_000), bp(1, 1, 300_000), bp(2, 1, 300_000)],
             &params(1024, 1),
             0,
+            0,
         );
         assert_eq!((x.written[0], x.written[1], x.uncached), (2000, 2200, 0));
     }
@@ -352,10 +423,10 @@ mod tests {
         // Kimi K3 fact: 2,048 of a 2,112-token tool block read on the second call, 256-token blocks.
         let mut s = CacheStore::new();
         let p1 = prompt(&[(2112, 1), (20, 2)]);
-        let a = automatic_call(&mut s, &p1, &params(256, 256), 600_000, 0, true);
+        let a = automatic_call(&mut s, &p1, &params(256, 256), 600_000, 0, true, 0);
         assert_eq!((a.read, a.written[0], a.uncached), (0, 2048, 84));
         let p2 = prompt(&[(2112, 1), (30, 3)]);
-        let b = automatic_call(&mut s, &p2, &params(256, 256), 600_000, 10_000, true);
+        let b = automatic_call(&mut s, &p2, &params(256, 256), 600_000, 10_000, true, 0);
         assert_eq!((b.read, b.written[0], b.uncached), (2048, 0, 94));
     }
 
@@ -363,8 +434,8 @@ mod tests {
     fn automatic_miss_by_chance_writes_again() {
         let mut s = CacheStore::new();
         let p = prompt(&[(4096, 1)]);
-        automatic_call(&mut s, &p, &params(1024, 1), 600_000, 0, true);
-        let b = automatic_call(&mut s, &p, &params(1024, 1), 600_000, 5_000, false);
+        automatic_call(&mut s, &p, &params(1024, 1), 600_000, 0, true, 0);
+        let b = automatic_call(&mut s, &p, &params(1024, 1), 600_000, 5_000, false, 0);
         assert_eq!((b.read, b.written[0]), (0, 4096));
     }
 }
