@@ -15,15 +15,18 @@
 //! assert!(cached.total_usd < none.total_usd);
 //! ```
 
+pub mod bench;
 pub mod billing;
 pub mod catalog;
 pub mod engine;
 pub mod error;
 pub mod hash;
+pub mod montecarlo;
 pub mod quantity;
 pub mod report;
 pub mod scenario;
 pub mod simulate;
+pub mod stats;
 pub mod strategy;
 pub mod tokens;
 pub mod tools;

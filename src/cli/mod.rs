@@ -1,6 +1,8 @@
 //! The command line: clap definitions and the glue from arguments to library calls.
 
+mod bench;
 mod models;
+mod progress;
 mod run;
 
 use std::io::Write;
@@ -43,6 +45,8 @@ pub enum Command {
     Run(run::RunArgs),
     /// List the model catalog.
     Models(models::ModelsArgs),
+    /// Measure simulator speed on a built-in workload (calls per second, Monte Carlo time).
+    Bench(bench::BenchArgs),
 }
 
 /// Runs the parsed command, writing to `out`.
@@ -54,6 +58,7 @@ pub fn run(cli: Cli, out: &mut dyn Write) -> Result<()> {
     match cli.command.unwrap_or(Command::Run(run::RunArgs::default())) {
         Command::Run(a) => run::cmd_run(&catalog, a, out),
         Command::Models(a) => models::cmd_models(&catalog, a, out),
+        Command::Bench(a) => bench::cmd_bench(&catalog, a, out),
     }
 }
 
