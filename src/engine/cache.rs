@@ -45,12 +45,28 @@ pub struct Entry {
     pub available_ms: u64,
     /// Lifetime given by a write or a refresh.
     pub ttl_ms: u64,
+    /// Lease that may extend `expires_ms` ([`NO_LEASE`] for none; see [`automatic_call_leased`]).
+    pub lease: u32,
+    /// Boundary index of the prefix in its prompt (meaningful for leased entries).
+    pub depth: u32,
 }
 
+/// The `lease` of an entry that has none.
+pub const NO_LEASE: u32 = u32::MAX;
+
 impl Entry {
+    /// Whether the entry can be read at `now` when it holds no lease (explicit mode never leases).
     fn usable(&self, now: u64) -> bool {
         now < self.expires_ms && now >= self.available_ms
     }
+}
+
+/// A shared refresh of a chain of entries: every entry tagged with the lease whose depth is at most
+/// `depth` lives at least until `expires_ms`. One lease update stands for refreshing a whole chain.
+#[derive(Debug, Clone, Copy, Default)]
+struct Lease {
+    expires_ms: u64,
+    depth: u32,
 }
 
 /// Cached prefixes of one account (or one session when caches are not shared).
@@ -59,6 +75,8 @@ pub struct CacheStore {
     entries: IdMap<Entry>,
     /// Routing model: start times of recent requests per routing key (the first ~256 tokens).
     routes: IdMap<VecDeque<u64>>,
+    leases: Vec<Lease>,
+    lease_ids: IdMap<u32>,
 }
 
 impl CacheStore {
@@ -71,6 +89,53 @@ impl CacheStore {
     pub fn clear(&mut self) {
         self.entries.clear();
         self.routes.clear();
+        self.leases.clear();
+        self.lease_ids.clear();
+    }
+
+    /// Time after which an entry is gone, leases included.
+    #[inline]
+    fn expiry(&self, e: &Entry) -> u64 {
+        if e.lease != NO_LEASE {
+            let l = self.leases[e.lease as usize];
+            if e.depth <= l.depth {
+                return e.expires_ms.max(l.expires_ms);
+            }
+        }
+        e.expires_ms
+    }
+
+    #[inline]
+    fn usable_entry(&self, e: &Entry, now: u64) -> bool {
+        now < self.expiry(e) && now >= e.available_ms
+    }
+
+    fn lease_id(&mut self, key: u64) -> u32 {
+        let next = self.leases.len() as u32;
+        let id = *self.lease_ids.entry(key).or_insert(next);
+        if id == next {
+            self.leases.push(Lease::default());
+        }
+        id
+    }
+
+    /// Refreshes, through lease `id`, every entry of its chain up to boundary `depth` of `prompt`
+    /// (the chain's entries are prefixes of `prompt`). Entries deeper than `depth` that the lease
+    /// covered so far keep the lifetime it gave them: it is written into them before the lease moves.
+    fn refresh_lease(&mut self, id: u32, depth: usize, expires_ms: u64, prompt: &Prompt, salt: u64) {
+        let old = self.leases[id as usize];
+        let depth = depth as u32;
+        if old.depth > depth && old.expires_ms > 0 {
+            let last = (old.depth as usize).min(prompt.cum_hash.len().saturating_sub(1));
+            for d in depth as usize + 1..=last {
+                if let Some(e) = self.entries.get_mut(&(prompt.cum_hash[d] ^ salt)) {
+                    if e.lease == id && e.depth as usize == d {
+                        e.expires_ms = e.expires_ms.max(old.expires_ms);
+                    }
+                }
+            }
+        }
+        self.leases[id as usize] = Lease { expires_ms, depth };
     }
 
     /// The entry for a prefix identity, if stored (alive or not).
@@ -104,7 +169,14 @@ impl CacheStore {
 
     /// Drops expired entries; called now and then so memory stays bounded on long runs.
     pub fn sweep(&mut self, now: u64) {
-        self.entries.retain(|_, e| e.expires_ms > now);
+        let leases = &self.leases;
+        self.entries.retain(|_, e| {
+            let mut x = e.expires_ms;
+            if e.lease != NO_LEASE && e.depth <= leases[e.lease as usize].depth {
+                x = x.max(leases[e.lease as usize].expires_ms);
+            }
+            x > now
+        });
         self.routes.retain(|_, w| {
             w.back()
                 .is_some_and(|&t| t + ROUTING_WINDOW_MS > now)
@@ -116,17 +188,35 @@ impl CacheStore {
     /// (a parallel request wrote it) keeps the earlier availability and the later expiry: the first
     /// write is readable when its own response starts, whatever a later duplicate does.
     fn put(&mut self, key: u64, tokens: u64, now: u64, avail_delay_ms: u64, ttl_ms: u64) {
+        self.put_leased(key, tokens, now, avail_delay_ms, ttl_ms, NO_LEASE, 0);
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    #[inline]
+    fn put_leased(
+        &mut self,
+        key: u64,
+        tokens: u64,
+        now: u64,
+        avail_delay_ms: u64,
+        ttl_ms: u64,
+        lease: u32,
+        depth: u32,
+    ) {
         let mut e = Entry {
             tokens,
             expires_ms: now + ttl_ms,
             available_ms: now + avail_delay_ms.max(1),
             ttl_ms,
+            lease,
+            depth,
         };
         if let Some(old) = self.entries.get(&key) {
-            if old.expires_ms > now {
+            let old_expiry = self.expiry(old);
+            if old_expiry > now {
                 e.available_ms = e.available_ms.min(old.available_ms);
-                if old.expires_ms > e.expires_ms {
-                    e.expires_ms = old.expires_ms;
+                if old_expiry > e.expires_ms {
+                    e.expires_ms = old_expiry;
                     e.ttl_ms = old.ttl_ms;
                 }
             }
@@ -270,7 +360,7 @@ pub fn automatic_call(
     if hit_allowed {
         for j in (0..n).rev() {
             if let Some(e) = store.entries.get(&(prompt.cum_hash[j] ^ salt)) {
-                if e.usable(now) {
+                if store.usable_entry(e, now) {
                     hit = e.tokens;
                     hit_at = Some(j);
                     break;
@@ -280,6 +370,7 @@ pub fn automatic_call(
     }
     if let (Some(h), true) = (hit_at, p.refresh_on_hit) {
         // A block chain is refreshed as a whole: every shorter prefix of the hit is touched too.
+        // (This plain walk is the definition; `automatic_call_leased` gets the same result in O(1).)
         for j in 0..=h {
             if let Some(e) = store.entries.get_mut(&(prompt.cum_hash[j] ^ salt)) {
                 if e.expires_ms > now {
@@ -300,6 +391,112 @@ pub fn automatic_call(
             let t = round_down(prompt.cum_tokens[j], p.granularity);
             if t >= p.min_tokens && t > 0 {
                 store.put(prompt.cum_hash[j] ^ salt, t, now, p.avail_delay_ms, ttl_ms);
+            }
+        }
+        split.written[0] = coverage - hit;
+    }
+    split.uncached = total - split.read - split.written[0];
+    split
+}
+
+/// Lease keys of one automatic call (see [`automatic_call_leased`]).
+#[derive(Debug, Clone, Copy)]
+pub struct LeaseKeys {
+    /// Boundaries of the prompt head (tool block and system prompt) shared between sessions.
+    pub block_len: usize,
+    /// Lease of the head's chain, when the head's entries form one chain per key (every tool-list
+    /// version has its own key space); `None` refreshes the head by walking it.
+    pub block: Option<u64>,
+    /// Lease of this session's conversation chain (one per session, tool-block version and machine).
+    pub history: u64,
+}
+
+/// [`automatic_call`] with the same results, without its walk over every prefix of the hit.
+///
+/// A hit refreshes every shorter prefix of the hit. Those prefixes form chains: the prompt head
+/// (tools, system prompt), shared by the sessions with the same head, and each session's own
+/// conversation after it. Entries are tagged with their chain's lease and their depth; a refresh
+/// moves the lease (expiry, depth) instead of touching each entry, and an entry's lifetime is the
+/// later of its own and its lease's when its depth is within the lease's. Correct because in
+/// automatic mode every entry of a chain up to the hit is alive whenever the hit is (entries are
+/// written and refreshed a whole prefix at a time), exactly what the plain walk refreshes.
+#[allow(clippy::too_many_arguments)]
+pub fn automatic_call_leased(
+    store: &mut CacheStore,
+    prompt: &Prompt,
+    p: &RuleParams,
+    ttl_ms: u64,
+    now: u64,
+    hit_allowed: bool,
+    salt: u64,
+    keys: &LeaseKeys,
+) -> Split {
+    let total = prompt.tokens();
+    let n = prompt.cum_hash.len();
+    let block_len = keys.block_len.min(n);
+    let mut hit = 0u64;
+    let mut hit_at: Option<usize> = None;
+    if hit_allowed {
+        for j in (0..n).rev() {
+            if let Some(e) = store.entries.get(&(prompt.cum_hash[j] ^ salt)) {
+                if store.usable_entry(e, now) {
+                    hit = e.tokens;
+                    hit_at = Some(j);
+                    break;
+                }
+            }
+        }
+    }
+    let block_lease = keys.block.map(|k| store.lease_id(k));
+    let history_lease = store.lease_id(keys.history);
+    if let (Some(h), true) = (hit_at, p.refresh_on_hit) {
+        let expires = now + ttl_ms;
+        if h >= block_len {
+            store.refresh_lease(history_lease, h, expires, prompt, salt);
+        }
+        if block_len > 0 {
+            let head_depth = h.min(block_len - 1);
+            match block_lease {
+                Some(id) => store.refresh_lease(id, head_depth, expires, prompt, salt),
+                None => {
+                    for j in 0..=head_depth {
+                        let key = prompt.cum_hash[j] ^ salt;
+                        let alive = store.entries.get(&key).map(|e| store.expiry(e) > now);
+                        if alive == Some(true) {
+                            if let Some(e) = store.entries.get_mut(&key) {
+                                e.expires_ms = now + e.ttl_ms;
+                            }
+                        }
+                    }
+                }
+            }
+        }
+    }
+    let coverage = round_down(total, p.granularity);
+    let mut split = Split {
+        prompt: total,
+        read: hit,
+        ..Default::default()
+    };
+    if coverage >= p.min_tokens && coverage > hit {
+        let from = hit_at.map_or(0, |h| h + 1);
+        for j in from..n {
+            let t = round_down(prompt.cum_tokens[j], p.granularity);
+            if t >= p.min_tokens && t > 0 {
+                let lease = if j >= block_len {
+                    history_lease
+                } else {
+                    block_lease.unwrap_or(NO_LEASE)
+                };
+                store.put_leased(
+                    prompt.cum_hash[j] ^ salt,
+                    t,
+                    now,
+                    p.avail_delay_ms,
+                    ttl_ms,
+                    lease,
+                    j as u32,
+                );
             }
         }
         split.written[0] = coverage - hit;

@@ -16,7 +16,10 @@ use crate::hash::{chain, fnv1a};
 use crate::scenario::{Arrival, Scenario};
 use crate::strategy::{Anchor, Mode, ResolvedStrategy};
 use crate::tools::Tool;
-use cache::{automatic_call, explicit_call, CacheStore, PlacedBreakpoint, RuleParams, Split};
+use cache::{
+    automatic_call_leased, explicit_call, CacheStore, LeaseKeys, PlacedBreakpoint, RuleParams,
+    Split,
+};
 use prompt::{Prompt, Segment};
 
 /// Tokens of the notice that withdraws one tool under the `append` rule (assumed: a short
@@ -255,6 +258,7 @@ impl<'a> Prepared<'a> {
             s.next_call = 1;
             s.next_event = 0;
             s.block = 0;
+            s.rebuilds = 0;
             s.history.clear();
             // Sessions of one run are alike: reserve once so the loop never reallocates.
             s.history.reserve(history_cap);
@@ -276,6 +280,8 @@ impl<'a> Prepared<'a> {
         let default_ttl = strategy.default_tier.as_ref().map_or(300_000, |t| t.ttl_ms);
         // A best-effort cache that never hits needs no store: nothing written can be read.
         let store_writes = setup.hit_probability > 0.0;
+        // Heads of different tool lists share entries only when a tool change keeps the prefix.
+        let lease_heads = strategy.tool_change != ToolChangeRule::PreservePrefix;
 
         let mut cumulative = 0.0;
         let mut calls_done: u64 = 0;
@@ -321,6 +327,7 @@ impl<'a> Prepared<'a> {
             if rebuild {
                 s.prompt.clone_from(&self.bases[s.block]);
                 s.pushed = 0;
+                s.rebuilds += 1;
             }
             for seg in &s.history[s.pushed..] {
                 s.prompt.push(*seg);
@@ -366,7 +373,25 @@ impl<'a> Prepared<'a> {
                         let hit_allowed = setup.hit_probability >= 1.0
                             || cache_rng.gen::<f64>() < setup.hit_probability;
                         if store_writes {
-                            automatic_call(store, &s.prompt, p, default_ttl, now, hit_allowed, salt)
+                            let base = &self.bases[s.block];
+                            let keys = LeaseKeys {
+                                block_len: base.cum_hash.len(),
+                                block: match (lease_heads, base.cum_hash.last()) {
+                                    (true, Some(&h)) => Some(chain(h, salt)),
+                                    _ => None,
+                                },
+                                history: chain(chain(s.uid, s.rebuilds), salt ^ HISTORY_LEASE),
+                            };
+                            automatic_call_leased(
+                                store,
+                                &s.prompt,
+                                p,
+                                default_ttl,
+                                now,
+                                hit_allowed,
+                                salt,
+                                &keys,
+                            )
                         } else {
                             automatic_uncacheable(&s.prompt, p)
                         }
@@ -438,6 +463,8 @@ struct Session {
     next_event: usize,
     /// Version of the tool block rendered in the prompt.
     block: usize,
+    /// Times the prompt was rebuilt (each rebuild starts a new conversation chain).
+    rebuilds: u64,
     /// History segments (messages) in order.
     history: Vec<Segment>,
     /// How many history segments are already in `prompt`.
@@ -455,6 +482,7 @@ impl Default for Session {
             next_call: 1,
             next_event: 0,
             block: 0,
+            rebuilds: 0,
             history: Vec::new(),
             pushed: 0,
             prompt: Prompt::default(),
@@ -462,6 +490,9 @@ impl Default for Session {
         }
     }
 }
+
+/// Salt of the conversation leases' keys.
+const HISTORY_LEASE: u64 = 0x6869_7374_6f72_7900;
 
 /// Tokens after which the routing key is taken (providers hash about the first 256 tokens).
 pub const ROUTING_PREFIX_TOKENS: u64 = 256;
