@@ -119,23 +119,17 @@ impl CacheStore {
         id
     }
 
-    /// Refreshes, through lease `id`, every entry of its chain up to boundary `depth` of `prompt`
-    /// (the chain's entries are prefixes of `prompt`). Entries deeper than `depth` that the lease
-    /// covered so far keep the lifetime it gave them: it is written into them before the lease moves.
-    fn refresh_lease(&mut self, id: u32, depth: usize, expires_ms: u64, prompt: &Prompt, salt: u64) {
-        let old = self.leases[id as usize];
-        let depth = depth as u32;
-        if old.depth > depth && old.expires_ms > 0 {
-            let last = (old.depth as usize).min(prompt.cum_hash.len().saturating_sub(1));
-            for d in depth as usize + 1..=last {
-                if let Some(e) = self.entries.get_mut(&(prompt.cum_hash[d] ^ salt)) {
-                    if e.lease == id && e.depth as usize == d {
-                        e.expires_ms = e.expires_ms.max(old.expires_ms);
-                    }
-                }
-            }
-        }
-        self.leases[id as usize] = Lease { expires_ms, depth };
+    /// Refreshes, through lease `id`, every entry of its chain up to boundary `depth` (the chain's
+    /// entries are prefixes of the prompt that hit at `depth`).
+    fn refresh_lease(&mut self, id: u32, depth: usize, expires_ms: u64) {
+        // Entries of the chain deeper than `depth` that the lease covered are dead: they were alive
+        // and readable at the refresh that moved the lease to them (ancestors of that hit), and an
+        // entry that stays alive stays readable, so had one been alive now the hit would be deeper.
+        // Dropping them from the lease therefore changes nothing.
+        self.leases[id as usize] = Lease {
+            expires_ms,
+            depth: depth as u32,
+        };
     }
 
     /// The entry for a prefix identity, if stored (alive or not).
@@ -452,12 +446,12 @@ pub fn automatic_call_leased(
     if let (Some(h), true) = (hit_at, p.refresh_on_hit) {
         let expires = now + ttl_ms;
         if h >= block_len {
-            store.refresh_lease(history_lease, h, expires, prompt, salt);
+            store.refresh_lease(history_lease, h, expires);
         }
         if block_len > 0 {
             let head_depth = h.min(block_len - 1);
             match block_lease {
-                Some(id) => store.refresh_lease(id, head_depth, expires, prompt, salt),
+                Some(id) => store.refresh_lease(id, head_depth, expires),
                 None => {
                     for j in 0..=head_depth {
                         let key = prompt.cum_hash[j] ^ salt;
@@ -634,5 +628,77 @@ mod tests {
         automatic_call(&mut s, &p, &params(1024, 1), 600_000, 0, true, 0);
         let b = automatic_call(&mut s, &p, &params(1024, 1), 600_000, 5_000, false, 0);
         assert_eq!((b.read, b.written[0]), (0, 4096));
+    }
+
+    /// The leased refresh gives exactly the plain walk's splits on random timelines: sessions on
+    /// shared heads, tool-list switches, gaps shorter than the first-token delay, chance misses and
+    /// block granularity larger than some growth steps.
+    #[test]
+    fn leased_refresh_matches_the_plain_walk() {
+        use crate::hash::chain;
+        use rand::{Rng, SeedableRng};
+        for shared_prefix_heads in [false, true] {
+            let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(11);
+            let heads: Vec<Vec<(u64, u64)>> = (0..3u64)
+                .map(|v| {
+                    (0..4u64)
+                        .map(|i| {
+                            // With shared prefixes, heads differ only in their last segment
+                            // (preserve_prefix); otherwise every segment differs (invalidate).
+                            let id = if shared_prefix_heads && i < 3 { i } else { v * 100 + i };
+                            (300, id + 1)
+                        })
+                        .collect()
+                })
+                .collect();
+            let p = RuleParams {
+                min_tokens: 512,
+                granularity: 256,
+                refresh_on_hit: true,
+                lookback: usize::MAX,
+                avail_delay_ms: 20_000,
+            };
+            let (mut plain, mut leased) = (CacheStore::new(), CacheStore::new());
+            let mut sessions: Vec<(usize, u64, Vec<(u64, u64)>)> = vec![(0, 0, vec![]); 5];
+            let mut now = 0u64;
+            let mut reads = 0;
+            for step in 0..8_000u64 {
+                let si = rng.gen_range(0..sessions.len());
+                now += match rng.gen_range(0..10) {
+                    0..=3 => rng.gen_range(0..20_000),
+                    4..=8 => rng.gen_range(1_000..60_000),
+                    _ => rng.gen_range(50_000..200_000),
+                };
+                let s = &mut sessions[si];
+                if rng.gen_range(0..40) == 0 || s.2.len() > 60 {
+                    s.0 = rng.gen_range(0..heads.len());
+                    s.1 += 1;
+                    s.2.clear();
+                }
+                for _ in 0..rng.gen_range(0..3) {
+                    s.2.push((rng.gen_range(1..200), step * 8 + si as u64 * 1_000_000 + s.1));
+                }
+                let mut pr = Prompt::default();
+                for &(t, id) in heads[s.0].iter().chain(&s.2) {
+                    pr.push(Segment { tokens: t, id });
+                }
+                let hit_allowed = rng.gen_range(0..10) > 0;
+                let keys = LeaseKeys {
+                    block_len: heads[s.0].len(),
+                    block: (!shared_prefix_heads).then(|| chain(*pr.cum_hash.get(3).unwrap(), 0)),
+                    history: chain(si as u64, s.1),
+                };
+                let a = automatic_call(&mut plain, &pr, &p, 60_000, now, hit_allowed, 0);
+                let b =
+                    automatic_call_leased(&mut leased, &pr, &p, 60_000, now, hit_allowed, 0, &keys);
+                assert_eq!(a, b, "step {step} (shared heads {shared_prefix_heads})");
+                reads += usize::from(a.read > 0);
+                if step % 2_000 == 0 {
+                    plain.sweep(now);
+                    leased.sweep(now);
+                }
+            }
+            assert!(reads > 1_000, "only {reads} reads: the timeline does not exercise hits");
+        }
     }
 }
