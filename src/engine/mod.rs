@@ -5,6 +5,7 @@ pub mod cache;
 pub mod prompt;
 
 use std::cmp::Reverse;
+use std::collections::binary_heap::PeekMut;
 use std::collections::{BinaryHeap, HashMap};
 
 use rand::{Rng, SeedableRng};
@@ -13,6 +14,7 @@ use rand_chacha::ChaCha8Rng;
 use crate::billing::{CallBill, PriceSheet};
 use crate::catalog::{ModelSpec, ToolChangeRule};
 use crate::hash::{chain, fnv1a};
+use crate::quantity::Quantity;
 use crate::scenario::{Arrival, Scenario};
 use crate::strategy::{Anchor, Mode, ResolvedStrategy};
 use crate::tools::Tool;
@@ -283,20 +285,39 @@ impl<'a> Prepared<'a> {
         // Heads of different tool lists share entries only when a tool change keeps the prefix.
         let lease_heads = strategy.tool_change != ToolChangeRule::PreservePrefix;
 
+        let first_user = Draw::new(&scenario.first_user_tokens);
+        let tool_result = Draw::new(&scenario.tool_result_tokens);
+        let user = Draw::new(&scenario.user_tokens);
+        let output_tokens = Draw::new(&scenario.output_tokens);
+        let gap_ms = match scenario.gap_seconds {
+            Quantity::Fixed { value } => Some(crate::strategy::seconds_to_ms(value)),
+            _ => None,
+        };
+        let Workspace {
+            sessions,
+            queue,
+            shared,
+            own,
+            bps,
+        } = ws;
+
         let mut cumulative = 0.0;
         let mut calls_done: u64 = 0;
-        while let Some(Reverse((now, si))) = ws.queue.pop() {
-            let s = &mut ws.sessions[si as usize];
+        // The session whose call comes next stays at the top of the queue while its call is
+        // simulated and is then moved to its next call's time in place (one sift instead of a pop
+        // and a push); ties in time go to the lower session index, as with pop and push.
+        while let Some(mut top) = queue.peek_mut() {
+            let Reverse((now, si)) = *top;
+            let s = &mut sessions[si as usize];
             let call = s.next_call;
             // Conversation growth and tool-list events before this call.
             if call == 1 {
                 s.history.push(Segment {
-                    tokens: draw(&scenario.first_user_tokens, &mut s.rng),
+                    tokens: first_user.draw(&mut s.rng),
                     id: chain(s.uid, 1),
                 });
             } else {
-                let result = draw(&scenario.tool_result_tokens, &mut s.rng)
-                    + draw(&scenario.user_tokens, &mut s.rng);
+                let result = tool_result.draw(&mut s.rng) + user.draw(&mut s.rng);
                 let k = u64::from(call);
                 s.history.push(Segment {
                     tokens: s.last_output,
@@ -336,9 +357,9 @@ impl<'a> Prepared<'a> {
             let tool_block_tokens = self.block_tokens[s.block];
 
             let store = if scenario.shared_cache {
-                &mut ws.shared
+                &mut *shared
             } else {
-                &mut ws.own[si as usize]
+                &mut own[si as usize]
             };
             let split = match (strategy.mode, &setup.params) {
                 (Mode::None, _) | (_, None) => Split::uncached_only(s.prompt.tokens()),
@@ -349,7 +370,7 @@ impl<'a> Prepared<'a> {
                         None => 0,
                     };
                     if mode == Mode::Explicit {
-                        ws.bps.clear();
+                        bps.clear();
                         for (rb, &slot) in strategy.breakpoints.iter().zip(&setup.bp_slots) {
                             let boundary = match rb.anchor {
                                 Anchor::Tools => s.prompt.tools_end,
@@ -359,8 +380,8 @@ impl<'a> Prepared<'a> {
                             if let Some(boundary) = boundary {
                                 // Two anchors on one boundary (e.g. no system prompt) are one
                                 // breakpoint.
-                                if !ws.bps.iter().any(|b| b.boundary == boundary) {
-                                    ws.bps.push(PlacedBreakpoint {
+                                if !bps.iter().any(|b| b.boundary == boundary) {
+                                    bps.push(PlacedBreakpoint {
                                         boundary,
                                         slot,
                                         ttl_ms: rb.ttl_ms,
@@ -368,7 +389,7 @@ impl<'a> Prepared<'a> {
                                 }
                             }
                         }
-                        explicit_call(store, &s.prompt, &ws.bps, p, now, salt)
+                        explicit_call(store, &s.prompt, bps, p, now, salt)
                     } else {
                         let hit_allowed = setup.hit_probability >= 1.0
                             || cache_rng.gen::<f64>() < setup.hit_probability;
@@ -398,7 +419,7 @@ impl<'a> Prepared<'a> {
                     }
                 }
             };
-            let output = draw(&scenario.output_tokens, &mut s.rng);
+            let output = output_tokens.draw(&mut s.rng);
             let cost = setup.prices.call_usd(&split, output);
             cumulative += cost;
             sink(&CallBill {
@@ -419,15 +440,20 @@ impl<'a> Prepared<'a> {
             s.last_output = output;
             s.next_call += 1;
             if (s.next_call as usize) <= scenario.calls {
-                let gap = crate::strategy::seconds_to_ms(scenario.gap_seconds.sample(&mut s.rng));
-                ws.queue.push(Reverse((now + gap, si)));
-            } else if !scenario.shared_cache {
-                // The session is over and nobody else reads its private cache.
-                ws.own[si as usize].clear();
+                let gap = gap_ms.unwrap_or_else(|| {
+                    crate::strategy::seconds_to_ms(scenario.gap_seconds.sample(&mut s.rng))
+                });
+                *top = Reverse((now + gap, si));
+            } else {
+                PeekMut::pop(top);
+                if !scenario.shared_cache {
+                    // The session is over and nobody else reads its private cache.
+                    own[si as usize].clear();
+                }
             }
             calls_done += 1;
             if calls_done % 65_536 == 0 {
-                ws.shared.sweep(now);
+                shared.sweep(now);
             }
         }
         cumulative
@@ -532,8 +558,27 @@ fn session_rng(seed: u64, run: u64, session: u64) -> ChaCha8Rng {
     ChaCha8Rng::seed_from_u64(chain(chain(seed, run.wrapping_add(0x5eed)), session))
 }
 
-fn draw(q: &crate::quantity::Quantity, rng: &mut ChaCha8Rng) -> u64 {
-    q.sample(rng).round() as u64
+/// A per-call amount in whole tokens: fixed amounts are rounded once, not per call.
+enum Draw<'q> {
+    Fixed(u64),
+    Random(&'q Quantity),
+}
+
+impl<'q> Draw<'q> {
+    fn new(q: &'q Quantity) -> Self {
+        match *q {
+            Quantity::Fixed { value } => Draw::Fixed(value.max(0.0).round() as u64),
+            _ => Draw::Random(q),
+        }
+    }
+
+    #[inline]
+    fn draw(&self, rng: &mut ChaCha8Rng) -> u64 {
+        match self {
+            Draw::Fixed(v) => *v,
+            Draw::Random(q) => q.sample(rng).round() as u64,
+        }
+    }
 }
 
 /// Simulates one run of a scenario for one (model, strategy) and hands every billed call, in time

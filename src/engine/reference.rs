@@ -371,6 +371,10 @@ add_synthetic = { count = 1 }
     /// every tool-change rule, a best-effort cache that hits 60% of the time, routing.
     fn test_catalog() -> Catalog {
         let mut c = Catalog::embedded().unwrap();
+        // One model per engine path keeps the test fast: explicit with tiers and the append beta,
+        // explicit with storage and a never-hitting implicit cache, automatic in blocks, routing.
+        let keep = ["claude-opus-4.8", "gemini-3.6-flash", "kimi-k3", "gpt-5.2"];
+        c.models.retain(|m| keep.contains(&m.id.as_str()));
         let mut extra = Vec::new();
         for m in &c.models {
             if let Some(a) = &m.cache.automatic {
@@ -437,6 +441,6 @@ add_synthetic = { count = 1 }
                 }
             }
         }
-        assert!(compared > 20_000, "only {compared} bills compared");
+        assert!(compared > 10_000, "only {compared} bills compared");
     }
 }
