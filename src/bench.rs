@@ -128,10 +128,7 @@ pub fn run_bench(catalog: &Catalog, opts: BenchOptions) -> Result<BenchReport> {
         .iter()
         .map(|p| SimSetup::new(p.model, &p.strategy, scenario.first_token_seconds))
         .collect();
-    let prepared: Vec<Prepared> = setups
-        .iter()
-        .map(|s| Prepared::new(&scenario, s))
-        .collect();
+    let prepared: Vec<Prepared> = setups.iter().map(|s| Prepared::new(&scenario, s)).collect();
     let min = Duration::from_secs_f64(opts.min_seconds.max(0.0));
     let per_run = prepared[0].calls_per_run() as f64;
 
@@ -170,11 +167,12 @@ pub fn run_bench(catalog: &Catalog, opts: BenchOptions) -> Result<BenchReport> {
         let jobs: Vec<(usize, u64)> = (0..prepared.len())
             .flat_map(|m| (next_run..next_run + batch).map(move |r| (m, r)))
             .collect();
-        jobs.par_iter().for_each_init(Workspace::new, |ws, &(m, r)| {
-            std::hint::black_box(prepared[m].run(r, ws, |b| {
-                std::hint::black_box(b);
-            }));
-        });
+        jobs.par_iter()
+            .for_each_init(Workspace::new, |ws, &(m, r)| {
+                std::hint::black_box(prepared[m].run(r, ws, |b| {
+                    std::hint::black_box(b);
+                }));
+            });
         all_calls += jobs.len() as f64 * per_run;
         next_run += batch;
     }

@@ -176,7 +176,9 @@ mod tests {
 
     #[test]
     fn merge_equals_one_pass() {
-        let xs: Vec<f64> = (0..1000).map(|i| ((i * 7919) % 1009) as f64 / 3.0).collect();
+        let xs: Vec<f64> = (0..1000)
+            .map(|i| ((i * 7919) % 1009) as f64 / 3.0)
+            .collect();
         let mut all = Welford::default();
         xs.iter().for_each(|&x| all.push(x));
         let mut merged = Welford::default();

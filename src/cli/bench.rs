@@ -66,7 +66,10 @@ pub fn cmd_bench(catalog: &Catalog, a: BenchArgs, out: &mut dyn Write) -> Result
                 m(r.calls_per_second_all_threads),
             ]);
             t.row(vec![
-                format!("Monte Carlo, 1 session x 6 models x {} runs", r.montecarlo_runs),
+                format!(
+                    "Monte Carlo, 1 session x 6 models x {} runs",
+                    r.montecarlo_runs
+                ),
                 format!("{:.3} s", r.montecarlo_seconds),
             ]);
             t.row(vec![
@@ -74,9 +77,16 @@ pub fn cmd_bench(catalog: &Catalog, a: BenchArgs, out: &mut dyn Write) -> Result
                 format!("{:.3} s", r.montecarlo_10k_seconds),
             ]);
             for s in &r.per_model_1_thread {
-                t.row(vec![format!("  {} calls/s, 1 thread", s.model), m(s.calls_per_second)]);
+                t.row(vec![
+                    format!("  {} calls/s, 1 thread", s.model),
+                    m(s.calls_per_second),
+                ]);
             }
-            writeln!(out, "workload: {} (release build figures only mean something)", r.workload)?;
+            writeln!(
+                out,
+                "workload: {} (release build figures only mean something)",
+                r.workload
+            )?;
             out.write_all(t.render().as_bytes())?;
         }
     }

@@ -22,7 +22,8 @@ impl Progress {
     /// A bar for `total` units of work named `unit`.
     pub fn new(total: u64, unit: &str) -> Self {
         let bar = ProgressBar::with_draw_target(Some(total), ProgressDrawTarget::hidden());
-        let template = format!("{{elapsed_precise}} [{{bar:40}}] {{pos}}/{{len}} {unit} (eta {{eta}})");
+        let template =
+            format!("{{elapsed_precise}} [{{bar:40}}] {{pos}}/{{len}} {unit} (eta {{eta}})");
         if let Ok(style) = ProgressStyle::with_template(&template) {
             bar.set_style(style.progress_chars("=> "));
         }

@@ -7,8 +7,8 @@ use anyhow::Result;
 
 use super::{load_scenario, write_reported, Format};
 use pcsim::catalog::Catalog;
-use pcsim::report;
 use pcsim::montecarlo::MAX_RUNS;
+use pcsim::report;
 use pcsim::simulate::{run_scenario, run_scenario_with_progress};
 
 /// Arguments of `run`.

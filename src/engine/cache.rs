@@ -171,10 +171,8 @@ impl CacheStore {
             }
             x > now
         });
-        self.routes.retain(|_, w| {
-            w.back()
-                .is_some_and(|&t| t + ROUTING_WINDOW_MS > now)
-        });
+        self.routes
+            .retain(|_, w| w.back().is_some_and(|&t| t + ROUTING_WINDOW_MS > now));
     }
 
     /// Writes an entry at request start `now`: it lives `ttl_ms` from the request start and can be
@@ -537,7 +535,14 @@ mod tests {
         let a = explicit_call(&mut s, &p1, &[bp(0, 0, 300_000)], &params(1024, 1), 0, 0);
         assert_eq!((a.read, a.written[0], a.uncached), (0, 3000, 100));
         let p2 = prompt(&[(3000, 1), (250, 3)]);
-        let b = explicit_call(&mut s, &p2, &[bp(0, 0, 300_000)], &params(1024, 1), 10_000, 0);
+        let b = explicit_call(
+            &mut s,
+            &p2,
+            &[bp(0, 0, 300_000)],
+            &params(1024, 1),
+            10_000,
+            0,
+        );
         assert_eq!((b.read, b.written_total(), b.uncached), (3000, 0, 250));
     }
 
@@ -580,7 +585,14 @@ mod tests {
         explicit_call(&mut s, &p, &[bp(0, 0, 300_000)], &params(1024, 1), 0, 0);
         let last = p.last_boundary().unwrap();
         // A lone breakpoint on the last block looks back 20 boundaries: boundary 0 is out of reach.
-        let far = explicit_call(&mut s, &p, &[bp(last, 0, 300_000)], &params(1024, 1), 5_000, 0);
+        let far = explicit_call(
+            &mut s,
+            &p,
+            &[bp(last, 0, 300_000)],
+            &params(1024, 1),
+            5_000,
+            0,
+        );
         assert_eq!(far.read, 0);
         assert_eq!(far.written[0], 2300);
     }
@@ -645,7 +657,11 @@ mod tests {
                         .map(|i| {
                             // With shared prefixes, heads differ only in their last segment
                             // (preserve_prefix); otherwise every segment differs (invalidate).
-                            let id = if shared_prefix_heads && i < 3 { i } else { v * 100 + i };
+                            let id = if shared_prefix_heads && i < 3 {
+                                i
+                            } else {
+                                v * 100 + i
+                            };
                             (300, id + 1)
                         })
                         .collect()
@@ -659,7 +675,9 @@ mod tests {
                 avail_delay_ms: 20_000,
             };
             let (mut plain, mut leased) = (CacheStore::new(), CacheStore::new());
-            let mut sessions: Vec<(usize, u64, Vec<(u64, u64)>)> = vec![(0, 0, vec![]); 5];
+            // (head version, rebuilds, own segments) per session.
+            type Sess = (usize, u64, Vec<(u64, u64)>);
+            let mut sessions: Vec<Sess> = vec![(0, 0, vec![]); 5];
             let mut now = 0u64;
             let mut reads = 0;
             for step in 0..8_000u64 {
@@ -676,7 +694,10 @@ mod tests {
                     s.2.clear();
                 }
                 for _ in 0..rng.gen_range(0..3) {
-                    s.2.push((rng.gen_range(1..200), step * 8 + si as u64 * 1_000_000 + s.1));
+                    s.2.push((
+                        rng.gen_range(1..200),
+                        step * 8 + si as u64 * 1_000_000 + s.1,
+                    ));
                 }
                 let mut pr = Prompt::default();
                 for &(t, id) in heads[s.0].iter().chain(&s.2) {
@@ -698,7 +719,10 @@ mod tests {
                     leased.sweep(now);
                 }
             }
-            assert!(reads > 1_000, "only {reads} reads: the timeline does not exercise hits");
+            assert!(
+                reads > 1_000,
+                "only {reads} reads: the timeline does not exercise hits"
+            );
         }
     }
 }

@@ -151,7 +151,7 @@ impl<'a> Prepared<'a> {
             (n, h)
         };
         let base_of = |list: &[Tool], measure: &mut dyn FnMut(&Tool) -> (u64, u64)| {
-            let measured: Vec<(u64, u64)> = list.iter().map(|t| measure(t)).collect();
+            let measured: Vec<(u64, u64)> = list.iter().map(&mut *measure).collect();
             let list_hash = measured
                 .iter()
                 .fold(fnv1a(b"tools"), |h, &(_, th)| chain(h, th));

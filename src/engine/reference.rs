@@ -226,11 +226,9 @@ pub fn reference_run(
             (Mode::None, _) | (_, None) => Split::uncached_only(s.prompt.tokens()),
             (Mode::Explicit, Some(p)) => {
                 let salt = match setup.routing_rpm {
-                    Some(rpm) => super::machine_salt(store.route(
-                        super::routing_key(&s.prompt),
-                        now,
-                        rpm,
-                    )),
+                    Some(rpm) => {
+                        super::machine_salt(store.route(super::routing_key(&s.prompt), now, rpm))
+                    }
                     None => 0,
                 };
                 bps.clear();
@@ -260,11 +258,9 @@ pub fn reference_run(
             }
             (Mode::Automatic | Mode::Implicit, Some(p)) => {
                 let salt = match setup.routing_rpm {
-                    Some(rpm) => super::machine_salt(store.route(
-                        super::routing_key(&s.prompt),
-                        now,
-                        rpm,
-                    )),
+                    Some(rpm) => {
+                        super::machine_salt(store.route(super::routing_key(&s.prompt), now, rpm))
+                    }
                     None => 0,
                 };
                 let hit_allowed =
@@ -308,7 +304,6 @@ pub fn reference_run(
     }
     cumulative
 }
-
 
 #[cfg(test)]
 mod tests {
@@ -357,7 +352,7 @@ output_tokens = { dist = "uniform", min = 5, max = 120 }
 gap_seconds = { dist = "uniform", min = 0.5, max = 400 }
 first_token_seconds = 2.0
 [sessions]
-count = 24
+count = 10
 every_seconds = 1.5
 [[event]]
 at_call = 4
@@ -405,7 +400,8 @@ add_synthetic = { count = 1 }
     fn optimised_engine_matches_the_plain_loop_bill_by_bill() {
         let catalog = test_catalog();
         let busy = Scenario::from_toml_str(BUSY, "busy.toml", std::path::Path::new(".")).unwrap();
-        let tight = Scenario::from_toml_str(TIGHT, "tight.toml", std::path::Path::new(".")).unwrap();
+        let tight =
+            Scenario::from_toml_str(TIGHT, "tight.toml", std::path::Path::new(".")).unwrap();
         let default = Scenario::builtin_default().unwrap();
         let strategies = [
             "none",

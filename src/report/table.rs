@@ -152,7 +152,10 @@ pub fn montecarlo_summary(report: &RunReport) -> String {
         }
     }
     if any {
-        format!("\nMonte Carlo (total cost over runs; the table above is run 0):\n{}", t.render())
+        format!(
+            "\nMonte Carlo (total cost over runs; the table above is run 0):\n{}",
+            t.render()
+        )
     } else {
         String::new()
     }
@@ -162,9 +165,23 @@ pub fn montecarlo_summary(report: &RunReport) -> String {
 pub fn per_session(report: &RunReport) -> String {
     let mut out = String::new();
     for r in report.results.iter().filter(|r| r.per_session.len() > 1) {
-        let _ = writeln!(out, "\n{} / {} per session (account total {})", r.model, r.strategy, usd(r.total_usd));
+        let _ = writeln!(
+            out,
+            "\n{} / {} per session (account total {})",
+            r.model,
+            r.strategy,
+            usd(r.total_usd)
+        );
         let mut t = TextTable::new(
-            &["session", "calls", "prompt", "uncached", "write", "read", "total USD"],
+            &[
+                "session",
+                "calls",
+                "prompt",
+                "uncached",
+                "write",
+                "read",
+                "total USD",
+            ],
             &[true; 7],
         );
         for s in &r.per_session {
