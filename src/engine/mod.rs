@@ -14,7 +14,7 @@ use rand_chacha::ChaCha8Rng;
 use crate::billing::{CallBill, PriceSheet};
 use crate::catalog::{ModelSpec, ToolChangeRule};
 use crate::hash::{chain, fnv1a};
-use crate::quantity::Quantity;
+use crate::quantity::{round_u64, Quantity, Sampler};
 use crate::scenario::{Arrival, Scenario};
 use crate::strategy::{Anchor, Mode, ResolvedStrategy};
 use crate::tools::Tool;
@@ -293,6 +293,7 @@ impl<'a> Prepared<'a> {
             Quantity::Fixed { value } => Some(crate::strategy::seconds_to_ms(value)),
             _ => None,
         };
+        let gap = scenario.gap_seconds.sampler();
         let Workspace {
             sessions,
             queue,
@@ -440,9 +441,8 @@ impl<'a> Prepared<'a> {
             s.last_output = output;
             s.next_call += 1;
             if (s.next_call as usize) <= scenario.calls {
-                let gap = gap_ms.unwrap_or_else(|| {
-                    crate::strategy::seconds_to_ms(scenario.gap_seconds.sample(&mut s.rng))
-                });
+                let gap = gap_ms
+                    .unwrap_or_else(|| crate::strategy::seconds_to_ms(gap.sample(&mut s.rng)));
                 *top = Reverse((now + gap, si));
             } else {
                 PeekMut::pop(top);
@@ -558,17 +558,17 @@ fn session_rng(seed: u64, run: u64, session: u64) -> ChaCha8Rng {
     ChaCha8Rng::seed_from_u64(chain(chain(seed, run.wrapping_add(0x5eed)), session))
 }
 
-/// A per-call amount in whole tokens: fixed amounts are rounded once, not per call.
-enum Draw<'q> {
+/// A per-call amount in whole tokens: fixed amounts are rounded once, distributions built once.
+enum Draw {
     Fixed(u64),
-    Random(&'q Quantity),
+    Random(Sampler),
 }
 
-impl<'q> Draw<'q> {
-    fn new(q: &'q Quantity) -> Self {
+impl Draw {
+    fn new(q: &Quantity) -> Self {
         match *q {
-            Quantity::Fixed { value } => Draw::Fixed(value.max(0.0).round() as u64),
-            _ => Draw::Random(q),
+            Quantity::Fixed { value } => Draw::Fixed(round_u64(value)),
+            _ => Draw::Random(q.sampler()),
         }
     }
 
@@ -576,7 +576,7 @@ impl<'q> Draw<'q> {
     fn draw(&self, rng: &mut ChaCha8Rng) -> u64 {
         match self {
             Draw::Fixed(v) => *v,
-            Draw::Random(q) => q.sample(rng).round() as u64,
+            Draw::Random(q) => round_u64(q.sample(rng)),
         }
     }
 }
