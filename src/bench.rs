@@ -89,8 +89,33 @@ pub struct BenchReport {
     pub montecarlo_seconds: f64,
     /// Simulated calls of the Monte Carlo per second.
     pub montecarlo_calls_per_second: f64,
+    /// Calls per second of CPU time on one thread (per core, whatever else the machine runs);
+    /// `null` where the OS does not report thread CPU time (Linux `/proc` is used).
+    pub calls_per_cpu_second_1_thread: Option<f64>,
+    /// Calls per second of CPU time of all threads together (per core).
+    pub calls_per_cpu_second_all_threads: Option<f64>,
+    /// Share of the wall time the single thread was on a CPU (below 1 when other work competes).
+    pub cpu_share_1_thread: Option<f64>,
     /// Calls per second on one thread, per model.
     pub per_model_1_thread: Vec<ModelSpeed>,
+}
+
+/// CPU time of the calling thread in nanoseconds (Linux `/proc/thread-self/schedstat`).
+fn thread_cpu_ns() -> Option<u64> {
+    let text = std::fs::read_to_string("/proc/thread-self/schedstat").ok()?;
+    text.split_whitespace().next()?.parse().ok()
+}
+
+/// CPU time of every thread of this process in nanoseconds (Linux `/proc/self/task/*/schedstat`).
+fn process_cpu_ns() -> Option<u64> {
+    let mut total = 0;
+    for task in std::fs::read_dir("/proc/self/task").ok()? {
+        let path = task.ok()?.path().join("schedstat");
+        if let Ok(text) = std::fs::read_to_string(path) {
+            total += text.split_whitespace().next()?.parse::<u64>().ok()?;
+        }
+    }
+    Some(total)
 }
 
 /// Speed on one model.
@@ -138,6 +163,7 @@ pub fn run_bench(catalog: &Catalog, opts: BenchOptions) -> Result<BenchReport> {
     let mut busy = 0.0;
     let mut ws = Workspace::new();
     let share = min / prepared.len() as u32;
+    let cpu0 = thread_cpu_ns();
     for (pair, p) in pairs.iter().zip(&prepared) {
         let start = Instant::now();
         let mut runs = 0u64;
@@ -156,9 +182,15 @@ pub fn run_bench(catalog: &Catalog, opts: BenchOptions) -> Result<BenchReport> {
         busy += secs;
     }
     let one_thread = calls / busy;
+    let cpu1 = thread_cpu_ns()
+        .zip(cpu0)
+        .map(|(b, a)| b.saturating_sub(a) as f64 / 1e9);
 
     // All threads: batches of (model, run) jobs spread by rayon.
     let threads = rayon::current_num_threads();
+    // Start the pool's threads before reading their CPU time.
+    rayon::broadcast(|_| ());
+    let pcpu0 = process_cpu_ns();
     let start = Instant::now();
     let mut next_run = 0u64;
     let mut all_calls = 0.0;
@@ -177,6 +209,9 @@ pub fn run_bench(catalog: &Catalog, opts: BenchOptions) -> Result<BenchReport> {
         next_run += batch;
     }
     let all_threads = all_calls / start.elapsed().as_secs_f64();
+    let pcpu = process_cpu_ns()
+        .zip(pcpu0)
+        .map(|(b, a)| b.saturating_sub(a) as f64 / 1e9);
 
     // Monte Carlo of one session on the six models.
     let single = workload(1)?;
@@ -202,6 +237,9 @@ pub fn run_bench(catalog: &Catalog, opts: BenchOptions) -> Result<BenchReport> {
         montecarlo_runs: runs,
         montecarlo_seconds: mc_seconds,
         montecarlo_calls_per_second: mc_calls / mc_seconds,
+        calls_per_cpu_second_1_thread: cpu1.filter(|&c| c > 0.0).map(|c| calls / c),
+        calls_per_cpu_second_all_threads: pcpu.filter(|&c| c > 0.0).map(|c| all_calls / c),
+        cpu_share_1_thread: cpu1.map(|c| c / busy),
         per_model_1_thread: per_model,
     })
 }

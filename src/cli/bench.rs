@@ -65,6 +65,24 @@ pub fn cmd_bench(catalog: &Catalog, a: BenchArgs, out: &mut dyn Write) -> Result
                 format!("simulated calls/s, {} threads", r.threads),
                 m(r.calls_per_second_all_threads),
             ]);
+            if let Some(x) = r.calls_per_cpu_second_1_thread {
+                t.row(vec![
+                    "simulated calls per CPU-second, 1 thread".into(),
+                    m(x),
+                ]);
+            }
+            if let Some(x) = r.calls_per_cpu_second_all_threads {
+                t.row(vec![
+                    "simulated calls per CPU-second, all threads".into(),
+                    m(x),
+                ]);
+            }
+            if let Some(x) = r.cpu_share_1_thread {
+                t.row(vec![
+                    "CPU share of the 1-thread run".into(),
+                    format!("{:.0}%", x * 100.0),
+                ]);
+            }
             t.row(vec![
                 format!(
                     "Monte Carlo, 1 session x 6 models x {} runs",
