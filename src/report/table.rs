@@ -161,9 +161,21 @@ pub fn montecarlo_summary(report: &RunReport) -> String {
     }
 }
 
-/// Per-session totals of every result with more than one session; empty otherwise.
+/// Most sessions listed one by one in the text summary (all are in the JSON output).
+pub const MAX_SESSIONS_LISTED: usize = 20;
+
+/// Per-session totals of every result with 2 to [`MAX_SESSIONS_LISTED`] sessions; a pointer to the
+/// JSON output for more; empty for one session.
 pub fn per_session(report: &RunReport) -> String {
     let mut out = String::new();
+    if report
+        .results
+        .iter()
+        .any(|r| r.per_session.len() > MAX_SESSIONS_LISTED)
+    {
+        out.push_str("\nper-session totals: see `per_session` in --format json\n");
+        return out;
+    }
     for r in report.results.iter().filter(|r| r.per_session.len() > 1) {
         let _ = writeln!(
             out,
