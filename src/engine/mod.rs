@@ -452,8 +452,13 @@ impl<'a> Prepared<'a> {
                 }
             }
             calls_done += 1;
+            // Expired entries are dropped now and then so memory stays bounded on long runs
+            // (dropping them changes nothing: an expired entry is never read or refreshed again).
             if calls_done % 65_536 == 0 {
                 shared.sweep(now);
+            }
+            if !scenario.shared_cache && call % 4_096 == 0 {
+                own[si as usize].sweep(now);
             }
         }
         cumulative
