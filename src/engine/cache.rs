@@ -281,6 +281,7 @@ pub struct PlacedBreakpoint {
 /// between consecutive written breakpoints billed in that breakpoint's tier (so with a 1 h breakpoint
 /// before a 5 min one: reads up to the hit, 1 h writes up to the 1 h breakpoint, 5 min writes after).
 /// `salt` selects the machine's key space under the routing model (0: the primary machine).
+/// `fresh_from`: boundaries from this index on are new to every store (`usize::MAX`: no knowledge).
 pub fn explicit_call(
     store: &mut CacheStore,
     prompt: &Prompt,
@@ -288,12 +289,18 @@ pub fn explicit_call(
     p: &RuleParams,
     now: u64,
     salt: u64,
+    fresh_from: usize,
 ) -> Split {
     let total = prompt.tokens();
     let mut hit = 0u64;
     for bp in bps {
         let lo = (bp.boundary + 1).saturating_sub(p.lookback);
-        for j in (lo..=bp.boundary).rev() {
+        // Boundaries from `fresh_from` on are known to be in no store: they are not looked up.
+        let hi = bp.boundary.min(fresh_from.wrapping_sub(1));
+        if fresh_from == 0 || hi < lo {
+            continue;
+        }
+        for j in (lo..=hi).rev() {
             if let Some(e) = store.entries.get_mut(&(prompt.cum_hash[j] ^ salt)) {
                 if e.usable(now) {
                     hit = hit.max(e.tokens);
@@ -422,6 +429,7 @@ pub fn automatic_call_leased(
     hit_allowed: bool,
     salt: u64,
     keys: &LeaseKeys,
+    fresh_from: usize,
 ) -> Split {
     let total = prompt.tokens();
     let n = prompt.cum_hash.len();
@@ -429,7 +437,8 @@ pub fn automatic_call_leased(
     let mut hit = 0u64;
     let mut hit_at: Option<usize> = None;
     if hit_allowed {
-        for j in (0..n).rev() {
+        // Boundaries from `fresh_from` on are new to every store: the scan starts below them.
+        for j in (0..n.min(fresh_from)).rev() {
             if let Some(e) = store.entries.get(&(prompt.cum_hash[j] ^ salt)) {
                 if store.usable_entry(e, now) {
                     hit = e.tokens;
@@ -532,7 +541,15 @@ mod tests {
     fn explicit_writes_then_reads_the_tool_block() {
         let mut s = CacheStore::new();
         let p1 = prompt(&[(3000, 1), (100, 2)]);
-        let a = explicit_call(&mut s, &p1, &[bp(0, 0, 300_000)], &params(1024, 1), 0, 0);
+        let a = explicit_call(
+            &mut s,
+            &p1,
+            &[bp(0, 0, 300_000)],
+            &params(1024, 1),
+            0,
+            0,
+            usize::MAX,
+        );
         assert_eq!((a.read, a.written[0], a.uncached), (0, 3000, 100));
         let p2 = prompt(&[(3000, 1), (250, 3)]);
         let b = explicit_call(
@@ -542,6 +559,7 @@ mod tests {
             &params(1024, 1),
             10_000,
             0,
+            usize::MAX,
         );
         assert_eq!((b.read, b.written_total(), b.uncached), (3000, 0, 250));
     }
@@ -551,7 +569,15 @@ mod tests {
         let mut s = CacheStore::new();
         let p1 = prompt(&[(655, 1), (10, 2)]);
         for t in [0, 5_000] {
-            let a = explicit_call(&mut s, &p1, &[bp(0, 0, 300_000)], &params(1024, 1), t, 0);
+            let a = explicit_call(
+                &mut s,
+                &p1,
+                &[bp(0, 0, 300_000)],
+                &params(1024, 1),
+                t,
+                0,
+                usize::MAX,
+            );
             assert_eq!((a.read, a.written_total(), a.uncached), (0, 0, 665));
         }
     }
@@ -561,17 +587,17 @@ mod tests {
         let mut s = CacheStore::new();
         let p = prompt(&[(2000, 1)]);
         let bps = [bp(0, 0, 300_000)];
-        explicit_call(&mut s, &p, &bps, &params(1024, 1), 0, 0);
+        explicit_call(&mut s, &p, &bps, &params(1024, 1), 0, 0, usize::MAX);
         // Read at 4 min refreshes to 9 min; read at 8 min still hits; at 13 min 1 s it is gone.
         assert_eq!(
-            explicit_call(&mut s, &p, &bps, &params(1024, 1), 240_000, 0).read,
+            explicit_call(&mut s, &p, &bps, &params(1024, 1), 240_000, 0, usize::MAX).read,
             2000
         );
         assert_eq!(
-            explicit_call(&mut s, &p, &bps, &params(1024, 1), 480_000, 0).read,
+            explicit_call(&mut s, &p, &bps, &params(1024, 1), 480_000, 0, usize::MAX).read,
             2000
         );
-        let late = explicit_call(&mut s, &p, &bps, &params(1024, 1), 781_000, 0);
+        let late = explicit_call(&mut s, &p, &bps, &params(1024, 1), 781_000, 0, usize::MAX);
         assert_eq!((late.read, late.written[0]), (0, 2000));
     }
 
@@ -582,7 +608,15 @@ mod tests {
         let mut segs = vec![(2000, 1)];
         segs.extend((0..30).map(|i| (10, 100 + i)));
         let p = prompt(&segs);
-        explicit_call(&mut s, &p, &[bp(0, 0, 300_000)], &params(1024, 1), 0, 0);
+        explicit_call(
+            &mut s,
+            &p,
+            &[bp(0, 0, 300_000)],
+            &params(1024, 1),
+            0,
+            0,
+            usize::MAX,
+        );
         let last = p.last_boundary().unwrap();
         // A lone breakpoint on the last block looks back 20 boundaries: boundary 0 is out of reach.
         let far = explicit_call(
@@ -592,6 +626,7 @@ mod tests {
             &params(1024, 1),
             5_000,
             0,
+            usize::MAX,
         );
         assert_eq!(far.read, 0);
         assert_eq!(far.written[0], 2300);
@@ -601,8 +636,24 @@ mod tests {
     fn parallel_requests_miss() {
         let mut s = CacheStore::new();
         let p = prompt(&[(3000, 1)]);
-        let a = explicit_call(&mut s, &p, &[bp(0, 0, 300_000)], &params(1024, 1), 0, 0);
-        let b = explicit_call(&mut s, &p, &[bp(0, 0, 300_000)], &params(1024, 1), 500, 0);
+        let a = explicit_call(
+            &mut s,
+            &p,
+            &[bp(0, 0, 300_000)],
+            &params(1024, 1),
+            0,
+            0,
+            usize::MAX,
+        );
+        let b = explicit_call(
+            &mut s,
+            &p,
+            &[bp(0, 0, 300_000)],
+            &params(1024, 1),
+            500,
+            0,
+            usize::MAX,
+        );
         assert_eq!((a.written[0], b.written[0], b.read), (3000, 3000, 0));
     }
 
@@ -617,6 +668,7 @@ mod tests {
             &params(1024, 1),
             0,
             0,
+            usize::MAX,
         );
         assert_eq!((x.written[0], x.written[1], x.uncached), (2000, 2200, 0));
     }
@@ -710,8 +762,17 @@ mod tests {
                     history: chain(si as u64, s.1),
                 };
                 let a = automatic_call(&mut plain, &pr, &p, 60_000, now, hit_allowed, 0);
-                let b =
-                    automatic_call_leased(&mut leased, &pr, &p, 60_000, now, hit_allowed, 0, &keys);
+                let b = automatic_call_leased(
+                    &mut leased,
+                    &pr,
+                    &p,
+                    60_000,
+                    now,
+                    hit_allowed,
+                    0,
+                    &keys,
+                    usize::MAX,
+                );
                 assert_eq!(a, b, "step {step} (shared heads {shared_prefix_heads})");
                 reads += usize::from(a.read > 0);
                 if step % 2_000 == 0 {

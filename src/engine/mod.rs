@@ -311,6 +311,8 @@ impl<'a> Prepared<'a> {
             let Reverse((now, si)) = *top;
             let s = &mut sessions[si as usize];
             let call = s.next_call;
+            // History segments from here on are new with this call.
+            let old_history = s.history.len();
             // Conversation growth and tool-list events before this call.
             if call == 1 {
                 s.history.push(Segment {
@@ -351,9 +353,16 @@ impl<'a> Prepared<'a> {
                 s.pushed = 0;
                 s.rebuilds += 1;
             }
-            for seg in &s.history[s.pushed..] {
+            // Boundaries after this call's new segments carry content identities made for this
+            // call (session id and call number), so no store can hold them: lookups start below.
+            let mut fresh_from = usize::MAX;
+            for (i, seg) in s.history.iter().enumerate().skip(s.pushed) {
+                if i == old_history {
+                    fresh_from = s.prompt.cum_hash.len();
+                }
                 s.prompt.push(*seg);
             }
+            let fresh_from = fresh_from.min(s.prompt.cum_hash.len());
             s.pushed = s.history.len();
             let tool_block_tokens = self.block_tokens[s.block];
 
@@ -390,7 +399,7 @@ impl<'a> Prepared<'a> {
                                 }
                             }
                         }
-                        explicit_call(store, &s.prompt, bps, p, now, salt)
+                        explicit_call(store, &s.prompt, bps, p, now, salt, fresh_from)
                     } else {
                         let hit_allowed = setup.hit_probability >= 1.0
                             || cache_rng.gen::<f64>() < setup.hit_probability;
@@ -413,6 +422,7 @@ impl<'a> Prepared<'a> {
                                 hit_allowed,
                                 salt,
                                 &keys,
+                                fresh_from,
                             )
                         } else {
                             automatic_uncacheable(&s.prompt, p)

@@ -254,7 +254,7 @@ pub fn reference_run(
                         }
                     }
                 }
-                explicit_call(store, &s.prompt, &bps, p, now, salt)
+                explicit_call(store, &s.prompt, &bps, p, now, salt, usize::MAX)
             }
             (Mode::Automatic | Mode::Implicit, Some(p)) => {
                 let salt = match setup.routing_rpm {
