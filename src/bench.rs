@@ -199,12 +199,13 @@ pub fn run_bench(catalog: &Catalog, opts: BenchOptions) -> Result<BenchReport> {
         let jobs: Vec<(usize, u64)> = (0..prepared.len())
             .flat_map(|m| (next_run..next_run + batch).map(move |r| (m, r)))
             .collect();
-        jobs.par_iter()
-            .for_each_init(Workspace::new, |ws, &(m, r)| {
+        jobs.par_iter().for_each(|&(m, r)| {
+            Workspace::with_thread_local(|ws| {
                 std::hint::black_box(prepared[m].run(r, ws, |b| {
                     std::hint::black_box(b);
                 }));
-            });
+            })
+        });
         all_calls += jobs.len() as f64 * per_run;
         next_run += batch;
     }

@@ -114,31 +114,33 @@ pub fn monte_carlo(
         let end = (next_chunk + BATCH_CHUNKS).min(chunks);
         let accs: Vec<ChunkAcc> = (next_chunk..end)
             .into_par_iter()
-            .map_init(Workspace::new, |ws, c| {
-                let first = c * CHUNK_RUNS;
-                let last = (first + CHUNK_RUNS).min(runs);
-                let mut acc = ChunkAcc {
-                    totals: Vec::with_capacity((last - first) as usize),
-                    curve: vec![Welford::default(); points],
-                    samples: Vec::new(),
-                };
-                for run in first..last {
-                    let keep = run < sample_runs;
-                    let mut k: u64 = 0;
-                    let mut pi = 0;
-                    let total = prepared.run(run, ws, |b| {
-                        k += 1;
-                        if calls.get(pi) == Some(&k) {
-                            acc.curve[pi].push(b.cumulative_usd);
-                            if keep {
-                                acc.samples.push(b.cumulative_usd);
+            .map(|c| {
+                Workspace::with_thread_local(|ws| {
+                    let first = c * CHUNK_RUNS;
+                    let last = (first + CHUNK_RUNS).min(runs);
+                    let mut acc = ChunkAcc {
+                        totals: Vec::with_capacity((last - first) as usize),
+                        curve: vec![Welford::default(); points],
+                        samples: Vec::new(),
+                    };
+                    for run in first..last {
+                        let keep = run < sample_runs;
+                        let mut k: u64 = 0;
+                        let mut pi = 0;
+                        let total = prepared.run(run, ws, |b| {
+                            k += 1;
+                            if calls.get(pi) == Some(&k) {
+                                acc.curve[pi].push(b.cumulative_usd);
+                                if keep {
+                                    acc.samples.push(b.cumulative_usd);
+                                }
+                                pi += 1;
                             }
-                            pi += 1;
-                        }
-                    });
-                    acc.totals.push(total);
-                }
-                acc
+                        });
+                        acc.totals.push(total);
+                    }
+                    acc
+                })
             })
             .collect();
         for acc in &accs {

@@ -491,6 +491,19 @@ impl Workspace {
     pub fn new() -> Self {
         Self::default()
     }
+
+    /// Runs `f` with this thread's own workspace, kept warm between calls (e.g. between the chunks
+    /// a rayon worker picks up), so parallel runs do not regrow their buffers from empty.
+    pub fn with_thread_local<R>(f: impl FnOnce(&mut Workspace) -> R) -> R {
+        thread_local! {
+            static WS: std::cell::RefCell<Workspace> = std::cell::RefCell::new(Workspace::new());
+        }
+        WS.with(|ws| match ws.try_borrow_mut() {
+            Ok(mut ws) => f(&mut ws),
+            // Re-entered on this thread (a nested parallel call): use a fresh one.
+            Err(_) => f(&mut Workspace::new()),
+        })
+    }
 }
 
 /// Per-session state.
