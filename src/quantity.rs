@@ -246,11 +246,8 @@ impl Sampler {
 pub fn round_u64(x: f64) -> u64 {
     let t = x as u64;
     // Exact: for x >= 1 the truncation is within a factor 2 of x (Sterbenz); below 1 it is 0.
-    if x - t as f64 >= 0.5 {
-        t.saturating_add(1)
-    } else {
-        t
-    }
+    // Branch-free: whether a draw rounds up is a coin flip the branch predictor cannot learn.
+    t.saturating_add(u64::from(x - t as f64 >= 0.5))
 }
 
 #[cfg(test)]
