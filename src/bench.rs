@@ -94,6 +94,9 @@ pub struct BenchReport {
     pub calls_per_cpu_second_1_thread: Option<f64>,
     /// Calls per second of CPU time of all threads together (per core).
     pub calls_per_cpu_second_all_threads: Option<f64>,
+    /// Calls per CPU-second on one thread of the same workload with every amount fixed at its mean
+    /// (no random draws): what the draws cost.
+    pub calls_per_cpu_second_1_thread_fixed_amounts: f64,
     /// Share of the wall time the single thread was on a CPU (below 1 when other work competes).
     pub cpu_share_1_thread: Option<f64>,
     /// Calls per second on one thread, per model.
@@ -186,6 +189,39 @@ pub fn run_bench(catalog: &Catalog, opts: BenchOptions) -> Result<BenchReport> {
         .zip(cpu0)
         .map(|(b, a)| b.saturating_sub(a) as f64 / 1e9);
 
+    // The same on one thread with every amount fixed at its mean: the cost of the random draws.
+    let mut fixed = scenario.clone();
+    for q in [
+        &mut fixed.first_user_tokens,
+        &mut fixed.user_tokens,
+        &mut fixed.tool_result_tokens,
+        &mut fixed.output_tokens,
+        &mut fixed.gap_seconds,
+    ] {
+        *q = crate::quantity::Quantity::fixed(q.mean());
+    }
+    let fixed_setups: Vec<SimSetup> = pairs
+        .iter()
+        .map(|p| SimSetup::new(p.model, &p.strategy, fixed.first_token_seconds))
+        .collect();
+    let (mut fixed_calls, mut fixed_cpu) = (0.0, 0.0);
+    for s in &fixed_setups {
+        let p = Prepared::new(&fixed, s);
+        let (start, c0) = (Instant::now(), thread_cpu_ns());
+        let mut runs = 0u64;
+        while runs == 0 || start.elapsed() < share / 2 {
+            std::hint::black_box(p.run(runs, &mut ws, |b| {
+                std::hint::black_box(b);
+            }));
+            runs += 1;
+        }
+        fixed_calls += runs as f64 * per_run;
+        fixed_cpu += match (thread_cpu_ns(), c0) {
+            (Some(b), Some(a)) => b.saturating_sub(a) as f64 / 1e9,
+            _ => start.elapsed().as_secs_f64(),
+        };
+    }
+
     // All threads: batches of (model, run) jobs spread by rayon.
     let threads = rayon::current_num_threads();
     // Start the pool's threads before reading their CPU time.
@@ -241,6 +277,7 @@ pub fn run_bench(catalog: &Catalog, opts: BenchOptions) -> Result<BenchReport> {
         calls_per_cpu_second_1_thread: cpu1.filter(|&c| c > 0.0).map(|c| calls / c),
         calls_per_cpu_second_all_threads: pcpu.filter(|&c| c > 0.0).map(|c| all_calls / c),
         cpu_share_1_thread: cpu1.map(|c| c / busy),
+        calls_per_cpu_second_1_thread_fixed_amounts: fixed_calls / fixed_cpu.max(1e-9),
         per_model_1_thread: per_model,
     })
 }

@@ -77,6 +77,10 @@ pub fn cmd_bench(catalog: &Catalog, a: BenchArgs, out: &mut dyn Write) -> Result
                     m(x),
                 ]);
             }
+            t.row(vec![
+                "  same, every amount fixed at its mean".into(),
+                m(r.calls_per_cpu_second_1_thread_fixed_amounts),
+            ]);
             if let Some(x) = r.cpu_share_1_thread {
                 t.row(vec![
                     "CPU share of the 1-thread run".into(),
