@@ -60,8 +60,16 @@ pub fn cmd_run(catalog: &Catalog, a: RunArgs, out: &mut dyn Write) -> Result<()>
     if let Some(s) = a.seed {
         scenario.seed = s;
     }
-    let pairs = (a.models.len().max(scenario.models.len()).max(1)
-        * a.strategies.len().max(scenario.strategies.len()).max(1)) as u64;
+    // Pairs to simulate, for the progress bar's length (a guess when some turn out unsupported).
+    let count = |flag: usize, file: usize, default: usize| match (flag, file) {
+        (0, 0) => default,
+        (0, n) | (n, _) => n,
+    };
+    let pairs = (count(
+        a.models.len(),
+        scenario.models.len(),
+        pcsim::catalog::MEASURED_MODELS.len(),
+    ) * count(a.strategies.len(), scenario.strategies.len(), 1)) as u64;
     let bar = super::progress::Progress::new(pairs * scenario.runs as u64, "runs");
     let rep = if scenario.runs > 1 {
         let r = run_scenario_with_progress(catalog, &scenario, &a.models, &a.strategies, &|n| {
