@@ -350,6 +350,7 @@ impl<'a> Prepared<'a> {
             }
             if rebuild {
                 s.prompt.clone_from(&self.bases[s.block]);
+                s.prompt.reserve(history_cap);
                 s.pushed = 0;
                 s.rebuilds += 1;
             }
