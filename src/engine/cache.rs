@@ -406,7 +406,7 @@ pub struct LeaseKeys {
     /// Lease of the head's chain, when the head's entries form one chain per key (every tool-list
     /// version has its own key space); `None` refreshes the head by walking it.
     pub block: Option<u64>,
-    /// Lease of this session's conversation chain (one per session, tool-block version and machine).
+    /// Lease of this session's conversation chain (one per session, prompt head and machine).
     pub history: u64,
 }
 
@@ -740,8 +740,12 @@ mod tests {
                     _ => rng.gen_range(50_000..200_000),
                 };
                 let s = &mut sessions[si];
-                if rng.gen_range(0..40) == 0 || s.2.len() > 60 {
+                // Switch heads now and then keeping the conversation (a tool-list change; the
+                // session may come back to a head it had); start a new conversation when long.
+                if rng.gen_range(0..25) == 0 {
                     s.0 = rng.gen_range(0..heads.len());
+                }
+                if s.2.len() > 60 {
                     s.1 += 1;
                     s.2.clear();
                 }
@@ -759,7 +763,7 @@ mod tests {
                 let keys = LeaseKeys {
                     block_len: heads[s.0].len(),
                     block: (!shared_prefix_heads).then(|| chain(*pr.cum_hash.get(3).unwrap(), 0)),
-                    history: chain(si as u64, s.1),
+                    history: chain(chain(si as u64, s.1), *pr.cum_hash.get(3).unwrap()),
                 };
                 let a = automatic_call(&mut plain, &pr, &p, 60_000, now, hit_allowed, 0);
                 let b = automatic_call_leased(

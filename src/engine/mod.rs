@@ -260,7 +260,6 @@ impl<'a> Prepared<'a> {
             s.next_call = 1;
             s.next_event = 0;
             s.block = 0;
-            s.rebuilds = 0;
             s.history.clear();
             // Sessions of one run are alike: reserve once so the loop never reallocates.
             s.history.reserve(history_cap);
@@ -352,7 +351,6 @@ impl<'a> Prepared<'a> {
                 s.prompt.clone_from(&self.bases[s.block]);
                 s.prompt.reserve(history_cap);
                 s.pushed = 0;
-                s.rebuilds += 1;
             }
             // Boundaries after this call's new segments carry content identities made for this
             // call (session id and call number), so no store can hold them: lookups start below.
@@ -412,7 +410,12 @@ impl<'a> Prepared<'a> {
                                     (true, Some(&h)) => Some(chain(h, salt)),
                                     _ => None,
                                 },
-                                history: chain(chain(s.uid, s.rebuilds), salt ^ HISTORY_LEASE),
+                                // The conversation after this head is one chain (history only
+                                // grows), also when the session comes back to a head it left.
+                                history: chain(
+                                    chain(s.uid, base.cum_hash.last().copied().unwrap_or(0)),
+                                    salt ^ HISTORY_LEASE,
+                                ),
                             };
                             automatic_call_leased(
                                 store,
@@ -518,8 +521,6 @@ struct Session {
     next_event: usize,
     /// Version of the tool block rendered in the prompt.
     block: usize,
-    /// Times the prompt was rebuilt (each rebuild starts a new conversation chain).
-    rebuilds: u64,
     /// History segments (messages) in order.
     history: Vec<Segment>,
     /// How many history segments are already in `prompt`.
@@ -537,7 +538,6 @@ impl Default for Session {
             next_call: 1,
             next_event: 0,
             block: 0,
-            rebuilds: 0,
             history: Vec::new(),
             pushed: 0,
             prompt: Prompt::default(),

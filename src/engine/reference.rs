@@ -337,7 +337,8 @@ remove = ["synthetic_tool_03"]
 "#;
 
     /// Calls closer together than the first-token time (writes not yet readable), small growth
-    /// against 256-token blocks, many sessions on one prefix (routing overflow), tool changes.
+    /// against 256-token blocks, many sessions on one prefix (routing overflow), a tool added and
+    /// removed again (the session returns to a tool list, and prefixes, it had before).
     const TIGHT: &str = r#"
 name = "tight"
 seed = 3
@@ -356,10 +357,10 @@ count = 10
 every_seconds = 1.5
 [[event]]
 at_call = 4
-remove = ["synthetic_tool_02"]
+add_synthetic = { count = 1 }
 [[event]]
 at_call = 8
-add_synthetic = { count = 1 }
+remove = ["synthetic_tool_1008"]
 "#;
 
     /// The embedded catalog plus variants that exercise every engine path: automatic caching with
