@@ -244,8 +244,10 @@ impl<'a> Prepared<'a> {
                     t
                 }
             };
-            ws.queue
-                .push(Reverse((crate::strategy::seconds_to_ms(start), i as u32)));
+            ws.queue.push(Reverse(event_key(
+                crate::strategy::seconds_to_ms(start),
+                i as u32,
+            )));
         }
 
         ws.sessions.truncate(n_sessions);
@@ -307,7 +309,7 @@ impl<'a> Prepared<'a> {
         // simulated and is then moved to its next call's time in place (one sift instead of a pop
         // and a push); ties in time go to the lower session index, as with pop and push.
         while let Some(mut top) = queue.peek_mut() {
-            let Reverse((now, si)) = *top;
+            let (now, si) = event_parts(top.0);
             let s = &mut sessions[si as usize];
             let call = s.next_call;
             // History segments from here on are new with this call.
@@ -457,7 +459,7 @@ impl<'a> Prepared<'a> {
             if (s.next_call as usize) <= scenario.calls {
                 let gap = gap_ms
                     .unwrap_or_else(|| crate::strategy::seconds_to_ms(gap.sample(&mut s.rng)));
-                *top = Reverse((now + gap, si));
+                *top = Reverse(event_key(now + gap, si));
             } else {
                 PeekMut::pop(top);
                 if !scenario.shared_cache {
@@ -484,7 +486,8 @@ impl<'a> Prepared<'a> {
 #[derive(Debug, Default)]
 pub struct Workspace {
     sessions: Vec<Session>,
-    queue: BinaryHeap<Reverse<(u64, u32)>>,
+    /// Next call of each active session, keyed by [`event_key`].
+    queue: BinaryHeap<Reverse<u128>>,
     shared: CacheStore,
     own: Vec<CacheStore>,
     bps: Vec<PlacedBreakpoint>,
@@ -544,6 +547,19 @@ impl Default for Session {
             last_output: 0,
         }
     }
+}
+
+/// The queue key of a call: time first, then session index, in one integer (ordered exactly like the
+/// pair, compared in one step).
+#[inline]
+fn event_key(time_ms: u64, session: u32) -> u128 {
+    (u128::from(time_ms) << 32) | u128::from(session)
+}
+
+/// (time, session) of a queue key.
+#[inline]
+fn event_parts(key: u128) -> (u64, u32) {
+    ((key >> 32) as u64, key as u32)
 }
 
 /// Salt of the conversation leases' keys.
