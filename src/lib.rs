@@ -16,6 +16,7 @@
 //! ```
 
 pub mod analysis;
+pub mod bench;
 pub mod billing;
 pub mod capture;
 pub mod catalog;
@@ -24,11 +25,13 @@ pub mod error;
 pub mod hash;
 pub mod litellm;
 pub mod mcpconfig;
+pub mod montecarlo;
 pub mod quantity;
 pub mod replay;
 pub mod report;
 pub mod scenario;
 pub mod simulate;
+pub mod stats;
 pub mod strategy;
 pub mod tokens;
 pub mod toolreport;

@@ -4,8 +4,9 @@ use serde::Serialize;
 
 use crate::billing::CallBill;
 use crate::catalog::{Catalog, ModelSpec};
-use crate::engine::{simulate_collect, SimSetup};
+use crate::engine::{Prepared, SimSetup, Workspace};
 use crate::error::{Error, Result};
+use crate::montecarlo::{monte_carlo, MonteCarlo};
 use crate::scenario::Scenario;
 use crate::strategy::Strategy;
 
@@ -47,8 +48,32 @@ pub struct SimResult {
     pub total_usd: f64,
     /// Token and dollar totals.
     pub totals: Totals,
-    /// Per-call bills in time order.
+    /// Totals of each session (the account's totals are `totals`).
+    pub per_session: Vec<SessionTotals>,
+    /// Per-call bills in time order (run 0).
     pub calls: Vec<CallBill>,
+    /// Monte Carlo summary when the scenario asks for more than one run.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub montecarlo: Option<MonteCarlo>,
+}
+
+/// Totals of one session of a run.
+#[derive(Debug, Clone, Default, Serialize, PartialEq)]
+pub struct SessionTotals {
+    /// Session number, 1-based.
+    pub session: u32,
+    /// Calls the session made.
+    pub calls: u64,
+    /// Prompt tokens.
+    pub prompt_tokens: u64,
+    /// Base-rate input tokens.
+    pub uncached_tokens: u64,
+    /// Tokens written to cache.
+    pub cache_write_tokens: u64,
+    /// Tokens read from cache.
+    pub cache_read_tokens: u64,
+    /// Dollars of the session's calls.
+    pub total_usd: f64,
 }
 
 /// A (model, strategy) that could not be simulated, with the reason.
@@ -83,6 +108,18 @@ pub fn run_scenario(
     scenario: &Scenario,
     models: &[String],
     strategies: &[String],
+) -> Result<RunReport> {
+    run_scenario_with_progress(catalog, scenario, models, strategies, &|_| {})
+}
+
+/// [`run_scenario`], telling `progress` how many Monte Carlo runs have completed as they complete
+/// (when the scenario has more than one run).
+pub fn run_scenario_with_progress(
+    catalog: &Catalog,
+    scenario: &Scenario,
+    models: &[String],
+    strategies: &[String],
+    progress: &(dyn Fn(u64) + Sync),
 ) -> Result<RunReport> {
     let model_ids = if models.is_empty() {
         &scenario.models
@@ -132,14 +169,14 @@ pub fn run_scenario(
             }
             done.push(resolved.name.clone());
             let setup = SimSetup::new(model, &resolved, scenario.first_token_seconds);
-            let calls = simulate_collect(scenario, &setup, 0);
-            report.results.push(summarise(
-                model,
-                text,
-                &resolved.name,
-                &setup.tier_names,
-                calls,
-            ));
+            let prepared = Prepared::new(scenario, &setup);
+            let mut calls = Vec::with_capacity(prepared.calls_per_run());
+            prepared.run(0, &mut Workspace::new(), |b| calls.push(*b));
+            let mut result = summarise(model, text, &resolved.name, &setup.tier_names, calls);
+            if scenario.runs > 1 {
+                result.montecarlo = Some(monte_carlo(&prepared, scenario.runs as u64, progress)?);
+            }
+            report.results.push(result);
         }
     }
     if report.results.is_empty() {
@@ -171,7 +208,20 @@ pub(crate) fn summarise(
         output_usd: 0.0,
     };
     let mut total = 0.0;
+    let mut per_session: Vec<SessionTotals> = Vec::new();
     for c in &calls {
+        let i = c.session as usize - 1;
+        if per_session.len() <= i {
+            per_session.resize(i + 1, SessionTotals::default());
+        }
+        let st = &mut per_session[i];
+        st.session = c.session;
+        st.calls += 1;
+        st.prompt_tokens += c.prompt_tokens;
+        st.uncached_tokens += c.uncached_tokens;
+        st.cache_write_tokens += c.cache_write_tokens;
+        st.cache_read_tokens += c.cache_read_tokens;
+        st.total_usd += c.cost_usd;
         t.prompt_tokens += c.prompt_tokens;
         t.uncached_tokens += c.uncached_tokens;
         t.cache_write_tokens += c.cache_write_tokens;
@@ -196,6 +246,8 @@ pub(crate) fn summarise(
         strategy_requested: requested.to_string(),
         total_usd: total,
         totals: t,
+        per_session,
         calls,
+        montecarlo: None,
     }
 }

@@ -312,7 +312,7 @@ fn parse_rule(s: &str) -> Option<ToolChangeRule> {
 
 /// Seconds to whole milliseconds (the engine's clock unit).
 pub fn seconds_to_ms(s: f64) -> u64 {
-    (s * 1000.0).round().max(0.0) as u64
+    crate::quantity::round_u64(s * 1000.0)
 }
 
 impl fmt::Display for Strategy {

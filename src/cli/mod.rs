@@ -1,11 +1,13 @@
 //! The command line: clap definitions and the glue from arguments to library calls.
 
 mod advise;
+mod bench;
 mod capture;
 mod compare;
 mod config;
 mod import_litellm;
 mod models;
+mod progress;
 mod replay;
 mod run;
 mod sweep;
@@ -71,6 +73,8 @@ pub enum Command {
     ImportLitellm(import_litellm::ImportLitellmArgs),
     /// Replay a usage log: logged against predicted tokens and dollars, per call and in total.
     Replay(replay::ReplayArgs),
+    /// Measure simulator speed on a built-in workload (calls per second, Monte Carlo time).
+    Bench(bench::BenchArgs),
 }
 
 /// Runs the parsed command, writing to `out`.
@@ -91,6 +95,7 @@ pub fn run(cli: Cli, out: &mut dyn Write) -> Result<()> {
         Command::Config(a) => config::cmd_config(&catalog, a, out),
         Command::ImportLitellm(a) => import_litellm::cmd_import_litellm(a, out),
         Command::Replay(a) => replay::cmd_replay(&catalog, a, out),
+        Command::Bench(a) => bench::cmd_bench(&catalog, a, out),
     }
 }
 

@@ -7,9 +7,10 @@ use anyhow::Result;
 
 use super::{load_scenario, write_charts, write_reported, ChartArgs, Format};
 use pcsim::catalog::Catalog;
+use pcsim::montecarlo::MAX_RUNS;
 use pcsim::report;
 use pcsim::report::chart::run_charts;
-use pcsim::simulate::run_scenario;
+use pcsim::simulate::{run_scenario, run_scenario_with_progress};
 
 /// Arguments of `run`.
 #[derive(Debug, clap::Args, Default)]
@@ -34,6 +35,13 @@ pub struct RunArgs {
     pub out: Option<PathBuf>,
     #[command(flatten)]
     pub charts: ChartArgs,
+    /// Monte Carlo: repeat the stochastic scenario N times (default: the scenario's `runs`, else 1)
+    /// and report mean, median, p5/p95 and a 95% interval of the mean per model and strategy.
+    #[arg(long, value_name = "N")]
+    pub runs: Option<u64>,
+    /// Seed of the random draws (default: the scenario's `seed`).
+    #[arg(long, value_name = "S")]
+    pub seed: Option<u64>,
 }
 
 /// Runs `pcsim run`.
@@ -43,11 +51,45 @@ pub fn cmd_run(catalog: &Catalog, a: RunArgs, out: &mut dyn Write) -> Result<()>
     if let Some(dir) = &a.out {
         report::ensure_writable_dir(dir)?;
     }
-    let scenario = load_scenario(&a.scenario)?;
-    let rep = run_scenario(catalog, &scenario, &a.models, &a.strategies)?;
+    let mut scenario = load_scenario(&a.scenario)?;
+    if let Some(n) = a.runs {
+        if n == 0 || n > MAX_RUNS {
+            return Err(pcsim::Error::invalid(
+                "command line",
+                "--runs",
+                format!("value {n} must be between 1 and {MAX_RUNS}"),
+            )
+            .into());
+        }
+        scenario.runs = n as usize;
+    }
+    if let Some(s) = a.seed {
+        scenario.seed = s;
+    }
+    // Pairs to simulate, for the progress bar's length (a guess when some turn out unsupported).
+    let count = |flag: usize, file: usize, default: usize| match (flag, file) {
+        (0, 0) => default,
+        (0, n) | (n, _) => n,
+    };
+    let pairs = (count(
+        a.models.len(),
+        scenario.models.len(),
+        pcsim::catalog::MEASURED_MODELS.len(),
+    ) * count(a.strategies.len(), scenario.strategies.len(), 1)) as u64;
+    let bar = super::progress::Progress::new(pairs * scenario.runs as u64, "runs");
+    let rep = if scenario.runs > 1 {
+        let r = run_scenario_with_progress(catalog, &scenario, &a.models, &a.strategies, &|n| {
+            bar.inc(n)
+        });
+        bar.finish();
+        r?
+    } else {
+        run_scenario(catalog, &scenario, &a.models, &a.strategies)?
+    };
     let json = report::json::to_json(&rep)?;
     let csv = report::csv::run_calls(&rep);
     let mut summary = report::table::run_summary(&rep);
+    summary.push_str(&report::table::per_session(&rep));
     if a.calls {
         summary.push_str(&report::table::run_calls(&rep));
     }

@@ -1,9 +1,38 @@
 //! The cache store and the per-call rules of each caching mode, as pure functions of the prompt, the
 //! store and the clock. One implementation per mode; the numbers come from the model's rules.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, VecDeque};
+use std::hash::{BuildHasherDefault, Hasher};
 
 use super::prompt::Prompt;
+
+/// A hasher for keys that are already well-mixed 64-bit prefix identities (see [`crate::hash::chain`]):
+/// it passes the key through, so a lookup costs no hashing at all. Other input falls back to FNV-1a.
+#[derive(Debug, Default, Clone, Copy)]
+pub struct IdHasher(u64);
+
+impl Hasher for IdHasher {
+    fn finish(&self) -> u64 {
+        self.0
+    }
+
+    fn write(&mut self, bytes: &[u8]) {
+        for b in bytes {
+            self.0 ^= u64::from(*b);
+            self.0 = self.0.wrapping_mul(0x0000_0100_0000_01b3);
+        }
+    }
+
+    fn write_u64(&mut self, n: u64) {
+        self.0 = n;
+    }
+}
+
+/// A map keyed by prefix identities.
+pub type IdMap<V> = HashMap<u64, V, BuildHasherDefault<IdHasher>>;
+
+/// Length of the sliding window of the routing model (rates are per minute).
+pub const ROUTING_WINDOW_MS: u64 = 60_000;
 
 /// A cached prefix.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -16,18 +45,38 @@ pub struct Entry {
     pub available_ms: u64,
     /// Lifetime given by a write or a refresh.
     pub ttl_ms: u64,
+    /// Lease that may extend `expires_ms` ([`NO_LEASE`] for none; see [`automatic_call_leased`]).
+    pub lease: u32,
+    /// Boundary index of the prefix in its prompt (meaningful for leased entries).
+    pub depth: u32,
 }
 
+/// The `lease` of an entry that has none.
+pub const NO_LEASE: u32 = u32::MAX;
+
 impl Entry {
+    /// Whether the entry can be read at `now` when it holds no lease (explicit mode never leases).
     fn usable(&self, now: u64) -> bool {
         now < self.expires_ms && now >= self.available_ms
     }
 }
 
+/// A shared refresh of a chain of entries: every entry tagged with the lease whose depth is at most
+/// `depth` lives at least until `expires_ms`. One lease update stands for refreshing a whole chain.
+#[derive(Debug, Clone, Copy, Default)]
+struct Lease {
+    expires_ms: u64,
+    depth: u32,
+}
+
 /// Cached prefixes of one account (or one session when caches are not shared).
 #[derive(Debug, Default, Clone)]
 pub struct CacheStore {
-    entries: HashMap<u64, Entry>,
+    entries: IdMap<Entry>,
+    /// Routing model: start times of recent requests per routing key (the first ~256 tokens).
+    routes: IdMap<VecDeque<u64>>,
+    leases: Vec<Lease>,
+    lease_ids: IdMap<u32>,
 }
 
 impl CacheStore {
@@ -36,9 +85,70 @@ impl CacheStore {
         Self::default()
     }
 
-    /// Forgets everything.
+    /// Forgets everything (keeping the allocated capacity for the next run).
     pub fn clear(&mut self) {
         self.entries.clear();
+        self.routes.clear();
+        self.leases.clear();
+        self.lease_ids.clear();
+    }
+
+    /// Time after which an entry is gone, leases included.
+    #[inline]
+    fn expiry(&self, e: &Entry) -> u64 {
+        if e.lease != NO_LEASE {
+            let l = self.leases[e.lease as usize];
+            if e.depth <= l.depth {
+                return e.expires_ms.max(l.expires_ms);
+            }
+        }
+        e.expires_ms
+    }
+
+    #[inline]
+    fn usable_entry(&self, e: &Entry, now: u64) -> bool {
+        now < self.expiry(e) && now >= e.available_ms
+    }
+
+    fn lease_id(&mut self, key: u64) -> u32 {
+        let next = self.leases.len() as u32;
+        let id = *self.lease_ids.entry(key).or_insert(next);
+        if id == next {
+            self.leases.push(Lease::default());
+        }
+        id
+    }
+
+    /// Refreshes, through lease `id`, every entry of its chain up to boundary `depth` (the chain's
+    /// entries are prefixes of the prompt that hit at `depth`).
+    fn refresh_lease(&mut self, id: u32, depth: usize, expires_ms: u64) {
+        // Entries of the chain deeper than `depth` that the lease covered are dead: they were alive
+        // and readable at the refresh that moved the lease to them (ancestors of that hit), and an
+        // entry that stays alive stays readable, so had one been alive now the hit would be deeper.
+        // Dropping them from the lease therefore changes nothing.
+        self.leases[id as usize] = Lease {
+            expires_ms,
+            depth: depth as u32,
+        };
+    }
+
+    /// The entry for a prefix identity, if stored (alive or not).
+    pub fn get(&self, key: u64) -> Option<&Entry> {
+        self.entries.get(&key)
+    }
+
+    /// Routing model for best-effort caches: a provider sends about `rpm` requests per minute of one
+    /// routing key to one machine; the rest overflow to further machines. Returns the machine that
+    /// serves a request starting at `now` (0 while the key's rate over the last minute is below `rpm`).
+    /// Each machine has its own cache, so the first request that reaches a new machine misses.
+    pub fn route(&mut self, key: u64, now: u64, rpm: f64) -> u32 {
+        let w = self.routes.entry(key).or_default();
+        while w.front().is_some_and(|&t| t + ROUTING_WINDOW_MS <= now) {
+            w.pop_front();
+        }
+        let machine = (w.len() as f64 / rpm).floor();
+        w.push_back(now);
+        machine.min(f64::from(u32::MAX)) as u32
     }
 
     /// Number of entries (alive or not yet swept).
@@ -53,19 +163,57 @@ impl CacheStore {
 
     /// Drops expired entries; called now and then so memory stays bounded on long runs.
     pub fn sweep(&mut self, now: u64) {
-        self.entries.retain(|_, e| e.expires_ms > now);
+        let leases = &self.leases;
+        self.entries.retain(|_, e| {
+            let mut x = e.expires_ms;
+            if e.lease != NO_LEASE && e.depth <= leases[e.lease as usize].depth {
+                x = x.max(leases[e.lease as usize].expires_ms);
+            }
+            x > now
+        });
+        self.routes
+            .retain(|_, w| w.back().is_some_and(|&t| t + ROUTING_WINDOW_MS > now));
     }
 
+    /// Writes an entry at request start `now`: it lives `ttl_ms` from the request start and can be
+    /// read once the response starts. Writing over an entry that is still alive but not yet readable
+    /// (a parallel request wrote it) keeps the earlier availability and the later expiry: the first
+    /// write is readable when its own response starts, whatever a later duplicate does.
     fn put(&mut self, key: u64, tokens: u64, now: u64, avail_delay_ms: u64, ttl_ms: u64) {
-        self.entries.insert(
-            key,
-            Entry {
-                tokens,
-                expires_ms: now + ttl_ms,
-                available_ms: now + avail_delay_ms.max(1),
-                ttl_ms,
-            },
-        );
+        self.put_leased(key, tokens, now, avail_delay_ms, ttl_ms, NO_LEASE, 0);
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    #[inline]
+    fn put_leased(
+        &mut self,
+        key: u64,
+        tokens: u64,
+        now: u64,
+        avail_delay_ms: u64,
+        ttl_ms: u64,
+        lease: u32,
+        depth: u32,
+    ) {
+        let mut e = Entry {
+            tokens,
+            expires_ms: now + ttl_ms,
+            available_ms: now + avail_delay_ms.max(1),
+            ttl_ms,
+            lease,
+            depth,
+        };
+        if let Some(old) = self.entries.get(&key) {
+            let old_expiry = self.expiry(old);
+            if old_expiry > now {
+                e.available_ms = e.available_ms.min(old.available_ms);
+                if old_expiry > e.expires_ms {
+                    e.expires_ms = old_expiry;
+                    e.ttl_ms = old.ttl_ms;
+                }
+            }
+        }
+        self.entries.insert(key, e);
     }
 }
 
@@ -130,20 +278,30 @@ pub struct PlacedBreakpoint {
 
 /// Explicit breakpoints: each looks back over `lookback` boundaries for an entry written earlier; the
 /// longest hit is read; every breakpoint past the hit and above the minimum is written, the tokens
-/// between consecutive written breakpoints billed in that breakpoint's tier.
+/// between consecutive written breakpoints billed in that breakpoint's tier (so with a 1 h breakpoint
+/// before a 5 min one: reads up to the hit, 1 h writes up to the 1 h breakpoint, 5 min writes after).
+/// `salt` selects the machine's key space under the routing model (0: the primary machine).
+/// `fresh_from`: boundaries from this index on are new to every store (`usize::MAX`: no knowledge).
 pub fn explicit_call(
     store: &mut CacheStore,
     prompt: &Prompt,
     bps: &[PlacedBreakpoint],
     p: &RuleParams,
     now: u64,
+    salt: u64,
+    fresh_from: usize,
 ) -> Split {
     let total = prompt.tokens();
     let mut hit = 0u64;
     for bp in bps {
         let lo = (bp.boundary + 1).saturating_sub(p.lookback);
-        for j in (lo..=bp.boundary).rev() {
-            if let Some(e) = store.entries.get_mut(&prompt.cum_hash[j]) {
+        // Boundaries from `fresh_from` on are known to be in no store: they are not looked up.
+        let hi = bp.boundary.min(fresh_from.wrapping_sub(1));
+        if fresh_from == 0 || hi < lo {
+            continue;
+        }
+        for j in (lo..=hi).rev() {
+            if let Some(e) = store.entries.get_mut(&(prompt.cum_hash[j] ^ salt)) {
                 if e.usable(now) {
                     hit = hit.max(e.tokens);
                     if p.refresh_on_hit {
@@ -165,7 +323,7 @@ pub fn explicit_call(
         if pos < p.min_tokens || pos == 0 {
             continue;
         }
-        let key = prompt.cum_hash[bp.boundary];
+        let key = prompt.cum_hash[bp.boundary] ^ salt;
         if pos <= covered {
             // Already read through a longer hit: make sure this breakpoint has its own entry, at no
             // charge, as the tokens were billed as a read.
@@ -192,6 +350,7 @@ pub fn automatic_call(
     ttl_ms: u64,
     now: u64,
     hit_allowed: bool,
+    salt: u64,
 ) -> Split {
     let total = prompt.tokens();
     let n = prompt.cum_hash.len();
@@ -199,8 +358,8 @@ pub fn automatic_call(
     let mut hit_at: Option<usize> = None;
     if hit_allowed {
         for j in (0..n).rev() {
-            if let Some(e) = store.entries.get(&prompt.cum_hash[j]) {
-                if e.usable(now) {
+            if let Some(e) = store.entries.get(&(prompt.cum_hash[j] ^ salt)) {
+                if store.usable_entry(e, now) {
                     hit = e.tokens;
                     hit_at = Some(j);
                     break;
@@ -210,8 +369,9 @@ pub fn automatic_call(
     }
     if let (Some(h), true) = (hit_at, p.refresh_on_hit) {
         // A block chain is refreshed as a whole: every shorter prefix of the hit is touched too.
+        // (This plain walk is the definition; `automatic_call_leased` gets the same result in O(1).)
         for j in 0..=h {
-            if let Some(e) = store.entries.get_mut(&prompt.cum_hash[j]) {
+            if let Some(e) = store.entries.get_mut(&(prompt.cum_hash[j] ^ salt)) {
                 if e.expires_ms > now {
                     e.expires_ms = now + e.ttl_ms;
                 }
@@ -229,7 +389,115 @@ pub fn automatic_call(
         for j in from..n {
             let t = round_down(prompt.cum_tokens[j], p.granularity);
             if t >= p.min_tokens && t > 0 {
-                store.put(prompt.cum_hash[j], t, now, p.avail_delay_ms, ttl_ms);
+                store.put(prompt.cum_hash[j] ^ salt, t, now, p.avail_delay_ms, ttl_ms);
+            }
+        }
+        split.written[0] = coverage - hit;
+    }
+    split.uncached = total - split.read - split.written[0];
+    split
+}
+
+/// Lease keys of one automatic call (see [`automatic_call_leased`]).
+#[derive(Debug, Clone, Copy)]
+pub struct LeaseKeys {
+    /// Boundaries of the prompt head (tool block and system prompt) shared between sessions.
+    pub block_len: usize,
+    /// Lease of the head's chain, when the head's entries form one chain per key (every tool-list
+    /// version has its own key space); `None` refreshes the head by walking it.
+    pub block: Option<u64>,
+    /// Lease of this session's conversation chain (one per session, prompt head and machine).
+    pub history: u64,
+}
+
+/// [`automatic_call`] with the same results, without its walk over every prefix of the hit.
+///
+/// A hit refreshes every shorter prefix of the hit. Those prefixes form chains: the prompt head
+/// (tools, system prompt), shared by the sessions with the same head, and each session's own
+/// conversation after it. Entries are tagged with their chain's lease and their depth; a refresh
+/// moves the lease (expiry, depth) instead of touching each entry, and an entry's lifetime is the
+/// later of its own and its lease's when its depth is within the lease's. Correct because in
+/// automatic mode every entry of a chain up to the hit is alive whenever the hit is (entries are
+/// written and refreshed a whole prefix at a time), exactly what the plain walk refreshes.
+#[allow(clippy::too_many_arguments)]
+pub fn automatic_call_leased(
+    store: &mut CacheStore,
+    prompt: &Prompt,
+    p: &RuleParams,
+    ttl_ms: u64,
+    now: u64,
+    hit_allowed: bool,
+    salt: u64,
+    keys: &LeaseKeys,
+    fresh_from: usize,
+) -> Split {
+    let total = prompt.tokens();
+    let n = prompt.cum_hash.len();
+    let block_len = keys.block_len.min(n);
+    let mut hit = 0u64;
+    let mut hit_at: Option<usize> = None;
+    if hit_allowed {
+        // Boundaries from `fresh_from` on are new to every store: the scan starts below them.
+        for j in (0..n.min(fresh_from)).rev() {
+            if let Some(e) = store.entries.get(&(prompt.cum_hash[j] ^ salt)) {
+                if store.usable_entry(e, now) {
+                    hit = e.tokens;
+                    hit_at = Some(j);
+                    break;
+                }
+            }
+        }
+    }
+    let block_lease = keys.block.map(|k| store.lease_id(k));
+    let history_lease = store.lease_id(keys.history);
+    if let (Some(h), true) = (hit_at, p.refresh_on_hit) {
+        let expires = now + ttl_ms;
+        if h >= block_len {
+            store.refresh_lease(history_lease, h, expires);
+        }
+        if block_len > 0 {
+            let head_depth = h.min(block_len - 1);
+            match block_lease {
+                Some(id) => store.refresh_lease(id, head_depth, expires),
+                None => {
+                    for j in 0..=head_depth {
+                        let key = prompt.cum_hash[j] ^ salt;
+                        let alive = store.entries.get(&key).map(|e| store.expiry(e) > now);
+                        if alive == Some(true) {
+                            if let Some(e) = store.entries.get_mut(&key) {
+                                e.expires_ms = now + e.ttl_ms;
+                            }
+                        }
+                    }
+                }
+            }
+        }
+    }
+    let coverage = round_down(total, p.granularity);
+    let mut split = Split {
+        prompt: total,
+        read: hit,
+        ..Default::default()
+    };
+    if coverage >= p.min_tokens && coverage > hit {
+        let from = hit_at.map_or(0, |h| h + 1);
+        for j in from..n {
+            let t = round_down(prompt.cum_tokens[j], p.granularity);
+            if t >= p.min_tokens && t > 0 {
+                let lease = if j >= block_len {
+                    history_lease
+                } else {
+                    block_lease.unwrap_or(NO_LEASE)
+                };
+                store.put_leased(
+                    prompt.cum_hash[j] ^ salt,
+                    t,
+                    now,
+                    p.avail_delay_ms,
+                    ttl_ms,
+                    lease,
+                    j as u32,
+                );
             }
         }
         split.written[0] = coverage - hit;
@@ -273,10 +541,26 @@ mod tests {
     fn explicit_writes_then_reads_the_tool_block() {
         let mut s = CacheStore::new();
         let p1 = prompt(&[(3000, 1), (100, 2)]);
-        let a = explicit_call(&mut s, &p1, &[bp(0, 0, 300_000)], &params(1024, 1), 0);
+        let a = explicit_call(
+            &mut s,
+            &p1,
+            &[bp(0, 0, 300_000)],
+            &params(1024, 1),
+            0,
+            0,
+            usize::MAX,
+        );
         assert_eq!((a.read, a.written[0], a.uncached), (0, 3000, 100));
         let p2 = prompt(&[(3000, 1), (250, 3)]);
-        let b = explicit_call(&mut s, &p2, &[bp(0, 0, 300_000)], &params(1024, 1), 10_000);
+        let b = explicit_call(
+            &mut s,
+            &p2,
+            &[bp(0, 0, 300_000)],
+            &params(1024, 1),
+            10_000,
+            0,
+            usize::MAX,
+        );
         assert_eq!((b.read, b.written_total(), b.uncached), (3000, 0, 250));
     }
 
@@ -285,7 +569,15 @@ mod tests {
         let mut s = CacheStore::new();
         let p1 = prompt(&[(655, 1), (10, 2)]);
         for t in [0, 5_000] {
-            let a = explicit_call(&mut s, &p1, &[bp(0, 0, 300_000)], &params(1024, 1), t);
+            let a = explicit_call(
+                &mut s,
+                &p1,
+                &[bp(0, 0, 300_000)],
+                &params(1024, 1),
+                t,
+                0,
+                usize::MAX,
+            );
             assert_eq!((a.read, a.written_total(), a.uncached), (0, 0, 665));
         }
     }
@@ -295,17 +587,17 @@ mod tests {
         let mut s = CacheStore::new();
         let p = prompt(&[(2000, 1)]);
         let bps = [bp(0, 0, 300_000)];
-        explicit_call(&mut s, &p, &bps, &params(1024, 1), 0);
+        explicit_call(&mut s, &p, &bps, &params(1024, 1), 0, 0, usize::MAX);
         // Read at 4 min refreshes to 9 min; read at 8 min still hits; at 13 min 1 s it is gone.
         assert_eq!(
-            explicit_call(&mut s, &p, &bps, &params(1024, 1), 240_000).read,
+            explicit_call(&mut s, &p, &bps, &params(1024, 1), 240_000, 0, usize::MAX).read,
             2000
         );
         assert_eq!(
-            explicit_call(&mut s, &p, &bps, &params(1024, 1), 480_000).read,
+            explicit_call(&mut s, &p, &bps, &params(1024, 1), 480_000, 0, usize::MAX).read,
             2000
         );
-        let late = explicit_call(&mut s, &p, &bps, &params(1024, 1), 781_000);
+        let late = explicit_call(&mut s, &p, &bps, &params(1024, 1), 781_000, 0, usize::MAX);
         assert_eq!((late.read, late.written[0]), (0, 2000));
     }
 
@@ -316,10 +608,26 @@ mod tests {
         let mut segs = vec![(2000, 1)];
         segs.extend((0..30).map(|i| (10, 100 + i)));
         let p = prompt(&segs);
-        explicit_call(&mut s, &p, &[bp(0, 0, 300_000)], &params(1024, 1), 0);
+        explicit_call(
+            &mut s,
+            &p,
+            &[bp(0, 0, 300_000)],
+            &params(1024, 1),
+            0,
+            0,
+            usize::MAX,
+        );
         let last = p.last_boundary().unwrap();
         // A lone breakpoint on the last block looks back 20 boundaries: boundary 0 is out of reach.
-        let far = explicit_call(&mut s, &p, &[bp(last, 0, 300_000)], &params(1024, 1), 5_000);
+        let far = explicit_call(
+            &mut s,
+            &p,
+            &[bp(last, 0, 300_000)],
+            &params(1024, 1),
+            5_000,
+            0,
+            usize::MAX,
+        );
         assert_eq!(far.read, 0);
         assert_eq!(far.written[0], 2300);
     }
@@ -328,8 +636,24 @@ mod tests {
     fn parallel_requests_miss() {
         let mut s = CacheStore::new();
         let p = prompt(&[(3000, 1)]);
-        let a = explicit_call(&mut s, &p, &[bp(0, 0, 300_000)], &params(1024, 1), 0);
-        let b = explicit_call(&mut s, &p, &[bp(0, 0, 300_000)], &params(1024, 1), 500);
+        let a = explicit_call(
+            &mut s,
+            &p,
+            &[bp(0, 0, 300_000)],
+            &params(1024, 1),
+            0,
+            0,
+            usize::MAX,
+        );
+        let b = explicit_call(
+            &mut s,
+            &p,
+            &[bp(0, 0, 300_000)],
+            &params(1024, 1),
+            500,
+            0,
+            usize::MAX,
+        );
         assert_eq!((a.written[0], b.written[0], b.read), (3000, 3000, 0));
     }
 
@@ -343,6 +667,8 @@ mod tests {
             &[bp(0, 0, 3_600_000), bp(1, 1, 300_000), bp(2, 1, 300_000)],
             &params(1024, 1),
             0,
+            0,
+            usize::MAX,
         );
         assert_eq!((x.written[0], x.written[1], x.uncached), (2000, 2200, 0));
     }
@@ -352,10 +678,10 @@ mod tests {
         // Kimi K3 fact: 2,048 of a 2,112-token tool block read on the second call, 256-token blocks.
         let mut s = CacheStore::new();
         let p1 = prompt(&[(2112, 1), (20, 2)]);
-        let a = automatic_call(&mut s, &p1, &params(256, 256), 600_000, 0, true);
+        let a = automatic_call(&mut s, &p1, &params(256, 256), 600_000, 0, true, 0);
         assert_eq!((a.read, a.written[0], a.uncached), (0, 2048, 84));
         let p2 = prompt(&[(2112, 1), (30, 3)]);
-        let b = automatic_call(&mut s, &p2, &params(256, 256), 600_000, 10_000, true);
+        let b = automatic_call(&mut s, &p2, &params(256, 256), 600_000, 10_000, true, 0);
         assert_eq!((b.read, b.written[0], b.uncached), (2048, 0, 94));
     }
 
@@ -363,8 +689,105 @@ mod tests {
     fn automatic_miss_by_chance_writes_again() {
         let mut s = CacheStore::new();
         let p = prompt(&[(4096, 1)]);
-        automatic_call(&mut s, &p, &params(1024, 1), 600_000, 0, true);
-        let b = automatic_call(&mut s, &p, &params(1024, 1), 600_000, 5_000, false);
+        automatic_call(&mut s, &p, &params(1024, 1), 600_000, 0, true, 0);
+        let b = automatic_call(&mut s, &p, &params(1024, 1), 600_000, 5_000, false, 0);
         assert_eq!((b.read, b.written[0]), (0, 4096));
+    }
+
+    /// The leased refresh gives exactly the plain walk's splits on random timelines: sessions on
+    /// shared heads, tool-list switches, gaps shorter than the first-token delay, chance misses and
+    /// block granularity larger than some growth steps.
+    #[test]
+    fn leased_refresh_matches_the_plain_walk() {
+        use crate::hash::chain;
+        use rand::{Rng, SeedableRng};
+        for shared_prefix_heads in [false, true] {
+            let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(11);
+            let heads: Vec<Vec<(u64, u64)>> = (0..3u64)
+                .map(|v| {
+                    (0..4u64)
+                        .map(|i| {
+                            // With shared prefixes, heads differ only in their last segment
+                            // (preserve_prefix); otherwise every segment differs (invalidate).
+                            let id = if shared_prefix_heads && i < 3 {
+                                i
+                            } else {
+                                v * 100 + i
+                            };
+                            (300, id + 1)
+                        })
+                        .collect()
+                })
+                .collect();
+            let p = RuleParams {
+                min_tokens: 512,
+                granularity: 256,
+                refresh_on_hit: true,
+                lookback: usize::MAX,
+                avail_delay_ms: 20_000,
+            };
+            let (mut plain, mut leased) = (CacheStore::new(), CacheStore::new());
+            // (head version, rebuilds, own segments) per session.
+            type Sess = (usize, u64, Vec<(u64, u64)>);
+            let mut sessions: Vec<Sess> = vec![(0, 0, vec![]); 5];
+            let mut now = 0u64;
+            let mut reads = 0;
+            for step in 0..8_000u64 {
+                let si = rng.gen_range(0..sessions.len());
+                now += match rng.gen_range(0..10) {
+                    0..=3 => rng.gen_range(0..20_000),
+                    4..=8 => rng.gen_range(1_000..60_000),
+                    _ => rng.gen_range(50_000..200_000),
+                };
+                let s = &mut sessions[si];
+                // Switch heads now and then keeping the conversation (a tool-list change; the
+                // session may come back to a head it had); start a new conversation when long.
+                if rng.gen_range(0..25) == 0 {
+                    s.0 = rng.gen_range(0..heads.len());
+                }
+                if s.2.len() > 60 {
+                    s.1 += 1;
+                    s.2.clear();
+                }
+                for _ in 0..rng.gen_range(0..3) {
+                    s.2.push((
+                        rng.gen_range(1..200),
+                        step * 8 + si as u64 * 1_000_000 + s.1,
+                    ));
+                }
+                let mut pr = Prompt::default();
+                for &(t, id) in heads[s.0].iter().chain(&s.2) {
+                    pr.push(Segment { tokens: t, id });
+                }
+                let hit_allowed = rng.gen_range(0..10) > 0;
+                let keys = LeaseKeys {
+                    block_len: heads[s.0].len(),
+                    block: (!shared_prefix_heads).then(|| chain(*pr.cum_hash.get(3).unwrap(), 0)),
+                    history: chain(chain(si as u64, s.1), *pr.cum_hash.get(3).unwrap()),
+                };
+                let a = automatic_call(&mut plain, &pr, &p, 60_000, now, hit_allowed, 0);
+                let b = automatic_call_leased(
+                    &mut leased,
+                    &pr,
+                    &p,
+                    60_000,
+                    now,
+                    hit_allowed,
+                    0,
+                    &keys,
+                    usize::MAX,
+                );
+                assert_eq!(a, b, "step {step} (shared heads {shared_prefix_heads})");
+                reads += usize::from(a.read > 0);
+                if step % 2_000 == 0 {
+                    plain.sweep(now);
+                    leased.sweep(now);
+                }
+            }
+            assert!(
+                reads > 1_000,
+                "only {reads} reads: the timeline does not exercise hits"
+            );
+        }
     }
 }

@@ -5,6 +5,7 @@ pub mod cache;
 pub mod prompt;
 
 use std::cmp::Reverse;
+use std::collections::binary_heap::PeekMut;
 use std::collections::{BinaryHeap, HashMap};
 
 use rand::{Rng, SeedableRng};
@@ -13,11 +14,14 @@ use rand_chacha::ChaCha8Rng;
 use crate::billing::{CallBill, PriceSheet};
 use crate::catalog::{ModelSpec, ToolChangeRule};
 use crate::hash::{chain, fnv1a};
+use crate::quantity::{round_u64, Quantity, Sampler};
 use crate::scenario::{Arrival, Scenario};
 use crate::strategy::{Anchor, Mode, ResolvedStrategy};
-use crate::tokens::ToolRendering;
 use crate::tools::Tool;
-use cache::{automatic_call, explicit_call, CacheStore, PlacedBreakpoint, RuleParams, Split};
+use cache::{
+    automatic_call_leased, explicit_call, CacheStore, LeaseKeys, PlacedBreakpoint, RuleParams,
+    Split,
+};
 use prompt::{Prompt, Segment};
 
 /// Tokens of the notice that withdraws one tool under the `append` rule (assumed: a short
@@ -37,6 +41,10 @@ pub struct SimSetup<'a> {
     pub tier_names: Vec<String>,
     params: Option<RuleParams>,
     hit_probability: f64,
+    /// Routing model: requests per minute per prefix that one machine takes.
+    routing_rpm: Option<f64>,
+    /// Write slot of each explicit breakpoint.
+    bp_slots: Vec<usize>,
 }
 
 impl<'a> SimSetup<'a> {
@@ -50,6 +58,7 @@ impl<'a> SimSetup<'a> {
         let mut tier_names = Vec::new();
         let mut params = None;
         let mut hit_probability = 1.0;
+        let mut routing_rpm = None;
         if let Some(rules) = &strategy.rules {
             prices.read_multiplier = rules.read_multiplier.value;
             let storage = rules
@@ -82,7 +91,13 @@ impl<'a> SimSetup<'a> {
             if strategy.mode == Mode::Implicit {
                 hit_probability = rules.hit_probability.as_ref().map_or(1.0, |p| p.value);
             }
+            routing_rpm = rules.routing_rpm_per_prefix.as_ref().map(|r| r.value);
         }
+        let bp_slots = strategy
+            .breakpoints
+            .iter()
+            .map(|rb| tier_names.iter().position(|n| *n == rb.tier).unwrap_or(0))
+            .collect();
         SimSetup {
             model,
             strategy,
@@ -90,20 +105,425 @@ impl<'a> SimSetup<'a> {
             tier_names,
             params,
             hit_probability,
+            routing_rpm,
+            bp_slots,
         }
     }
 }
 
+/// A tool-list event as the engine applies it.
+#[derive(Debug, Clone, Copy)]
+enum EventEffect {
+    /// The change travels as a message of this many tokens after the cached prefix (`append`).
+    Append(u64),
+    /// The tool block becomes this version (the prompt is rebuilt).
+    Block(usize),
+}
+
+/// A scenario made ready for one (model, strategy): tool blocks rendered and hashed once, events
+/// resolved to their effect, so the per-call loop never touches a tool definition.
+#[derive(Debug, Clone)]
+pub struct Prepared<'a> {
+    scenario: &'a Scenario,
+    setup: &'a SimSetup<'a>,
+    /// The prompt head (tool preamble, tools, system prompt) of each tool-list version; 0 = initial.
+    bases: Vec<Prompt>,
+    /// Tokens of the tool block of each version.
+    block_tokens: Vec<u64>,
+    /// (call number, effect), in the scenario's event order.
+    events: Vec<(u32, EventEffect)>,
+}
+
+impl<'a> Prepared<'a> {
+    /// Renders and hashes every tool list the scenario goes through.
+    pub fn new(scenario: &'a Scenario, setup: &'a SimSetup<'a>) -> Self {
+        let model = setup.model;
+        let strategy = setup.strategy;
+        let rendering = model.rendering();
+        let family_id = fnv1a(model.family.as_bytes());
+        let system_id = chain(fnv1a(b"system"), scenario.system_tokens);
+        let mut sizes: HashMap<u64, u64> = HashMap::new();
+        let mut measure = |t: &Tool| -> (u64, u64) {
+            let h = t.content_hash();
+            let n = *sizes
+                .entry(h)
+                .or_insert_with(|| rendering.tool_tokens(&t.metrics()));
+            (n, h)
+        };
+        let base_of = |list: &[Tool], measure: &mut dyn FnMut(&Tool) -> (u64, u64)| {
+            let measured: Vec<(u64, u64)> = list.iter().map(&mut *measure).collect();
+            let list_hash = measured
+                .iter()
+                .fold(fnv1a(b"tools"), |h, &(_, th)| chain(h, th));
+            let salt = if strategy.tool_change == ToolChangeRule::Invalidate {
+                list_hash
+            } else {
+                0
+            };
+            let mut p = Prompt::default();
+            p.push(Segment {
+                tokens: rendering.preamble(list.len()),
+                id: chain(chain(family_id, salt), 1),
+            });
+            for &(tokens, h) in &measured {
+                p.push(Segment {
+                    tokens,
+                    id: chain(salt, h),
+                });
+            }
+            p.mark_tools_end();
+            p.push(Segment {
+                tokens: scenario.system_tokens,
+                id: system_id,
+            });
+            p.mark_system_end();
+            p
+        };
+        let mut bases = vec![base_of(&scenario.tools, &mut measure)];
+        let mut events = Vec::with_capacity(scenario.events.len());
+        let append = strategy.tool_change == ToolChangeRule::Append && strategy.rules.is_some();
+        let mut current: Vec<Tool> = scenario.tools.clone();
+        for e in &scenario.events {
+            let next = e.apply(&current);
+            let effect = if append {
+                let added: u64 = next
+                    .iter()
+                    .filter(|t| !current.iter().any(|o| o.name == t.name && o == *t))
+                    .map(|t| measure(t).0)
+                    .sum();
+                let removed = current
+                    .iter()
+                    .filter(|o| !next.iter().any(|t| t.name == o.name))
+                    .count() as u64;
+                EventEffect::Append(added + removed * REMOVAL_NOTICE_TOKENS)
+            } else {
+                bases.push(base_of(&next, &mut measure));
+                EventEffect::Block(bases.len() - 1)
+            };
+            events.push((e.at_call as u32, effect));
+            current = next;
+        }
+        let block_tokens = bases
+            .iter()
+            .map(|b| b.tools_end.map_or(0, |i| b.cum_tokens[i]))
+            .collect();
+        Prepared {
+            scenario,
+            setup,
+            bases,
+            block_tokens,
+            events,
+        }
+    }
+
+    /// Simulated calls per run (every session makes every call).
+    pub fn calls_per_run(&self) -> usize {
+        self.scenario.calls * self.scenario.sessions
+    }
+
+    /// Simulates one run (see [`simulate_run`]), reusing the buffers of `ws`.
+    pub fn run(&self, run: u64, ws: &mut Workspace, mut sink: impl FnMut(&CallBill)) -> f64 {
+        let scenario = self.scenario;
+        let setup = self.setup;
+        let strategy = setup.strategy;
+        let n_sessions = scenario.sessions;
+
+        // Session start times.
+        let mut arrivals_rng =
+            ChaCha8Rng::seed_from_u64(chain(scenario.seed, run.wrapping_add(0xa771)));
+        ws.queue.clear();
+        let mut t = 0.0f64;
+        for i in 0..n_sessions {
+            let start = match scenario.arrival {
+                Arrival::Every(e) => i as f64 * e,
+                Arrival::Poisson(per_hour) => {
+                    if i > 0 {
+                        let u: f64 = arrivals_rng.gen_range(f64::EPSILON..1.0);
+                        t += -u.ln() * 3600.0 / per_hour;
+                    }
+                    t
+                }
+            };
+            ws.queue.push(Reverse(event_key(
+                crate::strategy::seconds_to_ms(start),
+                i as u32,
+            )));
+        }
+
+        ws.sessions.truncate(n_sessions);
+        while ws.sessions.len() < n_sessions {
+            ws.sessions.push(Session::default());
+        }
+        let history_cap = 2 * scenario.calls + scenario.events.len() + 1;
+        for (i, s) in ws.sessions.iter_mut().enumerate() {
+            s.index = i as u32 + 1;
+            s.uid = chain(chain(scenario.seed, run), i as u64 + 1);
+            s.rng = session_rng(scenario.seed, run, i as u64);
+            s.next_call = 1;
+            s.next_event = 0;
+            s.block = 0;
+            s.history.clear();
+            // Sessions of one run are alike: reserve once so the loop never reallocates.
+            s.history.reserve(history_cap);
+            s.pushed = 0;
+            s.prompt.clear();
+            s.last_output = 0;
+        }
+        ws.shared.clear();
+        let own_needed = if scenario.shared_cache { 0 } else { n_sessions };
+        ws.own.truncate(own_needed);
+        for st in &mut ws.own {
+            st.clear();
+        }
+        while ws.own.len() < own_needed {
+            ws.own.push(CacheStore::new());
+        }
+        let mut cache_rng =
+            ChaCha8Rng::seed_from_u64(chain(scenario.seed, run.wrapping_add(0xcace)));
+        let default_ttl = strategy.default_tier.as_ref().map_or(300_000, |t| t.ttl_ms);
+        // A best-effort cache that never hits needs no store: nothing written can be read.
+        let store_writes = setup.hit_probability > 0.0;
+        // Heads of different tool lists share entries only when a tool change keeps the prefix.
+        let lease_heads = strategy.tool_change != ToolChangeRule::PreservePrefix;
+
+        let first_user = Draw::new(&scenario.first_user_tokens);
+        let tool_result = Draw::new(&scenario.tool_result_tokens);
+        let user = Draw::new(&scenario.user_tokens);
+        let output_tokens = Draw::new(&scenario.output_tokens);
+        let gap_ms = match scenario.gap_seconds {
+            Quantity::Fixed { value } => Some(crate::strategy::seconds_to_ms(value)),
+            _ => None,
+        };
+        let gap = scenario.gap_seconds.sampler();
+        let Workspace {
+            sessions,
+            queue,
+            shared,
+            own,
+            bps,
+        } = ws;
+
+        let mut cumulative = 0.0;
+        let mut calls_done: u64 = 0;
+        // The session whose call comes next stays at the top of the queue while its call is
+        // simulated and is then moved to its next call's time in place (one sift instead of a pop
+        // and a push); ties in time go to the lower session index, as with pop and push.
+        while let Some(mut top) = queue.peek_mut() {
+            let (now, si) = event_parts(top.0);
+            let s = &mut sessions[si as usize];
+            let call = s.next_call;
+            // History segments from here on are new with this call.
+            let old_history = s.history.len();
+            // Conversation growth and tool-list events before this call.
+            if call == 1 {
+                s.history.push(Segment {
+                    tokens: first_user.draw(&mut s.rng),
+                    id: chain(s.uid, 1),
+                });
+            } else {
+                let result = tool_result.draw(&mut s.rng) + user.draw(&mut s.rng);
+                let k = u64::from(call);
+                s.history.push(Segment {
+                    tokens: s.last_output,
+                    id: chain(s.uid, k * 4 + 2),
+                });
+                s.history.push(Segment {
+                    tokens: result,
+                    id: chain(s.uid, k * 4 + 3),
+                });
+            }
+            let mut rebuild = call == 1;
+            while let Some(&(at, effect)) = self.events.get(s.next_event) {
+                if at != call {
+                    break;
+                }
+                s.next_event += 1;
+                match effect {
+                    EventEffect::Append(tokens) => s.history.push(Segment {
+                        tokens,
+                        id: chain(s.uid, u64::from(call) * 4 + 1),
+                    }),
+                    EventEffect::Block(v) => {
+                        s.block = v;
+                        rebuild = true;
+                    }
+                }
+            }
+            if rebuild {
+                s.prompt.clone_from(&self.bases[s.block]);
+                s.prompt.reserve(history_cap);
+                s.pushed = 0;
+            }
+            // Boundaries after this call's new segments carry content identities made for this
+            // call (session id and call number), so no store can hold them: lookups start below.
+            let mut fresh_from = usize::MAX;
+            for (i, seg) in s.history.iter().enumerate().skip(s.pushed) {
+                if i == old_history {
+                    fresh_from = s.prompt.cum_hash.len();
+                }
+                s.prompt.push(*seg);
+            }
+            let fresh_from = fresh_from.min(s.prompt.cum_hash.len());
+            s.pushed = s.history.len();
+            let tool_block_tokens = self.block_tokens[s.block];
+
+            let store = if scenario.shared_cache {
+                &mut *shared
+            } else {
+                &mut own[si as usize]
+            };
+            let split = match (strategy.mode, &setup.params) {
+                (Mode::None, _) | (_, None) => Split::uncached_only(s.prompt.tokens()),
+                (mode, Some(p)) => {
+                    // Routing model: which machine's cache serves this request.
+                    let salt = match setup.routing_rpm {
+                        Some(rpm) => machine_salt(store.route(routing_key(&s.prompt), now, rpm)),
+                        None => 0,
+                    };
+                    if mode == Mode::Explicit {
+                        bps.clear();
+                        for (rb, &slot) in strategy.breakpoints.iter().zip(&setup.bp_slots) {
+                            let boundary = match rb.anchor {
+                                Anchor::Tools => s.prompt.tools_end,
+                                Anchor::System => s.prompt.system_end,
+                                Anchor::Last => s.prompt.last_boundary(),
+                            };
+                            if let Some(boundary) = boundary {
+                                // Two anchors on one boundary (e.g. no system prompt) are one
+                                // breakpoint.
+                                if !bps.iter().any(|b| b.boundary == boundary) {
+                                    bps.push(PlacedBreakpoint {
+                                        boundary,
+                                        slot,
+                                        ttl_ms: rb.ttl_ms,
+                                    });
+                                }
+                            }
+                        }
+                        explicit_call(store, &s.prompt, bps, p, now, salt, fresh_from)
+                    } else {
+                        let hit_allowed = setup.hit_probability >= 1.0
+                            || cache_rng.gen::<f64>() < setup.hit_probability;
+                        if store_writes {
+                            let base = &self.bases[s.block];
+                            let keys = LeaseKeys {
+                                block_len: base.cum_hash.len(),
+                                block: match (lease_heads, base.cum_hash.last()) {
+                                    (true, Some(&h)) => Some(chain(h, salt)),
+                                    _ => None,
+                                },
+                                // The conversation after this head is one chain (history only
+                                // grows), also when the session comes back to a head it left.
+                                history: chain(
+                                    chain(s.uid, base.cum_hash.last().copied().unwrap_or(0)),
+                                    salt ^ HISTORY_LEASE,
+                                ),
+                            };
+                            automatic_call_leased(
+                                store,
+                                &s.prompt,
+                                p,
+                                default_ttl,
+                                now,
+                                hit_allowed,
+                                salt,
+                                &keys,
+                                fresh_from,
+                            )
+                        } else {
+                            automatic_uncacheable(&s.prompt, p)
+                        }
+                    }
+                }
+            };
+            let output = output_tokens.draw(&mut s.rng);
+            let cost = setup.prices.call_usd(&split, output);
+            cumulative += cost;
+            sink(&CallBill {
+                session: s.index,
+                call,
+                time_s: now as f64 / 1000.0,
+                prompt_tokens: split.prompt,
+                uncached_tokens: split.uncached,
+                cache_write_tokens: split.written_total(),
+                cache_read_tokens: split.read,
+                output_tokens: output,
+                tool_block_tokens,
+                cost_usd: cost,
+                storage_usd: setup.prices.storage_usd(&split),
+                cumulative_usd: cumulative,
+                written_by_slot: split.written,
+            });
+            s.last_output = output;
+            s.next_call += 1;
+            if (s.next_call as usize) <= scenario.calls {
+                let gap = gap_ms
+                    .unwrap_or_else(|| crate::strategy::seconds_to_ms(gap.sample(&mut s.rng)));
+                *top = Reverse(event_key(now + gap, si));
+            } else {
+                PeekMut::pop(top);
+                if !scenario.shared_cache {
+                    // The session is over and nobody else reads its private cache.
+                    own[si as usize].clear();
+                }
+            }
+            calls_done += 1;
+            // Expired entries are dropped now and then so memory stays bounded on long runs
+            // (dropping them changes nothing: an expired entry is never read or refreshed again).
+            if calls_done % 65_536 == 0 {
+                shared.sweep(now);
+            }
+            if !scenario.shared_cache && call % 4_096 == 0 {
+                own[si as usize].sweep(now);
+            }
+        }
+        cumulative
+    }
+}
+
+/// Reusable buffers of the event loop, so repeated runs (Monte Carlo, benchmarks) allocate nothing
+/// once warm. Its contents never influence results.
+#[derive(Debug, Default)]
+pub struct Workspace {
+    sessions: Vec<Session>,
+    /// Next call of each active session, keyed by [`event_key`].
+    queue: BinaryHeap<Reverse<u128>>,
+    shared: CacheStore,
+    own: Vec<CacheStore>,
+    bps: Vec<PlacedBreakpoint>,
+}
+
+impl Workspace {
+    /// Empty buffers.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Runs `f` with this thread's own workspace, kept warm between calls (e.g. between the chunks
+    /// a rayon worker picks up), so parallel runs do not regrow their buffers from empty.
+    pub fn with_thread_local<R>(f: impl FnOnce(&mut Workspace) -> R) -> R {
+        thread_local! {
+            static WS: std::cell::RefCell<Workspace> = std::cell::RefCell::new(Workspace::new());
+        }
+        WS.with(|ws| match ws.try_borrow_mut() {
+            Ok(mut ws) => f(&mut ws),
+            // Re-entered on this thread (a nested parallel call): use a fresh one.
+            Err(_) => f(&mut Workspace::new()),
+        })
+    }
+}
+
 /// Per-session state.
+#[derive(Debug)]
 struct Session {
     index: u32,
     uid: u64,
     rng: ChaCha8Rng,
     next_call: u32,
-    /// The tool list as the client currently sends it.
-    tools: Vec<Tool>,
-    /// The tool block actually rendered in the prompt (frozen under the `append` rule).
-    block: Vec<Tool>,
+    /// Index of the next event to apply.
+    next_event: usize,
+    /// Version of the tool block rendered in the prompt.
+    block: usize,
     /// History segments (messages) in order.
     history: Vec<Segment>,
     /// How many history segments are already in `prompt`.
@@ -112,259 +532,111 @@ struct Session {
     last_output: u64,
 }
 
-/// Caches rendered tool sizes by content so events and sessions do not re-measure.
-struct ToolSizer<'r> {
-    rendering: &'r ToolRendering,
-    sizes: HashMap<u64, u64>,
+impl Default for Session {
+    fn default() -> Self {
+        Session {
+            index: 0,
+            uid: 0,
+            rng: ChaCha8Rng::seed_from_u64(0),
+            next_call: 1,
+            next_event: 0,
+            block: 0,
+            history: Vec::new(),
+            pushed: 0,
+            prompt: Prompt::default(),
+            last_output: 0,
+        }
+    }
 }
 
-impl ToolSizer<'_> {
-    fn tokens(&mut self, t: &Tool) -> (u64, u64) {
-        let h = t.content_hash();
-        let r = self.rendering;
-        let n = *self
-            .sizes
-            .entry(h)
-            .or_insert_with(|| r.tool_tokens(&t.metrics()));
-        (n, h)
+/// The queue key of a call: time first, then session index, in one integer (ordered exactly like the
+/// pair, compared in one step).
+#[inline]
+fn event_key(time_ms: u64, session: u32) -> u128 {
+    (u128::from(time_ms) << 32) | u128::from(session)
+}
+
+/// (time, session) of a queue key.
+#[inline]
+fn event_parts(key: u128) -> (u64, u32) {
+    ((key >> 32) as u64, key as u32)
+}
+
+/// Salt of the conversation leases' keys.
+const HISTORY_LEASE: u64 = 0x6869_7374_6f72_7900;
+
+/// Tokens after which the routing key is taken (providers hash about the first 256 tokens).
+pub const ROUTING_PREFIX_TOKENS: u64 = 256;
+
+/// The routing key of a prompt: the identity of its prefix at the first boundary at or beyond
+/// [`ROUTING_PREFIX_TOKENS`] (the whole prompt when shorter).
+fn routing_key(p: &Prompt) -> u64 {
+    let i = p.cum_tokens.partition_point(|&t| t < ROUTING_PREFIX_TOKENS);
+    let i = i.min(p.cum_hash.len().saturating_sub(1));
+    p.cum_hash.get(i).copied().unwrap_or(0)
+}
+
+/// Key-space salt of a machine: entries on machine m are keyed `prefix ^ salt(m)`; machine 0 is the
+/// unsalted key space, so a model without routing behaves exactly as before.
+fn machine_salt(machine: u32) -> u64 {
+    if machine == 0 {
+        0
+    } else {
+        chain(0x6d61_6368_696e_6500, u64::from(machine))
     }
+}
+
+/// The split of a call on a best-effort cache that never hits: what would be written is billed as
+/// a write, nothing is stored (no later request could read it).
+fn automatic_uncacheable(prompt: &Prompt, p: &cache::RuleParams) -> Split {
+    let total = prompt.tokens();
+    let coverage = total / p.granularity * p.granularity;
+    let mut split = Split::uncached_only(total);
+    if coverage >= p.min_tokens && coverage > 0 {
+        split.written[0] = coverage;
+        split.uncached = total - coverage;
+    }
+    split
 }
 
 fn session_rng(seed: u64, run: u64, session: u64) -> ChaCha8Rng {
     ChaCha8Rng::seed_from_u64(chain(chain(seed, run.wrapping_add(0x5eed)), session))
 }
 
-fn draw(q: &crate::quantity::Quantity, rng: &mut ChaCha8Rng) -> u64 {
-    q.sample(rng).round() as u64
+/// A per-call amount in whole tokens: fixed amounts are rounded once, distributions built once.
+enum Draw {
+    Fixed(u64),
+    Random(Sampler),
+}
+
+impl Draw {
+    fn new(q: &Quantity) -> Self {
+        match *q {
+            Quantity::Fixed { value } => Draw::Fixed(round_u64(value)),
+            _ => Draw::Random(q.sampler()),
+        }
+    }
+
+    #[inline]
+    fn draw(&self, rng: &mut ChaCha8Rng) -> u64 {
+        match self {
+            Draw::Fixed(v) => *v,
+            Draw::Random(q) => round_u64(q.sample(rng)),
+        }
+    }
 }
 
 /// Simulates one run of a scenario for one (model, strategy) and hands every billed call, in time
 /// order, to `sink`. Draws depend only on (seed, run, session), so every model and strategy sees the
-/// same sessions. Returns the total dollars.
+/// same sessions. Returns the total dollars. For repeated runs, build a [`Prepared`] once and call
+/// [`Prepared::run`] with a reused [`Workspace`].
 pub fn simulate_run(
     scenario: &Scenario,
     setup: &SimSetup,
     run: u64,
-    mut sink: impl FnMut(&CallBill),
+    sink: impl FnMut(&CallBill),
 ) -> f64 {
-    let model = setup.model;
-    let strategy = setup.strategy;
-    let mut sizer = ToolSizer {
-        rendering: model.rendering(),
-        sizes: HashMap::new(),
-    };
-    let family_id = fnv1a(model.family.as_bytes());
-    let system_id = chain(fnv1a(b"system"), scenario.system_tokens);
-
-    // Session start times.
-    let mut arrivals_rng =
-        ChaCha8Rng::seed_from_u64(chain(scenario.seed, run.wrapping_add(0xa771)));
-    let mut starts = Vec::with_capacity(scenario.sessions);
-    let mut t = 0.0f64;
-    for i in 0..scenario.sessions {
-        match scenario.arrival {
-            Arrival::Every(e) => starts.push(i as f64 * e),
-            Arrival::Poisson(per_hour) => {
-                if i > 0 {
-                    let u: f64 = arrivals_rng.gen_range(f64::EPSILON..1.0);
-                    t += -u.ln() * 3600.0 / per_hour;
-                }
-                starts.push(t);
-            }
-        }
-    }
-
-    let mut sessions: Vec<Session> = (0..scenario.sessions)
-        .map(|i| Session {
-            index: i as u32 + 1,
-            uid: chain(chain(scenario.seed, run), i as u64 + 1),
-            rng: session_rng(scenario.seed, run, i as u64),
-            next_call: 1,
-            tools: scenario.tools.clone(),
-            block: scenario.tools.clone(),
-            history: Vec::new(),
-            pushed: 0,
-            prompt: Prompt::default(),
-            last_output: 0,
-        })
-        .collect();
-    let mut shared_store = CacheStore::new();
-    let mut own_stores: Vec<CacheStore> = if scenario.shared_cache {
-        Vec::new()
-    } else {
-        (0..scenario.sessions).map(|_| CacheStore::new()).collect()
-    };
-    let mut cache_rng = ChaCha8Rng::seed_from_u64(chain(scenario.seed, run.wrapping_add(0xcace)));
-
-    let mut queue: BinaryHeap<Reverse<(u64, u32)>> = BinaryHeap::new();
-    for (i, s) in starts.iter().enumerate() {
-        queue.push(Reverse((crate::strategy::seconds_to_ms(*s), i as u32)));
-    }
-    let mut cumulative = 0.0;
-    let mut calls_done: u64 = 0;
-    let mut bps: Vec<PlacedBreakpoint> = Vec::with_capacity(3);
-
-    while let Some(Reverse((now, si))) = queue.pop() {
-        let s = &mut sessions[si as usize];
-        let call = s.next_call;
-        // Conversation growth and tool-list events before this call.
-        if call == 1 {
-            s.history.push(Segment {
-                tokens: draw(&scenario.first_user_tokens, &mut s.rng),
-                id: chain(s.uid, 1),
-            });
-        } else {
-            let result = draw(&scenario.tool_result_tokens, &mut s.rng)
-                + draw(&scenario.user_tokens, &mut s.rng);
-            let k = u64::from(call);
-            s.history.push(Segment {
-                tokens: s.last_output,
-                id: chain(s.uid, k * 4 + 2),
-            });
-            s.history.push(Segment {
-                tokens: result,
-                id: chain(s.uid, k * 4 + 3),
-            });
-        }
-        let mut tools_changed = false;
-        for e in scenario
-            .events
-            .iter()
-            .filter(|e| e.at_call == call as usize)
-        {
-            let next = e.apply(&s.tools);
-            if strategy.tool_change == ToolChangeRule::Append && strategy.rules.is_some() {
-                let added: u64 = next
-                    .iter()
-                    .filter(|t| !s.tools.iter().any(|o| o.name == t.name && o == *t))
-                    .map(|t| sizer.tokens(t).0)
-                    .sum();
-                let removed = s
-                    .tools
-                    .iter()
-                    .filter(|o| !next.iter().any(|t| t.name == o.name))
-                    .count() as u64;
-                s.history.push(Segment {
-                    tokens: added + removed * REMOVAL_NOTICE_TOKENS,
-                    id: chain(s.uid, u64::from(call) * 4 + 1),
-                });
-            } else {
-                s.block = next.clone();
-                tools_changed = true;
-            }
-            s.tools = next;
-        }
-        if call == 1 || tools_changed {
-            s.prompt.clear();
-            let rule = strategy.tool_change;
-            let list_hash = s
-                .block
-                .iter()
-                .fold(fnv1a(b"tools"), |h, t| chain(h, t.content_hash()));
-            let salt = if rule == ToolChangeRule::Invalidate {
-                list_hash
-            } else {
-                0
-            };
-            s.prompt.push(Segment {
-                tokens: sizer.rendering.preamble(s.block.len()),
-                id: chain(chain(family_id, salt), 1),
-            });
-            for tool in &s.block {
-                let (tokens, h) = sizer.tokens(tool);
-                s.prompt.push(Segment {
-                    tokens,
-                    id: chain(salt, h),
-                });
-            }
-            s.prompt.mark_tools_end();
-            s.prompt.push(Segment {
-                tokens: scenario.system_tokens,
-                id: system_id,
-            });
-            s.prompt.mark_system_end();
-            s.pushed = 0;
-        }
-        for seg in &s.history[s.pushed..] {
-            s.prompt.push(*seg);
-        }
-        s.pushed = s.history.len();
-        let tool_block_tokens = s.prompt.tools_end.map_or(0, |i| s.prompt.cum_tokens[i]);
-
-        let store = if scenario.shared_cache {
-            &mut shared_store
-        } else {
-            &mut own_stores[si as usize]
-        };
-        let split = match (strategy.mode, &setup.params) {
-            (Mode::None, _) | (_, None) => Split::uncached_only(s.prompt.tokens()),
-            (Mode::Explicit, Some(p)) => {
-                bps.clear();
-                for rb in &strategy.breakpoints {
-                    let boundary = match rb.anchor {
-                        Anchor::Tools => s.prompt.tools_end,
-                        Anchor::System => s.prompt.system_end,
-                        Anchor::Last => s.prompt.last_boundary(),
-                    };
-                    if let Some(boundary) = boundary {
-                        let slot = setup
-                            .tier_names
-                            .iter()
-                            .position(|n| *n == rb.tier)
-                            .unwrap_or(0);
-                        // Two anchors on one boundary (e.g. no system prompt) are one breakpoint.
-                        if !bps.iter().any(|b| b.boundary == boundary) {
-                            bps.push(PlacedBreakpoint {
-                                boundary,
-                                slot,
-                                ttl_ms: rb.ttl_ms,
-                            });
-                        }
-                    }
-                }
-                explicit_call(store, &s.prompt, &bps, p, now)
-            }
-            (Mode::Automatic | Mode::Implicit, Some(p)) => {
-                let hit_allowed =
-                    setup.hit_probability >= 1.0 || cache_rng.gen::<f64>() < setup.hit_probability;
-                let ttl = strategy.default_tier.as_ref().map_or(300_000, |t| t.ttl_ms);
-                automatic_call(store, &s.prompt, p, ttl, now, hit_allowed)
-            }
-        };
-        let output = draw(&scenario.output_tokens, &mut s.rng);
-        let cost = setup.prices.call_usd(&split, output);
-        cumulative += cost;
-        sink(&CallBill {
-            session: s.index,
-            call,
-            time_s: now as f64 / 1000.0,
-            prompt_tokens: split.prompt,
-            uncached_tokens: split.uncached,
-            cache_write_tokens: split.written_total(),
-            cache_read_tokens: split.read,
-            output_tokens: output,
-            tool_block_tokens,
-            cost_usd: cost,
-            storage_usd: setup.prices.storage_usd(&split),
-            cumulative_usd: cumulative,
-            written_by_slot: split.written,
-        });
-        s.last_output = output;
-        s.next_call += 1;
-        if (s.next_call as usize) <= scenario.calls {
-            let gap = crate::strategy::seconds_to_ms(scenario.gap_seconds.sample(&mut s.rng));
-            queue.push(Reverse((now + gap, si)));
-        } else {
-            // The session is over: free its memory.
-            s.history = Vec::new();
-            s.prompt = Prompt::default();
-        }
-        calls_done += 1;
-        if calls_done % 65_536 == 0 {
-            shared_store.sweep(now);
-        }
-    }
-    cumulative
+    Prepared::new(scenario, setup).run(run, &mut Workspace::new(), sink)
 }
 
 /// All bills of one run, in time order.
@@ -410,13 +682,15 @@ pub fn split_for_prompt(
                     }
                 }
             }
-            explicit_call(store, prompt, &bps, p, now_ms)
+            explicit_call(store, prompt, &bps, p, now_ms, 0, usize::MAX)
         }
         (Mode::Automatic | Mode::Implicit, Some(p)) => {
             let hit_allowed =
                 setup.hit_probability >= 1.0 || rng.gen::<f64>() < setup.hit_probability;
             let ttl = strategy.default_tier.as_ref().map_or(300_000, |t| t.ttl_ms);
-            automatic_call(store, prompt, p, ttl, now_ms, hit_allowed)
+            cache::automatic_call(store, prompt, p, ttl, now_ms, hit_allowed, 0)
         }
     }
 }
+#[cfg(test)]
+mod reference;

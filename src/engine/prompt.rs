@@ -15,7 +15,7 @@ pub struct Segment {
 }
 
 /// A prompt with its prefix sums kept up to date as segments are appended.
-#[derive(Debug, Clone, Default)]
+#[derive(Debug, Default)]
 pub struct Prompt {
     /// Cumulative tokens at each boundary.
     pub cum_tokens: Vec<u64>,
@@ -27,7 +27,33 @@ pub struct Prompt {
     pub system_end: Option<usize>,
 }
 
+impl Clone for Prompt {
+    fn clone(&self) -> Self {
+        Prompt {
+            cum_tokens: self.cum_tokens.clone(),
+            cum_hash: self.cum_hash.clone(),
+            tools_end: self.tools_end,
+            system_end: self.system_end,
+        }
+    }
+
+    /// Copies into the existing buffers (the engine rebuilds prompts from a prepared head on every
+    /// session start; this keeps that free of allocation once the buffers are large enough).
+    fn clone_from(&mut self, source: &Self) {
+        self.cum_tokens.clone_from(&source.cum_tokens);
+        self.cum_hash.clone_from(&source.cum_hash);
+        self.tools_end = source.tools_end;
+        self.system_end = source.system_end;
+    }
+}
+
 impl Prompt {
+    /// Reserves room for `additional` more segments.
+    pub fn reserve(&mut self, additional: usize) {
+        self.cum_tokens.reserve(additional);
+        self.cum_hash.reserve(additional);
+    }
+
     /// Removes every segment.
     pub fn clear(&mut self) {
         self.cum_tokens.clear();

@@ -119,6 +119,96 @@ pub fn run_summary(report: &RunReport) -> String {
     for s in &report.skipped {
         let _ = writeln!(out, "skipped {} / {}: {}", s.model, s.strategy, s.reason);
     }
+    out.push_str(&montecarlo_summary(report));
+    out
+}
+
+/// Monte Carlo lines (total cost over runs) when the results carry them; empty otherwise.
+pub fn montecarlo_summary(report: &RunReport) -> String {
+    let mut t = TextTable::new(
+        &[
+            "model", "strategy", "runs", "mean USD", "95% CI", "median", "p5", "p95",
+        ],
+        &[false, false, true, true, true, true, true, true],
+    );
+    let mut any = false;
+    for r in &report.results {
+        if let Some(mc) = &r.montecarlo {
+            any = true;
+            let ci = match (mc.ci95_low_usd, mc.ci95_high_usd) {
+                (Some(lo), Some(hi)) => format!("{} .. {}", usd(lo), usd(hi)),
+                _ => "-".into(),
+            };
+            t.row(vec![
+                r.model.clone(),
+                r.strategy.clone(),
+                mc.runs.to_string(),
+                usd(mc.mean_usd),
+                ci,
+                usd(mc.median_usd),
+                usd(mc.p5_usd),
+                usd(mc.p95_usd),
+            ]);
+        }
+    }
+    if any {
+        format!(
+            "\nMonte Carlo (total cost over runs; the table above is run 0):\n{}",
+            t.render()
+        )
+    } else {
+        String::new()
+    }
+}
+
+/// Most sessions listed one by one in the text summary (all are in the JSON output).
+pub const MAX_SESSIONS_LISTED: usize = 20;
+
+/// Per-session totals of every result with 2 to [`MAX_SESSIONS_LISTED`] sessions; a pointer to the
+/// JSON output for more; empty for one session.
+pub fn per_session(report: &RunReport) -> String {
+    let mut out = String::new();
+    if report
+        .results
+        .iter()
+        .any(|r| r.per_session.len() > MAX_SESSIONS_LISTED)
+    {
+        out.push_str("\nper-session totals: see `per_session` in --format json\n");
+        return out;
+    }
+    for r in report.results.iter().filter(|r| r.per_session.len() > 1) {
+        let _ = writeln!(
+            out,
+            "\n{} / {} per session (account total {})",
+            r.model,
+            r.strategy,
+            usd(r.total_usd)
+        );
+        let mut t = TextTable::new(
+            &[
+                "session",
+                "calls",
+                "prompt",
+                "uncached",
+                "write",
+                "read",
+                "total USD",
+            ],
+            &[true; 7],
+        );
+        for s in &r.per_session {
+            t.row(vec![
+                s.session.to_string(),
+                s.calls.to_string(),
+                s.prompt_tokens.to_string(),
+                s.uncached_tokens.to_string(),
+                s.cache_write_tokens.to_string(),
+                s.cache_read_tokens.to_string(),
+                usd(s.total_usd),
+            ]);
+        }
+        out.push_str(&t.render());
+    }
     out
 }
 

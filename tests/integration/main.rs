@@ -5,5 +5,6 @@ mod cli;
 mod common;
 mod facts;
 mod inputs;
+mod time;
 mod tools;
 mod whatif;

@@ -1,0 +1,283 @@
+//! The built-in speed benchmark behind `pcsim bench` (and the Criterion benches): a realistic
+//! workload of 100 concurrent 50-call sessions with 26 tools sharing one account's cache, on the six
+//! measured models with their own caching; plus a 10,000-run Monte Carlo of one such session.
+
+use std::path::Path;
+use std::time::{Duration, Instant};
+
+use rayon::prelude::*;
+use serde::Serialize;
+
+use crate::catalog::{Catalog, MEASURED_MODELS};
+use crate::engine::{Prepared, SimSetup, Workspace};
+use crate::error::Result;
+use crate::montecarlo::monte_carlo;
+use crate::scenario::Scenario;
+use crate::strategy::{ResolvedStrategy, Strategy};
+
+/// The benchmark workload: 100 sessions starting within a minute, 50 calls each, 26 tools, drawn
+/// tool-result and output sizes and think times, one shared cache.
+pub const WORKLOAD: &str = r#"
+name = "bench-100-sessions"
+description = "100 concurrent 50-call sessions, 26 tools, one shared cache"
+seed = 1
+strategies = ["cached"]
+[tools]
+synthetic = { count = 26, params = 4 }
+[session]
+calls = 50
+system_tokens = 1800
+first_user_tokens = 250
+tool_result_tokens = { dist = "log_normal", mu = 6.5, sigma = 0.7 }
+output_tokens = { dist = "gamma", shape = 2.0, scale = 110.0 }
+gap_seconds = { dist = "exponential", mean = 12 }
+first_token_seconds = 1.5
+[sessions]
+count = 100
+every_seconds = 0.6
+shared_cache = true
+"#;
+
+/// The workload with `sessions` sessions.
+pub fn workload(sessions: usize) -> Result<Scenario> {
+    let mut s = Scenario::from_toml_str(WORKLOAD, "built-in bench workload", Path::new("."))?;
+    s.sessions = sessions;
+    Ok(s)
+}
+
+/// Each measured model with its own caching (`cached`).
+pub fn measured_setups(catalog: &Catalog) -> Result<Vec<ResolvedPair<'_>>> {
+    let cached = Strategy::parse("cached")?;
+    MEASURED_MODELS
+        .iter()
+        .map(|id| {
+            let model = catalog.model(id)?;
+            Ok(ResolvedPair {
+                model,
+                strategy: cached.resolve(model)?,
+            })
+        })
+        .collect()
+}
+
+/// A model with a resolved strategy.
+#[derive(Debug, Clone)]
+pub struct ResolvedPair<'a> {
+    /// The model.
+    pub model: &'a crate::catalog::ModelSpec,
+    /// Its strategy.
+    pub strategy: ResolvedStrategy,
+}
+
+/// What `pcsim bench` measured.
+#[derive(Debug, Clone, Serialize)]
+pub struct BenchReport {
+    /// Workload name.
+    pub workload: String,
+    /// Simulated calls per second on one thread.
+    pub calls_per_second_1_thread: f64,
+    /// Simulated calls per second on all threads of the rayon pool.
+    pub calls_per_second_all_threads: f64,
+    /// Threads used for the "all threads" figures.
+    pub threads: usize,
+    /// Seconds of a Monte Carlo of one session on the six models at [`BenchOptions::montecarlo_runs`]
+    /// runs each, scaled linearly to 10,000 runs when fewer were asked for.
+    pub montecarlo_10k_seconds: f64,
+    /// Runs per model of the Monte Carlo actually timed.
+    pub montecarlo_runs: u64,
+    /// Seconds the timed Monte Carlo took.
+    pub montecarlo_seconds: f64,
+    /// Simulated calls of the Monte Carlo per second.
+    pub montecarlo_calls_per_second: f64,
+    /// Calls per second of CPU time on one thread (per core, whatever else the machine runs);
+    /// `null` where the OS does not report thread CPU time (Linux `/proc` is used).
+    pub calls_per_cpu_second_1_thread: Option<f64>,
+    /// Calls per second of CPU time of all threads together (per core).
+    pub calls_per_cpu_second_all_threads: Option<f64>,
+    /// Calls per CPU-second on one thread of the same workload with every amount fixed at its mean
+    /// (no random draws): what the draws cost.
+    pub calls_per_cpu_second_1_thread_fixed_amounts: f64,
+    /// Share of the wall time the single thread was on a CPU (below 1 when other work competes).
+    pub cpu_share_1_thread: Option<f64>,
+    /// Calls per second on one thread, per model.
+    pub per_model_1_thread: Vec<ModelSpeed>,
+}
+
+/// CPU time of the calling thread in nanoseconds (Linux `/proc/thread-self/schedstat`).
+fn thread_cpu_ns() -> Option<u64> {
+    let text = std::fs::read_to_string("/proc/thread-self/schedstat").ok()?;
+    text.split_whitespace().next()?.parse().ok()
+}
+
+/// CPU time of every thread of this process in nanoseconds (Linux `/proc/self/task/*/schedstat`).
+fn process_cpu_ns() -> Option<u64> {
+    let mut total = 0;
+    for task in std::fs::read_dir("/proc/self/task").ok()? {
+        let path = task.ok()?.path().join("schedstat");
+        if let Ok(text) = std::fs::read_to_string(path) {
+            total += text.split_whitespace().next()?.parse::<u64>().ok()?;
+        }
+    }
+    Some(total)
+}
+
+/// Speed on one model.
+#[derive(Debug, Clone, Serialize)]
+pub struct ModelSpeed {
+    /// Model id.
+    pub model: String,
+    /// Simulated calls per second.
+    pub calls_per_second: f64,
+}
+
+/// Knobs of the benchmark.
+#[derive(Debug, Clone, Copy)]
+pub struct BenchOptions {
+    /// Least wall time of each calls-per-second measurement.
+    pub min_seconds: f64,
+    /// Runs per model of the Monte Carlo.
+    pub montecarlo_runs: u64,
+}
+
+impl Default for BenchOptions {
+    fn default() -> Self {
+        BenchOptions {
+            min_seconds: 2.0,
+            montecarlo_runs: 10_000,
+        }
+    }
+}
+
+/// Runs the benchmark.
+pub fn run_bench(catalog: &Catalog, opts: BenchOptions) -> Result<BenchReport> {
+    let scenario = workload(100)?;
+    let pairs = measured_setups(catalog)?;
+    let setups: Vec<SimSetup> = pairs
+        .iter()
+        .map(|p| SimSetup::new(p.model, &p.strategy, scenario.first_token_seconds))
+        .collect();
+    let prepared: Vec<Prepared> = setups.iter().map(|s| Prepared::new(&scenario, s)).collect();
+    let min = Duration::from_secs_f64(opts.min_seconds.max(0.0));
+    let per_run = prepared[0].calls_per_run() as f64;
+
+    // One thread: each model in turn, runs 0, 1, 2, ... until the time is up.
+    let mut per_model = Vec::new();
+    let mut calls = 0.0;
+    let mut busy = 0.0;
+    let mut ws = Workspace::new();
+    let share = min / prepared.len() as u32;
+    let cpu0 = thread_cpu_ns();
+    for (pair, p) in pairs.iter().zip(&prepared) {
+        let start = Instant::now();
+        let mut runs = 0u64;
+        while runs == 0 || start.elapsed() < share {
+            std::hint::black_box(p.run(runs, &mut ws, |b| {
+                std::hint::black_box(b);
+            }));
+            runs += 1;
+        }
+        let secs = start.elapsed().as_secs_f64();
+        per_model.push(ModelSpeed {
+            model: pair.model.id.clone(),
+            calls_per_second: runs as f64 * per_run / secs,
+        });
+        calls += runs as f64 * per_run;
+        busy += secs;
+    }
+    let one_thread = calls / busy;
+    let cpu1 = thread_cpu_ns()
+        .zip(cpu0)
+        .map(|(b, a)| b.saturating_sub(a) as f64 / 1e9);
+
+    // The same on one thread with every amount fixed at its mean: the cost of the random draws.
+    let mut fixed = scenario.clone();
+    for q in [
+        &mut fixed.first_user_tokens,
+        &mut fixed.user_tokens,
+        &mut fixed.tool_result_tokens,
+        &mut fixed.output_tokens,
+        &mut fixed.gap_seconds,
+    ] {
+        *q = crate::quantity::Quantity::fixed(q.mean());
+    }
+    let fixed_setups: Vec<SimSetup> = pairs
+        .iter()
+        .map(|p| SimSetup::new(p.model, &p.strategy, fixed.first_token_seconds))
+        .collect();
+    let (mut fixed_calls, mut fixed_cpu) = (0.0, 0.0);
+    for s in &fixed_setups {
+        let p = Prepared::new(&fixed, s);
+        let (start, c0) = (Instant::now(), thread_cpu_ns());
+        let mut runs = 0u64;
+        while runs == 0 || start.elapsed() < share / 2 {
+            std::hint::black_box(p.run(runs, &mut ws, |b| {
+                std::hint::black_box(b);
+            }));
+            runs += 1;
+        }
+        fixed_calls += runs as f64 * per_run;
+        fixed_cpu += match (thread_cpu_ns(), c0) {
+            (Some(b), Some(a)) => b.saturating_sub(a) as f64 / 1e9,
+            _ => start.elapsed().as_secs_f64(),
+        };
+    }
+
+    // All threads: batches of (model, run) jobs spread by rayon.
+    let threads = rayon::current_num_threads();
+    // Start the pool's threads before reading their CPU time.
+    rayon::broadcast(|_| ());
+    let pcpu0 = process_cpu_ns();
+    let start = Instant::now();
+    let mut next_run = 0u64;
+    let mut all_calls = 0.0;
+    while next_run == 0 || start.elapsed() < min {
+        let batch = 2 * threads as u64;
+        let jobs: Vec<(usize, u64)> = (0..prepared.len())
+            .flat_map(|m| (next_run..next_run + batch).map(move |r| (m, r)))
+            .collect();
+        jobs.par_iter().for_each(|&(m, r)| {
+            Workspace::with_thread_local(|ws| {
+                std::hint::black_box(prepared[m].run(r, ws, |b| {
+                    std::hint::black_box(b);
+                }));
+            })
+        });
+        all_calls += jobs.len() as f64 * per_run;
+        next_run += batch;
+    }
+    let all_threads = all_calls / start.elapsed().as_secs_f64();
+    let pcpu = process_cpu_ns()
+        .zip(pcpu0)
+        .map(|(b, a)| b.saturating_sub(a) as f64 / 1e9);
+
+    // Monte Carlo of one session on the six models.
+    let single = workload(1)?;
+    let mc_setups: Vec<SimSetup> = pairs
+        .iter()
+        .map(|p| SimSetup::new(p.model, &p.strategy, single.first_token_seconds))
+        .collect();
+    let runs = opts.montecarlo_runs.max(1);
+    let start = Instant::now();
+    for s in &mc_setups {
+        let p = Prepared::new(&single, s);
+        std::hint::black_box(monte_carlo(&p, runs, &|_| {})?);
+    }
+    let mc_seconds = start.elapsed().as_secs_f64();
+    let mc_calls = (runs * single.calls as u64 * mc_setups.len() as u64) as f64;
+
+    Ok(BenchReport {
+        workload: scenario.name.clone(),
+        calls_per_second_1_thread: one_thread,
+        calls_per_second_all_threads: all_threads,
+        threads,
+        montecarlo_10k_seconds: mc_seconds * 10_000.0 / runs as f64,
+        montecarlo_runs: runs,
+        montecarlo_seconds: mc_seconds,
+        montecarlo_calls_per_second: mc_calls / mc_seconds,
+        calls_per_cpu_second_1_thread: cpu1.filter(|&c| c > 0.0).map(|c| calls / c),
+        calls_per_cpu_second_all_threads: pcpu.filter(|&c| c > 0.0).map(|c| all_calls / c),
+        cpu_share_1_thread: cpu1.map(|c| c / busy),
+        calls_per_cpu_second_1_thread_fixed_amounts: fixed_calls / fixed_cpu.max(1e-9),
+        per_model_1_thread: per_model,
+    })
+}
