@@ -179,6 +179,9 @@ pub struct ModelSpec {
 
 impl ModelSpec {
     /// The tool rendering (always present after the catalog is loaded).
+    // Allowed: `Catalog` loading fills every model's rendering from its family (or refuses the
+    // file), so this cannot fail on user data; only a hand-built `ModelSpec` without one can.
+    #[allow(clippy::expect_used)]
     pub fn rendering(&self) -> &ToolRendering {
         self.tool_rendering
             .as_ref()
@@ -240,13 +243,16 @@ impl Catalog {
 
     /// Parses and validates catalog text; `origin` names it in errors.
     pub fn from_toml_str(text: &str, origin: &str) -> Result<Self> {
-        let raw: RawCatalog = toml::from_str(text).map_err(|e| Error::parse(origin, e))?;
+        let raw: RawCatalog =
+            toml::from_str(text).map_err(|e| crate::error::toml_error(origin, text, &e))?;
         let mut catalog = Catalog {
             origin: origin.to_string(),
             families: raw.family,
             models: raw.model,
         };
-        catalog.resolve_and_validate()?;
+        catalog
+            .resolve_and_validate()
+            .map_err(|e| e.located_in(text, origin))?;
         Ok(catalog)
     }
 
@@ -291,7 +297,7 @@ impl Catalog {
             }
             family
                 .tool_rendering
-                .validate(&origin, &format!("family.{}.tool_rendering", family.id))?;
+                .validate(&origin, &format!("family `{}`.tool_rendering", family.id))?;
         }
         let mut ids = std::collections::HashSet::new();
         for model in &mut self.models {

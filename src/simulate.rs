@@ -75,6 +75,10 @@ pub struct RunReport {
     pub skipped: Vec<Skipped>,
 }
 
+/// Upper bound on the per-call bills [`run_scenario`] keeps (about 120 bytes each, plus their rows in
+/// the JSON and CSV reports): larger simulations must stream them (`engine::simulate_run`).
+pub const MAX_BILLS_KEPT: u64 = 2_000_000;
+
 /// Simulates `scenario` on `models` (empty: the scenario's, or the six measured models) under
 /// `strategies` (empty: the scenario's). Unsupported pairs are skipped with a stated reason, unless
 /// nothing at all can be simulated.
@@ -107,6 +111,23 @@ pub fn run_scenario(
             ),
             other => other,
         })?;
+    let kept = (scenario.calls as u64)
+        .saturating_mul(scenario.sessions as u64)
+        .saturating_mul(models.len() as u64)
+        .saturating_mul(parsed.len() as u64);
+    if kept > MAX_BILLS_KEPT {
+        return Err(Error::invalid(
+            &scenario.origin,
+            "session.calls",
+            format!(
+                "{} sessions x {} calls x {} models x {} strategies = {kept} per-call bills, more than the {MAX_BILLS_KEPT} a report keeps in memory; use fewer calls, sessions, models or strategies",
+                scenario.sessions,
+                scenario.calls,
+                models.len(),
+                parsed.len()
+            ),
+        ));
+    }
     let mut report = RunReport {
         scenario: scenario.name.clone(),
         description: scenario.description.clone(),
@@ -172,13 +193,15 @@ fn summarise(
     };
     let mut total = 0.0;
     for c in &calls {
-        t.prompt_tokens += c.prompt_tokens;
-        t.uncached_tokens += c.uncached_tokens;
-        t.cache_write_tokens += c.cache_write_tokens;
-        t.cache_read_tokens += c.cache_read_tokens;
-        t.output_tokens += c.output_tokens;
+        // Saturating: the scenario limits keep these sums far below u64::MAX.
+        t.prompt_tokens = t.prompt_tokens.saturating_add(c.prompt_tokens);
+        t.uncached_tokens = t.uncached_tokens.saturating_add(c.uncached_tokens);
+        t.cache_write_tokens = t.cache_write_tokens.saturating_add(c.cache_write_tokens);
+        t.cache_read_tokens = t.cache_read_tokens.saturating_add(c.cache_read_tokens);
+        t.output_tokens = t.output_tokens.saturating_add(c.output_tokens);
         for (i, n) in tiers.iter().enumerate() {
-            *t.cache_write_tokens_by_tier.entry(n.clone()).or_default() += c.written_by_slot[i];
+            let e = t.cache_write_tokens_by_tier.entry(n.clone()).or_default();
+            *e = e.saturating_add(c.written_by_slot[i]);
         }
         total += c.cost_usd;
     }

@@ -254,9 +254,13 @@ impl Strategy {
                 ));
             }
         }
-        let (tier_name, tier) = rules
-            .tier(None)
-            .expect("validated catalog has its default tier");
+        // The catalog loader checks that the default tier exists; a hand-built ModelSpec may not.
+        let (tier_name, tier) = rules.tier(None).ok_or_else(|| {
+            err(format!(
+                "the default tier `{}` is not one of the tiers",
+                rules.default_tier
+            ))
+        })?;
         Ok(ResolvedStrategy {
             name,
             mode,

@@ -61,8 +61,8 @@ impl CacheStore {
             key,
             Entry {
                 tokens,
-                expires_ms: now + ttl_ms,
-                available_ms: now + avail_delay_ms.max(1),
+                expires_ms: now.saturating_add(ttl_ms),
+                available_ms: now.saturating_add(avail_delay_ms.max(1)),
                 ttl_ms,
             },
         );
@@ -145,9 +145,10 @@ pub fn explicit_call(
         for j in (lo..=bp.boundary).rev() {
             if let Some(e) = store.entries.get_mut(&prompt.cum_hash[j]) {
                 if e.usable(now) {
-                    hit = hit.max(e.tokens);
+                    // `min`: only a 64-bit hash collision could make an entry longer than the prompt.
+                    hit = hit.max(e.tokens.min(total));
                     if p.refresh_on_hit {
-                        e.expires_ms = now + e.ttl_ms;
+                        e.expires_ms = now.saturating_add(e.ttl_ms);
                     }
                     break;
                 }
@@ -201,7 +202,7 @@ pub fn automatic_call(
         for j in (0..n).rev() {
             if let Some(e) = store.entries.get(&prompt.cum_hash[j]) {
                 if e.usable(now) {
-                    hit = e.tokens;
+                    hit = e.tokens.min(total);
                     hit_at = Some(j);
                     break;
                 }
@@ -213,7 +214,7 @@ pub fn automatic_call(
         for j in 0..=h {
             if let Some(e) = store.entries.get_mut(&prompt.cum_hash[j]) {
                 if e.expires_ms > now {
-                    e.expires_ms = now + e.ttl_ms;
+                    e.expires_ms = now.saturating_add(e.ttl_ms);
                 }
             }
         }

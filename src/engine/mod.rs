@@ -13,7 +13,7 @@ use rand_chacha::ChaCha8Rng;
 use crate::billing::{CallBill, PriceSheet};
 use crate::catalog::{ModelSpec, ToolChangeRule};
 use crate::hash::{chain, fnv1a};
-use crate::scenario::{Arrival, Scenario};
+use crate::scenario::{Arrival, Scenario, MAX_TOKENS_PER_MESSAGE};
 use crate::strategy::{Anchor, Mode, ResolvedStrategy};
 use crate::tokens::ToolRendering;
 use crate::tools::Tool;
@@ -134,8 +134,14 @@ fn session_rng(seed: u64, run: u64, session: u64) -> ChaCha8Rng {
     ChaCha8Rng::seed_from_u64(chain(chain(seed, run.wrapping_add(0x5eed)), session))
 }
 
+/// One token draw, clamped to [`MAX_TOKENS_PER_MESSAGE`]: heavy-tailed distributions can draw huge
+/// values, and the clamp keeps every token sum of a run far from overflow.
 fn draw(q: &crate::quantity::Quantity, rng: &mut ChaCha8Rng) -> u64 {
-    q.sample(rng).round() as u64
+    let x = q.sample(rng).round();
+    if x.is_nan() {
+        return 0;
+    }
+    (x as u64).min(MAX_TOKENS_PER_MESSAGE)
 }
 
 /// Simulates one run of a scenario for one (model, strategy) and hands every billed call, in time
@@ -353,7 +359,7 @@ pub fn simulate_run(
         s.next_call += 1;
         if (s.next_call as usize) <= scenario.calls {
             let gap = crate::strategy::seconds_to_ms(scenario.gap_seconds.sample(&mut s.rng));
-            queue.push(Reverse((now + gap, si)));
+            queue.push(Reverse((now.saturating_add(gap), si)));
         } else {
             // The session is over: free its memory.
             s.history = Vec::new();

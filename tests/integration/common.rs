@@ -4,7 +4,8 @@ use std::path::PathBuf;
 
 /// The `pcsim` binary under test.
 pub fn pcsim() -> assert_cmd::Command {
-    assert_cmd::Command::cargo_bin("pcsim").expect("the pcsim binary is built for integration tests")
+    assert_cmd::Command::cargo_bin("pcsim")
+        .expect("the pcsim binary is built for integration tests")
 }
 
 /// The project root (where Cargo.toml and models.toml live).

@@ -1,3 +1,5 @@
 //! Integration tests: one binary, one module per area.
 
 mod common;
+mod fuzz;
+mod properties;
