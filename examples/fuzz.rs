@@ -37,7 +37,14 @@ fn main() {
         }
     }
     harness::install_panic_recorder();
+    let mut corpus = harness::Corpus::load();
+    let captures = corpus.add_shared_captures();
+    println!(
+        "corpus: {} inputs ({captures} real MCP captures from shared/reference)",
+        corpus.entries.len()
+    );
     let stats = harness::fuzz(
+        &corpus,
         seed,
         iters,
         Some(Duration::from_secs(seconds)),

@@ -6,7 +6,7 @@ use std::path::Path;
 
 use serde::{Deserialize, Serialize};
 
-use crate::error::{closest, read_text, Error, Result};
+use crate::error::{closest, num, read_text, Error, Result};
 use crate::tokens::ToolRendering;
 
 /// The catalog embedded at build time from the project's `models.toml`.
@@ -373,7 +373,7 @@ pub(crate) fn check_number<T: Copy + AsF64>(
         return Err(Error::invalid(
             origin,
             field,
-            format!("value {x} is not a finite number"),
+            format!("value {} is not a finite number", num(x)),
         ));
     }
     if let Some(min) = min {
@@ -383,7 +383,11 @@ pub(crate) fn check_number<T: Copy + AsF64>(
             } else {
                 format!("must be at least {min}")
             };
-            return Err(Error::invalid(origin, field, format!("value {x} {what}")));
+            return Err(Error::invalid(
+                origin,
+                field,
+                format!("value {} {what}", num(x)),
+            ));
         }
     }
     if let Some(max) = max {
@@ -391,7 +395,7 @@ pub(crate) fn check_number<T: Copy + AsF64>(
             return Err(Error::invalid(
                 origin,
                 field,
-                format!("value {x} must be at most {max}"),
+                format!("value {} must be at most {max}", num(x)),
             ));
         }
     }

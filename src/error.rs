@@ -171,6 +171,16 @@ fn edit_distance(a: &str, b: &str) -> usize {
     prev[b.len()]
 }
 
+/// A number as a user would write it: plain for ordinary magnitudes, `1e300` (not three hundred
+/// digits) for huge or tiny ones.
+pub fn num(x: f64) -> String {
+    if x != 0.0 && x.is_finite() && !(1e-4..1e15).contains(&x.abs()) {
+        format!("{x:e}")
+    } else {
+        format!("{x}")
+    }
+}
+
 /// A TOML syntax or schema error as an [`Error::Parse`] whose message starts with the line and column,
 /// names the offending line, and suggests the closest field or value for an unknown one.
 pub fn toml_error(origin: &str, text: &str, e: &toml::de::Error) -> Error {

@@ -5,7 +5,7 @@ use std::path::{Path, PathBuf};
 
 use serde::Deserialize;
 
-use crate::error::{read_text, Error, Result};
+use crate::error::{num, read_text, Error, Result};
 use crate::quantity::Quantity;
 use crate::tools::{load_tool_files, synthetic_tools, Tool};
 
@@ -280,7 +280,10 @@ impl Scenario {
         if !(0.0..=MAX_FIRST_TOKEN_SECONDS).contains(&first_token_seconds) {
             return Err(inv(
                 "session.first_token_seconds",
-                format!("value {first_token_seconds} must be a number from 0 to {MAX_FIRST_TOKEN_SECONDS}"),
+                format!(
+                    "value {} must be a number from 0 to {MAX_FIRST_TOKEN_SECONDS}",
+                    num(first_token_seconds)
+                ),
             ));
         }
         let (sessions, arrival, shared_cache) = match raw.sessions {
@@ -309,7 +312,10 @@ impl Scenario {
                     (Some(e), None) => {
                         return Err(inv(
                             "sessions.every_seconds",
-                            format!("value {e} must be a number from 0 to {MAX_SECONDS} (30 days)"),
+                            format!(
+                                "value {} must be a number from 0 to {MAX_SECONDS} (30 days)",
+                                num(e)
+                            ),
                         ))
                     }
                     (None, Some(r)) if r.is_finite() && r >= MIN_POISSON_PER_HOUR => {
@@ -517,7 +523,7 @@ fn check_upper(q: &Quantity, max: f64, unit: &str, origin: &str, field: &str) ->
     Err(Error::invalid(
         origin,
         field,
-        format!("{what} {x} exceeds the limit of {max} {unit}"),
+        format!("{what} {} exceeds the limit of {max} {unit}", num(x)),
     ))
 }
 

@@ -112,6 +112,36 @@ impl Corpus {
         }
     }
 
+    /// Adds the real MCP `tools/list` captures of shared/reference/mcp (found through `$PCSIM_SHARED`
+    /// or by walking up from the crate) as tool-list seeds; returns how many were added. They are read
+    /// in place, never copied into the repository.
+    pub fn add_shared_captures(&mut self) -> usize {
+        let mut dirs: Vec<PathBuf> = std::env::var("PCSIM_SHARED")
+            .map(|p| vec![PathBuf::from(p)])
+            .unwrap_or_default();
+        let mut d = Some(PathBuf::from(env!("CARGO_MANIFEST_DIR")));
+        while let Some(dir) = d {
+            dirs.push(dir.join("shared").join("reference"));
+            d = dir.parent().map(PathBuf::from);
+        }
+        let Some(reference) = dirs.into_iter().find(|d| d.join("mcp").is_dir()) else {
+            return 0;
+        };
+        let mut files: Vec<PathBuf> = std::fs::read_dir(reference.join("mcp"))
+            .map(|rd| rd.filter_map(|e| e.ok().map(|e| e.path())).collect())
+            .unwrap_or_default();
+        files.retain(|f| f.to_string_lossy().ends_with(".tools.json"));
+        files.sort();
+        let n = files.len();
+        for f in files {
+            if let Ok(bytes) = std::fs::read(&f) {
+                self.entries
+                    .push((Target::Tools, f.display().to_string(), bytes));
+            }
+        }
+        n
+    }
+
     fn of(&self, target: Target) -> Vec<&[u8]> {
         self.entries
             .iter()
@@ -554,8 +584,13 @@ pub struct Stats {
 }
 
 /// Fuzzes until `max_inputs` inputs ran or `deadline` passed, from `seed`.
-pub fn fuzz(seed: u64, max_inputs: u64, deadline: Option<Duration>, hang_limit: Duration) -> Stats {
-    let corpus = Corpus::load();
+pub fn fuzz(
+    corpus: &Corpus,
+    seed: u64,
+    max_inputs: u64,
+    deadline: Option<Duration>,
+    hang_limit: Duration,
+) -> Stats {
     let mut rng = ChaCha8Rng::seed_from_u64(seed);
     let mut stats = Stats::default();
     let start = Instant::now();

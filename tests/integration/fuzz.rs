@@ -25,7 +25,14 @@ fn env_u64(name: &str, default: u64) -> u64 {
 fn mutated_inputs_never_panic_or_hang() {
     let iters = env_u64("PCSIM_FUZZ_ITERS", DEFAULT_ITERS);
     let seed = env_u64("PCSIM_FUZZ_SEED", 0x00c0_ffee);
-    let stats = fuzz(seed, iters, None, HANG_LIMIT);
+    let mut corpus = Corpus::load();
+    if crate::common::shared_reference().is_some() {
+        assert!(
+            corpus.add_shared_captures() > 0,
+            "no MCP capture in shared/reference/mcp"
+        );
+    }
+    let stats = fuzz(&corpus, seed, iters, None, HANG_LIMIT);
     eprintln!(
         "fuzz: seed {seed}, {} inputs (catalog {}, scenario {}, tools {}) in {:.1?}: {} accepted, {} refused, {} failures, slowest {:.1?}",
         stats.executed,
@@ -68,7 +75,8 @@ fn mutated_inputs_never_panic_or_hang() {
 
 #[test]
 fn every_corpus_input_is_valid() {
-    let corpus = Corpus::load();
+    let mut corpus = Corpus::load();
+    corpus.add_shared_captures();
     assert!(corpus.entries.len() >= 8, "corpus too small");
     for (target, name, bytes) in &corpus.entries {
         let out = execute_guarded(*target, bytes, &corpus.base, HANG_LIMIT);
