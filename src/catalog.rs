@@ -40,6 +40,10 @@ impl<T: Copy> Sourced<T> {
     }
 }
 
+/// Upper bound on any price in the catalog (USD per million tokens, or per million tokens per hour):
+/// a thousand times the dearest real price, low enough that every cost stays a finite number.
+pub const MAX_USD_PER_MTOK: f64 = 1e6;
+
 /// Kinds of source a catalog number may cite.
 pub const SOURCE_KINDS: [&str; 4] = ["measured:", "documented:", "derived:", "assumed:"];
 
@@ -313,14 +317,14 @@ impl Catalog {
                 &format!("{at}.input_usd_per_mtok"),
                 &model.input_usd_per_mtok,
                 Some(f64::MIN_POSITIVE),
-                None,
+                Some(MAX_USD_PER_MTOK),
             )?;
             check_number(
                 &origin,
                 &format!("{at}.output_usd_per_mtok"),
                 &model.output_usd_per_mtok,
                 Some(0.0),
-                None,
+                Some(MAX_USD_PER_MTOK),
             )?;
             if model.tool_rendering.is_none() {
                 let family = self
@@ -568,7 +572,7 @@ fn validate_rules(origin: &str, at: &str, mode: &str, r: &CacheRules) -> Result<
             &format!("{at}.storage_usd_per_mtok_hour"),
             p,
             Some(0.0),
-            None,
+            Some(MAX_USD_PER_MTOK),
         )?;
     }
     if let Some(o) = &r.tool_change_options {
@@ -623,6 +627,18 @@ mod tests {
             "input_usd_per_mtok = { value = nan",
         );
         assert!(e.contains("not a finite number"), "{e}");
+    }
+
+    #[test]
+    fn absurd_price_is_rejected() {
+        let e = mutate(
+            "output_usd_per_mtok = { value = 25.0",
+            "output_usd_per_mtok = { value = 1e308",
+        );
+        assert!(
+            e.contains("output_usd_per_mtok") && e.contains("1e308"),
+            "{e}"
+        );
     }
 
     #[test]

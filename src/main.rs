@@ -22,7 +22,7 @@ fn main() -> ExitCode {
             }) {
                 return ExitCode::SUCCESS;
             }
-            let _ = writeln!(std::io::stderr(), "error: {e:#}");
+            let _ = writeln!(std::io::stderr(), "error: {}", message(&e));
             let user = e.chain().any(|c| {
                 c.downcast_ref::<pcsim::Error>()
                     .is_some_and(pcsim::Error::is_user_error)
@@ -30,4 +30,21 @@ fn main() -> ExitCode {
             ExitCode::from(if user { 2 } else { 1 })
         }
     }
+}
+
+/// The error and its causes on one line, skipping a cause whose text the message already holds (a
+/// library error that prints its I/O cause would otherwise show it twice).
+fn message(e: &anyhow::Error) -> String {
+    let mut out = String::new();
+    for cause in e.chain() {
+        let text = cause.to_string();
+        if out.contains(&text) {
+            continue;
+        }
+        if !out.is_empty() {
+            out.push_str(": ");
+        }
+        out.push_str(&text);
+    }
+    out
 }
