@@ -24,8 +24,14 @@ use pcsim::strategy::{Mode, ResolvedStrategy, Strategy as CacheStrategy};
 use pcsim::tokens::ToolRendering;
 use pcsim::tools::{synthetic_tool, Tool};
 
-/// Cases per property; the whole module runs in a few seconds in debug builds.
-const CASES: u32 = 128;
+/// Cases per property (`PCSIM_PROPTEST_CASES` overrides it for longer runs); the default keeps the
+/// module to a few seconds in debug builds.
+fn cases(default: u32) -> u32 {
+    std::env::var("PCSIM_PROPTEST_CASES")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(default)
+}
 
 const RULES: [ToolChangeRule; 3] = [
     ToolChangeRule::Invalidate,
@@ -547,7 +553,7 @@ fn total(bills: &[CallBill]) -> f64 {
 }
 
 proptest! {
-    #![proptest_config(ProptestConfig { cases: CASES, ..ProptestConfig::default() })]
+    #![proptest_config(ProptestConfig::with_cases(cases(128)))]
 
     /// Buckets, single billing, the ceiling, reads of live writes, cumulative totals; and, across
     /// strategies, identical prompts (every strategy sees the same sessions) and a total with caching
@@ -614,7 +620,7 @@ proptest! {
 }
 
 proptest! {
-    #![proptest_config(ProptestConfig { cases: CASES / 4, ..ProptestConfig::default() })]
+    #![proptest_config(ProptestConfig::with_cases(cases(128) / 4))]
 
     /// Identical seeds give identical bills, run after run and on several threads at once (the engine
     /// has no global state, so results cannot depend on how many threads run simulations).
@@ -638,14 +644,6 @@ proptest! {
             });
             for p in &parallel {
                 prop_assert_eq!(p, &first, "{}: a thread saw other results", r.name);
-            }
-            if !scenario.is_deterministic() {
-                let mut other = scenario.clone();
-                other.seed = scenario.seed.wrapping_add(1);
-                let draws = |bills: &[CallBill]| -> Vec<(u64, u64)> {
-                    bills.iter().map(|b| (b.prompt_tokens, ms(b.time_s))).collect()
-                };
-                prop_assert_ne!(draws(&simulate_collect(&other, &setup, 0)), draws(&first));
             }
         }
     }
