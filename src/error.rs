@@ -149,10 +149,14 @@ pub fn read_text(path: &std::path::Path) -> Result<String> {
 
 /// The closest candidate to `wanted` by edit distance, for "did you mean" hints.
 pub fn closest<'a>(wanted: &str, candidates: impl IntoIterator<Item = &'a str>) -> Option<&'a str> {
+    let limit = |c: &str| (c.len().max(wanted.len()) / 2).max(2);
     candidates
         .into_iter()
+        // The length difference bounds the distance from below: skipping hopeless candidates first
+        // keeps a megabyte-long unknown name from costing seconds.
+        .filter(|c| c.len().abs_diff(wanted.len()) <= limit(c))
         .map(|c| (edit_distance(wanted, c), c))
-        .filter(|(d, c)| *d <= (c.len().max(wanted.len()) / 2).max(2))
+        .filter(|(d, c)| *d <= limit(c))
         .min_by_key(|(d, _)| *d)
         .map(|(_, c)| c)
 }

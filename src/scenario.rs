@@ -244,6 +244,16 @@ impl Scenario {
         let resolve =
             |files: &[PathBuf]| -> Vec<PathBuf> { files.iter().map(|f| base.join(f)).collect() };
 
+        // Strategy strings are checked here, where the error can point at the line; whether a model
+        // offers them is only known when the scenario is run.
+        for text in &raw.strategies {
+            crate::strategy::Strategy::parse(text).map_err(|e| match e {
+                Error::Strategy { strategy, problem } => {
+                    inv("strategies", format!("`{strategy}`: {problem}"))
+                }
+                other => other,
+            })?;
+        }
         let mut tools = load_tool_files(&resolve(&raw.tools.files))?;
         if let Some(s) = raw.tools.synthetic {
             check_synthetic(s, origin, "tools.synthetic")?;
@@ -596,6 +606,15 @@ mod tests {
     fn removing_a_missing_tool_is_rejected() {
         let e = err("[session]\ncalls = 5\n[tools]\nsynthetic = { count = 2 }\n[[event]]\nat_call = 3\nremove = [\"nope\"]\n");
         assert!(e.contains("`nope`"), "{e}");
+    }
+
+    #[test]
+    fn a_bad_strategy_is_refused_with_its_line() {
+        let e = err("strategies = [\"none\",\n  \"explicit:tool\"]\n[session]\ncalls = 2\n");
+        assert!(
+            e.starts_with("s.toml:1:14: field `strategies`: `explicit:tool`"),
+            "{e}"
+        );
     }
 
     #[test]

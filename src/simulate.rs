@@ -93,7 +93,17 @@ pub fn run_scenario(
     } else {
         models
     };
-    let models: Vec<&ModelSpec> = catalog.select(model_ids)?;
+    let models: Vec<&ModelSpec> = catalog.select(model_ids).map_err(|e| match e {
+        // Ids from the scenario file: say which file and field hold the bad one.
+        Error::UnknownModel { id, hint } if models.is_empty() && !scenario.models.is_empty() => {
+            Error::invalid(
+                &scenario.origin,
+                "models",
+                format!("unknown model id `{id}`{hint} (run `pcsim models` for the list)"),
+            )
+        }
+        other => other,
+    })?;
     let strategy_texts = if strategies.is_empty() {
         &scenario.strategies
     } else {

@@ -121,6 +121,24 @@ fn catalog_errors_point_into_the_right_model() {
 }
 
 #[test]
+fn unknown_model_in_a_scenario_names_file_field_and_closest_id() {
+    let s = Scenario::from_toml_str(
+        "models = [\"kimi-k3\", \"claude-opus-48\"]\n[session]\ncalls = 2\n",
+        "s.toml",
+        Path::new("."),
+    )
+    .unwrap();
+    let catalog = Catalog::embedded().unwrap();
+    let e = pcsim::simulate::run_scenario(&catalog, &s, &[], &[])
+        .unwrap_err()
+        .to_string();
+    assert!(
+        e.starts_with("s.toml: field `models`: unknown model id `claude-opus-48`; did you mean `claude-opus-4.8`?"),
+        "{e}"
+    );
+}
+
+#[test]
 fn tool_file_errors_name_the_tool_file_not_the_scenario() {
     let dir = tempfile::tempdir().unwrap();
     std::fs::write(
