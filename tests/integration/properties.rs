@@ -127,6 +127,10 @@ prop_compose! {
 /// model the generator makes (all values are in the documented ranges), and the engine then sees
 /// exactly what a user's catalog would give it.
 fn load_model(model: &ModelSpec) -> Result<ModelSpec, TestCaseError> {
+    Ok(load_catalog(model)?.models[0].clone())
+}
+
+fn load_catalog(model: &ModelSpec) -> Result<Catalog, TestCaseError> {
     #[derive(Serialize)]
     struct Cat<'a> {
         model: [&'a ModelSpec; 1],
@@ -136,7 +140,7 @@ fn load_model(model: &ModelSpec) -> Result<ModelSpec, TestCaseError> {
     let catalog = Catalog::from_toml_str(&text, "generated.toml")
         .map_err(|e| TestCaseError::fail(format!("loader refused a valid model: {e}\n{text}")))?;
     prop_assert_eq!(&catalog.models[0], model);
-    Ok(catalog.models[0].clone())
+    Ok(catalog)
 }
 
 fn arb_tokens() -> impl Strategy<Value = Quantity> {
@@ -621,6 +625,36 @@ proptest! {
 
 proptest! {
     #![proptest_config(ProptestConfig::with_cases(cases(128) / 4))]
+
+    /// A report's totals are the sums of its bills: every token and dollar is counted once there too.
+    #[test]
+    fn report_totals_are_the_sums_of_the_bills(model in arb_model(), shape in arb_shape()) {
+        let catalog = load_catalog(&model)?;
+        let scenario = build(&shape);
+        let strategies: Vec<String> = ["none", "cached", "implicit", "explicit:tools+last"]
+            .iter()
+            .map(|s| s.to_string())
+            .collect();
+        let report = pcsim::simulate::run_scenario(&catalog, &scenario, &["generated".into()], &strategies)
+            .map_err(|e| TestCaseError::fail(e.to_string()))?;
+        prop_assert!(!report.results.is_empty());
+        for r in &report.results {
+            let t = &r.totals;
+            let sum = |f: fn(&CallBill) -> u64| r.calls.iter().map(f).sum::<u64>();
+            prop_assert_eq!(t.prompt_tokens, sum(|b| b.prompt_tokens));
+            prop_assert_eq!(t.uncached_tokens, sum(|b| b.uncached_tokens));
+            prop_assert_eq!(t.cache_write_tokens, sum(|b| b.cache_write_tokens));
+            prop_assert_eq!(t.cache_read_tokens, sum(|b| b.cache_read_tokens));
+            prop_assert_eq!(t.output_tokens, sum(|b| b.output_tokens));
+            prop_assert_eq!(t.uncached_tokens + t.cache_write_tokens + t.cache_read_tokens, t.prompt_tokens);
+            prop_assert_eq!(t.cache_write_tokens_by_tier.values().sum::<u64>(), t.cache_write_tokens);
+            prop_assert!(close(r.total_usd, total(&r.calls)), "{}", r.strategy);
+            let output = t.output_tokens as f64 * model.output_usd_per_mtok.value / 1e6;
+            prop_assert!(close(t.output_usd, output), "{}", r.strategy);
+            let last = r.calls.last().map_or(0.0, |b| b.cumulative_usd);
+            prop_assert!(close(last, r.total_usd), "{}", r.strategy);
+        }
+    }
 
     /// Identical seeds give identical bills, run after run and on several threads at once (the engine
     /// has no global state, so results cannot depend on how many threads run simulations).
