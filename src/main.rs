@@ -11,7 +11,20 @@ fn main() -> ExitCode {
     let cli = cli::Cli::parse();
     let stdout = std::io::stdout();
     let mut out = std::io::BufWriter::new(stdout.lock());
-    let result = cli::run(cli, &mut out).and_then(|()| out.flush().map_err(Into::into));
+    // A panic is a bug, never the user's fault: report it with the documented internal-error code 1
+    // (the default would be 101). The panic message itself is printed by the default hook.
+    let result = match std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+        cli::run(cli, &mut out).and_then(|()| out.flush().map_err(Into::into))
+    })) {
+        Ok(r) => r,
+        Err(_) => {
+            let _ = writeln!(
+                std::io::stderr(),
+                "error: internal error (a bug in pcsim); please report it with the command line"
+            );
+            return ExitCode::from(1);
+        }
+    };
     match result {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) => {
