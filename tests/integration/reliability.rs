@@ -154,7 +154,8 @@ fn tool_file_errors_name_the_tool_file_not_the_scenario() {
     let e = Scenario::load(&dir.path().join("s.toml"))
         .unwrap_err()
         .to_string();
-    assert!(e.contains("t.json: field `tools[1].name`"), "{e}");
+    // The tool file, with the line and column of the bad name.
+    assert!(e.contains("t.json:2:11: field `tools[1].name`"), "{e}");
     assert!(!e.contains("s.toml"), "{e}");
     std::fs::write(
         dir.path().join("t.json"),
@@ -180,12 +181,17 @@ fn a_broken_real_capture_is_named_by_tool_index_and_name() {
     // Break the third tool's schema; the error must say which tool, by index and name.
     let mut v: serde_json::Value = serde_json::from_str(&text).unwrap();
     v["tools"][2]["inputSchema"] = serde_json::json!([1, 2]);
-    let e = pcsim::tools::parse_tool_list(&v.to_string(), "github.json")
+    let broken = serde_json::to_string_pretty(&v).unwrap();
+    let e = pcsim::tools::parse_tool_list(&broken, "github.json")
         .unwrap_err()
         .to_string();
+    // Where the bad schema starts, computed from the text.
+    let at = broken.find("\"inputSchema\": [").unwrap() + "\"inputSchema\": ".len();
+    let line = broken[..at].matches('\n').count() + 1;
+    let column = at - broken[..at].rfind('\n').map_or(0, |n| n + 1) + 1;
     assert!(
         e.starts_with(&format!(
-            "github.json: field `tools[2] (`{}`).inputSchema`",
+            "github.json:{line}:{column}: field `tools[2] (`{}`).inputSchema`",
             tools[2].name
         )),
         "{e}"
