@@ -304,10 +304,14 @@ impl Catalog {
                 .validate(&origin, &format!("family `{}`.tool_rendering", family.id))?;
         }
         let mut ids = std::collections::HashSet::new();
-        for model in &mut self.models {
+        for (index, model) in self.models.iter_mut().enumerate() {
             let at = format!("model `{}`", model.id);
             if model.id.trim().is_empty() {
-                return Err(Error::invalid(&origin, "model.id", "empty model id"));
+                return Err(Error::invalid(
+                    &origin,
+                    format!("model[{index}].id"),
+                    "empty model id",
+                ));
             }
             if !ids.insert(model.id.clone()) {
                 return Err(Error::invalid(&origin, format!("{at}.id"), "defined twice"));
@@ -657,6 +661,19 @@ mod tests {
     fn missing_source_kind_is_rejected() {
         let e = mutate("source = \"measured:", "source = \"I think:");
         assert!(e.contains("must start with one of"), "{e}");
+    }
+
+    #[test]
+    fn empty_id_points_at_its_model() {
+        let text = EMBEDDED_CATALOG.replacen("id = \"gpt-5.6\"", "id = \" \"", 1);
+        let line = text.lines().position(|l| l == "id = \" \"").unwrap() + 1;
+        let e = Catalog::from_toml_str(&text, "m.toml")
+            .unwrap_err()
+            .to_string();
+        assert!(
+            e.starts_with(&format!("m.toml:{line}:6: field `model[2].id`")),
+            "{e}"
+        );
     }
 
     #[test]
