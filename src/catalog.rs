@@ -6,7 +6,7 @@ use std::path::Path;
 
 use serde::{Deserialize, Serialize};
 
-use crate::error::{closest, read_text, Error, Result};
+use crate::error::{closest, num, read_text, Error, Result};
 use crate::tokens::ToolRendering;
 
 /// The catalog embedded at build time from the project's `models.toml`.
@@ -39,6 +39,10 @@ impl<T: Copy> Sourced<T> {
         self.value
     }
 }
+
+/// Upper bound on any price in the catalog (USD per million tokens, or per million tokens per hour):
+/// a thousand times the dearest real price, low enough that every cost stays a finite number.
+pub const MAX_USD_PER_MTOK: f64 = 1e6;
 
 /// Kinds of source a catalog number may cite.
 pub const SOURCE_KINDS: [&str; 4] = ["measured:", "documented:", "derived:", "assumed:"];
@@ -179,6 +183,9 @@ pub struct ModelSpec {
 
 impl ModelSpec {
     /// The tool rendering (always present after the catalog is loaded).
+    // Allowed: `Catalog` loading fills every model's rendering from its family (or refuses the
+    // file), so this cannot fail on user data; only a hand-built `ModelSpec` without one can.
+    #[allow(clippy::expect_used)]
     pub fn rendering(&self) -> &ToolRendering {
         self.tool_rendering
             .as_ref()
@@ -240,13 +247,16 @@ impl Catalog {
 
     /// Parses and validates catalog text; `origin` names it in errors.
     pub fn from_toml_str(text: &str, origin: &str) -> Result<Self> {
-        let raw: RawCatalog = toml::from_str(text).map_err(|e| Error::parse(origin, e))?;
+        let raw: RawCatalog =
+            toml::from_str(text).map_err(|e| crate::error::toml_error(origin, text, &e))?;
         let mut catalog = Catalog {
             origin: origin.to_string(),
             families: raw.family,
             models: raw.model,
         };
-        catalog.resolve_and_validate()?;
+        catalog
+            .resolve_and_validate()
+            .map_err(|e| e.located_in(text, origin))?;
         Ok(catalog)
     }
 
@@ -291,13 +301,17 @@ impl Catalog {
             }
             family
                 .tool_rendering
-                .validate(&origin, &format!("family.{}.tool_rendering", family.id))?;
+                .validate(&origin, &format!("family `{}`.tool_rendering", family.id))?;
         }
         let mut ids = std::collections::HashSet::new();
-        for model in &mut self.models {
+        for (index, model) in self.models.iter_mut().enumerate() {
             let at = format!("model `{}`", model.id);
             if model.id.trim().is_empty() {
-                return Err(Error::invalid(&origin, "model.id", "empty model id"));
+                return Err(Error::invalid(
+                    &origin,
+                    format!("model[{index}].id"),
+                    "empty model id",
+                ));
             }
             if !ids.insert(model.id.clone()) {
                 return Err(Error::invalid(&origin, format!("{at}.id"), "defined twice"));
@@ -307,14 +321,14 @@ impl Catalog {
                 &format!("{at}.input_usd_per_mtok"),
                 &model.input_usd_per_mtok,
                 Some(f64::MIN_POSITIVE),
-                None,
+                Some(MAX_USD_PER_MTOK),
             )?;
             check_number(
                 &origin,
                 &format!("{at}.output_usd_per_mtok"),
                 &model.output_usd_per_mtok,
                 Some(0.0),
-                None,
+                Some(MAX_USD_PER_MTOK),
             )?;
             if model.tool_rendering.is_none() {
                 let family = self
@@ -367,7 +381,7 @@ pub(crate) fn check_number<T: Copy + AsF64>(
         return Err(Error::invalid(
             origin,
             field,
-            format!("value {x} is not a finite number"),
+            format!("value {} is not a finite number", num(x)),
         ));
     }
     if let Some(min) = min {
@@ -377,7 +391,11 @@ pub(crate) fn check_number<T: Copy + AsF64>(
             } else {
                 format!("must be at least {min}")
             };
-            return Err(Error::invalid(origin, field, format!("value {x} {what}")));
+            return Err(Error::invalid(
+                origin,
+                field,
+                format!("value {} {what}", num(x)),
+            ));
         }
     }
     if let Some(max) = max {
@@ -385,7 +403,7 @@ pub(crate) fn check_number<T: Copy + AsF64>(
             return Err(Error::invalid(
                 origin,
                 field,
-                format!("value {x} must be at most {max}"),
+                format!("value {} must be at most {max}", num(x)),
             ));
         }
     }
@@ -558,7 +576,7 @@ fn validate_rules(origin: &str, at: &str, mode: &str, r: &CacheRules) -> Result<
             &format!("{at}.storage_usd_per_mtok_hour"),
             p,
             Some(0.0),
-            None,
+            Some(MAX_USD_PER_MTOK),
         )?;
     }
     if let Some(o) = &r.tool_change_options {
@@ -616,6 +634,18 @@ mod tests {
     }
 
     #[test]
+    fn absurd_price_is_rejected() {
+        let e = mutate(
+            "output_usd_per_mtok = { value = 25.0",
+            "output_usd_per_mtok = { value = 1e308",
+        );
+        assert!(
+            e.contains("output_usd_per_mtok") && e.contains("1e308"),
+            "{e}"
+        );
+    }
+
+    #[test]
     fn read_multiplier_above_one_is_rejected() {
         let e = mutate(
             "read_multiplier = { value = 0.1",
@@ -631,6 +661,19 @@ mod tests {
     fn missing_source_kind_is_rejected() {
         let e = mutate("source = \"measured:", "source = \"I think:");
         assert!(e.contains("must start with one of"), "{e}");
+    }
+
+    #[test]
+    fn empty_id_points_at_its_model() {
+        let text = EMBEDDED_CATALOG.replacen("id = \"gpt-5.6\"", "id = \" \"", 1);
+        let line = text.lines().position(|l| l == "id = \" \"").unwrap() + 1;
+        let e = Catalog::from_toml_str(&text, "m.toml")
+            .unwrap_err()
+            .to_string();
+        assert!(
+            e.starts_with(&format!("m.toml:{line}:6: field `model[2].id`")),
+            "{e}"
+        );
     }
 
     #[test]

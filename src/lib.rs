@@ -15,6 +15,9 @@
 //! assert!(cached.total_usd < none.total_usd);
 //! ```
 
+// No unwrap/expect in library code: bad input must become an `Error`, never a panic. Tests may unwrap.
+#![cfg_attr(not(test), deny(clippy::unwrap_used, clippy::expect_used))]
+
 pub mod analysis;
 pub mod bench;
 pub mod billing;

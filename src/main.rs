@@ -11,7 +11,20 @@ fn main() -> ExitCode {
     let cli = cli::Cli::parse();
     let stdout = std::io::stdout();
     let mut out = std::io::BufWriter::new(stdout.lock());
-    let result = cli::run(cli, &mut out).and_then(|()| out.flush().map_err(Into::into));
+    // A panic is a bug, never the user's fault: report it with the documented internal-error code 1
+    // (the default would be 101). The panic message itself is printed by the default hook.
+    let result = match std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+        cli::run(cli, &mut out).and_then(|()| out.flush().map_err(Into::into))
+    })) {
+        Ok(r) => r,
+        Err(_) => {
+            let _ = writeln!(
+                std::io::stderr(),
+                "error: internal error (a bug in pcsim); please report it with the command line"
+            );
+            return ExitCode::from(1);
+        }
+    };
     match result {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) => {
@@ -22,7 +35,7 @@ fn main() -> ExitCode {
             }) {
                 return ExitCode::SUCCESS;
             }
-            let _ = writeln!(std::io::stderr(), "error: {e:#}");
+            let _ = writeln!(std::io::stderr(), "error: {}", message(&e));
             let user = e.chain().any(|c| {
                 c.downcast_ref::<pcsim::Error>()
                     .is_some_and(pcsim::Error::is_user_error)
@@ -30,4 +43,21 @@ fn main() -> ExitCode {
             ExitCode::from(if user { 2 } else { 1 })
         }
     }
+}
+
+/// The error and its causes on one line, skipping a cause whose text the message already holds (a
+/// library error that prints its I/O cause would otherwise show it twice).
+fn message(e: &anyhow::Error) -> String {
+    let mut out = String::new();
+    for cause in e.chain() {
+        let text = cause.to_string();
+        if out.contains(&text) {
+            continue;
+        }
+        if !out.is_empty() {
+            out.push_str(": ");
+        }
+        out.push_str(&text);
+    }
+    out
 }

@@ -5,7 +5,7 @@ use std::path::{Path, PathBuf};
 
 use serde::Deserialize;
 
-use crate::error::{read_text, Error, Result};
+use crate::error::{num, read_text, Error, Result};
 use crate::quantity::Quantity;
 use crate::tools::{load_tool_files, synthetic_tools, Tool};
 
@@ -18,6 +18,27 @@ pub const MAX_CALLS_PER_SESSION: usize = 100_000;
 pub const MAX_SESSIONS: usize = 1_000_000;
 /// Upper bound on calls in one simulated run (sessions x calls).
 pub const MAX_CALLS_PER_RUN: u64 = 50_000_000;
+/// Upper bound on calls over all Monte Carlo runs (runs x sessions x calls): minutes of work.
+pub const MAX_CALLS_PER_SCENARIO: u64 = 1_000_000_000;
+/// Upper bound on the tokens of one message (system prompt, task, tool result, user turn, output): ten
+/// times any model's context window. Fixed values and distribution means above it are refused; random
+/// draws are clamped to it, so token sums cannot overflow.
+pub const MAX_TOKENS_PER_MESSAGE: u64 = 10_000_000;
+/// Upper bound on the expected prompt of a session's last call (mean draws): a conversation that
+/// would outgrow every context window a hundred times over is a typo, not a scenario.
+pub const MAX_PROMPT_TOKENS: u64 = 1_000_000_000;
+/// Upper bound on any duration in a scenario (gaps, arrival intervals): 30 days.
+pub const MAX_SECONDS: f64 = 30.0 * 86_400.0;
+/// Upper bound on the seconds until a response starts.
+pub const MAX_FIRST_TOKEN_SECONDS: f64 = 3_600.0;
+/// Smallest Poisson arrival rate (sessions per hour); slower rates are idle simulations.
+pub const MIN_POISSON_PER_HOUR: f64 = 1e-3;
+/// Upper bound on the tools in the list at any call.
+pub const MAX_TOOLS: usize = 10_000;
+/// Upper bound on the tools loaded or generated in a whole scenario (initial list plus every event).
+pub const MAX_TOOLS_LOADED: usize = 100_000;
+/// Upper bound on the parameters of all synthetic tools of one `synthetic`/`add_synthetic` entry.
+pub const MAX_SYNTHETIC_PARAMS: usize = 200_000;
 
 /// A change of the tool list before a given call.
 #[derive(Debug, Clone, PartialEq)]
@@ -204,9 +225,15 @@ impl Scenario {
         Self::from_toml_str(&text, &path.display().to_string(), base)
     }
 
-    /// Parses and validates scenario text.
+    /// Parses and validates scenario text; errors name `origin` and, where the field can be found in
+    /// the text, its line and column.
     pub fn from_toml_str(text: &str, origin: &str, base: &Path) -> Result<Self> {
-        let raw: RawScenario = toml::from_str(text).map_err(|e| Error::parse(origin, e))?;
+        Self::parse_and_validate(text, origin, base).map_err(|e| e.located_in(text, origin))
+    }
+
+    fn parse_and_validate(text: &str, origin: &str, base: &Path) -> Result<Self> {
+        let raw: RawScenario =
+            toml::from_str(text).map_err(|e| crate::error::toml_error(origin, text, &e))?;
         let inv = |field: &str, problem: String| Error::invalid(origin, field, problem);
         let quantity = |v: &Option<toml::Value>, field: &str, default: f64| -> Result<Quantity> {
             match v {
@@ -217,11 +244,23 @@ impl Scenario {
         let resolve =
             |files: &[PathBuf]| -> Vec<PathBuf> { files.iter().map(|f| base.join(f)).collect() };
 
+        // Strategy strings are checked here, where the error can point at the line; whether a model
+        // offers them is only known when the scenario is run.
+        for text in &raw.strategies {
+            crate::strategy::Strategy::parse(text).map_err(|e| match e {
+                Error::Strategy { strategy, problem } => {
+                    inv("strategies", format!("`{strategy}`: {problem}"))
+                }
+                other => other,
+            })?;
+        }
         let mut tools = load_tool_files(&resolve(&raw.tools.files))?;
         if let Some(s) = raw.tools.synthetic {
             check_synthetic(s, origin, "tools.synthetic")?;
             tools.extend(synthetic_tools(1, s.count, s.params));
         }
+        check_tool_count(tools.len(), origin, "tools")?;
+        let mut loaded = tools.len();
         let session = raw.session;
         if session.calls == 0 {
             return Err(inv(
@@ -238,20 +277,23 @@ impl Scenario {
                 ),
             ));
         }
-        if session.system_tokens > 10_000_000 {
+        if session.system_tokens > MAX_TOKENS_PER_MESSAGE {
             return Err(inv(
                 "session.system_tokens",
                 format!(
-                    "value {} is beyond any model's context",
+                    "value {} is beyond any model's context (limit {MAX_TOKENS_PER_MESSAGE})",
                     session.system_tokens
                 ),
             ));
         }
         let first_token_seconds = session.first_token_seconds.unwrap_or(1.0);
-        if !first_token_seconds.is_finite() || first_token_seconds < 0.0 {
+        if !(0.0..=MAX_FIRST_TOKEN_SECONDS).contains(&first_token_seconds) {
             return Err(inv(
                 "session.first_token_seconds",
-                format!("value {first_token_seconds} must be a finite number >= 0"),
+                format!(
+                    "value {} must be a number from 0 to {MAX_FIRST_TOKEN_SECONDS}",
+                    num(first_token_seconds)
+                ),
             ));
         }
         let (sessions, arrival, shared_cache) = match raw.sessions {
@@ -276,18 +318,23 @@ impl Scenario {
                             "give either every_seconds or poisson_per_hour, not both".into(),
                         ))
                     }
-                    (Some(e), None) if e.is_finite() && e >= 0.0 => Arrival::Every(e),
+                    (Some(e), None) if (0.0..=MAX_SECONDS).contains(&e) => Arrival::Every(e),
                     (Some(e), None) => {
                         return Err(inv(
                             "sessions.every_seconds",
-                            format!("value {e} must be a finite number >= 0"),
+                            format!(
+                                "value {} must be a number from 0 to {MAX_SECONDS} (30 days)",
+                                num(e)
+                            ),
                         ))
                     }
-                    (None, Some(r)) if r.is_finite() && r > 0.0 => Arrival::Poisson(r),
+                    (None, Some(r)) if r.is_finite() && r >= MIN_POISSON_PER_HOUR => {
+                        Arrival::Poisson(r)
+                    }
                     (None, Some(r)) => {
                         return Err(inv(
                             "sessions.poisson_per_hour",
-                            format!("value {r} must be a finite number > 0"),
+                            format!("value {r} must be a finite number >= {MIN_POISSON_PER_HOUR}"),
                         ))
                     }
                     (None, None) => Arrival::Every(0.0),
@@ -308,12 +355,25 @@ impl Scenario {
                 format!("value {runs} must be between 1 and 10000000"),
             ));
         }
+        let all_calls = (runs as u64)
+            .saturating_mul(sessions as u64)
+            .saturating_mul(session.calls as u64);
+        if all_calls > MAX_CALLS_PER_SCENARIO {
+            return Err(inv(
+                "runs",
+                format!(
+                    "{runs} runs x {sessions} sessions x {} calls = {all_calls} calls exceeds the limit of {MAX_CALLS_PER_SCENARIO} calls per scenario",
+                    session.calls
+                ),
+            ));
+        }
         let mut events = Vec::new();
         let mut current: Vec<Tool> = tools.clone();
-        let mut raw_events = raw.events;
-        raw_events.sort_by_key(|e| e.at_call);
-        for (i, e) in raw_events.into_iter().enumerate() {
-            let at = format!("event[{i}]");
+        // Events apply in call order; errors name them by their place in the file.
+        let mut raw_events: Vec<(usize, RawEvent)> = raw.events.into_iter().enumerate().collect();
+        raw_events.sort_by_key(|(_, e)| e.at_call);
+        for (i, (in_file, e)) in raw_events.into_iter().enumerate() {
+            let at = format!("event[{in_file}]");
             if e.at_call < 2 || e.at_call > session.calls {
                 return Err(inv(
                     &format!("{at}.at_call"),
@@ -326,6 +386,7 @@ impl Scenario {
                 let first = current.len() + 1000 * (i + 1);
                 add.extend(synthetic_tools(first, s.count, s.params));
             }
+            loaded += add.len();
             for name in e.remove.iter().chain(e.keep.iter().flatten()) {
                 if !current.iter().any(|t| &t.name == name) {
                     return Err(inv(
@@ -341,6 +402,13 @@ impl Scenario {
                 Some(f) => Some(load_tool_files(&resolve(f))?),
                 None => None,
             };
+            loaded += replace.as_ref().map_or(0, Vec::len);
+            if loaded > MAX_TOOLS_LOADED {
+                return Err(inv(
+                    &at,
+                    format!("the scenario loads more than {MAX_TOOLS_LOADED} tools in all (initial list and events)"),
+                ));
+            }
             let event = ToolEvent {
                 at_call: e.at_call,
                 add,
@@ -359,8 +427,51 @@ impl Scenario {
                     ),
                 ));
             }
+            check_tool_count(next.len(), origin, &at)?;
             current = next;
             events.push(event);
+        }
+        let first_user_tokens = quantity(
+            &session.first_user_tokens,
+            "session.first_user_tokens",
+            200.0,
+        )?;
+        let user_tokens = quantity(&session.user_tokens, "session.user_tokens", 0.0)?;
+        let tool_result_tokens = quantity(
+            &session.tool_result_tokens,
+            "session.tool_result_tokens",
+            500.0,
+        )?;
+        let output_tokens = quantity(&session.output_tokens, "session.output_tokens", 200.0)?;
+        let gap_seconds = quantity(&session.gap_seconds, "session.gap_seconds", 10.0)?;
+        for (q, field) in [
+            (&first_user_tokens, "session.first_user_tokens"),
+            (&user_tokens, "session.user_tokens"),
+            (&tool_result_tokens, "session.tool_result_tokens"),
+            (&output_tokens, "session.output_tokens"),
+        ] {
+            check_upper(q, MAX_TOKENS_PER_MESSAGE as f64, "tokens", origin, field)?;
+        }
+        check_upper(
+            &gap_seconds,
+            MAX_SECONDS,
+            "seconds",
+            origin,
+            "session.gap_seconds",
+        )?;
+        // The conversation grows by a tool result, a user turn and an output per call.
+        let growth = tool_result_tokens.mean() + user_tokens.mean() + output_tokens.mean();
+        let last_prompt = session.system_tokens as f64
+            + first_user_tokens.mean()
+            + growth * (session.calls - 1) as f64;
+        if last_prompt > MAX_PROMPT_TOKENS as f64 {
+            return Err(inv(
+                "session.calls",
+                format!(
+                    "value {}: the conversation would grow to about {:.0} tokens by the last call (mean sizes), beyond the limit of {MAX_PROMPT_TOKENS}; use fewer calls or smaller messages",
+                    session.calls, last_prompt
+                ),
+            ));
         }
         Ok(Scenario {
             name: raw.name.unwrap_or_else(|| {
@@ -379,19 +490,11 @@ impl Scenario {
             tools,
             system_tokens: session.system_tokens,
             calls: session.calls,
-            first_user_tokens: quantity(
-                &session.first_user_tokens,
-                "session.first_user_tokens",
-                200.0,
-            )?,
-            user_tokens: quantity(&session.user_tokens, "session.user_tokens", 0.0)?,
-            tool_result_tokens: quantity(
-                &session.tool_result_tokens,
-                "session.tool_result_tokens",
-                500.0,
-            )?,
-            output_tokens: quantity(&session.output_tokens, "session.output_tokens", 200.0)?,
-            gap_seconds: quantity(&session.gap_seconds, "session.gap_seconds", 10.0)?,
+            first_user_tokens,
+            user_tokens,
+            tool_result_tokens,
+            output_tokens,
+            gap_seconds,
             first_token_seconds,
             events,
             sessions,
@@ -417,6 +520,34 @@ impl Scenario {
     }
 }
 
+/// Refuses a quantity whose fixed value, mean or upper bound exceeds `max`.
+fn check_upper(q: &Quantity, max: f64, unit: &str, origin: &str, field: &str) -> Result<()> {
+    let (what, x) = match *q {
+        Quantity::Fixed { value } => ("value", value),
+        Quantity::Uniform { max, .. } => ("uniform max", max),
+        _ => ("mean", q.mean()),
+    };
+    if x.is_finite() && x <= max {
+        return Ok(());
+    }
+    Err(Error::invalid(
+        origin,
+        field,
+        format!("{what} {} exceeds the limit of {max} {unit}", num(x)),
+    ))
+}
+
+fn check_tool_count(n: usize, origin: &str, field: &str) -> Result<()> {
+    if n > MAX_TOOLS {
+        return Err(Error::invalid(
+            origin,
+            field,
+            format!("{n} tools in the list exceed the limit of {MAX_TOOLS}"),
+        ));
+    }
+    Ok(())
+}
+
 fn check_synthetic(s: RawSynthetic, origin: &str, field: &str) -> Result<()> {
     if s.count > 10_000 {
         return Err(Error::invalid(
@@ -430,6 +561,16 @@ fn check_synthetic(s: RawSynthetic, origin: &str, field: &str) -> Result<()> {
             origin,
             format!("{field}.params"),
             format!("value {} exceeds 1000 parameters", s.params),
+        ));
+    }
+    if s.count.saturating_mul(s.params) > MAX_SYNTHETIC_PARAMS {
+        return Err(Error::invalid(
+            origin,
+            field,
+            format!(
+                "{} tools x {} parameters exceed the limit of {MAX_SYNTHETIC_PARAMS} parameters",
+                s.count, s.params
+            ),
         ));
     }
     Ok(())
@@ -465,6 +606,15 @@ mod tests {
     fn removing_a_missing_tool_is_rejected() {
         let e = err("[session]\ncalls = 5\n[tools]\nsynthetic = { count = 2 }\n[[event]]\nat_call = 3\nremove = [\"nope\"]\n");
         assert!(e.contains("`nope`"), "{e}");
+    }
+
+    #[test]
+    fn a_bad_strategy_is_refused_with_its_line() {
+        let e = err("strategies = [\"none\",\n  \"explicit:tool\"]\n[session]\ncalls = 2\n");
+        assert!(
+            e.starts_with("s.toml:1:14: field `strategies`: `explicit:tool`"),
+            "{e}"
+        );
     }
 
     #[test]

@@ -100,6 +100,10 @@ pub struct RunReport {
     pub skipped: Vec<Skipped>,
 }
 
+/// Upper bound on the per-call bills [`run_scenario`] keeps (about 120 bytes each, plus their rows in
+/// the JSON and CSV reports): larger simulations must stream them (`engine::simulate_run`).
+pub const MAX_BILLS_KEPT: u64 = 2_000_000;
+
 /// Simulates `scenario` on `models` (empty: the scenario's, or the six measured models) under
 /// `strategies` (empty: the scenario's). Unsupported pairs are skipped with a stated reason, unless
 /// nothing at all can be simulated.
@@ -126,7 +130,17 @@ pub fn run_scenario_with_progress(
     } else {
         models
     };
-    let models: Vec<&ModelSpec> = catalog.select(model_ids)?;
+    let models: Vec<&ModelSpec> = catalog.select(model_ids).map_err(|e| match e {
+        // Ids from the scenario file: say which file and field hold the bad one.
+        Error::UnknownModel { id, hint } if models.is_empty() && !scenario.models.is_empty() => {
+            Error::invalid(
+                &scenario.origin,
+                "models",
+                format!("unknown model id `{id}`{hint} (run `pcsim models` for the list)"),
+            )
+        }
+        other => other,
+    })?;
     let strategy_texts = if strategies.is_empty() {
         &scenario.strategies
     } else {
@@ -144,6 +158,23 @@ pub fn run_scenario_with_progress(
             ),
             other => other,
         })?;
+    let kept = (scenario.calls as u64)
+        .saturating_mul(scenario.sessions as u64)
+        .saturating_mul(models.len() as u64)
+        .saturating_mul(parsed.len() as u64);
+    if kept > MAX_BILLS_KEPT {
+        return Err(Error::invalid(
+            &scenario.origin,
+            "session.calls",
+            format!(
+                "{} sessions x {} calls x {} models x {} strategies = {kept} per-call bills, more than the {MAX_BILLS_KEPT} a report keeps in memory; use fewer calls, sessions, models or strategies",
+                scenario.sessions,
+                scenario.calls,
+                models.len(),
+                parsed.len()
+            ),
+        ));
+    }
     let mut report = RunReport {
         scenario: scenario.name.clone(),
         description: scenario.description.clone(),
@@ -217,18 +248,19 @@ pub(crate) fn summarise(
         let st = &mut per_session[i];
         st.session = c.session;
         st.calls += 1;
-        st.prompt_tokens += c.prompt_tokens;
-        st.uncached_tokens += c.uncached_tokens;
-        st.cache_write_tokens += c.cache_write_tokens;
-        st.cache_read_tokens += c.cache_read_tokens;
+        st.prompt_tokens = st.prompt_tokens.saturating_add(c.prompt_tokens);
+        st.uncached_tokens = st.uncached_tokens.saturating_add(c.uncached_tokens);
+        st.cache_write_tokens = st.cache_write_tokens.saturating_add(c.cache_write_tokens);
+        st.cache_read_tokens = st.cache_read_tokens.saturating_add(c.cache_read_tokens);
         st.total_usd += c.cost_usd;
-        t.prompt_tokens += c.prompt_tokens;
-        t.uncached_tokens += c.uncached_tokens;
-        t.cache_write_tokens += c.cache_write_tokens;
-        t.cache_read_tokens += c.cache_read_tokens;
-        t.output_tokens += c.output_tokens;
+        t.prompt_tokens = t.prompt_tokens.saturating_add(c.prompt_tokens);
+        t.uncached_tokens = t.uncached_tokens.saturating_add(c.uncached_tokens);
+        t.cache_write_tokens = t.cache_write_tokens.saturating_add(c.cache_write_tokens);
+        t.cache_read_tokens = t.cache_read_tokens.saturating_add(c.cache_read_tokens);
+        t.output_tokens = t.output_tokens.saturating_add(c.output_tokens);
         for (i, n) in tiers.iter().enumerate() {
-            *t.cache_write_tokens_by_tier.entry(n.clone()).or_default() += c.written_by_slot[i];
+            let e = t.cache_write_tokens_by_tier.entry(n.clone()).or_default();
+            *e = e.saturating_add(c.written_by_slot[i]);
         }
         total += c.cost_usd;
     }

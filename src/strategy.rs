@@ -130,7 +130,13 @@ impl Strategy {
             }
             other => {
                 let anchors = other.strip_prefix("explicit:").ok_or_else(|| {
-                    err("expected none, cached, automatic, implicit or explicit:ANCHORS (anchors: tools, system, last; e.g. explicit:tools@1h+system+last)".into())
+                    let hint = crate::error::closest(
+                        other,
+                        ["none", "cached", "automatic", "implicit", "explicit:tools+system+last"],
+                    )
+                    .map(|c| format!("; did you mean `{c}`?"))
+                    .unwrap_or_default();
+                    err(format!("expected none, cached, automatic, implicit or explicit:ANCHORS (anchors: tools, system, last; e.g. explicit:tools@1h+system+last){hint}"))
                 })?;
                 let mut bps = Vec::new();
                 for part in anchors.split('+') {
@@ -143,9 +149,12 @@ impl Strategy {
                         "system" => Anchor::System,
                         "last" => Anchor::Last,
                         _ => {
+                            let hint = crate::error::closest(a, ["tools", "system", "last"])
+                                .map(|c| format!(" (did you mean `{c}`?)"))
+                                .unwrap_or_default();
                             return Err(err(format!(
-                                "unknown anchor `{a}`; use tools, system or last"
-                            )))
+                                "unknown anchor `{a}`{hint}; use tools, system or last"
+                            )));
                         }
                     };
                     if bps.iter().any(|b: &BreakpointSpec| b.anchor == anchor) {
@@ -392,6 +401,16 @@ mod tests {
         ] {
             assert_eq!(Strategy::parse(s).unwrap().to_string(), s);
         }
+    }
+
+    #[test]
+    fn suggests_the_closest_spelling() {
+        let e = Strategy::parse("cachd").unwrap_err().to_string();
+        assert!(e.contains("did you mean `cached`?"), "{e}");
+        let e = Strategy::parse("explicit:tool+last")
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("did you mean `tools`?"), "{e}");
     }
 
     #[test]

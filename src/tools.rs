@@ -135,19 +135,26 @@ pub fn parse_tool_list_with_warnings(text: &str, origin: &str) -> Result<(Vec<To
             ),
         )
     })?;
+    let array_path = tool_array_path(&v);
     let mut tools = Vec::with_capacity(list.len());
     let mut warnings = Vec::new();
     for (i, item) in list.iter().enumerate() {
-        tools.push(parse_tool(item, origin, i, &mut warnings)?);
+        let tool = parse_tool(item, origin, i, &mut warnings)
+            .map_err(|e| locate_tool_error(e, text, origin, &array_path, i, item))?;
+        tools.push(tool);
     }
     let mut seen = std::collections::HashMap::new();
     for (i, t) in tools.iter().enumerate() {
         if let Some(first) = seen.insert(t.name.as_str(), i) {
-            return Err(Error::invalid(
+            let e = Error::invalid(
                 origin,
-                format!("tools[{i}] (`{}`)", t.name),
-                format!("duplicate tool name in one file (also tools[{first}]); model APIs reject duplicate names"),
-            ));
+                format!("tools[{i}].name"),
+                format!(
+                    "duplicate tool name `{}` in one file (also tools[{first}]); model APIs reject duplicate names",
+                    t.name
+                ),
+            );
+            return Err(locate_tool_error(e, text, origin, &array_path, i, &list[i]));
         }
     }
     if tools.is_empty() {
@@ -173,6 +180,212 @@ fn describe_json(v: &Value) -> String {
             }
         }
     }
+}
+
+/// Keys leading to the tool array, by the same rules as `locate_tool_array`.
+fn tool_array_path(v: &Value) -> Vec<&'static str> {
+    let mut path = Vec::new();
+    let mut cur = v;
+    while let Value::Object(m) = cur {
+        match m.get("result") {
+            Some(r) => {
+                path.push("result");
+                cur = r;
+            }
+            None => {
+                path.push("tools");
+                break;
+            }
+        }
+    }
+    path
+}
+
+/// Adds `:line:column` to the file of an error about tool `index`: the offending key when the field
+/// names one (`name`, `description`, the schema), else the tool itself.
+fn locate_tool_error(
+    e: Error,
+    text: &str,
+    origin: &str,
+    array_path: &[&str],
+    index: usize,
+    item: &Value,
+) -> Error {
+    let Error::Invalid {
+        file,
+        field,
+        problem,
+    } = e
+    else {
+        return e;
+    };
+    if file != origin {
+        return Error::Invalid {
+            file,
+            field,
+            problem,
+        };
+    }
+    let mut path: Vec<JsonSeg> = array_path.iter().map(|k| JsonSeg::Key(k)).collect();
+    path.push(JsonSeg::Index(index));
+    let openai = item.get("type").and_then(Value::as_str) == Some("function")
+        && item.get("function").is_some_and(Value::is_object);
+    let def = if openai {
+        item.get("function")
+    } else {
+        Some(item)
+    };
+    let key = [
+        "name",
+        "description",
+        "inputSchema",
+        "input_schema",
+        "parameters",
+    ]
+    .into_iter()
+    .find(|k| {
+        let wanted = if k.starts_with("input") || *k == "parameters" {
+            "inputSchema"
+        } else {
+            k
+        };
+        field.ends_with(&format!(".{wanted}")) && def.is_some_and(|d| d.get(k).is_some())
+    });
+    let element = json_offset(text, &path);
+    if openai {
+        path.push(JsonSeg::Key("function"));
+    }
+    if let Some(k) = key {
+        path.push(JsonSeg::Key(k));
+    }
+    let file = match json_offset(text, &path).or(element) {
+        Some(offset) => {
+            let (line, column) = crate::error::line_column(text, offset);
+            format!("{file}:{line}:{column}")
+        }
+        None => file,
+    };
+    Error::Invalid {
+        file,
+        field,
+        problem,
+    }
+}
+
+/// A step into a JSON document.
+enum JsonSeg<'a> {
+    Key(&'a str),
+    Index(usize),
+}
+
+/// Byte offset of the value at `path` in `text`, which must already be known to be valid JSON; a small
+/// scanner, since `serde_json::Value` keeps no positions. `None` when the path is not there.
+fn json_offset(text: &str, path: &[JsonSeg]) -> Option<usize> {
+    fn ws(b: &[u8], i: &mut usize) {
+        while matches!(b.get(*i), Some(b' ' | b'\n' | b'\r' | b'\t')) {
+            *i += 1;
+        }
+    }
+    /// From an opening quote to just after the closing one.
+    fn string_end(b: &[u8], mut i: usize) -> Option<usize> {
+        i += 1;
+        loop {
+            match b.get(i)? {
+                b'\\' => i += 2,
+                b'"' => return Some(i + 1),
+                _ => i += 1,
+            }
+        }
+    }
+    /// From the start of a value to just after it.
+    fn skip(b: &[u8], i: usize) -> Option<usize> {
+        match b.get(i)? {
+            b'"' => string_end(b, i),
+            b'{' | b'[' => {
+                let mut depth = 0usize;
+                let mut j = i;
+                loop {
+                    match b.get(j)? {
+                        b'"' => {
+                            j = string_end(b, j)?;
+                            continue;
+                        }
+                        b'{' | b'[' => depth += 1,
+                        b'}' | b']' => {
+                            depth = depth.checked_sub(1)?;
+                            if depth == 0 {
+                                return Some(j + 1);
+                            }
+                        }
+                        _ => {}
+                    }
+                    j += 1;
+                }
+            }
+            _ => {
+                let mut j = i;
+                while !matches!(
+                    b.get(j),
+                    None | Some(b',' | b'}' | b']' | b' ' | b'\n' | b'\r' | b'\t')
+                ) {
+                    j += 1;
+                }
+                Some(j)
+            }
+        }
+    }
+    let b = text.as_bytes();
+    let mut i = 0;
+    ws(b, &mut i);
+    for seg in path {
+        match (seg, b.get(i)?) {
+            (JsonSeg::Key(k), b'{') => {
+                i += 1;
+                loop {
+                    ws(b, &mut i);
+                    if *b.get(i)? != b'"' {
+                        return None;
+                    }
+                    let end = string_end(b, i)?;
+                    let key = text.get(i + 1..end - 1)?;
+                    i = end;
+                    ws(b, &mut i);
+                    if *b.get(i)? != b':' {
+                        return None;
+                    }
+                    i += 1;
+                    ws(b, &mut i);
+                    if key == *k {
+                        break;
+                    }
+                    i = skip(b, i)?;
+                    ws(b, &mut i);
+                    if *b.get(i)? != b',' {
+                        return None;
+                    }
+                    i += 1;
+                }
+            }
+            (JsonSeg::Index(n), b'[') => {
+                i += 1;
+                for _ in 0..*n {
+                    ws(b, &mut i);
+                    i = skip(b, i)?;
+                    ws(b, &mut i);
+                    if *b.get(i)? != b',' {
+                        return None;
+                    }
+                    i += 1;
+                }
+                ws(b, &mut i);
+                if *b.get(i)? == b']' {
+                    return None;
+                }
+            }
+            _ => return None,
+        }
+    }
+    Some(i)
 }
 
 fn locate_tool_array(v: &Value) -> Option<&Vec<Value>> {
@@ -476,6 +689,30 @@ mod tests {
             .unwrap_err()
             .to_string();
         assert!(e.contains("f.json") && e.contains("line 1"), "{e}");
+    }
+
+    #[test]
+    fn errors_point_at_the_line_and_column_of_the_bad_value() {
+        let text = "{\"result\": {\"tools\": [\n  {\"name\": \"a\", \"inputSchema\": {}},\n  {\"name\": \"b\",\n   \"inputSchema\": [1]}\n]}}";
+        let e = parse_tool_list(text, "f.json").unwrap_err().to_string();
+        assert!(
+            e.starts_with("f.json:4:19: field `tools[1] (`b`).inputSchema`"),
+            "{e}"
+        );
+        let openai =
+            "[{\"type\": \"function\", \"function\": {\"name\": \"x\", \"description\": 5}}]";
+        let e = parse_tool_list(openai, "o.json").unwrap_err().to_string();
+        assert!(
+            e.starts_with("o.json:1:64: field `tools[0] (`x`).description`"),
+            "{e}"
+        );
+        let dup = "[{\"name\": \"a\"},\n {\"name\": \"a\"}]";
+        let e = parse_tool_list(dup, "d.json").unwrap_err().to_string();
+        assert!(e.starts_with("d.json:2:11: field `tools[1].name`"), "{e}");
+        let e = parse_tool_list("[1, \"x\"]", "n.json")
+            .unwrap_err()
+            .to_string();
+        assert!(e.starts_with("n.json:1:2: field `tools[0]`"), "{e}");
     }
 
     #[test]

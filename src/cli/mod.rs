@@ -112,11 +112,12 @@ pub fn write_reported(dir: &Path, name: &str, bytes: &[u8], format: Format) -> R
     let path = dir.join(name);
     report::write_atomic(&path, bytes).with_context(|| format!("writing {}", path.display()))?;
     // Paths go to stderr when stdout carries machine-readable output.
-    if format == Format::Table {
-        println!("wrote {}", path.display());
+    // `writeln!`, not `println!`: a closed pipe must not panic (the report is already written).
+    let _ = if format == Format::Table {
+        writeln!(std::io::stdout(), "wrote {}", path.display())
     } else {
-        eprintln!("wrote {}", path.display());
-    }
+        writeln!(std::io::stderr(), "wrote {}", path.display())
+    };
     Ok(())
 }
 

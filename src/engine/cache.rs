@@ -197,8 +197,8 @@ impl CacheStore {
     ) {
         let mut e = Entry {
             tokens,
-            expires_ms: now + ttl_ms,
-            available_ms: now + avail_delay_ms.max(1),
+            expires_ms: now.saturating_add(ttl_ms),
+            available_ms: now.saturating_add(avail_delay_ms.max(1)),
             ttl_ms,
             lease,
             depth,
@@ -303,9 +303,10 @@ pub fn explicit_call(
         for j in (lo..=hi).rev() {
             if let Some(e) = store.entries.get_mut(&(prompt.cum_hash[j] ^ salt)) {
                 if e.usable(now) {
-                    hit = hit.max(e.tokens);
+                    // `min`: only a 64-bit hash collision could make an entry longer than the prompt.
+                    hit = hit.max(e.tokens.min(total));
                     if p.refresh_on_hit {
-                        e.expires_ms = now + e.ttl_ms;
+                        e.expires_ms = now.saturating_add(e.ttl_ms);
                     }
                     break;
                 }
@@ -360,7 +361,7 @@ pub fn automatic_call(
         for j in (0..n).rev() {
             if let Some(e) = store.entries.get(&(prompt.cum_hash[j] ^ salt)) {
                 if store.usable_entry(e, now) {
-                    hit = e.tokens;
+                    hit = e.tokens.min(total);
                     hit_at = Some(j);
                     break;
                 }
@@ -373,7 +374,7 @@ pub fn automatic_call(
         for j in 0..=h {
             if let Some(e) = store.entries.get_mut(&(prompt.cum_hash[j] ^ salt)) {
                 if e.expires_ms > now {
-                    e.expires_ms = now + e.ttl_ms;
+                    e.expires_ms = now.saturating_add(e.ttl_ms);
                 }
             }
         }
@@ -441,7 +442,7 @@ pub fn automatic_call_leased(
         for j in (0..n.min(fresh_from)).rev() {
             if let Some(e) = store.entries.get(&(prompt.cum_hash[j] ^ salt)) {
                 if store.usable_entry(e, now) {
-                    hit = e.tokens;
+                    hit = e.tokens.min(total);
                     hit_at = Some(j);
                     break;
                 }
@@ -451,7 +452,7 @@ pub fn automatic_call_leased(
     let block_lease = keys.block.map(|k| store.lease_id(k));
     let history_lease = store.lease_id(keys.history);
     if let (Some(h), true) = (hit_at, p.refresh_on_hit) {
-        let expires = now + ttl_ms;
+        let expires = now.saturating_add(ttl_ms);
         if h >= block_len {
             store.refresh_lease(history_lease, h, expires);
         }
@@ -465,7 +466,7 @@ pub fn automatic_call_leased(
                         let alive = store.entries.get(&key).map(|e| store.expiry(e) > now);
                         if alive == Some(true) {
                             if let Some(e) = store.entries.get_mut(&key) {
-                                e.expires_ms = now + e.ttl_ms;
+                                e.expires_ms = now.saturating_add(e.ttl_ms);
                             }
                         }
                     }

@@ -15,7 +15,7 @@ use crate::billing::{CallBill, PriceSheet};
 use crate::catalog::{ModelSpec, ToolChangeRule};
 use crate::hash::{chain, fnv1a};
 use crate::quantity::{round_u64, Quantity, Sampler};
-use crate::scenario::{Arrival, Scenario};
+use crate::scenario::{Arrival, Scenario, MAX_TOKENS_PER_MESSAGE};
 use crate::strategy::{Anchor, Mode, ResolvedStrategy};
 use crate::tools::Tool;
 use cache::{
@@ -459,7 +459,7 @@ impl<'a> Prepared<'a> {
             if (s.next_call as usize) <= scenario.calls {
                 let gap = gap_ms
                     .unwrap_or_else(|| crate::strategy::seconds_to_ms(gap.sample(&mut s.rng)));
-                *top = Reverse(event_key(now + gap, si));
+                *top = Reverse(event_key(now.saturating_add(gap), si));
             } else {
                 PeekMut::pop(top);
                 if !scenario.shared_cache {
@@ -612,7 +612,7 @@ enum Draw {
 impl Draw {
     fn new(q: &Quantity) -> Self {
         match *q {
-            Quantity::Fixed { value } => Draw::Fixed(round_u64(value)),
+            Quantity::Fixed { value } => Draw::Fixed(round_u64(value).min(MAX_TOKENS_PER_MESSAGE)),
             _ => Draw::Random(q.sampler()),
         }
     }
@@ -621,7 +621,9 @@ impl Draw {
     fn draw(&self, rng: &mut ChaCha8Rng) -> u64 {
         match self {
             Draw::Fixed(v) => *v,
-            Draw::Random(q) => round_u64(q.sample(rng)),
+            // Clamped: heavy-tailed distributions can draw huge values; the clamp keeps every token
+            // sum of a run far from overflow.
+            Draw::Random(q) => round_u64(q.sample(rng)).min(MAX_TOKENS_PER_MESSAGE),
         }
     }
 }

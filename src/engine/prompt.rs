@@ -71,7 +71,9 @@ impl Prompt {
             (Some(t), Some(h)) => (*t, *h),
             _ => (0, 0),
         };
-        self.cum_tokens.push(t + s.tokens);
+        // Saturating: scenario limits keep real sums far below u64::MAX; this only guarantees that no
+        // input, however extreme, can overflow.
+        self.cum_tokens.push(t.saturating_add(s.tokens));
         self.cum_hash.push(chain(h, s.id));
     }
 

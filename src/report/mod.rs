@@ -13,15 +13,19 @@ use crate::error::{Error, Result};
 /// Writes a file atomically: a temporary file in the same folder, then a rename, so a reader never
 /// sees a half-written report and an existing file is replaced whole or not at all.
 pub fn write_atomic(path: &Path, bytes: &[u8]) -> Result<()> {
-    let dir = path
-        .parent()
-        .filter(|p| !p.as_os_str().is_empty())
-        .unwrap_or(Path::new("."));
-    let name = path
-        .file_name()
-        .map(|n| n.to_string_lossy().into_owned())
-        .unwrap_or_else(|| "out".into());
-    let tmp = dir.join(format!(".{name}.tmp-{}", std::process::id()));
+    write_atomic_with(path, |f| f.write_all(bytes))
+}
+
+/// Like [`write_atomic`], with the content streamed by `write` (large reports need not be built in
+/// memory first). If `write` fails or panics, the temporary file is removed and an existing file at
+/// `path` keeps its old content; a replaced file keeps its permissions.
+pub fn write_atomic_with(
+    path: &Path,
+    write: impl FnOnce(&mut std::io::BufWriter<std::fs::File>) -> std::io::Result<()>,
+) -> Result<()> {
+    use std::sync::atomic::{AtomicU64, Ordering};
+    // Process id plus a counter: two writers in one process (threads) never share a temporary file.
+    static NEXT: AtomicU64 = AtomicU64::new(0);
     let io = |action: &'static str, p: &Path| {
         let p = p.to_path_buf();
         move |source| Error::Io {
@@ -30,17 +34,55 @@ pub fn write_atomic(path: &Path, bytes: &[u8]) -> Result<()> {
             source,
         }
     };
-    let mut f = std::fs::File::create(&tmp).map_err(io("cannot create", &tmp))?;
-    let result = f.write_all(bytes).and_then(|_| f.sync_all());
-    drop(f);
-    if let Err(e) = result {
-        let _ = std::fs::remove_file(&tmp);
-        return Err(io("cannot write", &tmp)(e));
+    if path.is_dir() {
+        return Err(Error::invalid(
+            path.display().to_string(),
+            "output path",
+            "is a folder; a report cannot replace it",
+        ));
     }
-    std::fs::rename(&tmp, path).map_err(|e| {
-        let _ = std::fs::remove_file(&tmp);
-        io("cannot replace", path)(e)
-    })
+    let dir = path
+        .parent()
+        .filter(|p| !p.as_os_str().is_empty())
+        .unwrap_or(Path::new("."));
+    let name = path
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_else(|| "out".into());
+    let tmp = dir.join(format!(
+        ".{name}.tmp-{}-{}",
+        std::process::id(),
+        NEXT.fetch_add(1, Ordering::Relaxed)
+    ));
+    /// Removes the temporary file unless it was renamed into place (also when `write` panics).
+    struct Cleanup<'a>(&'a Path, bool);
+    impl Drop for Cleanup<'_> {
+        fn drop(&mut self) {
+            if !self.1 {
+                let _ = std::fs::remove_file(self.0);
+            }
+        }
+    }
+    let file = std::fs::OpenOptions::new()
+        .write(true)
+        .create_new(true)
+        .open(&tmp)
+        .map_err(io("cannot create", &tmp))?;
+    let mut guard = Cleanup(&tmp, false);
+    let mut out = std::io::BufWriter::new(file);
+    write(&mut out).map_err(io("cannot write", &tmp))?;
+    let file = out
+        .into_inner()
+        .map_err(|e| io("cannot write", &tmp)(e.into_error()))?;
+    file.sync_all().map_err(io("cannot write", &tmp))?;
+    if let Ok(meta) = std::fs::metadata(path) {
+        // Keep the permissions of the file being replaced (best effort).
+        let _ = std::fs::set_permissions(&tmp, meta.permissions());
+    }
+    drop(file);
+    std::fs::rename(&tmp, path).map_err(io("cannot replace", path))?;
+    guard.1 = true;
+    Ok(())
 }
 
 /// Checks up front that `dir` exists (creating it if needed) and can be written, so no simulation

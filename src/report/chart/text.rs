@@ -16,6 +16,8 @@ use plotters_backend::{
 /// A backend whose text is drawn by [`draw_text`] instead of plotters' font code.
 pub struct Crisp<DB>(pub DB);
 
+// Not user data: the fonts are compiled into the binary, so a parse failure is a broken build.
+#[allow(clippy::expect_used)]
 fn fonts() -> &'static (FontRef<'static>, FontRef<'static>) {
     static FONTS: std::sync::OnceLock<(FontRef<'static>, FontRef<'static>)> =
         std::sync::OnceLock::new();

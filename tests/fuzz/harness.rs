@@ -1,0 +1,630 @@
+//! A deterministic mutation fuzzer for pcsim's three input parsers (catalog TOML, scenario TOML,
+//! tool-list JSON), usable on a stable toolchain. Shared by the integration test (a fixed number of
+//! inputs on every `cargo test`) and `examples/fuzz.rs` (long runs: `--seconds N`).
+//!
+//! Each input is a corpus file (tests/fuzz/corpus/) or a built-in one, mutated 1 to 4 times: bit and
+//! byte flips, insertions, deletions, truncation, splices from other corpus files, numbers replaced by
+//! edge values (nan, inf, -1, 1e308, 2^64, ...), dictionary words (field names, distribution names,
+//! paths) and duplicated blocks (huge arrays). Each input runs on a worker thread: a panic is caught and
+//! reported with the input; an input that runs past the hang limit is reported as a hang. Inputs that
+//! parse are then simulated (a small simulation) so validation gaps show up as engine panics.
+
+use std::path::{Path, PathBuf};
+use std::sync::mpsc;
+use std::time::{Duration, Instant};
+
+use rand::{Rng, SeedableRng};
+use rand_chacha::ChaCha8Rng;
+
+use pcsim::catalog::Catalog;
+use pcsim::scenario::Scenario;
+use pcsim::simulate::run_scenario;
+use pcsim::tools::parse_tool_list;
+
+/// Which parser an input is for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Target {
+    /// `Catalog::from_toml_str`, then a small simulation on its models.
+    Catalog,
+    /// `Scenario::from_toml_str`, then a small simulation.
+    Scenario,
+    /// `tools::parse_tool_list`, then measuring every tool.
+    Tools,
+}
+
+impl Target {
+    /// All targets.
+    pub const ALL: [Target; 3] = [Target::Catalog, Target::Scenario, Target::Tools];
+
+    /// Folder name under corpus/ and regressions/.
+    pub fn dir(self) -> &'static str {
+        match self {
+            Target::Catalog => "catalog",
+            Target::Scenario => "scenario",
+            Target::Tools => "tools",
+        }
+    }
+
+    fn extension(self) -> &'static str {
+        match self {
+            Target::Tools => "json",
+            _ => "toml",
+        }
+    }
+}
+
+/// The fuzz folder (tests/fuzz) of the crate.
+pub fn fuzz_dir() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("tests")
+        .join("fuzz")
+}
+
+/// Seed inputs: the corpus files plus the built-in catalog and default scenario.
+pub struct Corpus {
+    /// (target, name, bytes).
+    pub entries: Vec<(Target, String, Vec<u8>)>,
+    /// Folder that scenario tool files are resolved against (the corpus's tools/).
+    pub base: PathBuf,
+}
+
+/// Reads every file of `dir/<target>/` (sorted, so runs are reproducible).
+pub fn read_dir_inputs(dir: &Path) -> Vec<(Target, String, Vec<u8>)> {
+    let mut out = Vec::new();
+    for target in Target::ALL {
+        let mut files: Vec<PathBuf> = std::fs::read_dir(dir.join(target.dir()))
+            .map(|rd| rd.filter_map(|e| e.ok().map(|e| e.path())).collect())
+            .unwrap_or_default();
+        files.sort();
+        for f in files {
+            if f.is_file()
+                && !f
+                    .file_name()
+                    .is_some_and(|n| n.to_string_lossy().starts_with('.'))
+            {
+                if let Ok(bytes) = std::fs::read(&f) {
+                    out.push((target, f.display().to_string(), bytes));
+                }
+            }
+        }
+    }
+    out
+}
+
+impl Corpus {
+    /// The corpus under tests/fuzz/corpus plus the built-in inputs.
+    pub fn load() -> Self {
+        let dir = fuzz_dir().join("corpus");
+        let mut entries = read_dir_inputs(&dir);
+        entries.push((
+            Target::Catalog,
+            "built-in models.toml".into(),
+            pcsim::catalog::EMBEDDED_CATALOG.as_bytes().to_vec(),
+        ));
+        entries.push((
+            Target::Scenario,
+            "built-in default scenario".into(),
+            pcsim::scenario::DEFAULT_SCENARIO.as_bytes().to_vec(),
+        ));
+        Corpus {
+            entries,
+            base: dir.join("tools"),
+        }
+    }
+
+    /// Adds the real MCP `tools/list` captures of shared/reference/mcp (found through `$PCSIM_SHARED`
+    /// or by walking up from the crate) as tool-list seeds; returns how many were added. They are read
+    /// in place, never copied into the repository.
+    pub fn add_shared_captures(&mut self) -> usize {
+        let mut dirs: Vec<PathBuf> = std::env::var("PCSIM_SHARED")
+            .map(|p| vec![PathBuf::from(p)])
+            .unwrap_or_default();
+        let mut d = Some(PathBuf::from(env!("CARGO_MANIFEST_DIR")));
+        while let Some(dir) = d {
+            dirs.push(dir.join("shared").join("reference"));
+            d = dir.parent().map(PathBuf::from);
+        }
+        let Some(reference) = dirs.into_iter().find(|d| d.join("mcp").is_dir()) else {
+            return 0;
+        };
+        let mut files: Vec<PathBuf> = std::fs::read_dir(reference.join("mcp"))
+            .map(|rd| rd.filter_map(|e| e.ok().map(|e| e.path())).collect())
+            .unwrap_or_default();
+        files.retain(|f| f.to_string_lossy().ends_with(".tools.json"));
+        files.sort();
+        let n = files.len();
+        for f in files {
+            if let Ok(bytes) = std::fs::read(&f) {
+                self.entries
+                    .push((Target::Tools, f.display().to_string(), bytes));
+            }
+        }
+        n
+    }
+
+    fn of(&self, target: Target) -> Vec<&[u8]> {
+        self.entries
+            .iter()
+            .filter(|(t, _, _)| *t == target)
+            .map(|(_, _, b)| b.as_slice())
+            .collect()
+    }
+}
+
+/// Values that break naive numeric code.
+const EDGE_NUMBERS: &[&str] = &[
+    "nan",
+    "inf",
+    "-inf",
+    "+inf",
+    "-nan",
+    "-1",
+    "0",
+    "-0",
+    "0.0",
+    "1",
+    "1e308",
+    "-1e308",
+    "1e-308",
+    "5e-324",
+    "1.7976931348623157e308",
+    "18446744073709551615",
+    "18446744073709551616",
+    "9223372036854775807",
+    "-9223372036854775808",
+    "4294967295",
+    "4294967296",
+    "1000000000000",
+    "1e12",
+    "1e19",
+    "0.001",
+    "0.5",
+    "99999999999999999999999",
+];
+
+/// Words that steer mutations into the schemas' deeper paths.
+const DICTIONARY: &[&str] = &[
+    "calls",
+    "sessions",
+    "count",
+    "every_seconds",
+    "poisson_per_hour",
+    "shared_cache",
+    "dist",
+    "\"exponential\"",
+    "\"log_normal\"",
+    "\"uniform\"",
+    "\"gamma\"",
+    "mean",
+    "mu",
+    "sigma",
+    "min",
+    "max",
+    "shape",
+    "scale",
+    "at_call",
+    "remove",
+    "keep",
+    "add_synthetic",
+    "synthetic",
+    "params",
+    "files",
+    "add_files",
+    "replace_files",
+    "system_tokens",
+    "gap_seconds",
+    "first_token_seconds",
+    "first_user_tokens",
+    "tool_result_tokens",
+    "output_tokens",
+    "user_tokens",
+    "runs",
+    "seed",
+    "ttl_seconds",
+    "write_multiplier",
+    "min_tokens",
+    "granularity",
+    "read_multiplier",
+    "refresh_on_hit",
+    "max_breakpoints",
+    "lookback_blocks",
+    "hit_probability",
+    "storage_usd_per_mtok_hour",
+    "routing_rpm_per_prefix",
+    "tool_change",
+    "tool_change_options",
+    "\"append\"",
+    "\"invalidate\"",
+    "\"preserve_prefix\"",
+    "explicit",
+    "automatic",
+    "implicit",
+    "default_tier",
+    "default_strategy",
+    "\"explicit:tools@1h+system+last\"",
+    "\"cached\"",
+    "\"none\"",
+    "\"explicit:last/tool-changes=append\"",
+    "tool_rendering",
+    "family",
+    "preamble_tokens",
+    "structure_tokens_per_byte",
+    "[[event]]",
+    "[[model]]",
+    "[[family]]",
+    "[sessions]",
+    "[session]",
+    "[tools]",
+    "\"mcp.json\"",
+    "\"openai.json\"",
+    "\"anthropic.json\"",
+    "\"../tools/mcp.json\"",
+    "\"\"",
+    "\"nonexistent.json\"",
+    "inputSchema",
+    "input_schema",
+    "parameters",
+    "properties",
+    "description",
+    "name",
+    "\"type\"",
+    "\"function\"",
+    "result",
+    "tools",
+    "null",
+    "true",
+    "false",
+    "{}",
+    "[]",
+    "[[",
+    "]]",
+    "{",
+    "}",
+    "\"",
+    "=",
+    ",",
+    "\n",
+    "\"\\u0000\"",
+    "\"\\ud800\"",
+    "é",
+    "\u{202e}",
+];
+
+/// Applies 1 to 4 random mutations to `input`.
+pub fn mutate(rng: &mut ChaCha8Rng, input: &[u8], others: &[&[u8]]) -> Vec<u8> {
+    let mut data = input.to_vec();
+    for _ in 0..rng.gen_range(1..=4) {
+        mutate_once(rng, &mut data, others);
+        if data.len() > 1 << 20 {
+            data.truncate(1 << 20);
+        }
+    }
+    data
+}
+
+fn mutate_once(rng: &mut ChaCha8Rng, data: &mut Vec<u8>, others: &[&[u8]]) {
+    let len = data.len();
+    let pos = |rng: &mut ChaCha8Rng, n: usize| if n == 0 { 0 } else { rng.gen_range(0..=n) };
+    match rng.gen_range(0..11) {
+        0 if len > 0 => {
+            let i = rng.gen_range(0..len);
+            data[i] ^= 1 << rng.gen_range(0..8);
+        }
+        1 if len > 0 => {
+            let i = rng.gen_range(0..len);
+            data[i] = rng.gen();
+        }
+        2 => {
+            let i = pos(rng, len);
+            let n = rng.gen_range(1..8);
+            let bytes: Vec<u8> = (0..n).map(|_| rng.gen()).collect();
+            data.splice(i..i, bytes);
+        }
+        3 if len > 0 => {
+            let i = rng.gen_range(0..len);
+            let j = (i + rng.gen_range(1..64)).min(len);
+            data.drain(i..j);
+        }
+        4 => {
+            let i = pos(rng, len);
+            data.truncate(i);
+        }
+        5 if !others.is_empty() => {
+            // Splice a chunk of another input of the same kind.
+            let o = others[rng.gen_range(0..others.len())];
+            if !o.is_empty() {
+                let a = rng.gen_range(0..o.len());
+                let b = (a + rng.gen_range(1..256)).min(o.len());
+                let i = pos(rng, len);
+                data.splice(i..i, o[a..b].iter().copied());
+            }
+        }
+        6 | 7 => {
+            // Replace a number with an edge value.
+            let starts: Vec<usize> = (0..len)
+                .filter(|&i| {
+                    (data[i].is_ascii_digit() || data[i] == b'-')
+                        && (i == 0 || !data[i - 1].is_ascii_alphanumeric() && data[i - 1] != b'_')
+                })
+                .collect();
+            if let Some(&i) = starts.get(rng.gen_range(0..starts.len().max(1))) {
+                let mut j = i + 1;
+                while j < len && (data[j].is_ascii_alphanumeric() || b".+-_".contains(&data[j])) {
+                    j += 1;
+                }
+                let v = EDGE_NUMBERS[rng.gen_range(0..EDGE_NUMBERS.len())];
+                data.splice(i..j, v.bytes());
+            }
+        }
+        8 => {
+            let i = pos(rng, len);
+            let w = DICTIONARY[rng.gen_range(0..DICTIONARY.len())];
+            data.splice(i..i, w.bytes());
+        }
+        9 if len > 0 => {
+            // Duplicate a line block many times (huge arrays, repeated tables, long lists).
+            let a = rng.gen_range(0..len);
+            let b = (a + rng.gen_range(1..400)).min(len);
+            let times = [2usize, 10, 100, 1000][rng.gen_range(0..4)];
+            let chunk = data[a..b].to_vec();
+            let extra: Vec<u8> = chunk
+                .iter()
+                .copied()
+                .cycle()
+                .take(chunk.len() * times)
+                .collect();
+            data.splice(b..b, extra);
+        }
+        _ => {
+            // Deep nesting.
+            let i = pos(rng, len);
+            let n = rng.gen_range(1..300);
+            let (open, close) = if rng.gen() {
+                (b'[', b']')
+            } else {
+                (b'{', b'}')
+            };
+            let mut v = vec![open; n];
+            v.extend(std::iter::repeat(close).take(n));
+            data.splice(i..i, v);
+        }
+    }
+}
+
+/// What happened to one input.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Outcome {
+    /// Parsed (and simulated) fine.
+    Accepted,
+    /// Refused with a user error (the message).
+    Refused(String),
+    /// Panicked (the panic message).
+    Panicked(String),
+    /// Still running after the hang limit.
+    Hung,
+}
+
+/// Calls and sessions of the small simulation run on every accepted scenario: enough to exercise
+/// events, expiry and sharing, small enough to keep inputs fast.
+const SIM_CALLS: usize = 12;
+const SIM_SESSIONS: usize = 3;
+
+/// The built-in catalog, parsed once (parsing it per input would dominate the fuzzer's time).
+fn embedded() -> &'static Catalog {
+    static CATALOG: std::sync::OnceLock<Catalog> = std::sync::OnceLock::new();
+    CATALOG.get_or_init(|| Catalog::embedded().expect("embedded catalog"))
+}
+
+/// Runs one input through its parser (and a small simulation when it parses). Panics propagate.
+pub fn execute(target: Target, bytes: &[u8], base: &Path) -> Outcome {
+    let text = String::from_utf8_lossy(bytes);
+    let refused = |e: pcsim::Error| Outcome::Refused(e.to_string());
+    match target {
+        Target::Tools => match parse_tool_list(&text, "fuzz.json") {
+            Ok(tools) => {
+                let catalog = embedded();
+                for m in &catalog.models {
+                    m.rendering().block_tokens(&tools);
+                }
+                for t in &tools {
+                    t.content_hash();
+                }
+                Outcome::Accepted
+            }
+            Err(e) => refused(e),
+        },
+        Target::Scenario => match Scenario::from_toml_str(&text, "fuzz.toml", base) {
+            Ok(mut s) => {
+                s.calls = s.calls.min(SIM_CALLS);
+                s.sessions = s.sessions.min(SIM_SESSIONS);
+                s.events.retain(|e| e.at_call <= s.calls);
+                let catalog = embedded();
+                let known = s.models.iter().all(|m| catalog.model(m).is_ok());
+                let models: Vec<String> = if known && !s.models.is_empty() {
+                    s.models.iter().take(3).cloned().collect()
+                } else {
+                    vec!["claude-opus-4.8".into(), "kimi-k3".into()]
+                };
+                match run_scenario(catalog, &s, &models, &[]) {
+                    Ok(_) => Outcome::Accepted,
+                    Err(e) => refused(e),
+                }
+            }
+            Err(e) => refused(e),
+        },
+        Target::Catalog => match Catalog::from_toml_str(&text, "fuzz-models.toml") {
+            Ok(catalog) => {
+                let mut s = Scenario::builtin_default().expect("built-in scenario");
+                s.calls = 6;
+                let models: Vec<String> = catalog
+                    .models
+                    .iter()
+                    .take(4)
+                    .map(|m| m.id.clone())
+                    .collect();
+                let strategies: Vec<String> = [
+                    "none",
+                    "cached",
+                    "automatic",
+                    "implicit",
+                    "explicit:tools+system+last",
+                    "explicit:last/tool-changes=append",
+                ]
+                .iter()
+                .map(|s| s.to_string())
+                .collect();
+                match run_scenario(&catalog, &s, &models, &strategies) {
+                    Ok(_) => Outcome::Accepted,
+                    Err(e) => refused(e),
+                }
+            }
+            Err(e) => refused(e),
+        },
+    }
+}
+
+static LAST_PANIC_SITE: std::sync::Mutex<String> = std::sync::Mutex::new(String::new());
+
+/// Replaces the panic hook with one that records where the last panic happened (file:line) instead
+/// of printing it, so failures can be grouped by site. For the example binary only: the hook is
+/// process-wide.
+pub fn install_panic_recorder() {
+    std::panic::set_hook(Box::new(|info| {
+        if let Ok(mut site) = LAST_PANIC_SITE.lock() {
+            *site = info
+                .location()
+                .map_or_else(String::new, |l| format!("{}:{}", l.file(), l.line()));
+        }
+    }));
+}
+
+fn last_panic_site() -> String {
+    LAST_PANIC_SITE
+        .lock()
+        .map(|s| s.clone())
+        .unwrap_or_default()
+}
+
+/// Runs `execute` on a worker thread, catching panics and abandoning inputs past `hang_limit`.
+pub fn execute_guarded(target: Target, bytes: &[u8], base: &Path, hang_limit: Duration) -> Outcome {
+    let (tx, rx) = mpsc::channel();
+    let input = bytes.to_vec();
+    let base = base.to_path_buf();
+    let handle = std::thread::spawn(move || {
+        let out = execute(target, &input, &base);
+        let _ = tx.send(out);
+    });
+    match rx.recv_timeout(hang_limit) {
+        Ok(out) => {
+            let _ = handle.join();
+            out
+        }
+        Err(mpsc::RecvTimeoutError::Timeout) => Outcome::Hung,
+        Err(mpsc::RecvTimeoutError::Disconnected) => match handle.join() {
+            Err(payload) => {
+                let message = payload
+                    .downcast_ref::<String>()
+                    .cloned()
+                    .or_else(|| payload.downcast_ref::<&str>().map(|s| s.to_string()))
+                    .unwrap_or_else(|| "non-string panic".into());
+                let site = last_panic_site();
+                Outcome::Panicked(if site.is_empty() {
+                    message
+                } else {
+                    format!("{message} at {site}")
+                })
+            }
+            Ok(()) => Outcome::Panicked("worker ended without a result".into()),
+        },
+    }
+}
+
+/// A failing input.
+#[derive(Debug, Clone)]
+pub struct Failure {
+    /// Parser.
+    pub target: Target,
+    /// The input.
+    pub input: Vec<u8>,
+    /// Panic message or "hang".
+    pub what: String,
+}
+
+impl Failure {
+    /// Saves the input as a regression file (named by its content hash) and returns the path.
+    pub fn save(&self, dir: &Path) -> std::io::Result<PathBuf> {
+        let d = dir.join(self.target.dir());
+        std::fs::create_dir_all(&d)?;
+        let h = pcsim::hash::fnv1a(&self.input);
+        let p = d.join(format!("crash-{h:016x}.{}", self.target.extension()));
+        std::fs::write(&p, &self.input)?;
+        Ok(p)
+    }
+}
+
+/// Figures of a fuzzing session.
+#[derive(Debug, Default)]
+pub struct Stats {
+    /// Inputs executed.
+    pub executed: u64,
+    /// Inputs accepted (parsed and simulated).
+    pub accepted: u64,
+    /// Inputs refused with a user error.
+    pub refused: u64,
+    /// Panics and hangs.
+    pub failures: Vec<Failure>,
+    /// Slowest input.
+    pub slowest: Duration,
+    /// Wall time.
+    pub elapsed: Duration,
+    /// Per-target executed counts (catalog, scenario, tools).
+    pub per_target: [u64; 3],
+    /// Per-target time spent.
+    pub per_target_time: [Duration; 3],
+}
+
+/// Fuzzes until `max_inputs` inputs ran or `deadline` passed, from `seed`.
+pub fn fuzz(
+    corpus: &Corpus,
+    seed: u64,
+    max_inputs: u64,
+    deadline: Option<Duration>,
+    hang_limit: Duration,
+) -> Stats {
+    let mut rng = ChaCha8Rng::seed_from_u64(seed);
+    let mut stats = Stats::default();
+    let start = Instant::now();
+    let by_target: Vec<Vec<&[u8]>> = Target::ALL.iter().map(|t| corpus.of(*t)).collect();
+    while stats.executed < max_inputs && deadline.map_or(true, |d| start.elapsed() < d) {
+        let ti = rng.gen_range(0..3);
+        let target = Target::ALL[ti];
+        let pool = &by_target[ti];
+        if pool.is_empty() {
+            continue;
+        }
+        let seed_input = pool[rng.gen_range(0..pool.len())];
+        let input = mutate(&mut rng, seed_input, pool);
+        let t0 = Instant::now();
+        let outcome = execute_guarded(target, &input, &corpus.base, hang_limit);
+        stats.slowest = stats.slowest.max(t0.elapsed());
+        stats.per_target_time[ti] += t0.elapsed();
+        stats.executed += 1;
+        stats.per_target[ti] += 1;
+        match outcome {
+            Outcome::Accepted => stats.accepted += 1,
+            Outcome::Refused(_) => stats.refused += 1,
+            Outcome::Panicked(what) => stats.failures.push(Failure {
+                target,
+                input,
+                what,
+            }),
+            Outcome::Hung => stats.failures.push(Failure {
+                target,
+                input,
+                what: format!("hang: still running after {hang_limit:?}"),
+            }),
+        }
+    }
+    stats.elapsed = start.elapsed();
+    stats
+}
