@@ -571,3 +571,31 @@ fn compare_out_writes_cumulative_charts() {
     }
     assert!(!joined.contains('…'), "{texts:?}");
 }
+
+#[test]
+fn run_with_several_runs_draws_median_and_band_in_the_by_call_chart() {
+    let catalog = Catalog::embedded().unwrap();
+    let text = SMALL.replace(
+        "gap_seconds = 10",
+        "gap_seconds = { dist = \"exponential\", mean = 200 }",
+    );
+    let mut s = Scenario::from_toml_str(&text, "charts-test.toml", Path::new(".")).unwrap();
+    let one = run_scenario(&catalog, &s, &[], &[]).unwrap();
+    s.runs = 60;
+    let many = run_scenario(&catalog, &s, &[], &[]).unwrap();
+    let mc = many.results[1]
+        .montecarlo
+        .as_ref()
+        .expect("60 runs give a Monte Carlo summary");
+    // Gaps around the 5-minute TTL make the cached cost spread: the band has width.
+    let last = mc.curve.last().unwrap();
+    assert!(last.p95 > last.p5, "band {} .. {}", last.p5, last.p95);
+    let a = run_charts(&catalog, &one, &opts(800, 500, false)).unwrap();
+    let b = run_charts(&catalog, &many, &opts(800, 500, false)).unwrap();
+    assert_png_chart(&b[0].bytes, 800, 500, "cumulative-by-call with band");
+    dump("band-cumulative-by-call.png", &b[0].bytes);
+    assert_ne!(
+        a[0].bytes, b[0].bytes,
+        "the band and median change the by-call chart"
+    );
+}

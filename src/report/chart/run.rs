@@ -59,6 +59,7 @@ pub fn run_charts(
             model: &r.model,
             strategy: &r.strategy_requested,
             calls: &r.calls,
+            curve: r.montecarlo.as_ref().map(|m| (m.runs, m.curve.as_slice())),
         })
         .collect();
     let mut files = cumulative_charts(&report.scenario, &report.description, "", &runs, opts)?;
@@ -86,6 +87,8 @@ struct Run<'a> {
     model: &'a str,
     strategy: &'a str,
     calls: &'a [CallBill],
+    /// Monte Carlo runs and percentile curve, when several runs were simulated.
+    curve: Option<(u64, &'a [crate::montecarlo::CurvePoint])>,
 }
 
 fn call_axis(runs: &[Run]) -> &'static str {
@@ -139,22 +142,60 @@ fn cumulative_charts(
             })
             .collect()
     };
+    // With several Monte Carlo runs the by-call chart shows each median with its 5th-95th
+    // percentile band; call times differ between runs, so the by-time chart shows the first run.
+    let mc_runs = runs.iter().filter_map(|r| r.curve.map(|c| c.0)).max();
+    let by_call: Vec<LineSeries> = match mc_runs {
+        Some(_) => runs
+            .iter()
+            .map(|r| match r.curve {
+                Some((_, curve)) => LineSeries {
+                    group: r.model.to_string(),
+                    style: r.strategy.to_string(),
+                    points: curve.iter().map(|p| (p.call as f64, p.median)).collect(),
+                    band: Some(curve.iter().map(|p| (p.call as f64, p.p5, p.p95)).collect()),
+                },
+                None => LineSeries {
+                    group: r.model.to_string(),
+                    style: r.strategy.to_string(),
+                    points: r
+                        .calls
+                        .iter()
+                        .enumerate()
+                        .map(|(i, c)| (i as f64 + 1.0, c.cumulative_usd))
+                        .collect(),
+                    band: None,
+                },
+            })
+            .collect(),
+        None => lines(&|i, c| (i as f64 + 1.0, c.cumulative_usd)),
+    };
+    let (call_note, time_note) = match mc_runs {
+        Some(n) => (
+            format!(
+                "; median of {} runs, band 5th-95th percentile",
+                group(n as f64, 0)
+            ),
+            format!("; first of {} runs", group(n as f64, 0)),
+        ),
+        None => (String::new(), String::new()),
+    };
     let y = Axis::new("cumulative cost (USD)", Unit::Usd);
     Ok(vec![
         ChartFile {
             name: format!("cumulative-by-call.{ext}"),
             bytes: line_chart(
-                &format!("Cumulative cost by call: {scenario}\n{subtitle}"),
+                &format!("Cumulative cost by call: {scenario}\n{subtitle}{call_note}"),
                 &Axis::new(call_axis(runs), Unit::Count),
                 &y,
-                &lines(&|i, c| (i as f64 + 1.0, c.cumulative_usd)),
+                &by_call,
                 opts,
             )?,
         },
         ChartFile {
             name: format!("cumulative-by-time.{ext}"),
             bytes: line_chart(
-                &format!("Cumulative cost over time: {scenario}\n{subtitle}"),
+                &format!("Cumulative cost over time: {scenario}\n{subtitle}{time_note}"),
                 &Axis::new("time since the start (seconds)", Unit::Seconds),
                 &y,
                 &lines(&|_, c| (c.time_s, c.cumulative_usd)),
@@ -178,6 +219,7 @@ pub fn compare_charts(report: &CompareReport, opts: &ChartOptions) -> Result<Vec
                 model: &m.model,
                 strategy: &o.strategy_requested,
                 calls: &o.calls,
+                curve: None,
             })
         })
         .collect();
