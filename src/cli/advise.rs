@@ -47,6 +47,7 @@ pub fn cmd_advise(catalog: &Catalog, a: AdviseArgs, out: &mut dyn Write) -> Resu
         _ => out.write_all(text.as_bytes())?,
     }
     if let Some(dir) = &a.out {
+        out.flush()?; // the report first, then the paths of the files written
         write_reported(dir, "advice.json", json.as_bytes(), a.format)?;
         write_reported(dir, "advice.txt", text.as_bytes(), a.format)?;
     }

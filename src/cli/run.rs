@@ -105,6 +105,7 @@ pub fn cmd_run(catalog: &Catalog, a: RunArgs, out: &mut dyn Write) -> Result<()>
             ("calls.csv", csv.as_bytes()),
             ("summary.txt", summary.as_bytes()),
         ];
+        out.flush()?; // the report first, then the paths of the files written
         for (name, bytes) in files {
             write_reported(dir, name, bytes, a.format)?;
         }

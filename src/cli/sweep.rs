@@ -65,6 +65,7 @@ pub fn cmd_sweep(catalog: &Catalog, a: SweepArgs, out: &mut dyn Write) -> Result
     }
     if let Some(dir) = &a.out {
         let charts = a.charts.render(png, |o| sweep_charts(&rep, o))?;
+        out.flush()?; // the report first, then the paths of the files written
         write_reported(dir, "sweep.csv", csv.as_bytes(), a.format)?;
         write_reported(dir, "sweep.json", json.as_bytes(), a.format)?;
         write_charts(dir, &charts, a.format)?;

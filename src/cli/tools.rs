@@ -75,6 +75,7 @@ pub fn cmd_tools(catalog: &Catalog, a: ToolsArgs, out: &mut dyn Write) -> Result
             ToolsFormat::Table => Format::Table,
             ToolsFormat::Json => Format::Json,
         };
+        out.flush()?; // the report first, then the paths of the files written
         write_reported(dir, "tools.json", json.as_bytes(), format)?;
         write_charts(dir, &charts, format)?;
     }

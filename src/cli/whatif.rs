@@ -92,6 +92,7 @@ pub fn cmd_whatif(catalog: &Catalog, a: WhatifArgs, out: &mut dyn Write) -> Resu
         Format::Json => out.write_all(json.as_bytes())?,
     }
     if let Some(dir) = &a.out {
+        out.flush()?; // the report first, then the paths of the files written
         write_reported(dir, "whatif.json", json.as_bytes(), a.format)?;
         write_reported(dir, "whatif.csv", csv.as_bytes(), a.format)?;
     }
