@@ -171,6 +171,7 @@ fn models_json_lists_ids_and_sources() {
         "xai",
         "mistral",
         "minimax",
+        "amazon-bedrock",
     ] {
         assert!(providers.contains(p), "no model of {p}");
     }
