@@ -31,6 +31,7 @@ pub mod mcpconfig;
 pub mod montecarlo;
 pub mod quantity;
 pub mod replay;
+pub mod rng;
 pub mod report;
 pub mod scenario;
 pub mod simulate;

@@ -9,7 +9,7 @@ use std::collections::binary_heap::PeekMut;
 use std::collections::{BinaryHeap, HashMap};
 
 use rand::{Rng, SeedableRng};
-use rand_chacha::ChaCha8Rng;
+use crate::rng::SimRng;
 
 use crate::billing::{CallBill, PriceSheet};
 use crate::catalog::{ModelSpec, ToolChangeRule};
@@ -230,7 +230,7 @@ impl<'a> Prepared<'a> {
 
         // Session start times.
         let mut arrivals_rng =
-            ChaCha8Rng::seed_from_u64(chain(scenario.seed, run.wrapping_add(0xa771)));
+            SimRng::seed_from_u64(chain(scenario.seed, run.wrapping_add(0xa771)));
         ws.queue.clear();
         let mut t = 0.0f64;
         for i in 0..n_sessions {
@@ -279,7 +279,7 @@ impl<'a> Prepared<'a> {
             ws.own.push(CacheStore::new());
         }
         let mut cache_rng =
-            ChaCha8Rng::seed_from_u64(chain(scenario.seed, run.wrapping_add(0xcace)));
+            SimRng::seed_from_u64(chain(scenario.seed, run.wrapping_add(0xcace)));
         let default_ttl = strategy.default_tier.as_ref().map_or(300_000, |t| t.ttl_ms);
         // A best-effort cache that never hits needs no store: nothing written can be read.
         let store_writes = setup.hit_probability > 0.0;
@@ -518,7 +518,7 @@ impl Workspace {
 struct Session {
     index: u32,
     uid: u64,
-    rng: ChaCha8Rng,
+    rng: SimRng,
     next_call: u32,
     /// Index of the next event to apply.
     next_event: usize,
@@ -537,7 +537,7 @@ impl Default for Session {
         Session {
             index: 0,
             uid: 0,
-            rng: ChaCha8Rng::seed_from_u64(0),
+            rng: SimRng::seed_from_u64(0),
             next_call: 1,
             next_event: 0,
             block: 0,
@@ -599,8 +599,8 @@ fn automatic_uncacheable(prompt: &Prompt, p: &cache::RuleParams) -> Split {
     split
 }
 
-fn session_rng(seed: u64, run: u64, session: u64) -> ChaCha8Rng {
-    ChaCha8Rng::seed_from_u64(chain(chain(seed, run.wrapping_add(0x5eed)), session))
+fn session_rng(seed: u64, run: u64, session: u64) -> SimRng {
+    SimRng::seed_from_u64(chain(chain(seed, run.wrapping_add(0x5eed)), session))
 }
 
 /// A per-call amount in whole tokens: fixed amounts are rounded once, distributions built once.
@@ -618,7 +618,7 @@ impl Draw {
     }
 
     #[inline]
-    fn draw(&self, rng: &mut ChaCha8Rng) -> u64 {
+    fn draw(&self, rng: &mut SimRng) -> u64 {
         match self {
             Draw::Fixed(v) => *v,
             // Clamped: heavy-tailed distributions can draw huge values; the clamp keeps every token

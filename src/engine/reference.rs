@@ -7,7 +7,7 @@ use std::cmp::Reverse;
 use std::collections::{BinaryHeap, HashMap};
 
 use rand::{Rng, SeedableRng};
-use rand_chacha::ChaCha8Rng;
+use crate::rng::SimRng;
 
 use super::cache::{automatic_call, explicit_call, CacheStore, PlacedBreakpoint, Split};
 use super::prompt::{Prompt, Segment};
@@ -24,7 +24,7 @@ use crate::tools::Tool;
 struct Session {
     index: u32,
     uid: u64,
-    rng: ChaCha8Rng,
+    rng: SimRng,
     next_call: u32,
     /// The tool list as the client currently sends it.
     tools: Vec<Tool>,
@@ -56,11 +56,11 @@ impl ToolSizer<'_> {
     }
 }
 
-fn session_rng(seed: u64, run: u64, session: u64) -> ChaCha8Rng {
-    ChaCha8Rng::seed_from_u64(chain(chain(seed, run.wrapping_add(0x5eed)), session))
+fn session_rng(seed: u64, run: u64, session: u64) -> SimRng {
+    SimRng::seed_from_u64(chain(chain(seed, run.wrapping_add(0x5eed)), session))
 }
 
-fn draw(q: &crate::quantity::Quantity, rng: &mut ChaCha8Rng) -> u64 {
+fn draw(q: &crate::quantity::Quantity, rng: &mut SimRng) -> u64 {
     q.sample(rng).round() as u64
 }
 
@@ -84,7 +84,7 @@ pub fn reference_run(
 
     // Session start times.
     let mut arrivals_rng =
-        ChaCha8Rng::seed_from_u64(chain(scenario.seed, run.wrapping_add(0xa771)));
+        SimRng::seed_from_u64(chain(scenario.seed, run.wrapping_add(0xa771)));
     let mut starts = Vec::with_capacity(scenario.sessions);
     let mut t = 0.0f64;
     for i in 0..scenario.sessions {
@@ -120,7 +120,7 @@ pub fn reference_run(
     } else {
         (0..scenario.sessions).map(|_| CacheStore::new()).collect()
     };
-    let mut cache_rng = ChaCha8Rng::seed_from_u64(chain(scenario.seed, run.wrapping_add(0xcace)));
+    let mut cache_rng = SimRng::seed_from_u64(chain(scenario.seed, run.wrapping_add(0xcace)));
 
     let mut queue: BinaryHeap<Reverse<(u64, u32)>> = BinaryHeap::new();
     for (i, s) in starts.iter().enumerate() {
