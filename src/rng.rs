@@ -189,7 +189,11 @@ mod tests {
             .map(|s| SimRng::seed_from_u64(s).unit_f64() - 0.5)
             .collect();
         let cov: f64 = firsts.windows(2).map(|w| w[0] * w[1]).sum::<f64>() / 19_999.0;
-        assert!((cov * 12.0).abs() < 0.03, "neighbour correlation {}", cov * 12.0);
+        assert!(
+            (cov * 12.0).abs() < 0.03,
+            "neighbour correlation {}",
+            cov * 12.0
+        );
         let mut o = SimRng::seed_from_u64(9);
         assert!((0..10_000).all(|_| o.open0_f64() > 0.0));
     }

@@ -8,8 +8,8 @@ use std::cmp::Reverse;
 use std::collections::binary_heap::PeekMut;
 use std::collections::{BinaryHeap, HashMap};
 
-use rand::{Rng, SeedableRng};
 use crate::rng::SimRng;
+use rand::{Rng, SeedableRng};
 
 use crate::billing::{CallBill, PriceSheet};
 use crate::catalog::{ModelSpec, ToolChangeRule};
@@ -278,8 +278,7 @@ impl<'a> Prepared<'a> {
         while ws.own.len() < own_needed {
             ws.own.push(CacheStore::new());
         }
-        let mut cache_rng =
-            SimRng::seed_from_u64(chain(scenario.seed, run.wrapping_add(0xcace)));
+        let mut cache_rng = SimRng::seed_from_u64(chain(scenario.seed, run.wrapping_add(0xcace)));
         let default_ttl = strategy.default_tier.as_ref().map_or(300_000, |t| t.ttl_ms);
         // A best-effort cache that never hits needs no store: nothing written can be read.
         let store_writes = setup.hit_probability > 0.0;

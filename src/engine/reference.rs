@@ -6,8 +6,8 @@
 use std::cmp::Reverse;
 use std::collections::{BinaryHeap, HashMap};
 
-use rand::{Rng, SeedableRng};
 use crate::rng::SimRng;
+use rand::{Rng, SeedableRng};
 
 use super::cache::{automatic_call, explicit_call, CacheStore, PlacedBreakpoint, Split};
 use super::prompt::{Prompt, Segment};
@@ -83,8 +83,7 @@ pub fn reference_run(
     let system_id = chain(fnv1a(b"system"), scenario.system_tokens);
 
     // Session start times.
-    let mut arrivals_rng =
-        SimRng::seed_from_u64(chain(scenario.seed, run.wrapping_add(0xa771)));
+    let mut arrivals_rng = SimRng::seed_from_u64(chain(scenario.seed, run.wrapping_add(0xa771)));
     let mut starts = Vec::with_capacity(scenario.sessions);
     let mut t = 0.0f64;
     for i in 0..scenario.sessions {
