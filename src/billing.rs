@@ -64,6 +64,22 @@ impl PriceSheet {
             .sum()
     }
 
+    /// [`PriceSheet::call_usd`] and [`PriceSheet::storage_usd`] of one call at once (the engine's
+    /// per-call step; the same arithmetic in the same order, so the same figures to the bit).
+    #[inline]
+    pub fn call_and_storage_usd(&self, s: &Split, output_tokens: u64) -> (f64, f64) {
+        let mut weighted = tok(s.uncached) + tok(s.read) * self.read_multiplier;
+        let mut storage = 0.0;
+        for i in 0..3 {
+            weighted += tok(s.written[i]) * self.write_multipliers[i];
+            storage += tok(s.written[i]) * self.storage_per_written_token[i];
+        }
+        (
+            (weighted * self.input + storage) + tok(output_tokens) * self.output,
+            storage,
+        )
+    }
+
     /// Total dollars of a call.
     #[inline]
     pub fn call_usd(&self, s: &Split, output_tokens: u64) -> f64 {
@@ -161,6 +177,36 @@ mod tests {
         xs.extend((0..10_000u64).map(|i| i.wrapping_mul(0x9e37_79b9_7f4a_7c15)));
         for x in xs {
             assert_eq!(super::tok(x).to_bits(), (x as f64).to_bits(), "{x}");
+        }
+    }
+
+    /// The engine's combined pricing gives exactly the separate figures.
+    #[test]
+    fn combined_pricing_is_the_separate_pricing() {
+        use crate::engine::cache::Split;
+        let sheet = super::PriceSheet {
+            input: 3e-6,
+            output: 15e-6,
+            read_multiplier: 0.1,
+            write_multipliers: [2.0, 1.25, 1.0],
+            storage_per_written_token: [1e-9, 3e-10, 0.0],
+        };
+        let mut x = 12_345u64;
+        for _ in 0..10_000 {
+            let mut next = || {
+                x = crate::hash::chain(x, 1);
+                x % 200_000
+            };
+            let split = Split {
+                prompt: 0,
+                read: next(),
+                written: [next(), next(), next()],
+                uncached: next(),
+            };
+            let out = next();
+            let (cost, storage) = sheet.call_and_storage_usd(&split, out);
+            assert_eq!(cost.to_bits(), sheet.call_usd(&split, out).to_bits());
+            assert_eq!(storage, sheet.storage_usd(&split));
         }
     }
 }

@@ -436,7 +436,7 @@ impl<'a> Prepared<'a> {
                 }
             };
             let output = output_tokens.draw(&mut s.rng);
-            let cost = setup.prices.call_usd(&split, output);
+            let (cost, storage_usd) = setup.prices.call_and_storage_usd(&split, output);
             cumulative += cost;
             sink(&CallBill {
                 session: s.index,
@@ -449,7 +449,7 @@ impl<'a> Prepared<'a> {
                 output_tokens: output,
                 tool_block_tokens,
                 cost_usd: cost,
-                storage_usd: setup.prices.storage_usd(&split),
+                storage_usd,
                 cumulative_usd: cumulative,
                 written_by_slot: split.written,
             });
@@ -622,9 +622,20 @@ impl Draw {
             Draw::Fixed(v) => *v,
             // Clamped: heavy-tailed distributions can draw huge values; the clamp keeps every token
             // sum of a run far from overflow.
-            Draw::Random(q) => round_u64(q.sample(rng)).min(MAX_TOKENS_PER_MESSAGE),
+            Draw::Random(q) => round_token_amount(q.sample(rng)),
         }
     }
+}
+
+/// `round_u64(x).min(MAX_TOKENS_PER_MESSAGE)`, cheaper: clamped first, so the conversion is the
+/// one-instruction signed one instead of the saturating unsigned one (runs three times per call).
+#[inline(always)]
+fn round_token_amount(x: f64) -> u64 {
+    // `max` first: NaN becomes 0, as `round_u64` gives.
+    let y = x.max(0.0).min(MAX_TOKENS_PER_MESSAGE as f64);
+    let t = y as i64;
+    // Exact below 2^52; branch-free (rounding up is a coin flip no predictor learns).
+    (t + i64::from(y - t as f64 >= 0.5)) as u64
 }
 
 /// Simulates one run of a scenario for one (model, strategy) and hands every billed call, in time
@@ -695,3 +706,40 @@ pub fn split_for_prompt(
 }
 #[cfg(test)]
 mod reference;
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The clamped fast rounding is the plain one on every kind of amount.
+    #[test]
+    fn round_token_amount_is_round_then_clamp() {
+        use rand::{Rng, SeedableRng};
+        let mut rng = SimRng::seed_from_u64(3);
+        let mut xs = vec![
+            0.0,
+            -0.0,
+            0.5,
+            1.5,
+            2.5,
+            -3.2,
+            0.499_999_999_999_999_94,
+            9_999_999.5,
+            9_999_999.499_999,
+            1e7,
+            1e7 + 0.5,
+            1e300,
+            f64::INFINITY,
+            f64::NEG_INFINITY,
+            f64::NAN,
+        ];
+        xs.extend((0..100_000).map(|_| rng.gen::<f64>() * 10f64.powi(rng.gen_range(-3..10))));
+        for x in xs {
+            assert_eq!(
+                round_token_amount(x),
+                round_u64(x).min(MAX_TOKENS_PER_MESSAGE),
+                "{x}"
+            );
+        }
+    }
+}
