@@ -403,7 +403,8 @@ mod tests {
     #[test]
     fn samplers_follow_their_distributions() {
         use statrs::distribution::{ContinuousCDF, Gamma, Uniform};
-        let cases: Vec<(&str, Box<dyn Fn(f64) -> f64>, f64)> = vec![
+        type Cdf = Box<dyn Fn(f64) -> f64>;
+        let cases: Vec<(&str, Cdf, f64)> = vec![
             (
                 "{ dist = \"exponential\", mean = 12 }",
                 Box::new(|x| Exp::new(1.0 / 12.0).unwrap().cdf(x)),
