@@ -589,7 +589,7 @@ fn machine_salt(machine: u32) -> u64 {
 /// a write, nothing is stored (no later request could read it).
 fn automatic_uncacheable(prompt: &Prompt, p: &cache::RuleParams) -> Split {
     let total = prompt.tokens();
-    let coverage = total / p.granularity * p.granularity;
+    let coverage = cache::round_down(total, p.granularity);
     let mut split = Split::uncached_only(total);
     if coverage >= p.min_tokens && coverage > 0 {
         split.written[0] = coverage;
