@@ -69,6 +69,18 @@ struct Lease {
     depth: u32,
 }
 
+/// Time after which an entry is gone, given the store's leases.
+#[inline]
+fn entry_expiry(leases: &[Lease], e: &Entry) -> u64 {
+    if e.lease != NO_LEASE {
+        let l = leases[e.lease as usize];
+        if e.depth <= l.depth {
+            return e.expires_ms.max(l.expires_ms);
+        }
+    }
+    e.expires_ms
+}
+
 /// Cached prefixes of one account (or one session when caches are not shared).
 #[derive(Debug, Default, Clone)]
 pub struct CacheStore {
@@ -96,13 +108,7 @@ impl CacheStore {
     /// Time after which an entry is gone, leases included.
     #[inline]
     fn expiry(&self, e: &Entry) -> u64 {
-        if e.lease != NO_LEASE {
-            let l = self.leases[e.lease as usize];
-            if e.depth <= l.depth {
-                return e.expires_ms.max(l.expires_ms);
-            }
-        }
-        e.expires_ms
+        entry_expiry(&self.leases, e)
     }
 
     #[inline]
@@ -203,17 +209,24 @@ impl CacheStore {
             lease,
             depth,
         };
-        if let Some(old) = self.entries.get(&key) {
-            let old_expiry = self.expiry(old);
-            if old_expiry > now {
-                e.available_ms = e.available_ms.min(old.available_ms);
-                if old_expiry > e.expires_ms {
-                    e.expires_ms = old_expiry;
-                    e.ttl_ms = old.ttl_ms;
+        // One probe of the map for the lookup and the write (this runs for every boundary written).
+        match self.entries.entry(key) {
+            std::collections::hash_map::Entry::Occupied(mut slot) => {
+                let old = slot.get();
+                let old_expiry = entry_expiry(&self.leases, old);
+                if old_expiry > now {
+                    e.available_ms = e.available_ms.min(old.available_ms);
+                    if old_expiry > e.expires_ms {
+                        e.expires_ms = old_expiry;
+                        e.ttl_ms = old.ttl_ms;
+                    }
                 }
+                *slot.get_mut() = e;
+            }
+            std::collections::hash_map::Entry::Vacant(slot) => {
+                slot.insert(e);
             }
         }
-        self.entries.insert(key, e);
     }
 }
 
