@@ -2,10 +2,10 @@
 //! SplitMix64.
 //!
 //! Every session of every run draws three or four amounts per call from its own stream, so the
-//! generator sits on the engine's hot path. ChaCha8 (a cryptographic generator) spent about half of
-//! a simulated call producing those bits; xoshiro256++ gives statistically excellent 64-bit output
-//! (it passes BigCrush and PractRand) in a few instructions from 32 bytes of state. Simulation needs
-//! reproducible, well-distributed streams, not unpredictability, so nothing is lost.
+//! generator sits on the engine's hot path. xoshiro256++ gives statistically excellent 64-bit output
+//! (it passes BigCrush and PractRand) in a few instructions from 32 bytes of state, where ChaCha8 (a
+//! cryptographic generator) keeps ~300 bytes per session and refills them in blocks. Simulation
+//! needs reproducible, well-distributed streams, not unpredictability, so nothing is lost.
 //!
 //! Implemented here (30 lines, checked against the reference implementation's output below) rather
 //! than taken from a crate so the streams, and therefore every stochastic result, can never change
