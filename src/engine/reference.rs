@@ -2,6 +2,8 @@
 //! optimised (tool lists cloned per session, tool sizes measured per run, events scanned per call).
 //! Tests compare the optimised engine against it bill by bill, so an optimisation that changes a
 //! result fails a test.
+//! It draws from the same generator ([`crate::rng::SimRng`]) and samplers as the engine: the
+//! comparison is about the engine's logic, not about random streams.
 
 use std::cmp::Reverse;
 use std::collections::{BinaryHeap, HashMap};
