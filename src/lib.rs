@@ -32,6 +32,7 @@ pub mod montecarlo;
 pub mod quantity;
 pub mod replay;
 pub mod report;
+pub mod rng;
 pub mod scenario;
 pub mod simulate;
 pub mod stats;

@@ -1,9 +1,9 @@
 //! Amounts that are either fixed or drawn from a distribution (tokens per call, seconds between
-//! calls). Sampling uses statrs distributions and a caller-provided seeded RNG.
+//! calls). Sampling uses fast standard samplers (see [`Sampler`]) and a caller-provided seeded RNG.
 
 use rand::Rng;
 use serde::Serialize;
-use statrs::distribution::{Exp, Gamma, LogNormal, Uniform};
+use statrs::distribution::{Exp, LogNormal, Normal};
 use statrs::statistics::Distribution as _;
 
 use crate::error::{Error, Result};
@@ -67,50 +67,55 @@ impl Quantity {
         }
     }
 
-    /// Draws one value (never negative).
+    /// Draws one value (never negative); the same draw as [`Quantity::sampler`]'s.
     pub fn sample<R: Rng + ?Sized>(&self, rng: &mut R) -> f64 {
-        use rand::distributions::Distribution;
-        let x = match *self {
-            Quantity::Fixed { value } => return value,
-            // Parameters were validated when the quantity was built, so construction cannot fail;
-            // fall back to the mean rather than panic if it ever did.
-            Quantity::Exponential { mean } => {
-                Exp::new(1.0 / mean).map(|d| d.sample(rng)).unwrap_or(mean)
-            }
-            Quantity::LogNormal { mu, sigma } => LogNormal::new(mu, sigma)
-                .map(|d| d.sample(rng))
-                .unwrap_or_else(|_| self.mean()),
-            Quantity::Uniform { min, max } => {
-                Uniform::new(min, max).map(|d| d.sample(rng)).unwrap_or(min)
-            }
-            Quantity::Gamma { shape, scale } => Gamma::new(shape, 1.0 / scale)
-                .map(|d| d.sample(rng))
-                .unwrap_or_else(|_| self.mean()),
-        };
-        x.max(0.0)
+        self.sampler().sample(rng)
     }
 
-    /// A sampler with the distribution built once, for hot loops: draws exactly what
-    /// [`Quantity::sample`] draws from the same RNG state.
+    /// A sampler with the distribution's constants computed once, for hot loops: draws exactly
+    /// what [`Quantity::sample`] draws from the same RNG state.
     pub fn sampler(&self) -> Sampler {
+        // Parameters were validated when the quantity was built; a quantity built by hand with
+        // invalid ones gives its mean (or bound) rather than a panic or NaN.
         match *self {
             Quantity::Fixed { value } => Sampler::Fixed(value),
-            Quantity::Exponential { mean } => match Exp::new(1.0 / mean) {
-                Ok(d) => Sampler::Exp(d),
-                Err(_) => Sampler::Fixed(mean),
-            },
-            Quantity::LogNormal { mu, sigma } => match LogNormal::new(mu, sigma) {
-                Ok(d) => Sampler::LogNormal(d),
-                Err(_) => Sampler::Fixed(self.mean()),
-            },
-            Quantity::Uniform { min, max } => match Uniform::new(min, max) {
-                Ok(d) => Sampler::Uniform(d),
-                Err(_) => Sampler::Fixed(min),
-            },
-            Quantity::Gamma { shape, scale } => match Gamma::new(shape, 1.0 / scale) {
-                Ok(d) => Sampler::Gamma(d),
-                Err(_) => Sampler::Fixed(self.mean()),
-            },
+            Quantity::Exponential { mean } if mean > 0.0 && mean.is_finite() => {
+                match Exp::new(1.0) {
+                    Ok(unit) => Sampler::Exp { unit, mean },
+                    Err(_) => Sampler::Fixed(mean),
+                }
+            }
+            Quantity::LogNormal { mu, sigma } if sigma > 0.0 && self.mean().is_finite() => {
+                match Normal::new(mu, sigma) {
+                    Ok(n) => Sampler::LogNormal(n),
+                    Err(_) => Sampler::Fixed(self.mean()),
+                }
+            }
+            Quantity::Uniform { min, max } if max > min && (max - min).is_finite() => {
+                Sampler::Uniform {
+                    min,
+                    width: max - min,
+                }
+            }
+            Quantity::Gamma { shape, scale }
+                if shape > 0.0 && scale > 0.0 && (shape * scale).is_finite() =>
+            {
+                // Marsaglia and Tsang (2000) need shape >= 1; below, Gamma(k) = Gamma(k + 1) U^(1/k).
+                let a = if shape < 1.0 { shape + 1.0 } else { shape };
+                let d = a - 1.0 / 3.0;
+                let Ok(normal) = Normal::new(0.0, 1.0) else {
+                    return Sampler::Fixed(self.mean());
+                };
+                Sampler::Gamma {
+                    normal,
+                    d,
+                    c: 1.0 / (9.0 * d).sqrt(),
+                    scale,
+                    inv_shape: if shape < 1.0 { Some(1.0 / shape) } else { None },
+                }
+            }
+            Quantity::Uniform { min, .. } => Sampler::Fixed(min),
+            _ => Sampler::Fixed(self.mean()),
         }
     }
 
@@ -209,32 +214,94 @@ impl Quantity {
     }
 }
 
-/// A [`Quantity`] with its distribution built (see [`Quantity::sampler`]).
+/// A [`Quantity`] ready to draw from (see [`Quantity::sampler`]).
+///
+/// The samplers are the standard fast ones: ziggurat exponential and normal draws (statrs'
+/// implementation, Doornik's ZIGNOR variant), the log-normal as `exp` of a normal, the gamma by
+/// Marsaglia and Tsang's squeeze method with its constants computed once, the uniform by one
+/// multiply. Tests check each against its distribution's moments and CDF.
 #[derive(Debug, Clone, Copy)]
 pub enum Sampler {
     /// Always this value.
     Fixed(f64),
-    /// Exponential.
-    Exp(Exp),
-    /// Log-normal.
-    LogNormal(LogNormal),
-    /// Uniform.
-    Uniform(Uniform),
-    /// Gamma.
-    Gamma(Gamma),
+    /// Exponential: `mean` times an Exp(1) draw.
+    Exp {
+        /// Exp(1).
+        unit: Exp,
+        /// Mean.
+        mean: f64,
+    },
+    /// `exp(N(mu, sigma))`.
+    LogNormal(Normal),
+    /// Uniform on [min, min + width).
+    Uniform {
+        /// Lower bound.
+        min: f64,
+        /// max - min.
+        width: f64,
+    },
+    /// Gamma by Marsaglia-Tsang: `d = a - 1/3`, `c = 1 / sqrt(9 d)` for `a = max(shape, shape + 1)`.
+    Gamma {
+        /// a - 1/3.
+        d: f64,
+        /// 1 / sqrt(9 d).
+        c: f64,
+        /// Scale (theta).
+        scale: f64,
+        /// 1 / shape when shape < 1 (the draw is boosted from shape + 1).
+        inv_shape: Option<f64>,
+        /// The standard normal.
+        normal: Normal,
+    },
+}
+
+/// A uniform draw in [0, 1) from the top 53 bits of one 64-bit output.
+#[inline]
+fn unit<R: Rng + ?Sized>(rng: &mut R) -> f64 {
+    (rng.next_u64() >> 11) as f64 * (1.0 / (1u64 << 53) as f64)
 }
 
 impl Sampler {
     /// Draws one value (never negative).
-    #[inline]
+    // Always inlined: each draw site then has its own copy of the variant dispatch, which the
+    // branch predictor learns per site (measured: ~3% fewer instructions, far fewer mispredicted
+    // indirect jumps per call).
+    #[inline(always)]
     pub fn sample<R: Rng + ?Sized>(&self, rng: &mut R) -> f64 {
         use rand::distributions::Distribution;
-        let x = match self {
-            Sampler::Fixed(v) => return *v,
-            Sampler::Exp(d) => d.sample(rng),
-            Sampler::LogNormal(d) => d.sample(rng),
-            Sampler::Uniform(d) => d.sample(rng),
-            Sampler::Gamma(d) => d.sample(rng),
+        let x = match *self {
+            Sampler::Fixed(v) => return v,
+            // statrs' exponential divides a ziggurat Exp(1) draw by the rate: rate 1 is exact.
+            Sampler::Exp { unit, mean } => unit.sample(rng) * mean,
+            Sampler::LogNormal(normal) => normal.sample(rng).exp(),
+            Sampler::Uniform { min, width } => min + width * unit(rng),
+            Sampler::Gamma {
+                d,
+                c,
+                scale,
+                inv_shape,
+                normal,
+            } => {
+                let g = loop {
+                    let x = normal.sample(rng);
+                    let v = 1.0 + c * x;
+                    if v <= 0.0 {
+                        continue;
+                    }
+                    let v = v * v * v;
+                    let x2 = x * x;
+                    // (0, 1]: safe under ln.
+                    let u = 1.0 - unit(rng);
+                    // The squeeze accepts ~98% of draws without a logarithm.
+                    if u < 1.0 - 0.0331 * x2 * x2 || u.ln() < 0.5 * x2 + d * (1.0 - v + v.ln()) {
+                        break d * v;
+                    }
+                };
+                match inv_shape {
+                    Some(k) => g * (1.0 - unit(rng)).powf(k) * scale,
+                    None => g * scale,
+                }
+            }
         };
         x.max(0.0)
     }
@@ -291,7 +358,7 @@ mod tests {
             "7.25",
         ] {
             let q = parse(s).unwrap();
-            let mut a = rand_chacha::ChaCha8Rng::seed_from_u64(3);
+            let mut a = SimRng::seed_from_u64(3);
             let mut b = a.clone();
             let sampler = q.sampler();
             for _ in 0..1000 {
@@ -301,6 +368,7 @@ mod tests {
     }
 
     use super::*;
+    use crate::rng::SimRng;
     use rand::SeedableRng;
 
     fn parse(s: &str) -> Result<Quantity> {
@@ -310,7 +378,7 @@ mod tests {
 
     #[test]
     fn parses_and_samples_near_the_mean() {
-        let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(1);
+        let mut rng = SimRng::seed_from_u64(1);
         for s in [
             "{ dist = \"exponential\", mean = 10 }",
             "{ dist = \"uniform\", min = 5, max = 15 }",
@@ -326,6 +394,101 @@ mod tests {
                 q.mean()
             );
         }
+    }
+
+    /// Every sampler against its distribution: sample mean and variance within a few standard
+    /// errors of the exact moments, and the Kolmogorov-Smirnov distance to the exact CDF (statrs)
+    /// below its 99.9% critical value. Covers gamma on both sides of shape 1 (the boosted branch)
+    /// and a heavy log-normal.
+    #[test]
+    fn samplers_follow_their_distributions() {
+        use statrs::distribution::{ContinuousCDF, Gamma, Uniform};
+        type Cdf = Box<dyn Fn(f64) -> f64>;
+        let cases: Vec<(&str, Cdf, f64)> = vec![
+            (
+                "{ dist = \"exponential\", mean = 12 }",
+                Box::new(|x| Exp::new(1.0 / 12.0).unwrap().cdf(x)),
+                144.0,
+            ),
+            (
+                "{ dist = \"uniform\", min = 5, max = 15 }",
+                Box::new(|x| Uniform::new(5.0, 15.0).unwrap().cdf(x)),
+                100.0 / 12.0,
+            ),
+            (
+                "{ dist = \"gamma\", shape = 2, scale = 110 }",
+                Box::new(|x| Gamma::new(2.0, 1.0 / 110.0).unwrap().cdf(x)),
+                2.0 * 110.0 * 110.0,
+            ),
+            (
+                "{ dist = \"gamma\", shape = 0.3, scale = 5 }",
+                Box::new(|x| Gamma::new(0.3, 0.2).unwrap().cdf(x)),
+                0.3 * 25.0,
+            ),
+            (
+                "{ dist = \"gamma\", shape = 40, scale = 0.5 }",
+                Box::new(|x| Gamma::new(40.0, 2.0).unwrap().cdf(x)),
+                40.0 * 0.25,
+            ),
+            (
+                "{ dist = \"log_normal\", mu = 6.5, sigma = 0.7 }",
+                Box::new(|x| LogNormal::new(6.5, 0.7).unwrap().cdf(x)),
+                (0.49f64.exp() - 1.0) * (13.0f64 + 0.49).exp(),
+            ),
+        ];
+        let n = 100_000usize;
+        for (i, (s, cdf, variance)) in cases.iter().enumerate() {
+            let q = parse(s).unwrap();
+            let sampler = q.sampler();
+            let mut rng = SimRng::seed_from_u64(100 + i as u64);
+            let mut xs: Vec<f64> = (0..n).map(|_| sampler.sample(&mut rng)).collect();
+            let mean = xs.iter().sum::<f64>() / n as f64;
+            let var = xs.iter().map(|x| (x - mean).powi(2)).sum::<f64>() / (n - 1) as f64;
+            // Standard error of the mean; the variance is checked loosely (its own error depends on
+            // the fourth moment, large for the log-normal).
+            let se = (variance / n as f64).sqrt();
+            assert!(
+                (mean - q.mean()).abs() < 4.0 * se,
+                "{s}: mean {mean} vs {} (se {se})",
+                q.mean()
+            );
+            assert!(
+                (var / variance - 1.0).abs() < 0.05,
+                "{s}: variance {var} vs {variance}"
+            );
+            xs.sort_by(f64::total_cmp);
+            let d = xs
+                .iter()
+                .enumerate()
+                .map(|(k, &x)| {
+                    let f = cdf(x);
+                    (f - k as f64 / n as f64).max((k + 1) as f64 / n as f64 - f)
+                })
+                .fold(0.0, f64::max);
+            // 1.95 / sqrt(n): the 99.9% critical value of the KS statistic.
+            assert!(d < 1.95 / (n as f64).sqrt(), "{s}: KS distance {d}");
+        }
+    }
+
+    /// The KS test above has power: it rejects a sampler that is slightly off (a gamma with shape
+    /// 2.1 tested against shape 2).
+    #[test]
+    fn the_distribution_check_rejects_a_wrong_sampler() {
+        use statrs::distribution::{ContinuousCDF, Gamma};
+        let wrong = parse("{ dist = \"gamma\", shape = 2.1, scale = 110 }")
+            .unwrap()
+            .sampler();
+        let right = Gamma::new(2.0, 1.0 / 110.0).unwrap();
+        let n = 100_000usize;
+        let mut rng = SimRng::seed_from_u64(7);
+        let mut xs: Vec<f64> = (0..n).map(|_| wrong.sample(&mut rng)).collect();
+        xs.sort_by(f64::total_cmp);
+        let d = xs
+            .iter()
+            .enumerate()
+            .map(|(k, &x)| (right.cdf(x) - k as f64 / n as f64).abs())
+            .fold(0.0, f64::max);
+        assert!(d > 1.95 / (n as f64).sqrt(), "KS distance {d}");
     }
 
     #[test]

@@ -8,8 +8,8 @@ use std::cmp::Reverse;
 use std::collections::binary_heap::PeekMut;
 use std::collections::{BinaryHeap, HashMap};
 
+use crate::rng::SimRng;
 use rand::{Rng, SeedableRng};
-use rand_chacha::ChaCha8Rng;
 
 use crate::billing::{CallBill, PriceSheet};
 use crate::catalog::{ModelSpec, ToolChangeRule};
@@ -230,7 +230,7 @@ impl<'a> Prepared<'a> {
 
         // Session start times.
         let mut arrivals_rng =
-            ChaCha8Rng::seed_from_u64(chain(scenario.seed, run.wrapping_add(0xa771)));
+            SimRng::seed_from_u64(chain(scenario.seed, run.wrapping_add(0xa771)));
         ws.queue.clear();
         let mut t = 0.0f64;
         for i in 0..n_sessions {
@@ -278,8 +278,7 @@ impl<'a> Prepared<'a> {
         while ws.own.len() < own_needed {
             ws.own.push(CacheStore::new());
         }
-        let mut cache_rng =
-            ChaCha8Rng::seed_from_u64(chain(scenario.seed, run.wrapping_add(0xcace)));
+        let mut cache_rng = SimRng::seed_from_u64(chain(scenario.seed, run.wrapping_add(0xcace)));
         let default_ttl = strategy.default_tier.as_ref().map_or(300_000, |t| t.ttl_ms);
         // A best-effort cache that never hits needs no store: nothing written can be read.
         let store_writes = setup.hit_probability > 0.0;
@@ -437,7 +436,7 @@ impl<'a> Prepared<'a> {
                 }
             };
             let output = output_tokens.draw(&mut s.rng);
-            let cost = setup.prices.call_usd(&split, output);
+            let (cost, storage_usd) = setup.prices.call_and_storage_usd(&split, output);
             cumulative += cost;
             sink(&CallBill {
                 session: s.index,
@@ -450,7 +449,7 @@ impl<'a> Prepared<'a> {
                 output_tokens: output,
                 tool_block_tokens,
                 cost_usd: cost,
-                storage_usd: setup.prices.storage_usd(&split),
+                storage_usd,
                 cumulative_usd: cumulative,
                 written_by_slot: split.written,
             });
@@ -518,7 +517,7 @@ impl Workspace {
 struct Session {
     index: u32,
     uid: u64,
-    rng: ChaCha8Rng,
+    rng: SimRng,
     next_call: u32,
     /// Index of the next event to apply.
     next_event: usize,
@@ -537,7 +536,7 @@ impl Default for Session {
         Session {
             index: 0,
             uid: 0,
-            rng: ChaCha8Rng::seed_from_u64(0),
+            rng: SimRng::seed_from_u64(0),
             next_call: 1,
             next_event: 0,
             block: 0,
@@ -590,7 +589,7 @@ fn machine_salt(machine: u32) -> u64 {
 /// a write, nothing is stored (no later request could read it).
 fn automatic_uncacheable(prompt: &Prompt, p: &cache::RuleParams) -> Split {
     let total = prompt.tokens();
-    let coverage = total / p.granularity * p.granularity;
+    let coverage = cache::round_down(total, p.granularity);
     let mut split = Split::uncached_only(total);
     if coverage >= p.min_tokens && coverage > 0 {
         split.written[0] = coverage;
@@ -599,8 +598,8 @@ fn automatic_uncacheable(prompt: &Prompt, p: &cache::RuleParams) -> Split {
     split
 }
 
-fn session_rng(seed: u64, run: u64, session: u64) -> ChaCha8Rng {
-    ChaCha8Rng::seed_from_u64(chain(chain(seed, run.wrapping_add(0x5eed)), session))
+fn session_rng(seed: u64, run: u64, session: u64) -> SimRng {
+    SimRng::seed_from_u64(chain(chain(seed, run.wrapping_add(0x5eed)), session))
 }
 
 /// A per-call amount in whole tokens: fixed amounts are rounded once, distributions built once.
@@ -618,14 +617,25 @@ impl Draw {
     }
 
     #[inline]
-    fn draw(&self, rng: &mut ChaCha8Rng) -> u64 {
+    fn draw(&self, rng: &mut SimRng) -> u64 {
         match self {
             Draw::Fixed(v) => *v,
             // Clamped: heavy-tailed distributions can draw huge values; the clamp keeps every token
             // sum of a run far from overflow.
-            Draw::Random(q) => round_u64(q.sample(rng)).min(MAX_TOKENS_PER_MESSAGE),
+            Draw::Random(q) => round_token_amount(q.sample(rng)),
         }
     }
+}
+
+/// `round_u64(x).min(MAX_TOKENS_PER_MESSAGE)`, cheaper: clamped first, so the conversion is the
+/// one-instruction signed one instead of the saturating unsigned one (runs three times per call).
+#[inline(always)]
+fn round_token_amount(x: f64) -> u64 {
+    // `max` first: NaN becomes 0, as `round_u64` gives.
+    let y = x.max(0.0).min(MAX_TOKENS_PER_MESSAGE as f64);
+    let t = y as i64;
+    // Exact below 2^52; branch-free (rounding up is a coin flip no predictor learns).
+    (t + i64::from(y - t as f64 >= 0.5)) as u64
 }
 
 /// Simulates one run of a scenario for one (model, strategy) and hands every billed call, in time
@@ -696,3 +706,40 @@ pub fn split_for_prompt(
 }
 #[cfg(test)]
 mod reference;
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The clamped fast rounding is the plain one on every kind of amount.
+    #[test]
+    fn round_token_amount_is_round_then_clamp() {
+        use rand::{Rng, SeedableRng};
+        let mut rng = SimRng::seed_from_u64(3);
+        let mut xs = vec![
+            0.0,
+            -0.0,
+            0.5,
+            1.5,
+            2.5,
+            -3.2,
+            0.499_999_999_999_999_94,
+            9_999_999.5,
+            9_999_999.499_999,
+            1e7,
+            1e7 + 0.5,
+            1e300,
+            f64::INFINITY,
+            f64::NEG_INFINITY,
+            f64::NAN,
+        ];
+        xs.extend((0..100_000).map(|_| rng.gen::<f64>() * 10f64.powi(rng.gen_range(-3..10))));
+        for x in xs {
+            assert_eq!(
+                round_token_amount(x),
+                round_u64(x).min(MAX_TOKENS_PER_MESSAGE),
+                "{x}"
+            );
+        }
+    }
+}

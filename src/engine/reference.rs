@@ -2,12 +2,14 @@
 //! optimised (tool lists cloned per session, tool sizes measured per run, events scanned per call).
 //! Tests compare the optimised engine against it bill by bill, so an optimisation that changes a
 //! result fails a test.
+//! It draws from the same generator ([`crate::rng::SimRng`]) and samplers as the engine: the
+//! comparison is about the engine's logic, not about random streams.
 
 use std::cmp::Reverse;
 use std::collections::{BinaryHeap, HashMap};
 
+use crate::rng::SimRng;
 use rand::{Rng, SeedableRng};
-use rand_chacha::ChaCha8Rng;
 
 use super::cache::{automatic_call, explicit_call, CacheStore, PlacedBreakpoint, Split};
 use super::prompt::{Prompt, Segment};
@@ -24,7 +26,7 @@ use crate::tools::Tool;
 struct Session {
     index: u32,
     uid: u64,
-    rng: ChaCha8Rng,
+    rng: SimRng,
     next_call: u32,
     /// The tool list as the client currently sends it.
     tools: Vec<Tool>,
@@ -56,11 +58,11 @@ impl ToolSizer<'_> {
     }
 }
 
-fn session_rng(seed: u64, run: u64, session: u64) -> ChaCha8Rng {
-    ChaCha8Rng::seed_from_u64(chain(chain(seed, run.wrapping_add(0x5eed)), session))
+fn session_rng(seed: u64, run: u64, session: u64) -> SimRng {
+    SimRng::seed_from_u64(chain(chain(seed, run.wrapping_add(0x5eed)), session))
 }
 
-fn draw(q: &crate::quantity::Quantity, rng: &mut ChaCha8Rng) -> u64 {
+fn draw(q: &crate::quantity::Quantity, rng: &mut SimRng) -> u64 {
     q.sample(rng).round() as u64
 }
 
@@ -83,8 +85,7 @@ pub fn reference_run(
     let system_id = chain(fnv1a(b"system"), scenario.system_tokens);
 
     // Session start times.
-    let mut arrivals_rng =
-        ChaCha8Rng::seed_from_u64(chain(scenario.seed, run.wrapping_add(0xa771)));
+    let mut arrivals_rng = SimRng::seed_from_u64(chain(scenario.seed, run.wrapping_add(0xa771)));
     let mut starts = Vec::with_capacity(scenario.sessions);
     let mut t = 0.0f64;
     for i in 0..scenario.sessions {
@@ -120,7 +121,7 @@ pub fn reference_run(
     } else {
         (0..scenario.sessions).map(|_| CacheStore::new()).collect()
     };
-    let mut cache_rng = ChaCha8Rng::seed_from_u64(chain(scenario.seed, run.wrapping_add(0xcace)));
+    let mut cache_rng = SimRng::seed_from_u64(chain(scenario.seed, run.wrapping_add(0xcace)));
 
     let mut queue: BinaryHeap<Reverse<(u64, u32)>> = BinaryHeap::new();
     for (i, s) in starts.iter().enumerate() {
