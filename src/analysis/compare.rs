@@ -195,15 +195,7 @@ pub fn compare(
     }
     let wanted_caching = parsed.iter().any(|(_, s)| s.mode != Some(Mode::None));
     if wanted_caching && cached_outcomes == 0 {
-        let reasons: Vec<String> = report
-            .skipped
-            .iter()
-            .map(|s| format!("{} / {}: {}", s.model, s.strategy, s.reason))
-            .collect();
-        return Err(Error::Unsupported(format!(
-            "no requested caching strategy can be simulated on the chosen models: {}",
-            reasons.join("; ")
-        )));
+        return Err(super::nothing_cacheable(&report.skipped));
     }
     Ok(report)
 }

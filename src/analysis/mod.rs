@@ -22,6 +22,19 @@ pub const COMMAND_LINE: &str = "command line";
 /// record as `run` reports.
 pub use crate::simulate::Skipped as Skip;
 
+/// The error when caching was asked for but no requested caching strategy could be simulated: every
+/// skip with its reason, so nothing is dropped silently.
+pub(crate) fn nothing_cacheable(skips: &[Skip]) -> Error {
+    let reasons: Vec<String> = skips
+        .iter()
+        .map(|s| format!("{} / {}: {}", s.model, s.strategy, s.reason))
+        .collect();
+    Error::Unsupported(format!(
+        "no requested caching strategy can be simulated on the chosen models: {}",
+        reasons.join("; ")
+    ))
+}
+
 /// Skips for a terminal, grouped: one line per (model, problem) listing the strategies it stopped,
 /// e.g. `skipped on kimi-k3: explicit:tools, explicit:tools+system: the model offers no explicit
 /// caching`. The JSON keeps one entry per pair with the full reason.

@@ -412,15 +412,7 @@ pub fn whatif(
     let wanted_caching = parsed.iter().any(|(_, s)| s.mode != Some(Mode::None));
     let got_caching = report.outcomes.iter().any(|o| o.strategy != "none");
     if report.outcomes.is_empty() || (wanted_caching && !got_caching) {
-        let reasons: Vec<String> = report
-            .skipped
-            .iter()
-            .map(|s| format!("{} / {}: {}", s.model, s.strategy, s.reason))
-            .collect();
-        return Err(Error::Unsupported(format!(
-            "no requested caching strategy can be simulated on the chosen models: {}",
-            reasons.join("; ")
-        )));
+        return Err(super::nothing_cacheable(&report.skipped));
     }
     Ok(report)
 }
