@@ -148,18 +148,11 @@ impl Draw for HBars<'_> {
         };
         let xu = self.x.unit;
         let fx = move |v: &f64| style::tick_label(*v, xs, xu);
-        chart
-            .configure_mesh()
+        style::house_mesh(&mut chart.configure_mesh(), sc)
             .disable_y_mesh()
             .x_desc(self.x.label.as_str())
-            .axis_desc_style(style::font(sc.axis()))
-            .label_style(style::font(sc.label()))
             .x_label_formatter(&fx)
             .y_label_formatter(&name_of)
-            .bold_line_style(style::GRID)
-            .light_line_style(TRANSPARENT)
-            .axis_style(style::INK)
-            .set_all_tick_mark_size(sc.ipx(6.0))
             .draw()
             .map_err(err)?;
         let colour = style::PALETTE[0];

@@ -221,18 +221,11 @@ impl Draw for LineChart<'_> {
         let (xu, yu) = (self.x.unit, self.y.unit);
         let fx = move |v: &f64| style::tick_label(*v, xs, xu);
         let fy = move |v: &f64| style::tick_label(*v, ys, yu);
-        chart
-            .configure_mesh()
+        style::house_mesh(&mut chart.configure_mesh(), sc)
             .x_desc(self.x.label.as_str())
             .y_desc(self.y.label.as_str())
-            .axis_desc_style(style::font(sc.axis()))
-            .label_style(style::font(sc.label()))
             .x_label_formatter(&fx)
             .y_label_formatter(&fy)
-            .bold_line_style(style::GRID)
-            .light_line_style(TRANSPARENT)
-            .axis_style(style::INK)
-            .set_all_tick_mark_size(sc.ipx(6.0))
             .draw()
             .map_err(err)?;
 

@@ -180,19 +180,12 @@ impl Draw for Stacked<'_> {
         };
         let yu = self.y.unit;
         let fy = move |v: &f64| style::tick_label(*v, ys, yu);
-        chart
-            .configure_mesh()
+        style::house_mesh(&mut chart.configure_mesh(), sc)
             .disable_x_mesh()
             .x_desc(self.x_label)
             .y_desc(self.y.label.as_str())
-            .axis_desc_style(style::font(sc.axis()))
-            .label_style(style::font(sc.label()))
             .x_label_formatter(&fx)
             .y_label_formatter(&fy)
-            .bold_line_style(style::GRID)
-            .light_line_style(TRANSPARENT)
-            .axis_style(style::INK)
-            .set_all_tick_mark_size(sc.ipx(6.0))
             .draw()
             .map_err(err)?;
 

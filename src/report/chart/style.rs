@@ -815,3 +815,22 @@ impl Ranged for Ticked {
         self.lo..self.hi
     }
 }
+
+/// The look every chart's mesh shares: axis-title and tick-label fonts for the chart's scale, light
+/// grid, no minor grid, dark axes, scaled tick marks. Callers add their labels and formatters.
+pub fn house_mesh<'m, 'a, 'b, X, Y, DB>(
+    mesh: &'m mut plotters::chart::MeshStyle<'a, 'b, X, Y, DB>,
+    sc: &Scale,
+) -> &'m mut plotters::chart::MeshStyle<'a, 'b, X, Y, DB>
+where
+    X: plotters::coord::ranged1d::Ranged,
+    Y: plotters::coord::ranged1d::Ranged,
+    DB: plotters::prelude::DrawingBackend,
+{
+    mesh.axis_desc_style(font(sc.axis()))
+        .label_style(font(sc.label()))
+        .bold_line_style(GRID)
+        .light_line_style(plotters::style::colors::TRANSPARENT)
+        .axis_style(INK)
+        .set_all_tick_mark_size(sc.ipx(6.0))
+}
