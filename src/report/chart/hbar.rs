@@ -54,9 +54,7 @@ impl Draw for HBars<'_> {
         root: &DrawingArea<DB, Shift>,
         sc: &Scale,
     ) -> std::result::Result<(), String> {
-        root.fill(&WHITE).map_err(err)?;
-        let head = style::draw_header(root, self.title, sc)?;
-        let (_, body) = root.split_vertically(head);
+        let body = style::page(root, self.title, sc)?;
         let pad = sc.pad();
         let margin_top = sc.ipx(8.0);
         let x_area = (sc.label() + sc.axis() + sc.px(28.0)).round() as i32;

@@ -173,9 +173,7 @@ impl Draw for LineChart<'_> {
         root: &DrawingArea<DB, Shift>,
         sc: &Scale,
     ) -> std::result::Result<(), String> {
-        root.fill(&WHITE).map_err(err)?;
-        let head = style::draw_header(root, self.title, sc)?;
-        let (_, body) = root.split_vertically(head);
+        let body = style::page(root, self.title, sc)?;
         let items = self.legend();
         let lw = style::legend_width(&body, &items, sc, (sc.width as f64 * 0.3) as u32);
         let (plot, legend) = body.split_horizontally(sc.width as i32 - lw as i32);

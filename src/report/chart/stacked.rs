@@ -117,9 +117,7 @@ impl Draw for Stacked<'_> {
         root: &DrawingArea<DB, Shift>,
         sc: &Scale,
     ) -> std::result::Result<(), String> {
-        root.fill(&WHITE).map_err(err)?;
-        let head = style::draw_header(root, self.title, sc)?;
-        let (_, body) = root.split_vertically(head);
+        let body = style::page(root, self.title, sc)?;
         // Legend top-down in the same order as the stack seen on screen (top part first).
         let mut items = vec![LegendItem::Heading("Part of each call".into())];
         for (i, (label, _)) in self.stacks.iter().enumerate().rev() {

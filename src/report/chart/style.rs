@@ -348,6 +348,17 @@ pub fn group(v: f64, d: usize) -> String {
     format!("{sign}{out}{frac}")
 }
 
+/// Starts a chart page: a white background and the header; returns the area below the header.
+pub fn page<DB: DrawingBackend>(
+    root: &DrawingArea<DB, plotters::coord::Shift>,
+    title: &str,
+    sc: &Scale,
+) -> Result<DrawingArea<DB, plotters::coord::Shift>, String> {
+    root.fill(&WHITE).map_err(err)?;
+    let head = draw_header(root, title, sc)?;
+    Ok(root.split_vertically(head).1)
+}
+
 /// Draws the title (bold) and optional subtitle centred at the top of `area`, shrinking or shortening
 /// them to fit the width; returns the height used.
 pub fn draw_header<DB: DrawingBackend>(
