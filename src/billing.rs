@@ -71,8 +71,12 @@ impl PriceSheet {
         let mut weighted = tok(s.uncached) + tok(s.read) * self.read_multiplier;
         let mut storage = 0.0;
         for i in 0..3 {
-            weighted += tok(s.written[i]) * self.write_multipliers[i];
-            storage += tok(s.written[i]) * self.storage_per_written_token[i];
+            // A slot with nothing written adds exactly +0.0 to both sums (prices are finite and
+            // the sums non-negative), so skipping it leaves every bit as `input_usd` computes.
+            if s.written[i] != 0 {
+                weighted += tok(s.written[i]) * self.write_multipliers[i];
+                storage += tok(s.written[i]) * self.storage_per_written_token[i];
+            }
         }
         (
             (weighted * self.input + storage) + tok(output_tokens) * self.output,
@@ -197,10 +201,13 @@ mod tests {
                 x = crate::hash::chain(x, 1);
                 x % 200_000
             };
+            // Empty slots now and then: the combined pricing skips them.
+            let mut slot = || if next() % 3 == 0 { 0 } else { next() };
+            let written = [slot(), slot(), slot()];
             let split = Split {
                 prompt: 0,
                 read: next(),
-                written: [next(), next(), next()],
+                written,
                 uncached: next(),
             };
             let out = next();

@@ -116,7 +116,9 @@ impl CacheStore {
         now < self.expiry(e) && now >= e.available_ms
     }
 
-    fn lease_id(&mut self, key: u64) -> u32 {
+    /// The id of the lease with key `key`, made on first use (ids live as long as the store's
+    /// contents: until [`CacheStore::clear`]).
+    pub fn lease_id(&mut self, key: u64) -> u32 {
         let next = self.leases.len() as u32;
         let id = *self.lease_ids.entry(key).or_insert(next);
         if id == next {
@@ -314,7 +316,10 @@ pub fn explicit_call(
 ) -> Split {
     let total = prompt.tokens();
     let mut hit = 0u64;
-    for bp in bps {
+    // Breakpoints (by index) whose own boundary was found usable: the write pass below need not
+    // look them up again (an entry found usable stays so for the rest of the call).
+    let mut own_usable = 0u64;
+    for (i, bp) in bps.iter().enumerate() {
         let lo = (bp.boundary + 1).saturating_sub(p.lookback);
         // Boundaries from `fresh_from` on are known to be in no store: they are not looked up.
         let hi = bp.boundary.min(fresh_from.wrapping_sub(1));
@@ -329,6 +334,9 @@ pub fn explicit_call(
                     if p.refresh_on_hit {
                         e.expires_ms = now.saturating_add(e.ttl_ms);
                     }
+                    if j == bp.boundary && i < 64 {
+                        own_usable |= 1 << i;
+                    }
                     break;
                 }
             }
@@ -340,7 +348,7 @@ pub fn explicit_call(
         ..Default::default()
     };
     let mut covered = hit;
-    for bp in bps {
+    for (i, bp) in bps.iter().enumerate() {
         let pos = round_down(prompt.cum_tokens[bp.boundary], p.granularity);
         if pos < p.min_tokens || pos == 0 {
             continue;
@@ -349,7 +357,8 @@ pub fn explicit_call(
         if pos <= covered {
             // Already read through a longer hit: make sure this breakpoint has its own entry, at no
             // charge, as the tokens were billed as a read.
-            if !store.entries.get(&key).is_some_and(|e| e.usable(now)) {
+            let known_usable = i < 64 && own_usable & (1 << i) != 0;
+            if !known_usable && !store.entries.get(&key).is_some_and(|e| e.usable(now)) {
                 store.put(key, pos, now, p.avail_delay_ms, bp.ttl_ms);
             }
             continue;
@@ -453,9 +462,54 @@ pub fn automatic_call_leased(
     keys: &LeaseKeys,
     fresh_from: usize,
 ) -> Split {
+    let block_lease = keys.block.map(|k| store.lease_id(k));
+    let history_lease = store.lease_id(keys.history);
+    let ids = LeaseIds {
+        block_len: keys.block_len,
+        block: block_lease,
+        history: history_lease,
+    };
+    automatic_call_with_leases(
+        store,
+        prompt,
+        p,
+        ttl_ms,
+        now,
+        hit_allowed,
+        salt,
+        &ids,
+        fresh_from,
+    )
+}
+
+/// Lease ids of one automatic call, resolved from [`LeaseKeys`] by [`CacheStore::lease_id`].
+#[derive(Debug, Clone, Copy)]
+pub struct LeaseIds {
+    /// Boundaries of the prompt head (see [`LeaseKeys::block_len`]).
+    pub block_len: usize,
+    /// Lease of the head's chain (see [`LeaseKeys::block`]).
+    pub block: Option<u32>,
+    /// Lease of the conversation chain.
+    pub history: u32,
+}
+
+/// [`automatic_call_leased`] with its leases already looked up (the engine keeps a session's ids
+/// between calls).
+#[allow(clippy::too_many_arguments)]
+pub fn automatic_call_with_leases(
+    store: &mut CacheStore,
+    prompt: &Prompt,
+    p: &RuleParams,
+    ttl_ms: u64,
+    now: u64,
+    hit_allowed: bool,
+    salt: u64,
+    ids: &LeaseIds,
+    fresh_from: usize,
+) -> Split {
     let total = prompt.tokens();
     let n = prompt.cum_hash.len();
-    let block_len = keys.block_len.min(n);
+    let block_len = ids.block_len.min(n);
     let mut hit = 0u64;
     let mut hit_at: Option<usize> = None;
     if hit_allowed {
@@ -470,8 +524,8 @@ pub fn automatic_call_leased(
             }
         }
     }
-    let block_lease = keys.block.map(|k| store.lease_id(k));
-    let history_lease = store.lease_id(keys.history);
+    let block_lease = ids.block;
+    let history_lease = ids.history;
     if let (Some(h), true) = (hit_at, p.refresh_on_hit) {
         let expires = now.saturating_add(ttl_ms);
         if h >= block_len {

@@ -3,10 +3,9 @@
 
 pub mod cache;
 pub mod prompt;
+pub mod queue;
 
-use std::cmp::Reverse;
-use std::collections::binary_heap::PeekMut;
-use std::collections::{BinaryHeap, HashMap};
+use std::collections::HashMap;
 
 use crate::rng::SimRng;
 use rand::{Rng, SeedableRng};
@@ -19,10 +18,11 @@ use crate::scenario::{Arrival, Scenario, MAX_TOKENS_PER_MESSAGE};
 use crate::strategy::{Anchor, Mode, ResolvedStrategy};
 use crate::tools::Tool;
 use cache::{
-    automatic_call_leased, explicit_call, CacheStore, LeaseKeys, PlacedBreakpoint, RuleParams,
+    automatic_call_with_leases, explicit_call, CacheStore, LeaseIds, PlacedBreakpoint, RuleParams,
     Split,
 };
 use prompt::{Prompt, Segment};
+use queue::EventQueue;
 
 /// Tokens of the notice that withdraws one tool under the `append` rule (assumed: a short
 /// `tool_removal` block naming the tool).
@@ -132,6 +132,9 @@ pub struct Prepared<'a> {
     block_tokens: Vec<u64>,
     /// (call number, effect), in the scenario's event order.
     events: Vec<(u32, EventEffect)>,
+    /// Whether a session's prompt is ever rebuilt after its first call (a tool-block event), so
+    /// its message history must be kept to re-append.
+    keeps_history: bool,
 }
 
 impl<'a> Prepared<'a> {
@@ -207,12 +210,16 @@ impl<'a> Prepared<'a> {
             .iter()
             .map(|b| b.tools_end.map_or(0, |i| b.cum_tokens[i]))
             .collect();
+        let keeps_history = events
+            .iter()
+            .any(|(_, e)| matches!(e, EventEffect::Block(_)));
         Prepared {
             scenario,
             setup,
             bases,
             block_tokens,
             events,
+            keeps_history,
         }
     }
 
@@ -244,10 +251,8 @@ impl<'a> Prepared<'a> {
                     t
                 }
             };
-            ws.queue.push(Reverse(event_key(
-                crate::strategy::seconds_to_ms(start),
-                i as u32,
-            )));
+            ws.queue
+                .push(crate::strategy::seconds_to_ms(start), i as u32);
         }
 
         ws.sessions.truncate(n_sessions);
@@ -264,10 +269,12 @@ impl<'a> Prepared<'a> {
             s.block = 0;
             s.history.clear();
             // Sessions of one run are alike: reserve once so the loop never reallocates.
-            s.history.reserve(history_cap);
-            s.pushed = 0;
+            if self.keeps_history {
+                s.history.reserve(history_cap);
+            }
             s.prompt.clear();
             s.last_output = 0;
+            s.leases = None;
         }
         ws.shared.clear();
         let own_needed = if scenario.shared_cache { 0 } else { n_sessions };
@@ -307,63 +314,74 @@ impl<'a> Prepared<'a> {
         // The session whose call comes next stays at the top of the queue while its call is
         // simulated and is then moved to its next call's time in place (one sift instead of a pop
         // and a push); ties in time go to the lower session index, as with pop and push.
-        while let Some(mut top) = queue.peek_mut() {
-            let (now, si) = event_parts(top.0);
+        while let Some((now, si)) = queue.peek() {
             let s = &mut sessions[si as usize];
             let call = s.next_call;
-            // History segments from here on are new with this call.
-            let old_history = s.history.len();
-            // Conversation growth and tool-list events before this call.
-            if call == 1 {
-                s.history.push(Segment {
-                    tokens: first_user.draw(&mut s.rng),
-                    id: chain(s.uid, 1),
-                });
+            // Conversation growth before this call (drawn before any event is applied).
+            let growth = if call == 1 {
+                [
+                    Segment {
+                        tokens: first_user.draw(&mut s.rng),
+                        id: segment_id(s.uid, 1),
+                    },
+                    Segment::default(),
+                ]
             } else {
                 let result = tool_result.draw(&mut s.rng) + user.draw(&mut s.rng);
                 let k = u64::from(call);
-                s.history.push(Segment {
-                    tokens: s.last_output,
-                    id: chain(s.uid, k * 4 + 2),
-                });
-                s.history.push(Segment {
-                    tokens: result,
-                    id: chain(s.uid, k * 4 + 3),
-                });
-            }
+                [
+                    Segment {
+                        tokens: s.last_output,
+                        id: segment_id(s.uid, k * 4 + 2),
+                    },
+                    Segment {
+                        tokens: result,
+                        id: segment_id(s.uid, k * 4 + 3),
+                    },
+                ]
+            };
+            // Tool-list events of this call: a rebuilt head, and notices appended after the growth.
             let mut rebuild = call == 1;
+            let first_event = s.next_event;
             while let Some(&(at, effect)) = self.events.get(s.next_event) {
                 if at != call {
                     break;
                 }
                 s.next_event += 1;
-                match effect {
-                    EventEffect::Append(tokens) => s.history.push(Segment {
-                        tokens,
-                        id: chain(s.uid, u64::from(call) * 4 + 1),
-                    }),
-                    EventEffect::Block(v) => {
-                        s.block = v;
-                        rebuild = true;
-                    }
+                if let EventEffect::Block(v) = effect {
+                    s.block = v;
+                    rebuild = true;
                 }
             }
             if rebuild {
                 s.prompt.clone_from(&self.bases[s.block]);
                 s.prompt.reserve(history_cap);
-                s.pushed = 0;
-            }
-            // Boundaries after this call's new segments carry content identities made for this
-            // call (session id and call number), so no store can hold them: lookups start below.
-            let mut fresh_from = usize::MAX;
-            for (i, seg) in s.history.iter().enumerate().skip(s.pushed) {
-                if i == old_history {
-                    fresh_from = s.prompt.cum_hash.len();
+                for seg in &s.history {
+                    s.prompt.push(*seg);
                 }
-                s.prompt.push(*seg);
             }
-            let fresh_from = fresh_from.min(s.prompt.cum_hash.len());
-            s.pushed = s.history.len();
+            // Boundaries from here on carry content identities made for this call (session id and
+            // call number), so no store can hold them: cache lookups start below.
+            let fresh_from = s.prompt.cum_hash.len();
+            let appended = self.events[first_event..s.next_event].iter().filter_map(
+                |&(_, effect)| match effect {
+                    EventEffect::Append(tokens) => Some(Segment {
+                        tokens,
+                        id: segment_id(s.uid, u64::from(call) * 4 + 1),
+                    }),
+                    EventEffect::Block(_) => None,
+                },
+            );
+            for seg in growth[..1 + usize::from(call > 1)]
+                .iter()
+                .copied()
+                .chain(appended)
+            {
+                s.prompt.push(seg);
+                if self.keeps_history {
+                    s.history.push(seg);
+                }
+            }
             let tool_block_tokens = self.block_tokens[s.block];
 
             let store = if scenario.shared_cache {
@@ -404,21 +422,22 @@ impl<'a> Prepared<'a> {
                         let hit_allowed = setup.hit_probability >= 1.0
                             || cache_rng.gen::<f64>() < setup.hit_probability;
                         if store_writes {
-                            let base = &self.bases[s.block];
-                            let keys = LeaseKeys {
-                                block_len: base.cum_hash.len(),
-                                block: match (lease_heads, base.cum_hash.last()) {
-                                    (true, Some(&h)) => Some(chain(h, salt)),
-                                    _ => None,
-                                },
-                                // The conversation after this head is one chain (history only
-                                // grows), also when the session comes back to a head it left.
-                                history: chain(
-                                    chain(s.uid, base.cum_hash.last().copied().unwrap_or(0)),
-                                    salt ^ HISTORY_LEASE,
-                                ),
+                            let leases = match s.leases {
+                                Some(l) if l.block == s.block && l.salt == salt => l,
+                                _ => {
+                                    let l = session_leases(
+                                        store,
+                                        &self.bases[s.block],
+                                        s.block,
+                                        s.uid,
+                                        salt,
+                                        lease_heads,
+                                    );
+                                    s.leases = Some(l);
+                                    l
+                                }
                             };
-                            automatic_call_leased(
+                            automatic_call_with_leases(
                                 store,
                                 &s.prompt,
                                 p,
@@ -426,7 +445,7 @@ impl<'a> Prepared<'a> {
                                 now,
                                 hit_allowed,
                                 salt,
-                                &keys,
+                                &leases.ids,
                                 fresh_from,
                             )
                         } else {
@@ -458,9 +477,9 @@ impl<'a> Prepared<'a> {
             if (s.next_call as usize) <= scenario.calls {
                 let gap = gap_ms
                     .unwrap_or_else(|| crate::strategy::seconds_to_ms(gap.sample(&mut s.rng)));
-                *top = Reverse(event_key(now.saturating_add(gap), si));
+                queue.replace_top(now.saturating_add(gap), si);
             } else {
-                PeekMut::pop(top);
+                queue.pop();
                 if !scenario.shared_cache {
                     // The session is over and nobody else reads its private cache.
                     own[si as usize].clear();
@@ -485,8 +504,8 @@ impl<'a> Prepared<'a> {
 #[derive(Debug, Default)]
 pub struct Workspace {
     sessions: Vec<Session>,
-    /// Next call of each active session, keyed by [`event_key`].
-    queue: BinaryHeap<Reverse<u128>>,
+    /// Next call of each active session.
+    queue: EventQueue,
     shared: CacheStore,
     own: Vec<CacheStore>,
     bps: Vec<PlacedBreakpoint>,
@@ -523,12 +542,49 @@ struct Session {
     next_event: usize,
     /// Version of the tool block rendered in the prompt.
     block: usize,
-    /// History segments (messages) in order.
+    /// History segments (messages) in order, kept only when the prompt can be rebuilt.
     history: Vec<Segment>,
-    /// How many history segments are already in `prompt`.
-    pushed: usize,
     prompt: Prompt,
     last_output: u64,
+    /// Lease ids of the session's chains in its store, for the head and machine they were made for.
+    leases: Option<SessionLeases>,
+}
+
+/// The lease ids a session's automatic calls use while its head and machine stay the same (looked
+/// up once instead of on every call; ids never change while the store lives, and a session's store
+/// lives as long as its run).
+#[derive(Debug, Clone, Copy)]
+struct SessionLeases {
+    block: usize,
+    salt: u64,
+    ids: LeaseIds,
+}
+
+/// Leases of a session's chains on a head (tool-list version) and machine (key-space salt): the
+/// head's chain, when heads of different tool lists share no entries, and the conversation's.
+fn session_leases(
+    store: &mut CacheStore,
+    base: &Prompt,
+    block: usize,
+    uid: u64,
+    salt: u64,
+    lease_heads: bool,
+) -> SessionLeases {
+    let head = base.cum_hash.last().copied();
+    SessionLeases {
+        block,
+        salt,
+        ids: LeaseIds {
+            block_len: base.cum_hash.len(),
+            block: match (lease_heads, head) {
+                (true, Some(h)) => Some(store.lease_id(chain(h, salt))),
+                _ => None,
+            },
+            // The conversation after this head is one chain (history only grows), also when the
+            // session comes back to a head it left.
+            history: store.lease_id(chain(chain(uid, head.unwrap_or(0)), salt ^ HISTORY_LEASE)),
+        },
+    }
 }
 
 impl Default for Session {
@@ -541,24 +597,19 @@ impl Default for Session {
             next_event: 0,
             block: 0,
             history: Vec::new(),
-            pushed: 0,
             prompt: Prompt::default(),
             last_output: 0,
+            leases: None,
         }
     }
 }
 
-/// The queue key of a call: time first, then session index, in one integer (ordered exactly like the
-/// pair, compared in one step).
+/// Identity of a message segment of a session: `uid` is already a well-mixed random 64-bit value
+/// unique to the session and run, so an offset by the segment's number is unique too; the prompt's
+/// prefix hash mixes it.
 #[inline]
-fn event_key(time_ms: u64, session: u32) -> u128 {
-    (u128::from(time_ms) << 32) | u128::from(session)
-}
-
-/// (time, session) of a queue key.
-#[inline]
-fn event_parts(key: u128) -> (u64, u32) {
-    ((key >> 32) as u64, key as u32)
+fn segment_id(uid: u64, n: u64) -> u64 {
+    uid.wrapping_add(n)
 }
 
 /// Salt of the conversation leases' keys.

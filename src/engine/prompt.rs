@@ -6,7 +6,7 @@
 use crate::hash::chain;
 
 /// One segment of a prompt.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct Segment {
     /// Tokens of the segment.
     pub tokens: u64,
@@ -63,6 +63,7 @@ impl Prompt {
     }
 
     /// Appends a segment (zero-token segments are skipped: they carry nothing to cache).
+    #[inline]
     pub fn push(&mut self, s: Segment) {
         if s.tokens == 0 {
             return;
