@@ -1,9 +1,10 @@
 //! The engine's hot loop alone, for instruction-level profiling where wall-clock timing is too
 //! noisy (a shared machine): `cargo build --release --example hot_loop` then
-//! `valgrind --tool=cachegrind --cache-sim=no --branch-sim=yes target/release/examples/hot_loop [runs] [fixed]`
-//! and divide the instruction count by the simulated calls it prints.
+//! `valgrind --tool=cachegrind --cache-sim=no target/release/examples/hot_loop [runs] [fixed|random] [model]`
+//! and divide the instruction count by the simulated calls it prints (the difference of two run
+//! counts cancels the set-up).
 //! Runs the `pcsim bench` workload (100 sessions x 50 calls, shared cache) `runs` times on each of
-//! the six measured models; `fixed` fixes every amount at its mean.
+//! the six measured models (or only `model`); `fixed` fixes every amount at its mean.
 
 use pcsim::bench::{measured_setups, workload};
 use pcsim::catalog::Catalog;
@@ -14,6 +15,7 @@ fn main() {
     let mut args = std::env::args().skip(1);
     let runs: u64 = args.next().and_then(|a| a.parse().ok()).unwrap_or(4);
     let fixed = args.next().is_some_and(|a| a == "fixed");
+    let only = args.next();
     let catalog = Catalog::embedded().expect("embedded catalog");
     let pairs = measured_setups(&catalog).expect("measured models");
     let mut scenario = workload(100).expect("workload");
@@ -31,7 +33,10 @@ fn main() {
     let mut ws = Workspace::new();
     let (mut calls, mut total) = (0u64, 0.0);
     let start = std::time::Instant::now();
-    for pair in &pairs {
+    for pair in pairs
+        .iter()
+        .filter(|p| only.as_ref().map_or(true, |m| *m == p.model.id))
+    {
         let setup = SimSetup::new(pair.model, &pair.strategy, scenario.first_token_seconds);
         let prepared = Prepared::new(&scenario, &setup);
         for run in 0..runs {

@@ -43,8 +43,39 @@ pub struct SimSetup<'a> {
     hit_probability: f64,
     /// Routing model: requests per minute per prefix that one machine takes.
     routing_rpm: Option<f64>,
-    /// Write slot of each explicit breakpoint.
-    bp_slots: Vec<usize>,
+    /// The explicit breakpoints in the form the per-call step places them.
+    bp_plan: Vec<BreakpointPlan>,
+}
+
+/// An explicit breakpoint as the engine places it on each call: its anchor, write slot and TTL.
+#[derive(Debug, Clone, Copy)]
+struct BreakpointPlan {
+    anchor: Anchor,
+    slot: usize,
+    ttl_ms: u64,
+}
+
+/// Places the planned breakpoints on `prompt`'s boundaries into `out` (two anchors on one boundary,
+/// e.g. with no system prompt, are one breakpoint).
+#[inline]
+fn place_breakpoints(plan: &[BreakpointPlan], prompt: &Prompt, out: &mut Vec<PlacedBreakpoint>) {
+    out.clear();
+    for b in plan {
+        let boundary = match b.anchor {
+            Anchor::Tools => prompt.tools_end,
+            Anchor::System => prompt.system_end,
+            Anchor::Last => prompt.last_boundary(),
+        };
+        if let Some(boundary) = boundary {
+            if !out.iter().any(|p| p.boundary == boundary) {
+                out.push(PlacedBreakpoint {
+                    boundary,
+                    slot: b.slot,
+                    ttl_ms: b.ttl_ms,
+                });
+            }
+        }
+    }
 }
 
 impl<'a> SimSetup<'a> {
@@ -93,10 +124,14 @@ impl<'a> SimSetup<'a> {
             }
             routing_rpm = rules.routing_rpm_per_prefix.as_ref().map(|r| r.value);
         }
-        let bp_slots = strategy
+        let bp_plan = strategy
             .breakpoints
             .iter()
-            .map(|rb| tier_names.iter().position(|n| *n == rb.tier).unwrap_or(0))
+            .map(|rb| BreakpointPlan {
+                anchor: rb.anchor,
+                slot: tier_names.iter().position(|n| *n == rb.tier).unwrap_or(0),
+                ttl_ms: rb.ttl_ms,
+            })
             .collect();
         SimSetup {
             model,
@@ -106,7 +141,7 @@ impl<'a> SimSetup<'a> {
             params,
             hit_probability,
             routing_rpm,
-            bp_slots,
+            bp_plan,
         }
     }
 }
@@ -363,23 +398,13 @@ impl<'a> Prepared<'a> {
             // Boundaries from here on carry content identities made for this call (session id and
             // call number), so no store can hold them: cache lookups start below.
             let fresh_from = s.prompt.cum_hash.len();
-            let appended = self.events[first_event..s.next_event].iter().filter_map(
-                |&(_, effect)| match effect {
-                    EventEffect::Append(tokens) => Some(Segment {
-                        tokens,
-                        id: segment_id(s.uid, u64::from(call) * 4 + 1),
-                    }),
-                    EventEffect::Block(_) => None,
-                },
-            );
-            for seg in growth[..1 + usize::from(call > 1)]
-                .iter()
-                .copied()
-                .chain(appended)
-            {
-                s.prompt.push(seg);
-                if self.keeps_history {
-                    s.history.push(seg);
+            for &seg in &growth[..1 + usize::from(call > 1)] {
+                s.append(seg, self.keeps_history);
+            }
+            for &(_, effect) in &self.events[first_event..s.next_event] {
+                if let EventEffect::Append(tokens) = effect {
+                    let id = segment_id(s.uid, u64::from(call) * 4 + 1);
+                    s.append(Segment { tokens, id }, self.keeps_history);
                 }
             }
             let tool_block_tokens = self.block_tokens[s.block];
@@ -398,25 +423,7 @@ impl<'a> Prepared<'a> {
                         None => 0,
                     };
                     if mode == Mode::Explicit {
-                        bps.clear();
-                        for (rb, &slot) in strategy.breakpoints.iter().zip(&setup.bp_slots) {
-                            let boundary = match rb.anchor {
-                                Anchor::Tools => s.prompt.tools_end,
-                                Anchor::System => s.prompt.system_end,
-                                Anchor::Last => s.prompt.last_boundary(),
-                            };
-                            if let Some(boundary) = boundary {
-                                // Two anchors on one boundary (e.g. no system prompt) are one
-                                // breakpoint.
-                                if !bps.iter().any(|b| b.boundary == boundary) {
-                                    bps.push(PlacedBreakpoint {
-                                        boundary,
-                                        slot,
-                                        ttl_ms: rb.ttl_ms,
-                                    });
-                                }
-                            }
-                        }
+                        place_breakpoints(&setup.bp_plan, &s.prompt, bps);
                         explicit_call(store, &s.prompt, bps, p, now, salt, fresh_from)
                     } else {
                         let hit_allowed = setup.hit_probability >= 1.0
@@ -587,6 +594,17 @@ fn session_leases(
     }
 }
 
+impl Session {
+    /// Appends a message segment to the prompt (and to the history when it is kept).
+    #[inline]
+    fn append(&mut self, seg: Segment, keep_history: bool) {
+        self.prompt.push(seg);
+        if keep_history {
+            self.history.push(seg);
+        }
+    }
+}
+
 impl Default for Session {
     fn default() -> Self {
         Session {
@@ -723,28 +741,8 @@ pub fn split_for_prompt(
     match (strategy.mode, &setup.params) {
         (Mode::None, _) | (_, None) => Split::uncached_only(prompt.tokens()),
         (Mode::Explicit, Some(p)) => {
-            let mut bps: Vec<PlacedBreakpoint> = Vec::with_capacity(strategy.breakpoints.len());
-            for rb in &strategy.breakpoints {
-                let boundary = match rb.anchor {
-                    Anchor::Tools => prompt.tools_end,
-                    Anchor::System => prompt.system_end,
-                    Anchor::Last => prompt.last_boundary(),
-                };
-                if let Some(boundary) = boundary {
-                    let slot = setup
-                        .tier_names
-                        .iter()
-                        .position(|n| *n == rb.tier)
-                        .unwrap_or(0);
-                    if !bps.iter().any(|b| b.boundary == boundary) {
-                        bps.push(PlacedBreakpoint {
-                            boundary,
-                            slot,
-                            ttl_ms: rb.ttl_ms,
-                        });
-                    }
-                }
-            }
+            let mut bps = Vec::with_capacity(setup.bp_plan.len());
+            place_breakpoints(&setup.bp_plan, prompt, &mut bps);
             explicit_call(store, prompt, &bps, p, now_ms, 0, usize::MAX)
         }
         (Mode::Automatic | Mode::Implicit, Some(p)) => {
