@@ -315,28 +315,30 @@ pub fn explicit_call(
     fresh_from: usize,
 ) -> Split {
     let total = prompt.tokens();
+    let hashes = prompt.cum_hash.as_slice();
+    // Boundaries from `fresh_from` on are known to be in no store: they are not looked up.
+    let searchable = fresh_from.min(hashes.len());
     let mut hit = 0u64;
     // Breakpoints (by index) whose own boundary was found usable: the write pass below need not
-    // look them up again (an entry found usable stays so for the rest of the call).
+    // look them up again (an entry found usable stays so for the rest of the call). Tracked for
+    // the first 64 breakpoints (there are at most three: one per anchor kind).
+    let tracked = bps.len() <= 64;
     let mut own_usable = 0u64;
     for (i, bp) in bps.iter().enumerate() {
-        let lo = (bp.boundary + 1).saturating_sub(p.lookback);
-        // Boundaries from `fresh_from` on are known to be in no store: they are not looked up.
-        let hi = bp.boundary.min(fresh_from.wrapping_sub(1));
-        if fresh_from == 0 || hi < lo {
+        let end = (bp.boundary + 1).min(searchable);
+        let start = (bp.boundary + 1).saturating_sub(p.lookback);
+        let Some(window) = hashes.get(start..end) else {
             continue;
-        }
-        for j in (lo..=hi).rev() {
-            if let Some(e) = store.entries.get_mut(&(prompt.cum_hash[j] ^ salt)) {
+        };
+        for (k, &h) in window.iter().enumerate().rev() {
+            if let Some(e) = store.entries.get_mut(&(h ^ salt)) {
                 if e.usable(now) {
                     // `min`: only a 64-bit hash collision could make an entry longer than the prompt.
                     hit = hit.max(e.tokens.min(total));
                     if p.refresh_on_hit {
                         e.expires_ms = now.saturating_add(e.ttl_ms);
                     }
-                    if j == bp.boundary && i < 64 {
-                        own_usable |= 1 << i;
-                    }
+                    own_usable |= u64::from(start + k == bp.boundary) << (i & 63);
                     break;
                 }
             }
@@ -357,7 +359,7 @@ pub fn explicit_call(
         if pos <= covered {
             // Already read through a longer hit: make sure this breakpoint has its own entry, at no
             // charge, as the tokens were billed as a read.
-            let known_usable = i < 64 && own_usable & (1 << i) != 0;
+            let known_usable = tracked && (own_usable >> (i & 63)) & 1 != 0;
             if !known_usable && !store.entries.get(&key).is_some_and(|e| e.usable(now)) {
                 store.put(key, pos, now, p.avail_delay_ms, bp.ttl_ms);
             }
@@ -777,6 +779,118 @@ mod tests {
         automatic_call(&mut s, &p, &params(1024, 1), 600_000, 0, true, 0);
         let b = automatic_call(&mut s, &p, &params(1024, 1), 600_000, 5_000, false, 0);
         assert_eq!((b.read, b.written[0]), (0, 4096));
+    }
+
+    /// The definition of [`explicit_call`] without its shortcuts (no skipped lookups of entries the
+    /// read pass already found): the oracle the optimised function is checked against.
+    fn explicit_call_plain(
+        store: &mut CacheStore,
+        prompt: &Prompt,
+        bps: &[PlacedBreakpoint],
+        p: &RuleParams,
+        now: u64,
+        fresh_from: usize,
+    ) -> Split {
+        let total = prompt.tokens();
+        let mut hit = 0u64;
+        for bp in bps {
+            let lo = (bp.boundary + 1).saturating_sub(p.lookback);
+            let hi = bp.boundary.min(fresh_from.wrapping_sub(1));
+            if fresh_from == 0 || hi < lo {
+                continue;
+            }
+            for j in (lo..=hi).rev() {
+                if let Some(e) = store.entries.get_mut(&prompt.cum_hash[j]) {
+                    if e.usable(now) {
+                        hit = hit.max(e.tokens.min(total));
+                        if p.refresh_on_hit {
+                            e.expires_ms = now.saturating_add(e.ttl_ms);
+                        }
+                        break;
+                    }
+                }
+            }
+        }
+        let mut split = Split {
+            prompt: total,
+            read: hit,
+            ..Default::default()
+        };
+        let mut covered = hit;
+        for bp in bps {
+            let pos = round_down(prompt.cum_tokens[bp.boundary], p.granularity);
+            if pos < p.min_tokens || pos == 0 {
+                continue;
+            }
+            let key = prompt.cum_hash[bp.boundary];
+            if pos <= covered {
+                if !store.entries.get(&key).is_some_and(|e| e.usable(now)) {
+                    store.put(key, pos, now, p.avail_delay_ms, bp.ttl_ms);
+                }
+                continue;
+            }
+            store.put(key, pos, now, p.avail_delay_ms, bp.ttl_ms);
+            split.written[bp.slot] += pos - covered;
+            covered = pos;
+        }
+        split.uncached = total - covered;
+        split
+    }
+
+    /// The explicit rules give the plain definition's splits on random timelines: sessions on
+    /// shared heads, breakpoints on the head, the system prompt and the last message in two tiers,
+    /// short lookbacks, parallel requests, expiry, and the engine's `fresh_from` hint.
+    #[test]
+    fn explicit_call_matches_its_definition() {
+        use rand::{Rng, SeedableRng};
+        let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(5);
+        for lookback in [1usize, 3, 20] {
+            let p = RuleParams {
+                min_tokens: 700,
+                granularity: 1,
+                refresh_on_hit: lookback != 3,
+                lookback,
+                avail_delay_ms: 2_000,
+            };
+            let (mut fast, mut plain) = (CacheStore::new(), CacheStore::new());
+            let mut histories: Vec<Vec<(u64, u64)>> = vec![vec![]; 6];
+            let mut now = 0u64;
+            let mut reads = 0;
+            for step in 0..6_000u64 {
+                let si = rng.gen_range(0..histories.len());
+                now += rng.gen_range(0..40_000);
+                let h = &mut histories[si];
+                if h.len() > 40 {
+                    h.clear();
+                }
+                let fresh = h.len();
+                for _ in 0..rng.gen_range(0..3) {
+                    h.push((rng.gen_range(0..400), step * 10 + si as u64 * 1_000_003));
+                }
+                let mut pr = Prompt::default();
+                for &(t, id) in [(500u64, 1u64), (300, 2), (400, 3)].iter().chain(h.iter()) {
+                    pr.push(Segment { tokens: t, id });
+                }
+                let head = 2;
+                let last = pr.last_boundary().unwrap();
+                let mut bps = vec![bp(1, 0, 3_600_000), bp(head, 1, 300_000)];
+                if last != head {
+                    bps.push(bp(last, 1, 300_000));
+                }
+                // Boundaries of this call's new segments are new to the store (when any was
+                // pushed: zero-token segments are skipped, so count from the prompt).
+                let fresh_from = if rng.gen_range(0..4) == 0 {
+                    usize::MAX
+                } else {
+                    3 + h[..fresh].iter().filter(|s| s.0 > 0).count()
+                };
+                let a = explicit_call(&mut fast, &pr, &bps, &p, now, 0, fresh_from);
+                let b = explicit_call_plain(&mut plain, &pr, &bps, &p, now, fresh_from);
+                assert_eq!(a, b, "step {step} lookback {lookback}");
+                reads += usize::from(a.read > 0);
+            }
+            assert!(reads > 1_000, "only {reads} reads");
+        }
     }
 
     /// The leased refresh gives exactly the plain walk's splits on random timelines: sessions on

@@ -55,11 +55,47 @@ struct BreakpointPlan {
     ttl_ms: u64,
 }
 
-/// Places the planned breakpoints on `prompt`'s boundaries into `out` (two anchors on one boundary,
-/// e.g. with no system prompt, are one breakpoint).
+/// Explicit breakpoints placed on one prompt: at most one per anchor kind (tools, system, last),
+/// so at most three, kept inline.
+#[derive(Debug, Clone, Copy)]
+struct Placed {
+    items: [PlacedBreakpoint; 3],
+    len: usize,
+}
+
+impl Placed {
+    fn as_slice(&self) -> &[PlacedBreakpoint] {
+        &self.items[..self.len]
+    }
+
+    /// Adds a breakpoint on `boundary` unless an earlier anchor holds it. Three anchor kinds give
+    /// at most three distinct boundaries, so there is room whenever the boundary is new.
+    #[inline]
+    fn add(&mut self, boundary: usize, b: &BreakpointPlan) {
+        if self.len < 3 && !self.as_slice().iter().any(|p| p.boundary == boundary) {
+            self.items[self.len] = PlacedBreakpoint {
+                boundary,
+                slot: b.slot,
+                ttl_ms: b.ttl_ms,
+            };
+            self.len += 1;
+        }
+    }
+}
+
+/// Places the planned breakpoints on `prompt`'s boundaries (two anchors on one boundary, e.g. with
+/// no system prompt, are one breakpoint: the first keeps it).
 #[inline]
-fn place_breakpoints(plan: &[BreakpointPlan], prompt: &Prompt, out: &mut Vec<PlacedBreakpoint>) {
-    out.clear();
+fn place_breakpoints(plan: &[BreakpointPlan], prompt: &Prompt) -> Placed {
+    let unused = PlacedBreakpoint {
+        boundary: usize::MAX,
+        slot: 0,
+        ttl_ms: 0,
+    };
+    let mut placed = Placed {
+        items: [unused; 3],
+        len: 0,
+    };
     for b in plan {
         let boundary = match b.anchor {
             Anchor::Tools => prompt.tools_end,
@@ -67,15 +103,10 @@ fn place_breakpoints(plan: &[BreakpointPlan], prompt: &Prompt, out: &mut Vec<Pla
             Anchor::Last => prompt.last_boundary(),
         };
         if let Some(boundary) = boundary {
-            if !out.iter().any(|p| p.boundary == boundary) {
-                out.push(PlacedBreakpoint {
-                    boundary,
-                    slot: b.slot,
-                    ttl_ms: b.ttl_ms,
-                });
-            }
+            placed.add(boundary, b);
         }
     }
+    placed
 }
 
 impl<'a> SimSetup<'a> {
@@ -170,6 +201,10 @@ pub struct Prepared<'a> {
     /// Whether a session's prompt is ever rebuilt after its first call (a tool-block event), so
     /// its message history must be kept to re-append.
     keeps_history: bool,
+    /// The explicit breakpoints of each head that do not move during a session (tools and system
+    /// anchors), with the plan's `last` anchor, when that is its only moving breakpoint and comes
+    /// last (always, as breakpoints are in prompt order; otherwise every call places them all).
+    head_breakpoints: Option<(Vec<Placed>, Option<BreakpointPlan>)>,
 }
 
 impl<'a> Prepared<'a> {
@@ -248,6 +283,20 @@ impl<'a> Prepared<'a> {
         let keeps_history = events
             .iter()
             .any(|(_, e)| matches!(e, EventEffect::Block(_)));
+        // Breakpoints are in prompt order, so a `last` anchor comes last; the head's anchors are
+        // then placed once per head, and each call only adds its last boundary.
+        let plan = &setup.bp_plan;
+        let moving = plan.iter().filter(|b| b.anchor == Anchor::Last).count();
+        let head_breakpoints = (moving == 0
+            || (moving == 1 && plan.last().is_some_and(|b| b.anchor == Anchor::Last)))
+        .then(|| {
+            let fixed = &plan[..plan.len() - moving];
+            let heads = bases.iter().map(|b| place_breakpoints(fixed, b)).collect();
+            (
+                heads,
+                plan.last().copied().filter(|b| b.anchor == Anchor::Last),
+            )
+        });
         Prepared {
             scenario,
             setup,
@@ -255,6 +304,7 @@ impl<'a> Prepared<'a> {
             block_tokens,
             events,
             keeps_history,
+            head_breakpoints,
         }
     }
 
@@ -341,7 +391,6 @@ impl<'a> Prepared<'a> {
             queue,
             shared,
             own,
-            bps,
         } = ws;
 
         let mut cumulative = 0.0;
@@ -423,8 +472,18 @@ impl<'a> Prepared<'a> {
                         None => 0,
                     };
                     if mode == Mode::Explicit {
-                        place_breakpoints(&setup.bp_plan, &s.prompt, bps);
-                        explicit_call(store, &s.prompt, bps, p, now, salt, fresh_from)
+                        let bps = match &self.head_breakpoints {
+                            Some((heads, last)) => {
+                                let mut bps = heads[s.block];
+                                if let (Some(b), Some(boundary)) = (last, s.prompt.last_boundary())
+                                {
+                                    bps.add(boundary, b);
+                                }
+                                bps
+                            }
+                            None => place_breakpoints(&setup.bp_plan, &s.prompt),
+                        };
+                        explicit_call(store, &s.prompt, bps.as_slice(), p, now, salt, fresh_from)
                     } else {
                         let hit_allowed = setup.hit_probability >= 1.0
                             || cache_rng.gen::<f64>() < setup.hit_probability;
@@ -515,7 +574,6 @@ pub struct Workspace {
     queue: EventQueue,
     shared: CacheStore,
     own: Vec<CacheStore>,
-    bps: Vec<PlacedBreakpoint>,
 }
 
 impl Workspace {
@@ -741,9 +799,8 @@ pub fn split_for_prompt(
     match (strategy.mode, &setup.params) {
         (Mode::None, _) | (_, None) => Split::uncached_only(prompt.tokens()),
         (Mode::Explicit, Some(p)) => {
-            let mut bps = Vec::with_capacity(setup.bp_plan.len());
-            place_breakpoints(&setup.bp_plan, prompt, &mut bps);
-            explicit_call(store, prompt, &bps, p, now_ms, 0, usize::MAX)
+            let bps = place_breakpoints(&setup.bp_plan, prompt);
+            explicit_call(store, prompt, bps.as_slice(), p, now_ms, 0, usize::MAX)
         }
         (Mode::Automatic | Mode::Implicit, Some(p)) => {
             let hit_allowed =
