@@ -452,6 +452,10 @@ pub struct LeaseKeys {
 /// later of its own and its lease's when its depth is within the lease's. Correct because in
 /// automatic mode every entry of a chain up to the hit is alive whenever the hit is (entries are
 /// written and refreshed a whole prefix at a time), exactly what the plain walk refreshes.
+///
+/// `fresh_from`: boundaries from this index on are this call's new messages, in no store yet and
+/// only ever found again in this conversation's later prompts, which contain them all up to the
+/// last (`usize::MAX`: no such knowledge). They are not looked up, and only the last gets an entry.
 #[allow(clippy::too_many_arguments)]
 pub fn automatic_call_leased(
     store: &mut CacheStore,
@@ -560,6 +564,14 @@ pub fn automatic_call_with_leases(
     if coverage >= p.min_tokens && coverage > hit {
         let from = hit_at.map_or(0, |h| h + 1);
         for j in from..n {
+            // A fresh boundary before the last is never worth an entry: only later prompts of this
+            // conversation contain it, and they contain the last boundary too, written with it in
+            // the same call (same availability and expiry, same lease, deeper), so whenever its
+            // entry could be read the last one is readable and longer. Leaving it out changes no
+            // read and saves a table insertion per message.
+            if j >= fresh_from && j + 1 < n {
+                continue;
+            }
             let t = round_down(prompt.cum_tokens[j], p.granularity);
             if t >= p.min_tokens && t > 0 {
                 let lease = if j >= block_len {
@@ -948,7 +960,8 @@ mod tests {
                     s.1 += 1;
                     s.2.clear();
                 }
-                for _ in 0..rng.gen_range(0..3) {
+                let pushed = rng.gen_range(0..4);
+                for _ in 0..pushed {
                     s.2.push((
                         rng.gen_range(1..200),
                         step * 8 + si as u64 * 1_000_000 + s.1,
@@ -965,6 +978,12 @@ mod tests {
                     history: chain(chain(si as u64, s.1), *pr.cum_hash.get(3).unwrap()),
                 };
                 let a = automatic_call(&mut plain, &pr, &p, 60_000, now, hit_allowed, 0);
+                // This step's new messages are fresh (the engine's hint), now and then unknown.
+                let fresh_from = if rng.gen_range(0..5) == 0 {
+                    usize::MAX
+                } else {
+                    heads[s.0].len() + s.2.len() - pushed
+                };
                 let b = automatic_call_leased(
                     &mut leased,
                     &pr,
@@ -974,7 +993,7 @@ mod tests {
                     hit_allowed,
                     0,
                     &keys,
-                    usize::MAX,
+                    fresh_from,
                 );
                 assert_eq!(a, b, "step {step} (shared heads {shared_prefix_heads})");
                 reads += usize::from(a.read > 0);
