@@ -537,7 +537,9 @@ impl<'a> Prepared<'a> {
                 cost_usd: cost,
                 storage_usd,
                 cumulative_usd: cumulative,
-                written_by_slot: split.written,
+                // Element by element: one wide copy of the array, written a slot at a time just
+                // before, stalls on store forwarding.
+                written_by_slot: [split.written[0], split.written[1], split.written[2]],
             });
             s.last_output = output;
             s.next_call += 1;
