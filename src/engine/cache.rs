@@ -54,6 +54,16 @@ pub struct Entry {
 /// The `lease` of an entry that has none.
 pub const NO_LEASE: u32 = u32::MAX;
 
+/// An empty slot of [`OwnEntries`] (no stored entry has zero tokens).
+const NO_ENTRY: Entry = Entry {
+    tokens: 0,
+    expires_ms: 0,
+    available_ms: 0,
+    ttl_ms: 0,
+    lease: NO_LEASE,
+    depth: 0,
+};
+
 impl Entry {
     /// Whether the entry can be read at `now` when it holds no lease (explicit mode never leases).
     fn usable(&self, now: u64) -> bool {
@@ -203,32 +213,187 @@ impl CacheStore {
         lease: u32,
         depth: u32,
     ) {
-        let mut e = Entry {
-            tokens,
-            expires_ms: now.saturating_add(ttl_ms),
-            available_ms: now.saturating_add(avail_delay_ms.max(1)),
-            ttl_ms,
-            lease,
-            depth,
-        };
+        let e = new_entry(tokens, now, avail_delay_ms, ttl_ms, lease, depth);
         // One probe of the map for the lookup and the write (this runs for every boundary written).
         match self.entries.entry(key) {
             std::collections::hash_map::Entry::Occupied(mut slot) => {
-                let old = slot.get();
-                let old_expiry = entry_expiry(&self.leases, old);
-                if old_expiry > now {
-                    e.available_ms = e.available_ms.min(old.available_ms);
-                    if old_expiry > e.expires_ms {
-                        e.expires_ms = old_expiry;
-                        e.ttl_ms = old.ttl_ms;
-                    }
-                }
-                *slot.get_mut() = e;
+                let merged = merge_write(&self.leases, e, Some(slot.get()), now);
+                *slot.get_mut() = merged;
             }
             std::collections::hash_map::Entry::Vacant(slot) => {
                 slot.insert(e);
             }
         }
+    }
+
+    /// [`CacheStore::put_leased`] for boundary `j` of a conversation whose own entries are `own`
+    /// from boundary `from` on (see [`OwnEntries`]).
+    #[allow(clippy::too_many_arguments)]
+    #[inline]
+    fn put_at(
+        &mut self,
+        own: Option<&mut OwnEntries>,
+        from: usize,
+        j: usize,
+        key: u64,
+        tokens: u64,
+        now: u64,
+        avail_delay_ms: u64,
+        ttl_ms: u64,
+        lease: u32,
+        depth: u32,
+    ) {
+        match own {
+            Some(own) if j >= from => {
+                let e = new_entry(tokens, now, avail_delay_ms, ttl_ms, lease, depth);
+                own.put(self, j, key, e, now);
+            }
+            _ => self.put_leased(key, tokens, now, avail_delay_ms, ttl_ms, lease, depth),
+        }
+    }
+
+    /// The entry for boundary `j`'s key, wherever it is kept.
+    #[inline]
+    fn find<'s>(
+        &'s self,
+        own: Option<&'s OwnEntries>,
+        from: usize,
+        j: usize,
+        key: u64,
+    ) -> Option<&'s Entry> {
+        if let Some(own) = own {
+            if j >= from {
+                if let Some(e) = own.get(j, key) {
+                    return Some(e);
+                }
+                if !own.spilled {
+                    return None;
+                }
+            }
+        }
+        self.entries.get(&key)
+    }
+
+    /// [`CacheStore::find`], to change the entry in place.
+    #[inline]
+    fn find_mut<'s>(
+        &'s mut self,
+        own: Option<&'s mut OwnEntries>,
+        from: usize,
+        j: usize,
+        key: u64,
+    ) -> Option<&'s mut Entry> {
+        if let Some(own) = own {
+            if j >= from {
+                let spilled = own.spilled;
+                if let Some(e) = own.get_mut(j, key) {
+                    return Some(e);
+                }
+                if !spilled {
+                    return None;
+                }
+            }
+        }
+        self.entries.get_mut(&key)
+    }
+}
+
+/// An entry written at `now`: it lives `ttl_ms` from the request start and can be read once the
+/// response starts.
+#[inline]
+fn new_entry(
+    tokens: u64,
+    now: u64,
+    avail_delay_ms: u64,
+    ttl_ms: u64,
+    lease: u32,
+    depth: u32,
+) -> Entry {
+    Entry {
+        tokens,
+        expires_ms: now.saturating_add(ttl_ms),
+        available_ms: now.saturating_add(avail_delay_ms.max(1)),
+        ttl_ms,
+        lease,
+        depth,
+    }
+}
+
+/// A write `e` over the entry already stored for its key (if any): over one still alive but not yet
+/// readable (a parallel request wrote it), the earlier availability and the later expiry win.
+#[inline]
+fn merge_write(leases: &[Lease], mut e: Entry, old: Option<&Entry>, now: u64) -> Entry {
+    if let Some(old) = old {
+        let old_expiry = entry_expiry(leases, old);
+        if old_expiry > now {
+            e.available_ms = e.available_ms.min(old.available_ms);
+            if old_expiry > e.expires_ms {
+                e.expires_ms = old_expiry;
+                e.ttl_ms = old.ttl_ms;
+            }
+        }
+    }
+    e
+}
+
+/// The entries of one conversation's own prefixes, the boundaries after its prompt head. Only this
+/// conversation's later requests can ever match them (their content includes messages unique to
+/// it), so they are kept beside it, indexed by boundary, instead of in the account's map: a lookup
+/// or a write is an array access instead of a probe of a table shared by every session. Results
+/// are those of keeping them in the map: each boundary holds the entry last written at it, and an
+/// entry displaced by another key at the same boundary (after a tool-list change, or on another
+/// machine under the routing model) moves to the map, which lookups then also consult.
+#[derive(Debug, Default, Clone)]
+pub struct OwnEntries {
+    /// (key, entry) by boundary; an entry without tokens is an empty slot.
+    slots: Vec<(u64, Entry)>,
+    /// Whether an entry was ever moved to the map.
+    spilled: bool,
+}
+
+impl OwnEntries {
+    /// Forgets every entry (the conversation is over or the store was cleared).
+    pub fn clear(&mut self) {
+        self.slots.clear();
+        self.spilled = false;
+    }
+
+    #[inline]
+    fn get(&self, j: usize, key: u64) -> Option<&Entry> {
+        self.slots
+            .get(j)
+            .filter(|(k, e)| *k == key && e.tokens > 0)
+            .map(|(_, e)| e)
+    }
+
+    #[inline]
+    fn get_mut(&mut self, j: usize, key: u64) -> Option<&mut Entry> {
+        self.slots
+            .get_mut(j)
+            .filter(|(k, e)| *k == key && e.tokens > 0)
+            .map(|(_, e)| e)
+    }
+
+    /// Writes `e` for `key` at boundary `j`, merged with the entry already stored for `key` here
+    /// or in the map, moving any other key's entry at `j` to the map.
+    fn put(&mut self, store: &mut CacheStore, j: usize, key: u64, e: Entry, now: u64) {
+        if j >= self.slots.len() {
+            self.slots.resize(j + 1, (0, NO_ENTRY));
+        }
+        let (slot_key, slot) = self.slots[j];
+        let held = slot.tokens > 0;
+        let old = if held && slot_key == key {
+            Some(slot)
+        } else if self.spilled {
+            store.entries.remove(&key)
+        } else {
+            None
+        };
+        if held && slot_key != key {
+            store.entries.insert(slot_key, slot);
+            self.spilled = true;
+        }
+        self.slots[j] = (key, merge_write(&store.leases, e, old.as_ref(), now));
     }
 }
 
@@ -314,6 +479,23 @@ pub fn explicit_call(
     salt: u64,
     fresh_from: usize,
 ) -> Split {
+    explicit_call_with_own(store, prompt, bps, p, now, salt, fresh_from, None, 0)
+}
+
+/// [`explicit_call`] with the conversation's own entries kept beside it for boundaries from
+/// `own_from` on ([`OwnEntries`]; `None` keeps every entry in the store), with the same results.
+#[allow(clippy::too_many_arguments)]
+pub fn explicit_call_with_own(
+    store: &mut CacheStore,
+    prompt: &Prompt,
+    bps: &[PlacedBreakpoint],
+    p: &RuleParams,
+    now: u64,
+    salt: u64,
+    fresh_from: usize,
+    mut own: Option<&mut OwnEntries>,
+    own_from: usize,
+) -> Split {
     let total = prompt.tokens();
     let hashes = prompt.cum_hash.as_slice();
     // Boundaries from `fresh_from` on are known to be in no store: they are not looked up.
@@ -331,7 +513,7 @@ pub fn explicit_call(
             continue;
         };
         for (k, &h) in window.iter().enumerate().rev() {
-            if let Some(e) = store.entries.get_mut(&(h ^ salt)) {
+            if let Some(e) = store.find_mut(own.as_deref_mut(), own_from, start + k, h ^ salt) {
                 if e.usable(now) {
                     // `min`: only a 64-bit hash collision could make an entry longer than the prompt.
                     hit = hit.max(e.tokens.min(total));
@@ -360,12 +542,38 @@ pub fn explicit_call(
             // Already read through a longer hit: make sure this breakpoint has its own entry, at no
             // charge, as the tokens were billed as a read.
             let known_usable = tracked && (own_usable >> (i & 63)) & 1 != 0;
-            if !known_usable && !store.entries.get(&key).is_some_and(|e| e.usable(now)) {
-                store.put(key, pos, now, p.avail_delay_ms, bp.ttl_ms);
+            if !known_usable
+                && !store
+                    .find(own.as_deref(), own_from, bp.boundary, key)
+                    .is_some_and(|e| e.usable(now))
+            {
+                store.put_at(
+                    own.as_deref_mut(),
+                    own_from,
+                    bp.boundary,
+                    key,
+                    pos,
+                    now,
+                    p.avail_delay_ms,
+                    bp.ttl_ms,
+                    NO_LEASE,
+                    0,
+                );
             }
             continue;
         }
-        store.put(key, pos, now, p.avail_delay_ms, bp.ttl_ms);
+        store.put_at(
+            own.as_deref_mut(),
+            own_from,
+            bp.boundary,
+            key,
+            pos,
+            now,
+            p.avail_delay_ms,
+            bp.ttl_ms,
+            NO_LEASE,
+            0,
+        );
         split.written[bp.slot] += pos - covered;
         covered = pos;
     }
@@ -485,6 +693,7 @@ pub fn automatic_call_leased(
         salt,
         &ids,
         fresh_from,
+        None,
     )
 }
 
@@ -512,6 +721,7 @@ pub fn automatic_call_with_leases(
     salt: u64,
     ids: &LeaseIds,
     fresh_from: usize,
+    mut own: Option<&mut OwnEntries>,
 ) -> Split {
     let total = prompt.tokens();
     let n = prompt.cum_hash.len();
@@ -521,7 +731,8 @@ pub fn automatic_call_with_leases(
     if hit_allowed {
         // Boundaries from `fresh_from` on are new to every store: the scan starts below them.
         for j in (0..n.min(fresh_from)).rev() {
-            if let Some(e) = store.entries.get(&(prompt.cum_hash[j] ^ salt)) {
+            let key = prompt.cum_hash[j] ^ salt;
+            if let Some(e) = store.find(own.as_deref(), block_len, j, key) {
                 if store.usable_entry(e, now) {
                     hit = e.tokens.min(total);
                     hit_at = Some(j);
@@ -579,7 +790,10 @@ pub fn automatic_call_with_leases(
                 } else {
                     block_lease.unwrap_or(NO_LEASE)
                 };
-                store.put_leased(
+                store.put_at(
+                    own.as_deref_mut(),
+                    block_len,
+                    j,
                     prompt.cum_hash[j] ^ salt,
                     t,
                     now,
@@ -865,6 +1079,8 @@ mod tests {
                 avail_delay_ms: 2_000,
             };
             let (mut fast, mut plain) = (CacheStore::new(), CacheStore::new());
+            let mut kept = CacheStore::new();
+            let mut own = vec![OwnEntries::default(); 6];
             let mut histories: Vec<Vec<(u64, u64)>> = vec![vec![]; 6];
             let mut now = 0u64;
             let mut reads = 0;
@@ -899,9 +1115,27 @@ mod tests {
                 let a = explicit_call(&mut fast, &pr, &bps, &p, now, 0, fresh_from);
                 let b = explicit_call_plain(&mut plain, &pr, &bps, &p, now, fresh_from);
                 assert_eq!(a, b, "step {step} lookback {lookback}");
+                // The same with each conversation's own entries kept beside it (after the head's
+                // three segments); a new conversation reuses the boundaries of the last.
+                let c = explicit_call_with_own(
+                    &mut kept,
+                    &pr,
+                    &bps,
+                    &p,
+                    now,
+                    0,
+                    fresh_from,
+                    Some(&mut own[si]),
+                    3,
+                );
+                assert_eq!(a, c, "step {step} lookback {lookback} (own entries)");
                 reads += usize::from(a.read > 0);
             }
             assert!(reads > 1_000, "only {reads} reads");
+            assert!(
+                own.iter().any(|o| o.spilled),
+                "the spill path is not exercised"
+            );
         }
     }
 
@@ -938,9 +1172,11 @@ mod tests {
                 avail_delay_ms: 20_000,
             };
             let (mut plain, mut leased) = (CacheStore::new(), CacheStore::new());
+            let mut kept = CacheStore::new();
             // (head version, rebuilds, own segments) per session.
             type Sess = (usize, u64, Vec<(u64, u64)>);
             let mut sessions: Vec<Sess> = vec![(0, 0, vec![]); 5];
+            let mut own = vec![OwnEntries::default(); 5];
             let mut now = 0u64;
             let mut reads = 0;
             for step in 0..8_000u64 {
@@ -972,12 +1208,19 @@ mod tests {
                     pr.push(Segment { tokens: t, id });
                 }
                 let hit_allowed = rng.gen_range(0..10) > 0;
+                // Now and then another machine's key space (the routing model), with its own leases.
+                let salt = if rng.gen_range(0..6) == 0 {
+                    0x6d61_6368
+                } else {
+                    0
+                };
                 let keys = LeaseKeys {
                     block_len: heads[s.0].len(),
-                    block: (!shared_prefix_heads).then(|| chain(*pr.cum_hash.get(3).unwrap(), 0)),
-                    history: chain(chain(si as u64, s.1), *pr.cum_hash.get(3).unwrap()),
+                    block: (!shared_prefix_heads)
+                        .then(|| chain(*pr.cum_hash.get(3).unwrap(), salt)),
+                    history: chain(chain(si as u64, s.1), *pr.cum_hash.get(3).unwrap()) ^ salt,
                 };
-                let a = automatic_call(&mut plain, &pr, &p, 60_000, now, hit_allowed, 0);
+                let a = automatic_call(&mut plain, &pr, &p, 60_000, now, hit_allowed, salt);
                 // This step's new messages are fresh (the engine's hint), now and then unknown.
                 let fresh_from = if rng.gen_range(0..5) == 0 {
                     usize::MAX
@@ -991,17 +1234,44 @@ mod tests {
                     60_000,
                     now,
                     hit_allowed,
-                    0,
+                    salt,
                     &keys,
                     fresh_from,
                 );
                 assert_eq!(a, b, "step {step} (shared heads {shared_prefix_heads})");
+                // The same with each conversation's own entries kept beside it.
+                let ids = LeaseIds {
+                    block_len: keys.block_len,
+                    block: keys.block.map(|k| kept.lease_id(k)),
+                    history: kept.lease_id(keys.history),
+                };
+                let c = automatic_call_with_leases(
+                    &mut kept,
+                    &pr,
+                    &p,
+                    60_000,
+                    now,
+                    hit_allowed,
+                    salt,
+                    &ids,
+                    fresh_from,
+                    Some(&mut own[si]),
+                );
+                assert_eq!(
+                    a, c,
+                    "step {step} (own entries, shared heads {shared_prefix_heads})"
+                );
                 reads += usize::from(a.read > 0);
                 if step % 2_000 == 0 {
                     plain.sweep(now);
                     leased.sweep(now);
+                    kept.sweep(now);
                 }
             }
+            assert!(
+                own.iter().any(|o| o.spilled),
+                "no entry was ever displaced: the spill path is not exercised"
+            );
             assert!(
                 reads > 1_000,
                 "only {reads} reads: the timeline does not exercise hits"

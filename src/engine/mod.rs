@@ -18,8 +18,8 @@ use crate::scenario::{Arrival, Scenario, MAX_TOKENS_PER_MESSAGE};
 use crate::strategy::{Anchor, Mode, ResolvedStrategy};
 use crate::tools::Tool;
 use cache::{
-    automatic_call_with_leases, explicit_call, CacheStore, LeaseIds, PlacedBreakpoint, RuleParams,
-    Split,
+    automatic_call_with_leases, explicit_call, explicit_call_with_own, CacheStore, LeaseIds,
+    OwnEntries, PlacedBreakpoint, RuleParams, Split,
 };
 use prompt::{Prompt, Segment};
 use queue::EventQueue;
@@ -360,6 +360,7 @@ impl<'a> Prepared<'a> {
             s.prompt.clear();
             s.last_output = 0;
             s.leases = None;
+            s.own.clear();
         }
         ws.shared.clear();
         let own_needed = if scenario.shared_cache { 0 } else { n_sessions };
@@ -484,7 +485,17 @@ impl<'a> Prepared<'a> {
                                 bps.add(boundary, b);
                             }
                         }
-                        explicit_call(store, &s.prompt, bps.as_slice(), p, now, salt, fresh_from)
+                        explicit_call_with_own(
+                            store,
+                            &s.prompt,
+                            bps.as_slice(),
+                            p,
+                            now,
+                            salt,
+                            fresh_from,
+                            Some(&mut s.own),
+                            self.bases[s.block].cum_hash.len(),
+                        )
                     } else {
                         let hit_allowed = setup.hit_probability >= 1.0
                             || cache_rng.gen::<f64>() < setup.hit_probability;
@@ -514,6 +525,7 @@ impl<'a> Prepared<'a> {
                                 salt,
                                 &leases.ids,
                                 fresh_from,
+                                Some(&mut s.own),
                             )
                         } else {
                             automatic_uncacheable(&s.prompt, p)
@@ -616,6 +628,8 @@ struct Session {
     last_output: u64,
     /// Lease ids of the session's chains in its store, for the head and machine they were made for.
     leases: Option<SessionLeases>,
+    /// The cache entries of this conversation's own prefixes (see [`cache::OwnEntries`]).
+    own: OwnEntries,
 }
 
 /// The lease ids a session's automatic calls use while its head and machine stay the same (looked
@@ -679,6 +693,7 @@ impl Default for Session {
             prompt: Prompt::default(),
             last_output: 0,
             leases: None,
+            own: OwnEntries::default(),
         }
     }
 }
