@@ -8,13 +8,14 @@
 
 use pcsim::bench::{measured_setups, workload};
 use pcsim::catalog::Catalog;
-use pcsim::engine::{Prepared, SimSetup, Workspace};
+use pcsim::engine::{Prepared, PreparedSet, SimSetup, Workspace};
 use pcsim::quantity::Quantity;
 
 fn main() {
     let mut args = std::env::args().skip(1);
     let runs: u64 = args.next().and_then(|a| a.parse().ok()).unwrap_or(4);
-    let fixed = args.next().is_some_and(|a| a == "fixed");
+    let mode = args.next().unwrap_or_default();
+    let fixed = mode == "fixed";
     let only = args.next();
     let catalog = Catalog::embedded().expect("embedded catalog");
     let pairs = measured_setups(&catalog).expect("measured models");
@@ -30,11 +31,41 @@ fn main() {
             *q = Quantity::fixed(q.mean());
         }
     }
+    if mode == "fixedgap" {
+        scenario.gap_seconds = Quantity::fixed(scenario.gap_seconds.mean());
+    }
+    if mode == "fixedtokens" {
+        for q in [
+            &mut scenario.first_user_tokens,
+            &mut scenario.user_tokens,
+            &mut scenario.tool_result_tokens,
+            &mut scenario.output_tokens,
+        ] {
+            *q = Quantity::fixed(q.mean());
+        }
+    }
     let mut ws = Workspace::new();
     let (mut calls, mut total) = (0u64, 0.0);
     let start = std::time::Instant::now();
+    if std::env::var_os("TOGETHER").is_some() {
+        let setups: Vec<SimSetup> = pairs
+            .iter()
+            .map(|p| SimSetup::new(p.model, &p.strategy, scenario.first_token_seconds))
+            .collect();
+        let set = PreparedSet::new(&scenario, &setups);
+        for run in 0..runs {
+            total += set
+                .run(run, &mut ws, |_, b| {
+                    std::hint::black_box(b);
+                })
+                .iter()
+                .sum::<f64>();
+            calls += set.calls_per_run() as u64;
+        }
+    }
     for pair in pairs
         .iter()
+        .filter(|_| std::env::var_os("TOGETHER").is_none())
         .filter(|p| only.as_ref().map_or(true, |m| *m == p.model.id))
     {
         let setup = SimSetup::new(pair.model, &pair.strategy, scenario.first_token_seconds);

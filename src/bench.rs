@@ -9,7 +9,7 @@ use rayon::prelude::*;
 use serde::Serialize;
 
 use crate::catalog::{Catalog, MEASURED_MODELS};
-use crate::engine::{Prepared, SimSetup, Workspace};
+use crate::engine::{Prepared, PreparedSet, SimSetup, Workspace};
 use crate::error::Result;
 use crate::montecarlo::monte_carlo;
 use crate::scenario::Scenario;
@@ -74,9 +74,14 @@ pub struct ResolvedPair<'a> {
 pub struct BenchReport {
     /// Workload name.
     pub workload: String,
-    /// Simulated calls per second on one thread.
+    /// Simulated calls per second on one thread: each run simulated on the six models together
+    /// (one pass over its timeline, see [`PreparedSet`]); a call billed on six models counts six.
     pub calls_per_second_1_thread: f64,
-    /// Simulated calls per second on all threads of the rayon pool.
+    /// Simulated calls per second on one thread with each model simulated alone, in turn (the
+    /// timeline redone for every model; the mean over [`BenchReport::per_model_1_thread`]).
+    pub calls_per_second_1_thread_models_apart: f64,
+    /// Simulated calls per second on all threads of the rayon pool (runs spread over the threads,
+    /// each on the six models together).
     pub calls_per_second_all_threads: f64,
     /// Threads used for the "all threads" figures.
     pub threads: usize,
@@ -99,7 +104,7 @@ pub struct BenchReport {
     pub calls_per_cpu_second_1_thread_fixed_amounts: f64,
     /// Share of the wall time the single thread was on a CPU (below 1 when other work competes).
     pub cpu_share_1_thread: Option<f64>,
-    /// Calls per second on one thread, per model.
+    /// Calls per second on one thread, per model simulated alone.
     pub per_model_1_thread: Vec<ModelSpeed>,
 }
 
@@ -156,18 +161,35 @@ pub fn run_bench(catalog: &Catalog, opts: BenchOptions) -> Result<BenchReport> {
         .iter()
         .map(|p| SimSetup::new(p.model, &p.strategy, scenario.first_token_seconds))
         .collect();
-    let prepared: Vec<Prepared> = setups.iter().map(|s| Prepared::new(&scenario, s)).collect();
+    let set = PreparedSet::new(&scenario, &setups);
     let min = Duration::from_secs_f64(opts.min_seconds.max(0.0));
-    let per_run = prepared[0].calls_per_run() as f64;
-
-    // One thread: each model in turn, runs 0, 1, 2, ... until the time is up.
-    let mut per_model = Vec::new();
-    let mut calls = 0.0;
-    let mut busy = 0.0;
+    let per_run = set.calls_per_run() as f64;
     let mut ws = Workspace::new();
-    let share = min / prepared.len() as u32;
+
+    // One thread: the six models together (one pass over each run's timeline), runs 0, 1, 2, ...
+    // until half the time is up.
+    let start = Instant::now();
     let cpu0 = thread_cpu_ns();
-    for (pair, p) in pairs.iter().zip(&prepared) {
+    let mut runs = 0u64;
+    while runs == 0 || start.elapsed() < min / 2 {
+        std::hint::black_box(set.run(runs, &mut ws, |_, b| {
+            std::hint::black_box(b);
+        }));
+        runs += 1;
+    }
+    let busy = start.elapsed().as_secs_f64();
+    let cpu1 = thread_cpu_ns()
+        .zip(cpu0)
+        .map(|(b, a)| b.saturating_sub(a) as f64 / 1e9);
+    let calls = runs as f64 * per_run;
+    let one_thread = calls / busy;
+
+    // The other half: each model alone, in turn.
+    let mut per_model = Vec::new();
+    let (mut apart_calls, mut apart_secs) = (0.0, 0.0);
+    let share = min / (2 * set.members().len() as u32);
+    let per_model_run = per_run / set.members().len() as f64;
+    for (pair, p) in pairs.iter().zip(set.members()) {
         let start = Instant::now();
         let mut runs = 0u64;
         while runs == 0 || start.elapsed() < share {
@@ -179,15 +201,11 @@ pub fn run_bench(catalog: &Catalog, opts: BenchOptions) -> Result<BenchReport> {
         let secs = start.elapsed().as_secs_f64();
         per_model.push(ModelSpeed {
             model: pair.model.id.clone(),
-            calls_per_second: runs as f64 * per_run / secs,
+            calls_per_second: runs as f64 * per_model_run / secs,
         });
-        calls += runs as f64 * per_run;
-        busy += secs;
+        apart_calls += runs as f64 * per_model_run;
+        apart_secs += secs;
     }
-    let one_thread = calls / busy;
-    let cpu1 = thread_cpu_ns()
-        .zip(cpu0)
-        .map(|(b, a)| b.saturating_sub(a) as f64 / 1e9);
 
     // The same on one thread with every amount fixed at its mean: the cost of the random draws.
     let mut fixed = scenario.clone();
@@ -204,25 +222,22 @@ pub fn run_bench(catalog: &Catalog, opts: BenchOptions) -> Result<BenchReport> {
         .iter()
         .map(|p| SimSetup::new(p.model, &p.strategy, fixed.first_token_seconds))
         .collect();
-    let (mut fixed_calls, mut fixed_cpu) = (0.0, 0.0);
-    for s in &fixed_setups {
-        let p = Prepared::new(&fixed, s);
-        let (start, c0) = (Instant::now(), thread_cpu_ns());
-        let mut runs = 0u64;
-        while runs == 0 || start.elapsed() < share / 2 {
-            std::hint::black_box(p.run(runs, &mut ws, |b| {
-                std::hint::black_box(b);
-            }));
-            runs += 1;
-        }
-        fixed_calls += runs as f64 * per_run;
-        fixed_cpu += match (thread_cpu_ns(), c0) {
-            (Some(b), Some(a)) => b.saturating_sub(a) as f64 / 1e9,
-            _ => start.elapsed().as_secs_f64(),
-        };
+    let fixed_set = PreparedSet::new(&fixed, &fixed_setups);
+    let (start, c0) = (Instant::now(), thread_cpu_ns());
+    let mut fixed_runs = 0u64;
+    while fixed_runs == 0 || start.elapsed() < min / 4 {
+        std::hint::black_box(fixed_set.run(fixed_runs, &mut ws, |_, b| {
+            std::hint::black_box(b);
+        }));
+        fixed_runs += 1;
     }
+    let fixed_calls = fixed_runs as f64 * per_run;
+    let fixed_cpu = match (thread_cpu_ns(), c0) {
+        (Some(b), Some(a)) => b.saturating_sub(a) as f64 / 1e9,
+        _ => start.elapsed().as_secs_f64(),
+    };
 
-    // All threads: batches of (model, run) jobs spread by rayon.
+    // All threads: batches of runs (each on the six models together) spread by rayon.
     let threads = rayon::current_num_threads();
     // Start the pool's threads before reading their CPU time.
     rayon::broadcast(|_| ());
@@ -232,17 +247,14 @@ pub fn run_bench(catalog: &Catalog, opts: BenchOptions) -> Result<BenchReport> {
     let mut all_calls = 0.0;
     while next_run == 0 || start.elapsed() < min {
         let batch = 2 * threads as u64;
-        let jobs: Vec<(usize, u64)> = (0..prepared.len())
-            .flat_map(|m| (next_run..next_run + batch).map(move |r| (m, r)))
-            .collect();
-        jobs.par_iter().for_each(|&(m, r)| {
+        (next_run..next_run + batch).into_par_iter().for_each(|r| {
             Workspace::with_thread_local(|ws| {
-                std::hint::black_box(prepared[m].run(r, ws, |b| {
+                std::hint::black_box(set.run(r, ws, |_, b| {
                     std::hint::black_box(b);
                 }));
             })
         });
-        all_calls += jobs.len() as f64 * per_run;
+        all_calls += batch as f64 * per_run;
         next_run += batch;
     }
     let all_threads = all_calls / start.elapsed().as_secs_f64();
@@ -278,6 +290,7 @@ pub fn run_bench(catalog: &Catalog, opts: BenchOptions) -> Result<BenchReport> {
         calls_per_cpu_second_all_threads: pcpu.filter(|&c| c > 0.0).map(|c| all_calls / c),
         cpu_share_1_thread: cpu1.map(|c| c / busy),
         calls_per_cpu_second_1_thread_fixed_amounts: fixed_calls / fixed_cpu.max(1e-9),
+        calls_per_second_1_thread_models_apart: apart_calls / apart_secs,
         per_model_1_thread: per_model,
     })
 }

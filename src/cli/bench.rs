@@ -58,8 +58,12 @@ pub fn cmd_bench(catalog: &Catalog, a: BenchArgs, out: &mut dyn Write) -> Result
             let mut t = TextTable::new(&["measure", "value"], &[false, true]);
             let m = |x: f64| format!("{:.2} M", x / 1e6);
             t.row(vec![
-                "simulated calls/s, 1 thread".into(),
+                "simulated calls/s, 1 thread (6 models per pass)".into(),
                 m(r.calls_per_second_1_thread),
+            ]);
+            t.row(vec![
+                "  same, each model alone in turn".into(),
+                m(r.calls_per_second_1_thread_models_apart),
             ]);
             t.row(vec![
                 format!("simulated calls/s, {} threads", r.threads),
@@ -100,7 +104,7 @@ pub fn cmd_bench(catalog: &Catalog, a: BenchArgs, out: &mut dyn Write) -> Result
             ]);
             for s in &r.per_model_1_thread {
                 t.row(vec![
-                    format!("  {} calls/s, 1 thread", s.model),
+                    format!("  {} alone, calls/s, 1 thread", s.model),
                     m(s.calls_per_second),
                 ]);
             }

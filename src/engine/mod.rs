@@ -315,275 +315,404 @@ impl<'a> Prepared<'a> {
 
     /// Simulates one run (see [`simulate_run`]), reusing the buffers of `ws`.
     pub fn run(&self, run: u64, ws: &mut Workspace, mut sink: impl FnMut(&CallBill)) -> f64 {
+        let mut total = [0.0];
+        run_together(
+            self.scenario,
+            std::slice::from_ref(self),
+            run,
+            ws,
+            |_, bill| sink(bill),
+            &mut total,
+        );
+        total[0]
+    }
+
+    /// Applies call `call` of a session, made at `now` and growing the conversation by `growth`,
+    /// to this member's prompt of the session (`lane`), its cache and its bill.
+    #[allow(clippy::too_many_arguments)]
+    #[inline(always)]
+    fn step(
+        &self,
+        lane: &mut Lane,
+        st: &mut MemberState,
+        session: (u32, u64),
+        si: usize,
+        now: u64,
+        call: u32,
+        growth: &[Segment],
+        output: u64,
+    ) -> CallBill {
         let scenario = self.scenario;
         let setup = self.setup;
         let strategy = setup.strategy;
-        let n_sessions = scenario.sessions;
-
-        // Session start times.
-        let mut arrivals_rng =
-            SimRng::seed_from_u64(chain(scenario.seed, run.wrapping_add(0xa771)));
-        ws.queue.clear();
-        let mut t = 0.0f64;
-        for i in 0..n_sessions {
-            let start = match scenario.arrival {
-                Arrival::Every(e) => i as f64 * e,
-                Arrival::Poisson(per_hour) => {
-                    if i > 0 {
-                        let u: f64 = arrivals_rng.gen_range(f64::EPSILON..1.0);
-                        t += -u.ln() * 3600.0 / per_hour;
-                    }
-                    t
-                }
-            };
-            ws.queue
-                .push(crate::strategy::seconds_to_ms(start), i as u32);
-        }
-
-        ws.sessions.truncate(n_sessions);
-        while ws.sessions.len() < n_sessions {
-            ws.sessions.push(Session::default());
-        }
-        let history_cap = 2 * scenario.calls + scenario.events.len() + 1;
-        for (i, s) in ws.sessions.iter_mut().enumerate() {
-            s.index = i as u32 + 1;
-            s.uid = chain(chain(scenario.seed, run), i as u64 + 1);
-            s.rng = session_rng(scenario.seed, run, i as u64);
-            s.next_call = 1;
-            s.next_event = 0;
-            s.block = 0;
-            s.history.clear();
-            // Sessions of one run are alike: reserve once so the loop never reallocates.
-            if self.keeps_history {
-                s.history.reserve(history_cap);
+        let (index, uid) = session;
+        // Tool-list events of this call: a rebuilt head, and notices appended after the growth.
+        let mut rebuild = call == 1;
+        let first_event = lane.next_event;
+        while let Some(&(at, effect)) = self.events.get(lane.next_event) {
+            if at != call {
+                break;
             }
-            s.prompt.clear();
-            s.last_output = 0;
-            s.leases = None;
-            s.own.clear();
+            lane.next_event += 1;
+            if let EventEffect::Block(v) = effect {
+                lane.block = v;
+                rebuild = true;
+            }
         }
-        ws.shared.clear();
-        let own_needed = if scenario.shared_cache { 0 } else { n_sessions };
-        ws.own.truncate(own_needed);
-        for st in &mut ws.own {
-            st.clear();
+        if rebuild {
+            lane.prompt.clone_from(&self.bases[lane.block]);
+            lane.prompt.reserve(history_capacity(scenario));
+            for seg in &lane.history {
+                lane.prompt.push(*seg);
+            }
         }
-        while ws.own.len() < own_needed {
-            ws.own.push(CacheStore::new());
+        // Boundaries from here on carry content identities made for this call (session id and
+        // call number), so no store can hold them: cache lookups start below.
+        let fresh_from = lane.prompt.cum_hash.len();
+        for &seg in growth {
+            lane.append(seg, self.keeps_history);
         }
-        let mut cache_rng = SimRng::seed_from_u64(chain(scenario.seed, run.wrapping_add(0xcace)));
-        let default_ttl = strategy.default_tier.as_ref().map_or(300_000, |t| t.ttl_ms);
-        // A best-effort cache that never hits needs no store: nothing written can be read.
-        let store_writes = setup.hit_probability > 0.0;
-        // Heads of different tool lists share entries only when a tool change keeps the prefix.
-        let lease_heads = strategy.tool_change != ToolChangeRule::PreservePrefix;
+        for &(_, effect) in &self.events[first_event..lane.next_event] {
+            if let EventEffect::Append(tokens) = effect {
+                let id = segment_id(uid, u64::from(call) * 4 + 1);
+                lane.append(Segment { tokens, id }, self.keeps_history);
+            }
+        }
+        let tool_block_tokens = self.block_tokens[lane.block];
 
-        let first_user = Draw::new(&scenario.first_user_tokens);
-        let tool_result = Draw::new(&scenario.tool_result_tokens);
-        let user = Draw::new(&scenario.user_tokens);
-        let output_tokens = Draw::new(&scenario.output_tokens);
-        let gap_ms = match scenario.gap_seconds {
-            Quantity::Fixed { value } => Some(crate::strategy::seconds_to_ms(value)),
-            _ => None,
+        let store = if scenario.shared_cache {
+            &mut st.shared
+        } else {
+            &mut st.own[si]
         };
-        let gap = scenario.gap_seconds.sampler();
-        let Workspace {
-            sessions,
-            queue,
-            shared,
-            own,
-        } = ws;
-
-        let mut cumulative = 0.0;
-        let mut calls_done: u64 = 0;
-        // The session whose call comes next stays at the top of the queue while its call is
-        // simulated and is then moved to its next call's time in place (one sift instead of a pop
-        // and a push); ties in time go to the lower session index, as with pop and push.
-        while let Some((now, si)) = queue.peek() {
-            let s = &mut sessions[si as usize];
-            let call = s.next_call;
-            // Conversation growth before this call (drawn before any event is applied).
-            let growth = if call == 1 {
-                [
-                    Segment {
-                        tokens: first_user.draw(&mut s.rng),
-                        id: segment_id(s.uid, 1),
-                    },
-                    Segment::default(),
-                ]
-            } else {
-                let result = tool_result.draw(&mut s.rng) + user.draw(&mut s.rng);
-                let k = u64::from(call);
-                [
-                    Segment {
-                        tokens: s.last_output,
-                        id: segment_id(s.uid, k * 4 + 2),
-                    },
-                    Segment {
-                        tokens: result,
-                        id: segment_id(s.uid, k * 4 + 3),
-                    },
-                ]
-            };
-            // Tool-list events of this call: a rebuilt head, and notices appended after the growth.
-            let mut rebuild = call == 1;
-            let first_event = s.next_event;
-            while let Some(&(at, effect)) = self.events.get(s.next_event) {
-                if at != call {
-                    break;
-                }
-                s.next_event += 1;
-                if let EventEffect::Block(v) = effect {
-                    s.block = v;
-                    rebuild = true;
-                }
-            }
-            if rebuild {
-                s.prompt.clone_from(&self.bases[s.block]);
-                s.prompt.reserve(history_cap);
-                for seg in &s.history {
-                    s.prompt.push(*seg);
-                }
-            }
-            // Boundaries from here on carry content identities made for this call (session id and
-            // call number), so no store can hold them: cache lookups start below.
-            let fresh_from = s.prompt.cum_hash.len();
-            for &seg in &growth[..1 + usize::from(call > 1)] {
-                s.append(seg, self.keeps_history);
-            }
-            for &(_, effect) in &self.events[first_event..s.next_event] {
-                if let EventEffect::Append(tokens) = effect {
-                    let id = segment_id(s.uid, u64::from(call) * 4 + 1);
-                    s.append(Segment { tokens, id }, self.keeps_history);
-                }
-            }
-            let tool_block_tokens = self.block_tokens[s.block];
-
-            let store = if scenario.shared_cache {
-                &mut *shared
-            } else {
-                &mut own[si as usize]
-            };
-            let split = match (strategy.mode, &setup.params) {
-                (Mode::None, _) | (_, None) => Split::uncached_only(s.prompt.tokens()),
-                (mode, Some(p)) => {
-                    // Routing model: which machine's cache serves this request.
-                    let salt = match setup.routing_rpm {
-                        Some(rpm) => machine_salt(store.route(routing_key(&s.prompt), now, rpm)),
-                        None => 0,
+        let split = match (strategy.mode, &setup.params) {
+            (Mode::None, _) | (_, None) => Split::uncached_only(lane.prompt.tokens()),
+            (mode, Some(p)) => {
+                // Routing model: which machine's cache serves this request.
+                let salt = match setup.routing_rpm {
+                    Some(rpm) => machine_salt(store.route(routing_key(&lane.prompt), now, rpm)),
+                    None => 0,
+                };
+                if mode == Mode::Explicit {
+                    // Built in place and only borrowed afterwards: moving the filled struct
+                    // would reread the length just written as part of a wider load, a
+                    // store-forwarding stall measured at ~9% of an explicit call's time.
+                    let mut bps = match &self.head_breakpoints {
+                        Some((heads, _)) => heads[lane.block],
+                        None => place_breakpoints(&setup.bp_plan, &lane.prompt),
                     };
-                    if mode == Mode::Explicit {
-                        // Built in place and only borrowed afterwards: moving the filled struct
-                        // would reread the length just written as part of a wider load, a
-                        // store-forwarding stall measured at ~9% of an explicit call's time.
-                        let mut bps = match &self.head_breakpoints {
-                            Some((heads, _)) => heads[s.block],
-                            None => place_breakpoints(&setup.bp_plan, &s.prompt),
-                        };
-                        if let Some((_, Some(b))) = &self.head_breakpoints {
-                            if let Some(boundary) = s.prompt.last_boundary() {
-                                bps.add(boundary, b);
-                            }
+                    if let Some((_, Some(b))) = &self.head_breakpoints {
+                        if let Some(boundary) = lane.prompt.last_boundary() {
+                            bps.add(boundary, b);
                         }
-                        explicit_call_with_own(
+                    }
+                    explicit_call_with_own(
+                        store,
+                        &lane.prompt,
+                        bps.as_slice(),
+                        p,
+                        now,
+                        salt,
+                        fresh_from,
+                        Some(&mut lane.own),
+                        self.bases[lane.block].cum_hash.len(),
+                    )
+                } else {
+                    let hit_allowed = setup.hit_probability >= 1.0
+                        || st.cache_rng.gen::<f64>() < setup.hit_probability;
+                    // A best-effort cache that never hits needs no store: nothing written can
+                    // be read.
+                    if setup.hit_probability > 0.0 {
+                        let leases = match lane.leases {
+                            Some(l) if l.block == lane.block && l.salt == salt => l,
+                            _ => {
+                                let l = session_leases(
+                                    store,
+                                    &self.bases[lane.block],
+                                    lane.block,
+                                    uid,
+                                    salt,
+                                    // Heads of different tool lists share entries only when a
+                                    // tool change keeps the prefix.
+                                    strategy.tool_change != ToolChangeRule::PreservePrefix,
+                                );
+                                lane.leases = Some(l);
+                                l
+                            }
+                        };
+                        let default_ttl =
+                            strategy.default_tier.as_ref().map_or(300_000, |t| t.ttl_ms);
+                        automatic_call_with_leases(
                             store,
-                            &s.prompt,
-                            bps.as_slice(),
+                            &lane.prompt,
                             p,
+                            default_ttl,
                             now,
+                            hit_allowed,
                             salt,
+                            &leases.ids,
                             fresh_from,
-                            Some(&mut s.own),
-                            self.bases[s.block].cum_hash.len(),
+                            Some(&mut lane.own),
                         )
                     } else {
-                        let hit_allowed = setup.hit_probability >= 1.0
-                            || cache_rng.gen::<f64>() < setup.hit_probability;
-                        if store_writes {
-                            let leases = match s.leases {
-                                Some(l) if l.block == s.block && l.salt == salt => l,
-                                _ => {
-                                    let l = session_leases(
-                                        store,
-                                        &self.bases[s.block],
-                                        s.block,
-                                        s.uid,
-                                        salt,
-                                        lease_heads,
-                                    );
-                                    s.leases = Some(l);
-                                    l
-                                }
-                            };
-                            automatic_call_with_leases(
-                                store,
-                                &s.prompt,
-                                p,
-                                default_ttl,
-                                now,
-                                hit_allowed,
-                                salt,
-                                &leases.ids,
-                                fresh_from,
-                                Some(&mut s.own),
-                            )
-                        } else {
-                            automatic_uncacheable(&s.prompt, p)
-                        }
+                        automatic_uncacheable(&lane.prompt, p)
                     }
                 }
-            };
-            let output = output_tokens.draw(&mut s.rng);
-            let (cost, storage_usd) = setup.prices.call_and_storage_usd(&split, output);
-            cumulative += cost;
-            sink(&CallBill {
-                session: s.index,
+            }
+        };
+        let (cost, storage_usd) = setup.prices.call_and_storage_usd(&split, output);
+        st.cumulative += cost;
+        CallBill {
+            session: index,
+            call,
+            time_s: now as f64 / 1000.0,
+            prompt_tokens: split.prompt,
+            uncached_tokens: split.uncached,
+            cache_write_tokens: split.written_total(),
+            cache_read_tokens: split.read,
+            output_tokens: output,
+            tool_block_tokens,
+            cost_usd: cost,
+            storage_usd,
+            cumulative_usd: st.cumulative,
+            // Element by element: one wide copy of the array, written a slot at a time just
+            // before, stalls on store forwarding.
+            written_by_slot: [split.written[0], split.written[1], split.written[2]],
+        }
+    }
+}
+
+/// Several (model, strategy) simulations of one scenario, run together in one pass over its
+/// timeline.
+///
+/// Nothing of a session's timeline depends on the model: arrivals, the amounts of each call and the
+/// gaps between calls come from the scenario and the session's own stream. So the event queue and
+/// the draws, close to half the work of a call on one model, are done once per call, and the call
+/// is then applied to each member's prompt, cache and bill in turn. Each member's bills are those
+/// of its own [`Prepared::run`], bit for bit (tested).
+#[derive(Debug, Clone)]
+pub struct PreparedSet<'a> {
+    scenario: &'a Scenario,
+    members: Vec<Prepared<'a>>,
+}
+
+impl<'a> PreparedSet<'a> {
+    /// Prepares `scenario` for every setup.
+    pub fn new(scenario: &'a Scenario, setups: &'a [SimSetup<'a>]) -> Self {
+        PreparedSet {
+            scenario,
+            members: setups.iter().map(|s| Prepared::new(scenario, s)).collect(),
+        }
+    }
+
+    /// The members, in the order of the setups.
+    pub fn members(&self) -> &[Prepared<'a>] {
+        &self.members
+    }
+
+    /// Simulated calls per run, over all members.
+    pub fn calls_per_run(&self) -> usize {
+        self.scenario.calls * self.scenario.sessions * self.members.len()
+    }
+
+    /// Simulates one run on every member, reusing the buffers of `ws`: `sink` gets each bill with
+    /// its member's index (a call's bill on every member in member order, then the next call's).
+    /// Returns each member's total dollars.
+    pub fn run(
+        &self,
+        run: u64,
+        ws: &mut Workspace,
+        sink: impl FnMut(usize, &CallBill),
+    ) -> Vec<f64> {
+        let mut totals = vec![0.0; self.members.len()];
+        run_together(self.scenario, &self.members, run, ws, sink, &mut totals);
+        totals
+    }
+}
+
+/// Messages a session's prompt can hold after its head: two per call, one per event, one spare.
+fn history_capacity(scenario: &Scenario) -> usize {
+    2 * scenario.calls + scenario.events.len() + 1
+}
+
+/// The event loop: one run of `scenario` on every member (all prepared from `scenario`); member
+/// `m`'s total goes to `totals[m]`.
+// Always inlined: the one-member call from `Prepared::run` then compiles to a loop that knows it
+// has one member (measured: without it a run on one model took ~6% more instructions per call).
+#[inline(always)]
+fn run_together(
+    scenario: &Scenario,
+    members: &[Prepared],
+    run: u64,
+    ws: &mut Workspace,
+    mut sink: impl FnMut(usize, &CallBill),
+    totals: &mut [f64],
+) {
+    let n_sessions = scenario.sessions;
+    let n_members = members.len();
+    debug_assert!(members.iter().all(|m| std::ptr::eq(m.scenario, scenario)));
+
+    // Session start times.
+    let mut arrivals_rng = SimRng::seed_from_u64(chain(scenario.seed, run.wrapping_add(0xa771)));
+    ws.queue.clear();
+    let mut t = 0.0f64;
+    for i in 0..n_sessions {
+        let start = match scenario.arrival {
+            Arrival::Every(e) => i as f64 * e,
+            Arrival::Poisson(per_hour) => {
+                if i > 0 {
+                    let u: f64 = arrivals_rng.gen_range(f64::EPSILON..1.0);
+                    t += -u.ln() * 3600.0 / per_hour;
+                }
+                t
+            }
+        };
+        ws.queue
+            .push(crate::strategy::seconds_to_ms(start), i as u32);
+    }
+
+    let draws = CallDraws::new(scenario);
+    ws.sessions.truncate(n_sessions);
+    while ws.sessions.len() < n_sessions {
+        ws.sessions.push(Session::default());
+    }
+    for (i, s) in ws.sessions.iter_mut().enumerate() {
+        s.index = i as u32 + 1;
+        s.uid = chain(chain(scenario.seed, run), i as u64 + 1);
+        s.rng = session_rng(scenario.seed, run, i as u64);
+        s.next_call = 1;
+        s.last_output = 0;
+        s.drawn = draws.for_call(&mut s.rng, 1);
+    }
+    let n_lanes = n_sessions * n_members;
+    ws.lanes.truncate(n_lanes);
+    while ws.lanes.len() < n_lanes {
+        ws.lanes.push(Lane::default());
+    }
+    for (l, lane) in ws.lanes.iter_mut().enumerate() {
+        lane.next_event = 0;
+        lane.block = 0;
+        lane.history.clear();
+        // Sessions of one run are alike: reserve once so the loop never reallocates.
+        if members[l % n_members].keeps_history {
+            lane.history.reserve(history_capacity(scenario));
+        }
+        lane.prompt.clear();
+        lane.leases = None;
+        lane.own.clear();
+    }
+    ws.members.truncate(n_members);
+    while ws.members.len() < n_members {
+        ws.members.push(MemberState::default());
+    }
+    let own_needed = if scenario.shared_cache { 0 } else { n_sessions };
+    for st in &mut ws.members {
+        st.shared.clear();
+        st.own.truncate(own_needed);
+        for store in &mut st.own {
+            store.clear();
+        }
+        while st.own.len() < own_needed {
+            st.own.push(CacheStore::new());
+        }
+        st.cache_rng = SimRng::seed_from_u64(chain(scenario.seed, run.wrapping_add(0xcace)));
+        st.cumulative = 0.0;
+    }
+
+    let Workspace {
+        sessions,
+        lanes,
+        queue,
+        members: states,
+    } = ws;
+    let mut calls_done: u64 = 0;
+    // The session whose call comes next stays at the top of the queue while its call is simulated
+    // and is then moved to its next call's time in place (one sift instead of a pop and a push);
+    // ties in time go to the lower session index, as with pop and push.
+    while let Some((now, si)) = queue.peek() {
+        let s = &mut sessions[si as usize];
+        let call = s.next_call;
+        // Conversation growth before this call (drawn before any event is applied).
+        let growth = if call == 1 {
+            [
+                Segment {
+                    tokens: s.drawn.growth,
+                    id: segment_id(s.uid, 1),
+                },
+                Segment::default(),
+            ]
+        } else {
+            let k = u64::from(call);
+            [
+                Segment {
+                    tokens: s.last_output,
+                    id: segment_id(s.uid, k * 4 + 2),
+                },
+                Segment {
+                    tokens: s.drawn.growth,
+                    id: segment_id(s.uid, k * 4 + 3),
+                },
+            ]
+        };
+        let growth = &growth[..1 + usize::from(call > 1)];
+        let output = s.drawn.output;
+        let last_call = call as usize >= scenario.calls;
+        let session_lanes = &mut lanes[si as usize * n_members..][..n_members];
+        for (m, ((member, lane), st)) in members
+            .iter()
+            .zip(session_lanes.iter_mut())
+            .zip(states.iter_mut())
+            .enumerate()
+        {
+            let bill = member.step(
+                lane,
+                st,
+                (s.index, s.uid),
+                si as usize,
+                now,
                 call,
-                time_s: now as f64 / 1000.0,
-                prompt_tokens: split.prompt,
-                uncached_tokens: split.uncached,
-                cache_write_tokens: split.written_total(),
-                cache_read_tokens: split.read,
-                output_tokens: output,
-                tool_block_tokens,
-                cost_usd: cost,
-                storage_usd,
-                cumulative_usd: cumulative,
-                // Element by element: one wide copy of the array, written a slot at a time just
-                // before, stalls on store forwarding.
-                written_by_slot: [split.written[0], split.written[1], split.written[2]],
-            });
-            s.last_output = output;
-            s.next_call += 1;
-            if (s.next_call as usize) <= scenario.calls {
-                let gap = gap_ms
-                    .unwrap_or_else(|| crate::strategy::seconds_to_ms(gap.sample(&mut s.rng)));
-                queue.replace_top(now.saturating_add(gap), si);
-            } else {
-                queue.pop();
+                growth,
+                output,
+            );
+            sink(m, &bill);
+            if last_call {
                 // The conversation is over and nobody else can match its own entries. With many
                 // sessions they are freed, so memory follows the sessions in progress rather than
                 // every session of the run; with few, the allocation is kept for the next run
                 // (freeing and regrowing it every run measured ~30% slower on the bench).
                 if n_sessions > KEEP_OWN_ENTRIES_UP_TO_SESSIONS {
-                    s.own = OwnEntries::default();
+                    lane.own = OwnEntries::default();
                 }
                 if !scenario.shared_cache {
                     // Nor does anybody else read its private cache.
-                    own[si as usize].clear();
+                    st.own[si as usize].clear();
                 }
             }
-            calls_done += 1;
-            // Expired entries are dropped now and then so memory stays bounded on long runs
-            // (dropping them changes nothing: an expired entry is never read or refreshed again).
-            if calls_done % 65_536 == 0 {
-                shared.sweep(now);
-            }
-            if !scenario.shared_cache && call % 4_096 == 0 {
-                own[si as usize].sweep(now);
+        }
+        s.last_output = output;
+        s.next_call += 1;
+        if last_call {
+            queue.pop();
+        } else {
+            queue.replace_top(now.saturating_add(s.drawn.gap_ms), si);
+            s.drawn = draws.for_call(&mut s.rng, s.next_call);
+        }
+        calls_done += 1;
+        // Expired entries are dropped now and then so memory stays bounded on long runs (dropping
+        // them changes nothing: an expired entry is never read or refreshed again).
+        if calls_done % 65_536 == 0 {
+            for st in states.iter_mut() {
+                st.shared.sweep(now);
             }
         }
-        cumulative
+        if !scenario.shared_cache && call % 4_096 == 0 {
+            for st in states.iter_mut() {
+                st.own[si as usize].sweep(now);
+            }
+        }
+    }
+    for (total, st) in totals.iter_mut().zip(states.iter()) {
+        *total = st.cumulative;
     }
 }
 
@@ -592,10 +721,11 @@ impl<'a> Prepared<'a> {
 #[derive(Debug, Default)]
 pub struct Workspace {
     sessions: Vec<Session>,
+    /// Each session's state on each member: session `i`'s lanes are `i * members ..`.
+    lanes: Vec<Lane>,
     /// Next call of each active session.
     queue: EventQueue,
-    shared: CacheStore,
-    own: Vec<CacheStore>,
+    members: Vec<MemberState>,
 }
 
 impl Workspace {
@@ -618,13 +748,57 @@ impl Workspace {
     }
 }
 
-/// Per-session state.
+/// One member's state in a run: its caches, its best-effort stream and its running total.
+#[derive(Debug)]
+struct MemberState {
+    /// The account's cache (when sessions share it).
+    shared: CacheStore,
+    /// Each session's private cache (when they do not).
+    own: Vec<CacheStore>,
+    /// Decides best-effort misses.
+    cache_rng: SimRng,
+    cumulative: f64,
+}
+
+impl Default for MemberState {
+    fn default() -> Self {
+        MemberState {
+            shared: CacheStore::new(),
+            own: Vec::new(),
+            cache_rng: SimRng::seed_from_u64(0),
+            cumulative: 0.0,
+        }
+    }
+}
+
+/// A session's state shared by every member: its identity, stream and next call.
 #[derive(Debug)]
 struct Session {
     index: u32,
     uid: u64,
     rng: SimRng,
     next_call: u32,
+    last_output: u64,
+    /// The amounts of the session's next call, drawn when its previous call ended.
+    drawn: DrawnCall,
+}
+
+impl Default for Session {
+    fn default() -> Self {
+        Session {
+            index: 0,
+            uid: 0,
+            rng: SimRng::seed_from_u64(0),
+            next_call: 1,
+            last_output: 0,
+            drawn: DrawnCall::default(),
+        }
+    }
+}
+
+/// A session's state on one member: its prompt as that model renders it, and its caching.
+#[derive(Debug, Default)]
+struct Lane {
     /// Index of the next event to apply.
     next_event: usize,
     /// Version of the tool block rendered in the prompt.
@@ -632,7 +806,6 @@ struct Session {
     /// History segments (messages) in order, kept only when the prompt can be rebuilt.
     history: Vec<Segment>,
     prompt: Prompt,
-    last_output: u64,
     /// Lease ids of the session's chains in its store, for the head and machine they were made for.
     leases: Option<SessionLeases>,
     /// The cache entries of this conversation's own prefixes (see [`cache::OwnEntries`]).
@@ -676,31 +849,13 @@ fn session_leases(
     }
 }
 
-impl Session {
+impl Lane {
     /// Appends a message segment to the prompt (and to the history when it is kept).
     #[inline]
     fn append(&mut self, seg: Segment, keep_history: bool) {
         self.prompt.push(seg);
         if keep_history {
             self.history.push(seg);
-        }
-    }
-}
-
-impl Default for Session {
-    fn default() -> Self {
-        Session {
-            index: 0,
-            uid: 0,
-            rng: SimRng::seed_from_u64(0),
-            next_call: 1,
-            next_event: 0,
-            block: 0,
-            history: Vec::new(),
-            prompt: Prompt::default(),
-            last_output: 0,
-            leases: None,
-            own: OwnEntries::default(),
         }
     }
 }
@@ -755,6 +910,83 @@ fn automatic_uncacheable(prompt: &Prompt, p: &cache::RuleParams) -> Split {
 
 fn session_rng(seed: u64, run: u64, session: u64) -> SimRng {
     SimRng::seed_from_u64(chain(chain(seed, run.wrapping_add(0x5eed)), session))
+}
+
+/// The random amounts of one call of a session, in the order they come from the session's stream.
+///
+/// They are drawn when the session's previous call ends rather than when the call is simulated:
+/// the stream yields the same values in the same order, but the draws (a ziggurat, `exp` and a
+/// gamma squeeze, tens of dependent floating-point steps) are then off the call's critical path.
+/// The call that uses them comes about one session-count of iterations later, so their latency
+/// hides behind other sessions' calls instead of stalling the cache step and the branches that
+/// depend on the prompt's size (measured: most of what the draws cost was that wait).
+#[derive(Debug, Clone, Copy, Default)]
+struct DrawnCall {
+    /// Tokens the conversation grows by before the call: the first user message on call 1, the
+    /// tool result plus the user message after it.
+    growth: u64,
+    /// Output tokens of the call.
+    output: u64,
+    /// Milliseconds to the next call (0 after the last call, for which none is drawn).
+    gap_ms: u64,
+}
+
+/// How each amount of a call is drawn.
+struct CallDraws {
+    first_user: Draw,
+    tool_result: Draw,
+    user: Draw,
+    output: Draw,
+    gap: GapDraw,
+    calls: u32,
+}
+
+/// The gap after a call: fixed milliseconds, or a distribution in seconds.
+enum GapDraw {
+    Fixed(u64),
+    Random(Sampler),
+}
+
+impl CallDraws {
+    fn new(scenario: &Scenario) -> Self {
+        CallDraws {
+            first_user: Draw::new(&scenario.first_user_tokens),
+            tool_result: Draw::new(&scenario.tool_result_tokens),
+            user: Draw::new(&scenario.user_tokens),
+            output: Draw::new(&scenario.output_tokens),
+            gap: match scenario.gap_seconds {
+                Quantity::Fixed { value } => GapDraw::Fixed(crate::strategy::seconds_to_ms(value)),
+                ref q => GapDraw::Random(q.sampler()),
+            },
+            calls: u32::try_from(scenario.calls).unwrap_or(u32::MAX),
+        }
+    }
+
+    /// Draws call `call`'s amounts: growth (the first user message, or the tool result then the
+    /// user message), output, then the gap to the next call when there is one. This order is the
+    /// stream's order for every session; results depend on it.
+    #[inline(always)]
+    fn for_call(&self, rng: &mut SimRng, call: u32) -> DrawnCall {
+        let growth = if call == 1 {
+            self.first_user.draw(rng)
+        } else {
+            self.tool_result.draw(rng) + self.user.draw(rng)
+        };
+        let output = self.output.draw(rng);
+        let gap_ms = if call < self.calls {
+            match &self.gap {
+                GapDraw::Fixed(ms) => *ms,
+                GapDraw::Random(q) => crate::strategy::seconds_to_ms(q.sample(rng)),
+            }
+        } else {
+            0
+        };
+        DrawnCall {
+            growth,
+            output,
+            gap_ms,
+        }
+    }
 }
 
 /// A per-call amount in whole tokens: fixed amounts are rounded once, distributions built once.

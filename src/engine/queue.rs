@@ -77,7 +77,7 @@ impl EventQueue {
 
     /// Moves the earliest event to `time_ms` for session `session` (the engine's step: the session
     /// whose call was just simulated gets its next call). The queue must not be empty.
-    #[inline]
+    #[inline(always)]
     pub fn replace_top(&mut self, time_ms: u64, session: u32) {
         let top_is_fast = match (self.fast.first(), self.slow.peek()) {
             (Some(&k), Some(Reverse(s))) => {

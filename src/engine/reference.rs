@@ -310,7 +310,7 @@ pub fn reference_run(
 mod tests {
     use super::*;
     use crate::catalog::Catalog;
-    use crate::engine::{Prepared, Workspace};
+    use crate::engine::{Prepared, PreparedSet, Workspace};
     use crate::strategy::Strategy;
 
     const BUSY: &str = r#"
@@ -436,6 +436,66 @@ remove = ["synthetic_tool_1008"]
                         assert_eq!(total, expected);
                         compared += plain.len();
                     }
+                }
+            }
+        }
+        assert!(compared > 10_000, "only {compared} bills compared");
+    }
+
+    /// Every member of a set run together gets the bills of its own run, bit for bit: with shared
+    /// and private caches, tool-list events, best-effort misses and routing, one workspace reused
+    /// across runs and across sets of different sizes.
+    #[test]
+    fn members_run_together_bill_as_they_do_alone() {
+        let catalog = test_catalog();
+        let busy = Scenario::from_toml_str(BUSY, "busy.toml", std::path::Path::new(".")).unwrap();
+        let tight =
+            Scenario::from_toml_str(TIGHT, "tight.toml", std::path::Path::new(".")).unwrap();
+        let mut private = busy.clone();
+        private.shared_cache = false;
+        let strategies = [
+            "none",
+            "cached",
+            "automatic",
+            "implicit",
+            "explicit:tools@1h+system+last",
+            "cached/tool-changes=append",
+            "automatic/tool-changes=preserve_prefix",
+        ];
+        let mut ws = Workspace::new();
+        let mut compared = 0;
+        for scenario in [&busy, &tight, &private] {
+            let resolved: Vec<_> = catalog
+                .models
+                .iter()
+                .flat_map(|m| {
+                    strategies.iter().filter_map(move |t| {
+                        Some((m, Strategy::parse(t).unwrap().resolve(m).ok()?))
+                    })
+                })
+                .collect();
+            let setups: Vec<SimSetup> = resolved
+                .iter()
+                .map(|(m, r)| SimSetup::new(m, r, scenario.first_token_seconds))
+                .collect();
+            // All members at once, then a smaller set in the same workspace.
+            for members in [&setups[..], &setups[..3]] {
+                let set = PreparedSet::new(scenario, members);
+                assert_eq!(set.members().len(), members.len());
+                for run in 0..2 {
+                    let mut together = vec![Vec::new(); members.len()];
+                    let totals = set.run(run, &mut ws, |m, b| together[m].push(*b));
+                    for (m, setup) in members.iter().enumerate() {
+                        let mut plain = Vec::new();
+                        let expected = reference_run(scenario, setup, run, |b| plain.push(*b));
+                        assert_eq!(together[m], plain, "member {m} run {run}");
+                        assert_eq!(totals[m], expected);
+                        compared += plain.len();
+                    }
+                    assert_eq!(
+                        together.iter().map(Vec::len).sum::<usize>(),
+                        set.calls_per_run()
+                    );
                 }
             }
         }
