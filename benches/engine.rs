@@ -1,12 +1,13 @@
 //! Criterion benches of the engine's hot path: one run of the `pcsim bench` workload (100 sessions x
-//! 50 calls sharing a cache) per caching mode, and a small Monte Carlo of one session.
+//! 50 calls sharing a cache) per caching mode and on the six models together, and a small Monte
+//! Carlo of one session.
 //! `cargo bench --bench engine`; throughput is reported in simulated calls.
 
 use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion, Throughput};
 
 use pcsim::bench::{measured_setups, workload};
 use pcsim::catalog::Catalog;
-use pcsim::engine::{Prepared, SimSetup, Workspace};
+use pcsim::engine::{Prepared, PreparedSet, SimSetup, Workspace};
 use pcsim::montecarlo::monte_carlo;
 
 fn engine(c: &mut Criterion) {
@@ -33,6 +34,29 @@ fn engine(c: &mut Criterion) {
             })
         });
     }
+    g.finish();
+
+    // The six measured models together, one pass over each run's timeline (what `pcsim bench`
+    // times on one thread).
+    let mut g = c.benchmark_group("run_100x50_six_models_together");
+    g.throughput(Throughput::Elements(
+        (scenario.sessions * scenario.calls * pairs.len()) as u64,
+    ));
+    let setups: Vec<SimSetup> = pairs
+        .iter()
+        .map(|p| SimSetup::new(p.model, &p.strategy, scenario.first_token_seconds))
+        .collect();
+    let set = PreparedSet::new(&scenario, &setups);
+    let mut ws = Workspace::new();
+    let mut run = 0u64;
+    g.bench_function("measured_models", |b| {
+        b.iter(|| {
+            run += 1;
+            set.run(run, &mut ws, |_, bill| {
+                std::hint::black_box(bill);
+            })
+        })
+    });
     g.finish();
 
     let single = workload(1).expect("workload");
