@@ -246,7 +246,7 @@ pub fn run_bench(catalog: &Catalog, opts: BenchOptions) -> Result<BenchReport> {
     let mut next_run = 0u64;
     let mut all_calls = 0.0;
     while next_run == 0 || start.elapsed() < min {
-        let batch = 2 * threads as u64;
+        let batch = 8 * threads as u64;
         (next_run..next_run + batch).into_par_iter().for_each(|r| {
             Workspace::with_thread_local(|ws| {
                 std::hint::black_box(set.run(r, ws, |_, b| {

@@ -316,7 +316,7 @@ impl<'a> Prepared<'a> {
     /// Simulates one run (see [`simulate_run`]), reusing the buffers of `ws`.
     pub fn run(&self, run: u64, ws: &mut Workspace, mut sink: impl FnMut(&CallBill)) -> f64 {
         let mut total = [0.0];
-        run_together(
+        run_interleaved(
             self.scenario,
             std::slice::from_ref(self),
             run,
@@ -482,19 +482,25 @@ impl<'a> Prepared<'a> {
     }
 }
 
-/// Several (model, strategy) simulations of one scenario, run together in one pass over its
-/// timeline.
+/// Several (model, strategy) simulations of one scenario, run on one timeline.
 ///
 /// Nothing of a session's timeline depends on the model: arrivals, the amounts of each call and the
 /// gaps between calls come from the scenario and the session's own stream. So the event queue and
-/// the draws, close to half the work of a call on one model, are done once per call, and the call
-/// is then applied to each member's prompt, cache and bill in turn. Each member's bills are those
-/// of its own [`Prepared::run`], bit for bit (tested).
+/// the draws, close to half the work of a call on one model, are done once per run: the run's
+/// calls are recorded in time order, then applied to each member in turn, every member reusing the
+/// same per-session buffers (so the working set is that of one model, not of all of them). Runs
+/// with more than [`MAX_RECORDED_CALLS`] calls are not recorded: their calls go to every member as
+/// they happen, each member with buffers of its own. Either way each member's bills are those of
+/// its own [`Prepared::run`], bit for bit (tested).
 #[derive(Debug, Clone)]
 pub struct PreparedSet<'a> {
     scenario: &'a Scenario,
     members: Vec<Prepared<'a>>,
 }
+
+/// Calls of one run (sessions x calls) up to which [`PreparedSet::run`] records the timeline
+/// (40 bytes a call: 10 MB at most) and applies it member by member.
+pub const MAX_RECORDED_CALLS: usize = 1 << 18;
 
 impl<'a> PreparedSet<'a> {
     /// Prepares `scenario` for every setup.
@@ -516,16 +522,56 @@ impl<'a> PreparedSet<'a> {
     }
 
     /// Simulates one run on every member, reusing the buffers of `ws`: `sink` gets each bill with
-    /// its member's index (a call's bill on every member in member order, then the next call's).
-    /// Returns each member's total dollars.
+    /// its member's index, each member's bills in time order (member after member when the run is
+    /// recorded, interleaved call by call when it is not). Returns each member's total dollars.
     pub fn run(
         &self,
         run: u64,
         ws: &mut Workspace,
         sink: impl FnMut(usize, &CallBill),
     ) -> Vec<f64> {
+        self.run_recording_up_to(run, ws, sink, MAX_RECORDED_CALLS)
+    }
+
+    /// [`PreparedSet::run`], recording runs of at most `max_recorded` calls (tests force either
+    /// path with it).
+    pub(crate) fn run_recording_up_to(
+        &self,
+        run: u64,
+        ws: &mut Workspace,
+        mut sink: impl FnMut(usize, &CallBill),
+        max_recorded: usize,
+    ) -> Vec<f64> {
         let mut totals = vec![0.0; self.members.len()];
-        run_together(self.scenario, &self.members, run, ws, sink, &mut totals);
+        let scenario = self.scenario;
+        if scenario.sessions.saturating_mul(scenario.calls) > max_recorded {
+            run_interleaved(scenario, &self.members, run, ws, sink, &mut totals);
+            return totals;
+        }
+        let Workspace {
+            sessions,
+            lanes,
+            queue,
+            members: states,
+            timeline,
+        } = ws;
+        timeline.clear();
+        drive_timeline(scenario, run, sessions, queue, |_, call| timeline.push(call));
+        let n_sessions = scenario.sessions;
+        size_buffers(scenario, lanes, states, n_sessions, 1);
+        let st = &mut states[0];
+        for (m, member) in self.members.iter().enumerate() {
+            reset_member(scenario, run, st);
+            for lane in lanes.iter_mut() {
+                lane.reset(member.keeps_history, scenario);
+            }
+            for call in timeline.iter() {
+                let s = &sessions[call.session as usize];
+                let lane = &mut lanes[call.session as usize];
+                apply_call(member, lane, st, s, call, n_sessions, &mut |b| sink(m, b));
+            }
+            totals[m] = st.cumulative;
+        }
         totals
     }
 }
@@ -535,26 +581,39 @@ fn history_capacity(scenario: &Scenario) -> usize {
     2 * scenario.calls + scenario.events.len() + 1
 }
 
-/// The event loop: one run of `scenario` on every member (all prepared from `scenario`); member
-/// `m`'s total goes to `totals[m]`.
-// Always inlined: the one-member call from `Prepared::run` then compiles to a loop that knows it
-// has one member (measured: without it a run on one model took ~6% more instructions per call).
+/// One call as a run's timeline fixes it, whatever the model.
+#[derive(Debug, Clone, Copy)]
+struct TimedCall {
+    /// Request start (ms).
+    now: u64,
+    /// Session index (0-based).
+    session: u32,
+    /// Call number (1-based).
+    call: u32,
+    /// Output tokens of the session's previous call (0 before its first).
+    previous_output: u64,
+    /// Tokens the conversation grows by after that output: the first user message on call 1, the
+    /// tool result plus the user message after it.
+    growth: u64,
+    /// Output tokens of this call.
+    output: u64,
+}
+
+/// Runs the timeline of run `run`: session arrivals, then every call in time order (ties to the
+/// lower session), each handed to `on_call` with its session before the session moves on to its
+/// next call.
 #[inline(always)]
-fn run_together(
+fn drive_timeline(
     scenario: &Scenario,
-    members: &[Prepared],
     run: u64,
-    ws: &mut Workspace,
-    mut sink: impl FnMut(usize, &CallBill),
-    totals: &mut [f64],
+    sessions: &mut Vec<Session>,
+    queue: &mut EventQueue,
+    mut on_call: impl FnMut(&Session, TimedCall),
 ) {
     let n_sessions = scenario.sessions;
-    let n_members = members.len();
-    debug_assert!(members.iter().all(|m| std::ptr::eq(m.scenario, scenario)));
-
     // Session start times.
     let mut arrivals_rng = SimRng::seed_from_u64(chain(scenario.seed, run.wrapping_add(0xa771)));
-    ws.queue.clear();
+    queue.clear();
     let mut t = 0.0f64;
     for i in 0..n_sessions {
         let start = match scenario.arrival {
@@ -567,16 +626,15 @@ fn run_together(
                 t
             }
         };
-        ws.queue
-            .push(crate::strategy::seconds_to_ms(start), i as u32);
+        queue.push(crate::strategy::seconds_to_ms(start), i as u32);
     }
 
     let draws = CallDraws::new(scenario);
-    ws.sessions.truncate(n_sessions);
-    while ws.sessions.len() < n_sessions {
-        ws.sessions.push(Session::default());
+    sessions.truncate(n_sessions);
+    while sessions.len() < n_sessions {
+        sessions.push(Session::default());
     }
-    for (i, s) in ws.sessions.iter_mut().enumerate() {
+    for (i, s) in sessions.iter_mut().enumerate() {
         s.index = i as u32 + 1;
         s.uid = chain(chain(scenario.seed, run), i as u64 + 1);
         s.rng = session_rng(scenario.seed, run, i as u64);
@@ -584,133 +642,186 @@ fn run_together(
         s.last_output = 0;
         s.drawn = draws.for_call(&mut s.rng, 1);
     }
-    let n_lanes = n_sessions * n_members;
-    ws.lanes.truncate(n_lanes);
-    while ws.lanes.len() < n_lanes {
-        ws.lanes.push(Lane::default());
-    }
-    for (l, lane) in ws.lanes.iter_mut().enumerate() {
-        lane.next_event = 0;
-        lane.block = 0;
-        lane.history.clear();
-        // Sessions of one run are alike: reserve once so the loop never reallocates.
-        if members[l % n_members].keeps_history {
-            lane.history.reserve(history_capacity(scenario));
+
+    // The session whose call comes next stays at the top of the queue while its call is handled
+    // and is then moved to its next call's time in place (one sift instead of a pop and a push);
+    // ties in time go to the lower session index, as with pop and push.
+    while let Some((now, si)) = queue.peek() {
+        let s = &mut sessions[si as usize];
+        let call = TimedCall {
+            now,
+            session: si,
+            call: s.next_call,
+            previous_output: s.last_output,
+            growth: s.drawn.growth,
+            output: s.drawn.output,
+        };
+        on_call(s, call);
+        s.last_output = call.output;
+        s.next_call += 1;
+        if call.call as usize >= scenario.calls {
+            queue.pop();
+        } else {
+            queue.replace_top(now.saturating_add(s.drawn.gap_ms), si);
+            s.drawn = draws.for_call(&mut s.rng, s.next_call);
         }
-        lane.prompt.clear();
-        lane.leases = None;
-        lane.own.clear();
     }
-    ws.members.truncate(n_members);
-    while ws.members.len() < n_members {
-        ws.members.push(MemberState::default());
+}
+
+/// Applies one call of session `s` to a member: its bill goes to `sink`; the session's own
+/// entries and private cache are let go after its last call; expired entries are swept now and
+/// then.
+#[inline(always)]
+fn apply_call(
+    member: &Prepared,
+    lane: &mut Lane,
+    st: &mut MemberState,
+    s: &Session,
+    c: &TimedCall,
+    n_sessions: usize,
+    sink: &mut impl FnMut(&CallBill),
+) {
+    let scenario = member.scenario;
+    let si = c.session as usize;
+    // Conversation growth before this call (drawn before any event is applied).
+    let growth = if c.call == 1 {
+        [
+            Segment {
+                tokens: c.growth,
+                id: segment_id(s.uid, 1),
+            },
+            Segment::default(),
+        ]
+    } else {
+        let k = u64::from(c.call);
+        [
+            Segment {
+                tokens: c.previous_output,
+                id: segment_id(s.uid, k * 4 + 2),
+            },
+            Segment {
+                tokens: c.growth,
+                id: segment_id(s.uid, k * 4 + 3),
+            },
+        ]
+    };
+    let bill = member.step(
+        lane,
+        st,
+        (s.index, s.uid),
+        si,
+        c.now,
+        c.call,
+        &growth[..1 + usize::from(c.call > 1)],
+        c.output,
+    );
+    sink(&bill);
+    if c.call as usize >= scenario.calls {
+        // The conversation is over and nobody else can match its own entries. With many
+        // sessions they are freed, so memory follows the sessions in progress rather than
+        // every session of the run; with few, the allocation is kept for the next run
+        // (freeing and regrowing it every run measured ~30% slower on the bench).
+        if n_sessions > KEEP_OWN_ENTRIES_UP_TO_SESSIONS {
+            lane.own = OwnEntries::default();
+        }
+        if !scenario.shared_cache {
+            // Nor does anybody else read its private cache.
+            st.own[si].clear();
+        }
+    }
+    st.calls_done += 1;
+    // Expired entries are dropped now and then so memory stays bounded on long runs (dropping
+    // them changes nothing: an expired entry is never read or refreshed again).
+    if st.calls_done % 65_536 == 0 {
+        st.shared.sweep(c.now);
+    }
+    if !scenario.shared_cache && c.call % 4_096 == 0 {
+        st.own[si].sweep(c.now);
+    }
+}
+
+/// Grows or shrinks the per-session buffers to `lanes_per_session` lanes for each of `n_sessions`
+/// sessions and `lanes_per_session` member states (allocations are kept for later runs).
+fn size_buffers(
+    scenario: &Scenario,
+    lanes: &mut Vec<Lane>,
+    states: &mut Vec<MemberState>,
+    n_sessions: usize,
+    lanes_per_session: usize,
+) {
+    let n_lanes = n_sessions * lanes_per_session;
+    lanes.truncate(n_lanes);
+    while lanes.len() < n_lanes {
+        lanes.push(Lane::default());
+    }
+    states.truncate(lanes_per_session);
+    while states.len() < lanes_per_session {
+        states.push(MemberState::default());
     }
     let own_needed = if scenario.shared_cache { 0 } else { n_sessions };
-    for st in &mut ws.members {
-        st.shared.clear();
+    for st in states.iter_mut() {
         st.own.truncate(own_needed);
-        for store in &mut st.own {
-            store.clear();
-        }
         while st.own.len() < own_needed {
             st.own.push(CacheStore::new());
         }
-        st.cache_rng = SimRng::seed_from_u64(chain(scenario.seed, run.wrapping_add(0xcace)));
-        st.cumulative = 0.0;
     }
+}
 
+/// Empties a member's caches and restarts its streams and totals for run `run`.
+fn reset_member(scenario: &Scenario, run: u64, st: &mut MemberState) {
+    st.shared.clear();
+    for store in &mut st.own {
+        store.clear();
+    }
+    st.cache_rng = SimRng::seed_from_u64(chain(scenario.seed, run.wrapping_add(0xcace)));
+    st.cumulative = 0.0;
+    st.calls_done = 0;
+}
+
+/// The event loop with the members' calls interleaved: one run of `scenario` on every member (all
+/// prepared from `scenario`), each call applied to every member as it happens, each member with
+/// buffers of its own; member `m`'s total goes to `totals[m]`.
+// Always inlined: the one-member call from `Prepared::run` then compiles to a loop that knows it
+// has one member (measured: without it a run on one model took ~6% more instructions per call).
+#[inline(always)]
+fn run_interleaved(
+    scenario: &Scenario,
+    members: &[Prepared],
+    run: u64,
+    ws: &mut Workspace,
+    mut sink: impl FnMut(usize, &CallBill),
+    totals: &mut [f64],
+) {
+    let n_sessions = scenario.sessions;
+    let n_members = members.len();
+    debug_assert!(members
+        .iter()
+        .all(|m| std::ptr::eq(m.scenario, scenario)));
     let Workspace {
         sessions,
         lanes,
         queue,
         members: states,
+        timeline: _,
     } = ws;
-    let mut calls_done: u64 = 0;
-    // The session whose call comes next stays at the top of the queue while its call is simulated
-    // and is then moved to its next call's time in place (one sift instead of a pop and a push);
-    // ties in time go to the lower session index, as with pop and push.
-    while let Some((now, si)) = queue.peek() {
-        let s = &mut sessions[si as usize];
-        let call = s.next_call;
-        // Conversation growth before this call (drawn before any event is applied).
-        let growth = if call == 1 {
-            [
-                Segment {
-                    tokens: s.drawn.growth,
-                    id: segment_id(s.uid, 1),
-                },
-                Segment::default(),
-            ]
-        } else {
-            let k = u64::from(call);
-            [
-                Segment {
-                    tokens: s.last_output,
-                    id: segment_id(s.uid, k * 4 + 2),
-                },
-                Segment {
-                    tokens: s.drawn.growth,
-                    id: segment_id(s.uid, k * 4 + 3),
-                },
-            ]
-        };
-        let growth = &growth[..1 + usize::from(call > 1)];
-        let output = s.drawn.output;
-        let last_call = call as usize >= scenario.calls;
-        let session_lanes = &mut lanes[si as usize * n_members..][..n_members];
+    size_buffers(scenario, lanes, states, n_sessions, n_members);
+    for (l, lane) in lanes.iter_mut().enumerate() {
+        lane.reset(members[l % n_members].keeps_history, scenario);
+    }
+    for st in states.iter_mut() {
+        reset_member(scenario, run, st);
+    }
+    drive_timeline(scenario, run, sessions, queue, |s, call| {
+        let session_lanes = &mut lanes[call.session as usize * n_members..][..n_members];
         for (m, ((member, lane), st)) in members
             .iter()
             .zip(session_lanes.iter_mut())
             .zip(states.iter_mut())
             .enumerate()
         {
-            let bill = member.step(
-                lane,
-                st,
-                (s.index, s.uid),
-                si as usize,
-                now,
-                call,
-                growth,
-                output,
-            );
-            sink(m, &bill);
-            if last_call {
-                // The conversation is over and nobody else can match its own entries. With many
-                // sessions they are freed, so memory follows the sessions in progress rather than
-                // every session of the run; with few, the allocation is kept for the next run
-                // (freeing and regrowing it every run measured ~30% slower on the bench).
-                if n_sessions > KEEP_OWN_ENTRIES_UP_TO_SESSIONS {
-                    lane.own = OwnEntries::default();
-                }
-                if !scenario.shared_cache {
-                    // Nor does anybody else read its private cache.
-                    st.own[si as usize].clear();
-                }
-            }
+            apply_call(member, lane, st, s, &call, n_sessions, &mut |b| sink(m, b));
         }
-        s.last_output = output;
-        s.next_call += 1;
-        if last_call {
-            queue.pop();
-        } else {
-            queue.replace_top(now.saturating_add(s.drawn.gap_ms), si);
-            s.drawn = draws.for_call(&mut s.rng, s.next_call);
-        }
-        calls_done += 1;
-        // Expired entries are dropped now and then so memory stays bounded on long runs (dropping
-        // them changes nothing: an expired entry is never read or refreshed again).
-        if calls_done % 65_536 == 0 {
-            for st in states.iter_mut() {
-                st.shared.sweep(now);
-            }
-        }
-        if !scenario.shared_cache && call % 4_096 == 0 {
-            for st in states.iter_mut() {
-                st.own[si as usize].sweep(now);
-            }
-        }
-    }
+    });
     for (total, st) in totals.iter_mut().zip(states.iter()) {
         *total = st.cumulative;
     }
@@ -726,6 +837,8 @@ pub struct Workspace {
     /// Next call of each active session.
     queue: EventQueue,
     members: Vec<MemberState>,
+    /// A run's calls in time order, when recorded ([`PreparedSet::run`]).
+    timeline: Vec<TimedCall>,
 }
 
 impl Workspace {
@@ -758,6 +871,8 @@ struct MemberState {
     /// Decides best-effort misses.
     cache_rng: SimRng,
     cumulative: f64,
+    /// Calls applied in this run (for the periodic sweep).
+    calls_done: u64,
 }
 
 impl Default for MemberState {
@@ -767,6 +882,7 @@ impl Default for MemberState {
             own: Vec::new(),
             cache_rng: SimRng::seed_from_u64(0),
             cumulative: 0.0,
+            calls_done: 0,
         }
     }
 }
@@ -850,6 +966,20 @@ fn session_leases(
 }
 
 impl Lane {
+    /// Makes the lane ready for a session's first call on a member.
+    fn reset(&mut self, keeps_history: bool, scenario: &Scenario) {
+        self.next_event = 0;
+        self.block = 0;
+        self.history.clear();
+        // Sessions of one run are alike: reserve once so the loop never reallocates.
+        if keeps_history {
+            self.history.reserve(history_capacity(scenario));
+        }
+        self.prompt.clear();
+        self.leases = None;
+        self.own.clear();
+    }
+
     /// Appends a message segment to the prompt (and to the history when it is kept).
     #[inline]
     fn append(&mut self, seg: Segment, keep_history: bool) {

@@ -442,9 +442,9 @@ remove = ["synthetic_tool_1008"]
         assert!(compared > 10_000, "only {compared} bills compared");
     }
 
-    /// Every member of a set run together gets the bills of its own run, bit for bit: with shared
-    /// and private caches, tool-list events, best-effort misses and routing, one workspace reused
-    /// across runs and across sets of different sizes.
+    /// Every member of a set run together gets the bills of its own run, bit for bit, whether the
+    /// run is recorded or interleaved: with shared and private caches, tool-list events,
+    /// best-effort misses and routing, one workspace reused across runs, paths and set sizes.
     #[test]
     fn members_run_together_bill_as_they_do_alone() {
         let catalog = test_catalog();
@@ -478,13 +478,24 @@ remove = ["synthetic_tool_1008"]
                 .iter()
                 .map(|(m, r)| SimSetup::new(m, r, scenario.first_token_seconds))
                 .collect();
-            // All members at once, then a smaller set in the same workspace.
-            for members in [&setups[..], &setups[..3]] {
+            // All members at once, then a smaller set in the same workspace; the run recorded
+            // and applied member by member, and (recording nothing) interleaved call by call.
+            for (members, max_recorded) in [
+                (&setups[..], usize::MAX),
+                (&setups[..3], usize::MAX),
+                (&setups[..], 0),
+                (&setups[..3], 0),
+            ] {
                 let set = PreparedSet::new(scenario, members);
                 assert_eq!(set.members().len(), members.len());
                 for run in 0..2 {
                     let mut together = vec![Vec::new(); members.len()];
-                    let totals = set.run(run, &mut ws, |m, b| together[m].push(*b));
+                    let totals = set.run_recording_up_to(
+                        run,
+                        &mut ws,
+                        |m, b| together[m].push(*b),
+                        max_recorded,
+                    );
                     for (m, setup) in members.iter().enumerate() {
                         let mut plain = Vec::new();
                         let expected = reference_run(scenario, setup, run, |b| plain.push(*b));
