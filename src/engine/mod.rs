@@ -205,6 +205,14 @@ pub struct Prepared<'a> {
     /// anchors), with the plan's `last` anchor, when that is its only moving breakpoint and comes
     /// last (always, as breakpoints are in prompt order; otherwise every call places them all).
     head_breakpoints: Option<(Vec<Placed>, Option<BreakpointPlan>)>,
+    /// TTL of automatic writes.
+    default_ttl: u64,
+    /// Whether writes are stored: a best-effort cache that never hits needs no store (nothing
+    /// written can be read).
+    store_writes: bool,
+    /// Whether heads of different tool lists share no entries (every tool-change rule but
+    /// `preserve_prefix`), so a head's chain has a lease of its own.
+    lease_heads: bool,
 }
 
 impl<'a> Prepared<'a> {
@@ -305,6 +313,9 @@ impl<'a> Prepared<'a> {
             events,
             keeps_history,
             head_breakpoints,
+            default_ttl: strategy.default_tier.as_ref().map_or(300_000, |t| t.ttl_ms),
+            store_writes: setup.hit_probability > 0.0,
+            lease_heads: strategy.tool_change != ToolChangeRule::PreservePrefix,
         }
     }
 
@@ -316,12 +327,13 @@ impl<'a> Prepared<'a> {
     /// Simulates one run (see [`simulate_run`]), reusing the buffers of `ws`.
     pub fn run(&self, run: u64, ws: &mut Workspace, mut sink: impl FnMut(&CallBill)) -> f64 {
         let mut total = [0.0];
-        run_interleaved(
+        run_members(
             self.scenario,
             std::slice::from_ref(self),
             run,
             ws,
             |_, bill| sink(bill),
+            MAX_RECORDED_CALLS,
             &mut total,
         );
         total[0]
@@ -420,9 +432,7 @@ impl<'a> Prepared<'a> {
                 } else {
                     let hit_allowed = setup.hit_probability >= 1.0
                         || st.cache_rng.gen::<f64>() < setup.hit_probability;
-                    // A best-effort cache that never hits needs no store: nothing written can
-                    // be read.
-                    if setup.hit_probability > 0.0 {
+                    if self.store_writes {
                         let leases = match lane.leases {
                             Some(l) if l.block == lane.block && l.salt == salt => l,
                             _ => {
@@ -432,21 +442,17 @@ impl<'a> Prepared<'a> {
                                     lane.block,
                                     uid,
                                     salt,
-                                    // Heads of different tool lists share entries only when a
-                                    // tool change keeps the prefix.
-                                    strategy.tool_change != ToolChangeRule::PreservePrefix,
+                                    self.lease_heads,
                                 );
                                 lane.leases = Some(l);
                                 l
                             }
                         };
-                        let default_ttl =
-                            strategy.default_tier.as_ref().map_or(300_000, |t| t.ttl_ms);
                         automatic_call_with_leases(
                             store,
                             &lane.prompt,
                             p,
-                            default_ttl,
+                            self.default_ttl,
                             now,
                             hit_allowed,
                             salt,
@@ -539,15 +545,41 @@ impl<'a> PreparedSet<'a> {
         &self,
         run: u64,
         ws: &mut Workspace,
-        mut sink: impl FnMut(usize, &CallBill),
+        sink: impl FnMut(usize, &CallBill),
         max_recorded: usize,
     ) -> Vec<f64> {
         let mut totals = vec![0.0; self.members.len()];
-        let scenario = self.scenario;
-        if scenario.sessions.saturating_mul(scenario.calls) > max_recorded {
-            run_interleaved(scenario, &self.members, run, ws, sink, &mut totals);
-            return totals;
-        }
+        run_members(
+            self.scenario,
+            &self.members,
+            run,
+            ws,
+            sink,
+            max_recorded,
+            &mut totals,
+        );
+        totals
+    }
+}
+
+/// One run of `scenario` on every member (all prepared from it): recorded and applied member by
+/// member when it has at most `max_recorded` calls, interleaved otherwise; member `m`'s total goes
+/// to `totals[m]`.
+#[inline(always)]
+fn run_members(
+    scenario: &Scenario,
+    members: &[Prepared],
+    run: u64,
+    ws: &mut Workspace,
+    mut sink: impl FnMut(usize, &CallBill),
+    max_recorded: usize,
+    totals: &mut [f64],
+) {
+    if scenario.sessions.saturating_mul(scenario.calls) > max_recorded {
+        run_interleaved(scenario, members, run, ws, sink, totals);
+        return;
+    }
+    {
         let Workspace {
             sessions,
             lanes,
@@ -556,11 +588,13 @@ impl<'a> PreparedSet<'a> {
             timeline,
         } = ws;
         timeline.clear();
-        drive_timeline(scenario, run, sessions, queue, |_, call| timeline.push(call));
+        drive_timeline(scenario, run, sessions, queue, |_, call| {
+            timeline.push(call)
+        });
         let n_sessions = scenario.sessions;
         size_buffers(scenario, lanes, states, n_sessions, 1);
         let st = &mut states[0];
-        for (m, member) in self.members.iter().enumerate() {
+        for (m, member) in members.iter().enumerate() {
             reset_member(scenario, run, st);
             for lane in lanes.iter_mut() {
                 lane.reset(member.keeps_history, scenario);
@@ -572,7 +606,6 @@ impl<'a> PreparedSet<'a> {
             }
             totals[m] = st.cumulative;
         }
-        totals
     }
 }
 
@@ -794,9 +827,7 @@ fn run_interleaved(
 ) {
     let n_sessions = scenario.sessions;
     let n_members = members.len();
-    debug_assert!(members
-        .iter()
-        .all(|m| std::ptr::eq(m.scenario, scenario)));
+    debug_assert!(members.iter().all(|m| std::ptr::eq(m.scenario, scenario)));
     let Workspace {
         sessions,
         lanes,
