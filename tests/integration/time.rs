@@ -447,6 +447,7 @@ fn bench_reports_its_json_keys() {
         "calls_per_second_1_thread",
         "calls_per_second_all_threads",
         "montecarlo_10k_seconds",
+        "calls_per_second_1_thread_models_apart",
     ] {
         assert!(v[k].as_f64().is_some_and(|x| x > 0.0), "{k}: {}", v[k]);
     }
