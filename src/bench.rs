@@ -9,9 +9,9 @@ use rayon::prelude::*;
 use serde::Serialize;
 
 use crate::catalog::{Catalog, MEASURED_MODELS};
-use crate::engine::{Prepared, PreparedSet, SimSetup, Workspace};
+use crate::engine::{PreparedSet, SimSetup, Workspace};
 use crate::error::Result;
-use crate::montecarlo::monte_carlo;
+use crate::montecarlo::monte_carlo_set;
 use crate::scenario::Scenario;
 use crate::strategy::{ResolvedStrategy, Strategy};
 
@@ -270,10 +270,8 @@ pub fn run_bench(catalog: &Catalog, opts: BenchOptions) -> Result<BenchReport> {
         .collect();
     let runs = opts.montecarlo_runs.max(1);
     let start = Instant::now();
-    for s in &mc_setups {
-        let p = Prepared::new(&single, s);
-        std::hint::black_box(monte_carlo(&p, runs, &|_| {})?);
-    }
+    let mc_set = PreparedSet::new(&single, &mc_setups);
+    std::hint::black_box(monte_carlo_set(&mc_set, runs, &|_| {})?);
     let mc_seconds = start.elapsed().as_secs_f64();
     let mc_calls = (runs * single.calls as u64 * mc_setups.len() as u64) as f64;
 

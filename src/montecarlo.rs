@@ -20,7 +20,8 @@
 use rayon::prelude::*;
 use serde::Serialize;
 
-use crate::engine::{Prepared, Workspace};
+use crate::billing::CallBill;
+use crate::engine::{Prepared, PreparedSet, Workspace};
 use crate::error::{Error, Result};
 use crate::stats::{quantile_sorted, Summary, Welford};
 
@@ -87,13 +88,53 @@ struct ChunkAcc {
     samples: Vec<f64>,
 }
 
-/// Runs `runs` simulations (runs 0..runs) and summarises them; `progress` is told how many runs
-/// have been completed each time a batch is merged.
-pub fn monte_carlo(
-    prepared: &Prepared,
-    runs: u64,
-    progress: &(dyn Fn(u64) + Sync),
-) -> Result<MonteCarlo> {
+/// Collects the bills of the runs of one chunk, per member.
+struct Recorder<'c> {
+    /// Call numbers where the curve is kept.
+    calls: &'c [u64],
+    /// Whether the current run's curve is kept whole (for the percentiles).
+    keep: bool,
+    /// Bills seen in the current run, per member.
+    seen: Vec<u64>,
+    /// Next curve point, per member.
+    next_point: Vec<usize>,
+    accs: Vec<ChunkAcc>,
+}
+
+impl Recorder<'_> {
+    fn start_run(&mut self, keep: bool) {
+        self.keep = keep;
+        self.seen.fill(0);
+        self.next_point.fill(0);
+    }
+
+    /// Takes member `m`'s next bill of the current run (each member's bills come in time order).
+    #[inline]
+    fn record(&mut self, m: usize, b: &CallBill) {
+        self.seen[m] += 1;
+        let pi = self.next_point[m];
+        if self.calls.get(pi) == Some(&self.seen[m]) {
+            let acc = &mut self.accs[m];
+            acc.curve[pi].push(b.cumulative_usd);
+            if self.keep {
+                acc.samples.push(b.cumulative_usd);
+            }
+            self.next_point[m] = pi + 1;
+        }
+    }
+
+    fn end_run(&mut self, totals: &[f64]) {
+        for (acc, &t) in self.accs.iter_mut().zip(totals) {
+            acc.totals.push(t);
+        }
+    }
+}
+
+/// Values (run totals and kept curve values) a Monte Carlo of a set may hold at once: 64 MB.
+/// [`monte_carlo_set`] simulates as many members together as fit in it.
+pub const SET_MEMORY_VALUES: u64 = 1 << 23;
+
+fn check_runs(runs: u64) -> Result<()> {
     if runs == 0 || runs > MAX_RUNS {
         return Err(Error::invalid(
             "Monte Carlo",
@@ -101,60 +142,165 @@ pub fn monte_carlo(
             format!("value {runs} must be between 1 and {MAX_RUNS}"),
         ));
     }
-    let calls = curve_calls(prepared.calls_per_run());
+    Ok(())
+}
+
+/// Runs kept whole for the curve percentiles, out of `runs` with `points` curve points.
+fn sample_runs(runs: u64, points: usize) -> u64 {
+    runs.min((CURVE_SAMPLE_VALUES / points.max(1)).max(1) as u64)
+}
+
+/// Runs `runs` simulations (runs 0..runs) and summarises them; `progress` is told how many runs
+/// have been completed each time a batch is merged.
+pub fn monte_carlo(
+    prepared: &Prepared,
+    runs: u64,
+    progress: &(dyn Fn(u64) + Sync),
+) -> Result<MonteCarlo> {
+    check_runs(runs)?;
+    let mut summaries = monte_carlo_members(
+        1,
+        prepared.calls_per_run(),
+        runs,
+        progress,
+        &|run, ws, rec| {
+            let total = prepared.run(run, ws, |b| rec.record(0, b));
+            rec.end_run(&[total]);
+        },
+    )?;
+    Ok(summaries.remove(0))
+}
+
+/// [`monte_carlo`] of every member of `set`, each summary the same as the member's own: the
+/// members are simulated together on one timeline per run ([`PreparedSet`]), as many at a time as
+/// keep the accumulators within [`SET_MEMORY_VALUES`] (one at a time when even one does not fit).
+/// `progress` counts runs of single members.
+pub fn monte_carlo_set(
+    set: &PreparedSet,
+    runs: u64,
+    progress: &(dyn Fn(u64) + Sync),
+) -> Result<Vec<MonteCarlo>> {
+    monte_carlo_set_within(set, runs, progress, SET_MEMORY_VALUES)
+}
+
+/// [`monte_carlo_set`] with a memory budget of `budget` values.
+fn monte_carlo_set_within(
+    set: &PreparedSet,
+    runs: u64,
+    progress: &(dyn Fn(u64) + Sync),
+    budget: u64,
+) -> Result<Vec<MonteCarlo>> {
+    check_runs(runs)?;
+    let members = set.members();
+    let Some(first) = members.first() else {
+        return Ok(Vec::new());
+    };
+    let points = curve_calls(first.calls_per_run()).len() as u64;
+    let per_member = runs + sample_runs(runs, points as usize) * points;
+    let group = (budget / per_member.max(1)).max(1) as usize;
+    let mut out = Vec::with_capacity(members.len());
+    for part in set.parts(group) {
+        if part.members().len() == 1 {
+            out.push(monte_carlo(&part.members()[0], runs, progress)?);
+            continue;
+        }
+        out.extend(monte_carlo_members(
+            part.members().len(),
+            first.calls_per_run(),
+            runs,
+            progress,
+            &|run, ws, rec| {
+                let totals = part.run(run, ws, |m, b| rec.record(m, b));
+                rec.end_run(&totals);
+            },
+        )?);
+    }
+    Ok(out)
+}
+
+/// The Monte Carlo of `n` members whose runs `simulate` performs, handing each member's bills and
+/// totals to the recorder; `calls_per_run` is one member's.
+fn monte_carlo_members(
+    n: usize,
+    calls_per_run: usize,
+    runs: u64,
+    progress: &(dyn Fn(u64) + Sync),
+    simulate: &(dyn Fn(u64, &mut Workspace, &mut Recorder) + Sync),
+) -> Result<Vec<MonteCarlo>> {
+    let calls = curve_calls(calls_per_run);
     let points = calls.len();
-    let sample_runs = runs.min((CURVE_SAMPLE_VALUES / points.max(1)).max(1) as u64);
-    let mut totals: Vec<f64> = Vec::with_capacity(runs as usize);
-    let mut curve = vec![Welford::default(); points];
-    let mut samples: Vec<f64> = Vec::with_capacity(sample_runs as usize * points);
+    let sample_runs = sample_runs(runs, points);
+    let mut totals: Vec<Vec<f64>> = (0..n).map(|_| Vec::with_capacity(runs as usize)).collect();
+    let mut curve = vec![vec![Welford::default(); points]; n];
+    let mut samples: Vec<Vec<f64>> = (0..n)
+        .map(|_| Vec::with_capacity(sample_runs as usize * points))
+        .collect();
 
     let chunks = runs.div_ceil(CHUNK_RUNS);
     let mut next_chunk = 0;
     while next_chunk < chunks {
         let end = (next_chunk + BATCH_CHUNKS).min(chunks);
-        let accs: Vec<ChunkAcc> = (next_chunk..end)
+        let recs: Vec<Recorder> = (next_chunk..end)
             .into_par_iter()
             .map(|c| {
                 Workspace::with_thread_local(|ws| {
                     let first = c * CHUNK_RUNS;
                     let last = (first + CHUNK_RUNS).min(runs);
-                    let mut acc = ChunkAcc {
-                        totals: Vec::with_capacity((last - first) as usize),
-                        curve: vec![Welford::default(); points],
-                        samples: Vec::new(),
+                    let mut rec = Recorder {
+                        calls: &calls,
+                        keep: false,
+                        seen: vec![0; n],
+                        next_point: vec![0; n],
+                        accs: (0..n)
+                            .map(|_| ChunkAcc {
+                                totals: Vec::with_capacity((last - first) as usize),
+                                curve: vec![Welford::default(); points],
+                                samples: Vec::new(),
+                            })
+                            .collect(),
                     };
                     for run in first..last {
-                        let keep = run < sample_runs;
-                        let mut k: u64 = 0;
-                        let mut pi = 0;
-                        let total = prepared.run(run, ws, |b| {
-                            k += 1;
-                            if calls.get(pi) == Some(&k) {
-                                acc.curve[pi].push(b.cumulative_usd);
-                                if keep {
-                                    acc.samples.push(b.cumulative_usd);
-                                }
-                                pi += 1;
-                            }
-                        });
-                        acc.totals.push(total);
+                        rec.start_run(run < sample_runs);
+                        simulate(run, ws, &mut rec);
                     }
-                    acc
+                    rec
                 })
             })
             .collect();
-        for acc in &accs {
-            totals.extend_from_slice(&acc.totals);
-            for (w, a) in curve.iter_mut().zip(&acc.curve) {
-                w.merge(a);
+        for rec in &recs {
+            for (m, acc) in rec.accs.iter().enumerate() {
+                totals[m].extend_from_slice(&acc.totals);
+                for (w, a) in curve[m].iter_mut().zip(&acc.curve) {
+                    w.merge(a);
+                }
+                samples[m].extend_from_slice(&acc.samples);
             }
-            samples.extend_from_slice(&acc.samples);
         }
-        progress(((end * CHUNK_RUNS).min(runs)) - next_chunk * CHUNK_RUNS);
+        progress((((end * CHUNK_RUNS).min(runs)) - next_chunk * CHUNK_RUNS) * n as u64);
         next_chunk = end;
     }
 
-    let s = Summary::of(&mut totals).ok_or_else(|| {
+    totals
+        .iter_mut()
+        .zip(&curve)
+        .zip(&samples)
+        .map(|((totals, curve), samples)| {
+            summarise(runs, sample_runs, &calls, totals, curve, samples)
+        })
+        .collect()
+}
+
+/// One member's summary from its run totals, streaming curve means and kept curve values.
+fn summarise(
+    runs: u64,
+    sample_runs: u64,
+    calls: &[u64],
+    totals: &mut [f64],
+    curve: &[Welford],
+    samples: &[f64],
+) -> Result<MonteCarlo> {
+    let points = calls.len();
+    let s = Summary::of(totals).ok_or_else(|| {
         Error::Unsupported("Monte Carlo produced no runs (internal error)".into())
     })?;
     let mut column = Vec::with_capacity(sample_runs as usize);
@@ -191,6 +337,73 @@ pub fn monte_carlo(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The members of a set get the Monte Carlo each gets alone, bit for bit, whether they run all
+    /// together, in groups, or one by one; progress counts every member's runs.
+    #[test]
+    fn a_set_summarises_each_member_as_alone() {
+        use crate::catalog::Catalog;
+        use crate::engine::SimSetup;
+        use crate::scenario::Scenario;
+        use crate::strategy::Strategy;
+        use std::sync::atomic::{AtomicU64, Ordering};
+        let scenario = Scenario::from_toml_str(
+            r#"
+seed = 5
+[tools]
+synthetic = { count = 10, params = 3 }
+[session]
+calls = 12
+system_tokens = 900
+tool_result_tokens = { dist = "log_normal", mu = 6.0, sigma = 0.8 }
+output_tokens = { dist = "gamma", shape = 2.0, scale = 100.0 }
+gap_seconds = { dist = "exponential", mean = 200 }
+[sessions]
+count = 3
+every_seconds = 5
+"#,
+            "mc.toml",
+            std::path::Path::new("."),
+        )
+        .unwrap();
+        let catalog = Catalog::embedded().unwrap();
+        let resolved: Vec<_> = ["claude-opus-4.8", "kimi-k3", "gemini-3.6-flash", "gpt-5.6"]
+            .iter()
+            .flat_map(|id| {
+                let m = catalog.model(id).unwrap();
+                ["none", "cached"]
+                    .iter()
+                    .map(move |t| (m, Strategy::parse(t).unwrap().resolve(m).unwrap()))
+            })
+            .collect();
+        let setups: Vec<SimSetup> = resolved
+            .iter()
+            .map(|(m, r)| SimSetup::new(m, r, scenario.first_token_seconds))
+            .collect();
+        let set = PreparedSet::new(&scenario, &setups);
+        let runs = 40;
+        let alone: Vec<MonteCarlo> = set
+            .members()
+            .iter()
+            .map(|p| monte_carlo(p, runs, &|_| {}).unwrap())
+            .collect();
+        assert!(alone[1].p95_usd > alone[1].p5_usd, "a stochastic scenario");
+        let per_member = runs + runs * 12;
+        for budget in [u64::MAX, 2 * per_member, 1] {
+            let done = AtomicU64::new(0);
+            let together = monte_carlo_set_within(
+                &set,
+                runs,
+                &|n| {
+                    done.fetch_add(n, Ordering::Relaxed);
+                },
+                budget,
+            )
+            .unwrap();
+            assert_eq!(together, alone, "budget {budget}");
+            assert_eq!(done.into_inner(), runs * setups.len() as u64);
+        }
+    }
 
     #[test]
     fn curve_calls_cover_every_call_or_spread_evenly() {

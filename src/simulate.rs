@@ -4,11 +4,11 @@ use serde::Serialize;
 
 use crate::billing::CallBill;
 use crate::catalog::{Catalog, ModelSpec};
-use crate::engine::{Prepared, SimSetup, Workspace};
+use crate::engine::{PreparedSet, SimSetup, Workspace};
 use crate::error::{Error, Result};
-use crate::montecarlo::{monte_carlo, MonteCarlo};
+use crate::montecarlo::{monte_carlo_set, MonteCarlo};
 use crate::scenario::Scenario;
-use crate::strategy::Strategy;
+use crate::strategy::{ResolvedStrategy, Strategy};
 
 /// Totals of one (model, strategy) simulation.
 #[derive(Debug, Clone, Serialize, PartialEq)]
@@ -181,6 +181,8 @@ pub fn run_scenario_with_progress(
         results: Vec::new(),
         skipped: Vec::new(),
     };
+    // Every (model, strategy) that can be simulated, in report order.
+    let mut pairs: Vec<(&ModelSpec, &str, ResolvedStrategy)> = Vec::new();
     for model in models {
         let mut done: Vec<String> = Vec::new();
         for (text, strategy) in &parsed {
@@ -199,16 +201,36 @@ pub fn run_scenario_with_progress(
                 continue;
             }
             done.push(resolved.name.clone());
-            let setup = SimSetup::new(model, &resolved, scenario.first_token_seconds);
-            let prepared = Prepared::new(scenario, &setup);
-            let mut calls = Vec::with_capacity(prepared.calls_per_run());
-            prepared.run(0, &mut Workspace::new(), |b| calls.push(*b));
-            let mut result = summarise(model, text, &resolved.name, &setup.tier_names, calls);
-            if scenario.runs > 1 {
-                result.montecarlo = Some(monte_carlo(&prepared, scenario.runs as u64, progress)?);
-            }
-            report.results.push(result);
+            pairs.push((model, text, resolved));
         }
+    }
+    let setups: Vec<SimSetup> = pairs
+        .iter()
+        .map(|(model, _, resolved)| SimSetup::new(model, resolved, scenario.first_token_seconds))
+        .collect();
+    // All pairs on one timeline (the queue and the draws once for all of them).
+    let set = PreparedSet::new(scenario, &setups);
+    let mut bills: Vec<Vec<CallBill>> = pairs
+        .iter()
+        .map(|_| Vec::with_capacity(scenario.calls * scenario.sessions))
+        .collect();
+    set.run(0, &mut Workspace::new(), |m, b| bills[m].push(*b));
+    let mut montecarlo = if scenario.runs > 1 && !pairs.is_empty() {
+        monte_carlo_set(&set, scenario.runs as u64, progress)?
+            .into_iter()
+            .map(Some)
+            .collect()
+    } else {
+        vec![None; pairs.len()]
+    };
+    for (((model, text, resolved), setup), (calls, mc)) in pairs
+        .iter()
+        .zip(&setups)
+        .zip(bills.into_iter().zip(montecarlo.drain(..)))
+    {
+        let mut result = summarise(model, text, &resolved.name, &setup.tier_names, calls);
+        result.montecarlo = mc;
+        report.results.push(result);
     }
     if report.results.is_empty() {
         let reasons: Vec<String> = report.skipped.iter().map(|s| s.reason.clone()).collect();

@@ -522,6 +522,17 @@ impl<'a> PreparedSet<'a> {
         &self.members
     }
 
+    /// The members split into sets of at most `size` consecutive members (at least one each).
+    pub fn parts(&self, size: usize) -> Vec<PreparedSet<'a>> {
+        self.members
+            .chunks(size.max(1))
+            .map(|part| PreparedSet {
+                scenario: self.scenario,
+                members: part.to_vec(),
+            })
+            .collect()
+    }
+
     /// Simulated calls per run, over all members.
     pub fn calls_per_run(&self) -> usize {
         self.scenario.calls * self.scenario.sessions * self.members.len()
