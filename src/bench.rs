@@ -286,7 +286,8 @@ pub fn run_bench(catalog: &Catalog, opts: BenchOptions) -> Result<BenchReport> {
         montecarlo_calls_per_second: mc_calls / mc_seconds,
         calls_per_cpu_second_1_thread: cpu1.filter(|&c| c > 0.0).map(|c| calls / c),
         calls_per_cpu_second_all_threads: pcpu.filter(|&c| c > 0.0).map(|c| all_calls / c),
-        cpu_share_1_thread: cpu1.map(|c| c / busy),
+        // At most 1: the CPU clock and the wall clock tick apart by a few microseconds.
+        cpu_share_1_thread: cpu1.map(|c| (c / busy).min(1.0)),
         calls_per_cpu_second_1_thread_fixed_amounts: fixed_calls / fixed_cpu.max(1e-9),
         calls_per_second_1_thread_models_apart: apart_calls / apart_secs,
         per_model_1_thread: per_model,

@@ -65,26 +65,26 @@ pub fn cmd_bench(catalog: &Catalog, a: BenchArgs, out: &mut dyn Write) -> Result
                 "  same, each model alone in turn".into(),
                 m(r.calls_per_second_1_thread_models_apart),
             ]);
-            t.row(vec![
-                format!("simulated calls/s, {} threads", r.threads),
-                m(r.calls_per_second_all_threads),
-            ]);
             if let Some(x) = r.calls_per_cpu_second_1_thread {
                 t.row(vec![
                     "simulated calls per CPU-second, 1 thread".into(),
                     m(x),
                 ]);
             }
+            t.row(vec![
+                "  same, every amount fixed at its mean (no draws)".into(),
+                m(r.calls_per_cpu_second_1_thread_fixed_amounts),
+            ]);
+            t.row(vec![
+                format!("simulated calls/s, {} threads", r.threads),
+                m(r.calls_per_second_all_threads),
+            ]);
             if let Some(x) = r.calls_per_cpu_second_all_threads {
                 t.row(vec![
                     "simulated calls per CPU-second, all threads".into(),
                     m(x),
                 ]);
             }
-            t.row(vec![
-                "  same, every amount fixed at its mean".into(),
-                m(r.calls_per_cpu_second_1_thread_fixed_amounts),
-            ]);
             if let Some(x) = r.cpu_share_1_thread {
                 t.row(vec![
                     "CPU share of the 1-thread run".into(),
