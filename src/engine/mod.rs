@@ -590,33 +590,32 @@ fn run_members(
         run_interleaved(scenario, members, run, ws, sink, totals);
         return;
     }
-    {
-        let Workspace {
-            sessions,
-            lanes,
-            queue,
-            members: states,
-            timeline,
-        } = ws;
-        timeline.clear();
-        drive_timeline(scenario, run, sessions, queue, |_, call| {
-            timeline.push(call)
-        });
-        let n_sessions = scenario.sessions;
-        size_buffers(scenario, lanes, states, n_sessions, 1);
-        let st = &mut states[0];
-        for (m, member) in members.iter().enumerate() {
-            reset_member(scenario, run, st);
-            for lane in lanes.iter_mut() {
-                lane.reset(member.keeps_history, scenario);
-            }
-            for call in timeline.iter() {
-                let s = &sessions[call.session as usize];
-                let lane = &mut lanes[call.session as usize];
-                apply_call(member, lane, st, s, call, n_sessions, &mut |b| sink(m, b));
-            }
-            totals[m] = st.cumulative;
+    let Workspace {
+        sessions,
+        lanes,
+        queue,
+        members: states,
+        timeline,
+    } = ws;
+    timeline.clear();
+    drive_timeline(scenario, run, sessions, queue, |_, call| {
+        timeline.push(call)
+    });
+    let n_sessions = scenario.sessions;
+    // One lane per session and one member state, reset for each member in turn.
+    size_buffers(scenario, lanes, states, n_sessions, 1);
+    let st = &mut states[0];
+    for (m, member) in members.iter().enumerate() {
+        reset_member(scenario, run, st);
+        for lane in lanes.iter_mut() {
+            lane.reset(member.keeps_history, scenario);
         }
+        for call in timeline.iter() {
+            let s = &sessions[call.session as usize];
+            let lane = &mut lanes[call.session as usize];
+            apply_call(member, lane, st, s, call, n_sessions, &mut |b| sink(m, b));
+        }
+        totals[m] = st.cumulative;
     }
 }
 
