@@ -492,9 +492,9 @@ impl<'a> Prepared<'a> {
 ///
 /// Nothing of a session's timeline depends on the model: arrivals, the amounts of each call and the
 /// gaps between calls come from the scenario and the session's own stream. So the event queue and
-/// the draws, close to half the work of a call on one model, are done once per run: the run's
-/// calls are recorded in time order, then applied to each member in turn, every member reusing the
-/// same per-session buffers (so the working set is that of one model, not of all of them). Runs
+/// the draws (about 40% of the instructions of a call on one model, and more of its time) are done
+/// once per run: the run's calls are recorded in time order, then applied to each member in turn,
+/// every member reusing the same per-session buffers (so the working set is that of one model, not of all of them). Runs
 /// with more than [`MAX_RECORDED_CALLS`] calls are not recorded: their calls go to every member as
 /// they happen, each member with buffers of its own. Either way each member's bills are those of
 /// its own [`Prepared::run`], bit for bit (tested).
