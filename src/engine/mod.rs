@@ -372,6 +372,12 @@ impl<'a> Prepared<'a> {
             }
         }
         if rebuild {
+            if call == 1 && self.keeps_history {
+                // Reserved when the session starts (not for every session when the run starts,
+                // so memory follows the sessions in progress), once, so the loop never
+                // reallocates.
+                lane.history.reserve(history_capacity(scenario));
+            }
             lane.prompt.clone_from(&self.bases[lane.block]);
             lane.prompt.reserve(history_capacity(scenario));
             for seg in &lane.history {
@@ -494,10 +500,10 @@ impl<'a> Prepared<'a> {
 /// gaps between calls come from the scenario and the session's own stream. So the event queue and
 /// the draws (about 40% of the instructions of a call on one model, and more of its time) are done
 /// once per run: the run's calls are recorded in time order, then applied to each member in turn,
-/// every member reusing the same per-session buffers (so the working set is that of one model, not of all of them). Runs
-/// with more than [`MAX_RECORDED_CALLS`] calls are not recorded: their calls go to every member as
-/// they happen, each member with buffers of its own. Either way each member's bills are those of
-/// its own [`Prepared::run`], bit for bit (tested).
+/// every member reusing the same per-session buffers (so the working set is that of one model, not
+/// of all of them). Runs with more than [`MAX_RECORDED_CALLS`] calls are not recorded: each member
+/// is then simulated alone, the timeline redone for each. Either way each member's bills are those
+/// of its own [`Prepared::run`], bit for bit (tested).
 #[derive(Debug, Clone)]
 pub struct PreparedSet<'a> {
     scenario: &'a Scenario,
@@ -539,8 +545,8 @@ impl<'a> PreparedSet<'a> {
     }
 
     /// Simulates one run on every member, reusing the buffers of `ws`: `sink` gets each bill with
-    /// its member's index, each member's bills in time order (member after member when the run is
-    /// recorded, interleaved call by call when it is not). Returns each member's total dollars.
+    /// its member's index, member after member, each member's bills in time order. Returns each
+    /// member's total dollars.
     pub fn run(
         &self,
         run: u64,
@@ -573,9 +579,9 @@ impl<'a> PreparedSet<'a> {
     }
 }
 
-/// One run of `scenario` on every member (all prepared from it): recorded and applied member by
-/// member when it has at most `max_recorded` calls, interleaved otherwise; member `m`'s total goes
-/// to `totals[m]`.
+/// One run of `scenario` on every member (all prepared from it), member after member: recorded
+/// once and applied to each when it has at most `max_recorded` calls, redone for each otherwise;
+/// member `m`'s total goes to `totals[m]`.
 #[inline(always)]
 fn run_members(
     scenario: &Scenario,
@@ -587,14 +593,17 @@ fn run_members(
     totals: &mut [f64],
 ) {
     if scenario.sessions.saturating_mul(scenario.calls) > max_recorded {
-        run_interleaved(scenario, members, run, ws, sink, totals);
+        // Too long to record: each member alone, the timeline redone for each.
+        for (m, member) in members.iter().enumerate() {
+            totals[m] = run_as_it_happens(scenario, member, run, ws, &mut |b| sink(m, b));
+        }
         return;
     }
     let Workspace {
         sessions,
         lanes,
         queue,
-        members: states,
+        member: st,
         timeline,
     } = ws;
     timeline.clear();
@@ -603,12 +612,11 @@ fn run_members(
     });
     let n_sessions = scenario.sessions;
     // One lane per session and one member state, reset for each member in turn.
-    size_buffers(scenario, lanes, states, n_sessions, 1);
-    let st = &mut states[0];
+    size_buffers(scenario, lanes, st, n_sessions);
     for (m, member) in members.iter().enumerate() {
         reset_member(scenario, run, st);
         for lane in lanes.iter_mut() {
-            lane.reset(member.keeps_history, scenario);
+            lane.reset();
         }
         for call in timeline.iter() {
             let s = &sessions[call.session as usize];
@@ -761,11 +769,13 @@ fn apply_call(
     sink(&bill);
     if c.call as usize >= scenario.calls {
         // The conversation is over and nobody else can match its own entries. With many
-        // sessions they are freed, so memory follows the sessions in progress rather than
-        // every session of the run; with few, the allocation is kept for the next run
-        // (freeing and regrowing it every run measured ~30% slower on the bench).
+        // sessions they are freed with its prompt, so memory follows the sessions in progress
+        // rather than every session of the run; with few, the allocations are kept for the next
+        // run (freeing and regrowing them every run measured ~30% slower on the bench).
         if n_sessions > KEEP_OWN_ENTRIES_UP_TO_SESSIONS {
             lane.own = OwnEntries::default();
+            lane.prompt = Prompt::default();
+            lane.history = Vec::new();
         }
         if !scenario.shared_cache {
             // Nor does anybody else read its private cache.
@@ -783,30 +793,22 @@ fn apply_call(
     }
 }
 
-/// Grows or shrinks the per-session buffers to `lanes_per_session` lanes for each of `n_sessions`
-/// sessions and `lanes_per_session` member states (allocations are kept for later runs).
+/// Grows or shrinks the per-session buffers to one lane per session, and the member's private
+/// caches to one per session when sessions do not share one (allocations are kept for later runs).
 fn size_buffers(
     scenario: &Scenario,
     lanes: &mut Vec<Lane>,
-    states: &mut Vec<MemberState>,
+    st: &mut MemberState,
     n_sessions: usize,
-    lanes_per_session: usize,
 ) {
-    let n_lanes = n_sessions * lanes_per_session;
-    lanes.truncate(n_lanes);
-    while lanes.len() < n_lanes {
+    lanes.truncate(n_sessions);
+    while lanes.len() < n_sessions {
         lanes.push(Lane::default());
     }
-    states.truncate(lanes_per_session);
-    while states.len() < lanes_per_session {
-        states.push(MemberState::default());
-    }
     let own_needed = if scenario.shared_cache { 0 } else { n_sessions };
-    for st in states.iter_mut() {
-        st.own.truncate(own_needed);
-        while st.own.len() < own_needed {
-            st.own.push(CacheStore::new());
-        }
+    st.own.truncate(own_needed);
+    while st.own.len() < own_needed {
+        st.own.push(CacheStore::new());
     }
 }
 
@@ -821,51 +823,37 @@ fn reset_member(scenario: &Scenario, run: u64, st: &mut MemberState) {
     st.calls_done = 0;
 }
 
-/// The event loop with the members' calls interleaved: one run of `scenario` on every member (all
-/// prepared from `scenario`), each call applied to every member as it happens, each member with
-/// buffers of its own; member `m`'s total goes to `totals[m]`.
-// Always inlined: the one-member call from `Prepared::run` then compiles to a loop that knows it
-// has one member (measured: without it a run on one model took ~6% more instructions per call).
+/// The event loop applying each call to one member as it happens, without recording the
+/// timeline: one run of `scenario` (which `member` was prepared from); returns its total dollars.
+// Always inlined: it is the bulk of a run, and `Prepared::run` and `run_members` call it with
+// different sinks.
 #[inline(always)]
-fn run_interleaved(
+fn run_as_it_happens(
     scenario: &Scenario,
-    members: &[Prepared],
+    member: &Prepared,
     run: u64,
     ws: &mut Workspace,
-    mut sink: impl FnMut(usize, &CallBill),
-    totals: &mut [f64],
-) {
+    sink: &mut impl FnMut(&CallBill),
+) -> f64 {
+    debug_assert!(std::ptr::eq(member.scenario, scenario));
     let n_sessions = scenario.sessions;
-    let n_members = members.len();
-    debug_assert!(members.iter().all(|m| std::ptr::eq(m.scenario, scenario)));
     let Workspace {
         sessions,
         lanes,
         queue,
-        members: states,
+        member: st,
         timeline: _,
     } = ws;
-    size_buffers(scenario, lanes, states, n_sessions, n_members);
-    for (l, lane) in lanes.iter_mut().enumerate() {
-        lane.reset(members[l % n_members].keeps_history, scenario);
+    size_buffers(scenario, lanes, st, n_sessions);
+    for lane in lanes.iter_mut() {
+        lane.reset();
     }
-    for st in states.iter_mut() {
-        reset_member(scenario, run, st);
-    }
+    reset_member(scenario, run, st);
     drive_timeline(scenario, run, sessions, queue, |s, call| {
-        let session_lanes = &mut lanes[call.session as usize * n_members..][..n_members];
-        for (m, ((member, lane), st)) in members
-            .iter()
-            .zip(session_lanes.iter_mut())
-            .zip(states.iter_mut())
-            .enumerate()
-        {
-            apply_call(member, lane, st, s, &call, n_sessions, &mut |b| sink(m, b));
-        }
+        let lane = &mut lanes[call.session as usize];
+        apply_call(member, lane, st, s, &call, n_sessions, sink);
     });
-    for (total, st) in totals.iter_mut().zip(states.iter()) {
-        *total = st.cumulative;
-    }
+    st.cumulative
 }
 
 /// Reusable buffers of the event loop, so repeated runs (Monte Carlo, benchmarks) allocate nothing
@@ -873,11 +861,12 @@ fn run_interleaved(
 #[derive(Debug, Default)]
 pub struct Workspace {
     sessions: Vec<Session>,
-    /// Each session's state on each member: session `i`'s lanes are `i * members ..`.
+    /// Each session's state on the member being simulated.
     lanes: Vec<Lane>,
     /// Next call of each active session.
     queue: EventQueue,
-    members: Vec<MemberState>,
+    /// The state of the member being simulated.
+    member: MemberState,
     /// A run's calls in time order, when recorded ([`PreparedSet::run`]).
     timeline: Vec<TimedCall>,
 }
@@ -1008,14 +997,10 @@ fn session_leases(
 
 impl Lane {
     /// Makes the lane ready for a session's first call on a member.
-    fn reset(&mut self, keeps_history: bool, scenario: &Scenario) {
+    fn reset(&mut self) {
         self.next_event = 0;
         self.block = 0;
         self.history.clear();
-        // Sessions of one run are alike: reserve once so the loop never reallocates.
-        if keeps_history {
-            self.history.reserve(history_capacity(scenario));
-        }
         self.prompt.clear();
         self.leases = None;
         self.own.clear();

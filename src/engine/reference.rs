@@ -443,7 +443,7 @@ remove = ["synthetic_tool_1008"]
     }
 
     /// Every member of a set run together gets the bills of its own run, bit for bit, whether the
-    /// run is recorded or interleaved: with shared and private caches, tool-list events,
+    /// run is recorded or redone for each member: with shared and private caches, tool-list events,
     /// best-effort misses and routing, one workspace reused across runs, paths and set sizes.
     #[test]
     fn members_run_together_bill_as_they_do_alone() {
@@ -479,7 +479,7 @@ remove = ["synthetic_tool_1008"]
                 .map(|(m, r)| SimSetup::new(m, r, scenario.first_token_seconds))
                 .collect();
             // All members at once, then a smaller set in the same workspace; the run recorded
-            // and applied member by member, and (recording nothing) interleaved call by call.
+            // and applied member by member, and (recording nothing) redone for each member.
             for (members, max_recorded) in [
                 (&setups[..], usize::MAX),
                 (&setups[..3], usize::MAX),
@@ -511,5 +511,57 @@ remove = ["synthetic_tool_1008"]
             }
         }
         assert!(compared > 10_000, "only {compared} bills compared");
+    }
+
+    /// Past `KEEP_OWN_ENTRIES_UP_TO_SESSIONS` sessions each conversation's buffers are freed when it
+    /// ends (and its history reserved only when it starts): bills unchanged, alone and in a set,
+    /// over runs that reuse the workspace.
+    #[test]
+    fn many_sessions_free_their_buffers_with_the_same_bills() {
+        let text = r#"
+seed = 9
+[tools]
+synthetic = { count = 6, params = 3 }
+[session]
+calls = 3
+system_tokens = 600
+tool_result_tokens = { dist = "uniform", min = 50, max = 900 }
+gap_seconds = { dist = "exponential", mean = 30 }
+[sessions]
+count = 1100
+every_seconds = 0.5
+[[event]]
+at_call = 2
+add_synthetic = { count = 1 }
+"#;
+        let scenario =
+            Scenario::from_toml_str(text, "many.toml", std::path::Path::new(".")).unwrap();
+        assert!(scenario.sessions > super::super::KEEP_OWN_ENTRIES_UP_TO_SESSIONS);
+        let catalog = test_catalog();
+        let resolved: Vec<_> = ["claude-opus-4.8", "kimi-k3"]
+            .iter()
+            .map(|id| {
+                let m = catalog.model(id).unwrap();
+                (m, Strategy::parse("cached").unwrap().resolve(m).unwrap())
+            })
+            .collect();
+        let setups: Vec<SimSetup> = resolved
+            .iter()
+            .map(|(m, r)| SimSetup::new(m, r, scenario.first_token_seconds))
+            .collect();
+        let set = PreparedSet::new(&scenario, &setups);
+        let mut ws = Workspace::new();
+        for run in 0..2 {
+            let mut together = vec![Vec::new(); setups.len()];
+            set.run(run, &mut ws, |m, b| together[m].push(*b));
+            for (m, setup) in setups.iter().enumerate() {
+                let mut alone = Vec::new();
+                set.members()[m].run(run, &mut ws, |b| alone.push(*b));
+                let mut plain = Vec::new();
+                reference_run(&scenario, setup, run, |b| plain.push(*b));
+                assert_eq!(alone, plain, "member {m} run {run}");
+                assert_eq!(together[m], plain, "member {m} run {run}");
+            }
+        }
     }
 }
