@@ -200,10 +200,6 @@ fn monte_carlo_set_within(
     let group = (budget / per_member.max(1)).max(1) as usize;
     let mut out = Vec::with_capacity(members.len());
     for part in set.parts(group) {
-        if part.members().len() == 1 {
-            out.push(monte_carlo(&part.members()[0], runs, progress)?);
-            continue;
-        }
         out.extend(monte_carlo_members(
             part.members().len(),
             first.calls_per_run(),

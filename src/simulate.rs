@@ -215,7 +215,7 @@ pub fn run_scenario_with_progress(
         .map(|_| Vec::with_capacity(scenario.calls * scenario.sessions))
         .collect();
     set.run(0, &mut Workspace::new(), |m, b| bills[m].push(*b));
-    let mut montecarlo = if scenario.runs > 1 && !pairs.is_empty() {
+    let montecarlo = if scenario.runs > 1 && !pairs.is_empty() {
         monte_carlo_set(&set, scenario.runs as u64, progress)?
             .into_iter()
             .map(Some)
@@ -226,7 +226,7 @@ pub fn run_scenario_with_progress(
     for (((model, text, resolved), setup), (calls, mc)) in pairs
         .iter()
         .zip(&setups)
-        .zip(bills.into_iter().zip(montecarlo.drain(..)))
+        .zip(bills.into_iter().zip(montecarlo))
     {
         let mut result = summarise(model, text, &resolved.name, &setup.tier_names, calls);
         result.montecarlo = mc;

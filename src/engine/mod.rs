@@ -614,10 +614,7 @@ fn run_members(
     // One lane per session and one member state, reset for each member in turn.
     size_buffers(scenario, lanes, st, n_sessions);
     for (m, member) in members.iter().enumerate() {
-        reset_member(scenario, run, st);
-        for lane in lanes.iter_mut() {
-            lane.reset();
-        }
+        reset_member(scenario, run, lanes, st);
         for call in timeline.iter() {
             let s = &sessions[call.session as usize];
             let lane = &mut lanes[call.session as usize];
@@ -812,8 +809,12 @@ fn size_buffers(
     }
 }
 
-/// Empties a member's caches and restarts its streams and totals for run `run`.
-fn reset_member(scenario: &Scenario, run: u64, st: &mut MemberState) {
+/// Makes the lanes ready for the sessions' first calls, empties the member's caches and restarts
+/// its streams and totals for run `run`.
+fn reset_member(scenario: &Scenario, run: u64, lanes: &mut [Lane], st: &mut MemberState) {
+    for lane in lanes.iter_mut() {
+        lane.reset();
+    }
     st.shared.clear();
     for store in &mut st.own {
         store.clear();
@@ -825,8 +826,7 @@ fn reset_member(scenario: &Scenario, run: u64, st: &mut MemberState) {
 
 /// The event loop applying each call to one member as it happens, without recording the
 /// timeline: one run of `scenario` (which `member` was prepared from); returns its total dollars.
-// Always inlined: it is the bulk of a run, and `Prepared::run` and `run_members` call it with
-// different sinks.
+// Always inlined into `run_members`, its one caller: it is the bulk of a run.
 #[inline(always)]
 fn run_as_it_happens(
     scenario: &Scenario,
@@ -845,10 +845,7 @@ fn run_as_it_happens(
         timeline: _,
     } = ws;
     size_buffers(scenario, lanes, st, n_sessions);
-    for lane in lanes.iter_mut() {
-        lane.reset();
-    }
-    reset_member(scenario, run, st);
+    reset_member(scenario, run, lanes, st);
     drive_timeline(scenario, run, sessions, queue, |s, call| {
         let lane = &mut lanes[call.session as usize];
         apply_call(member, lane, st, s, &call, n_sessions, sink);
