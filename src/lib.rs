@@ -6,7 +6,7 @@
 //! by call and reports per-call bills and cumulative costs.
 //!
 //! ```
-//! use pcsim::{catalog::Catalog, scenario::Scenario, simulate::run_scenario};
+//! use pcsim::{input::scenario::Scenario, model::catalog::Catalog, sim::simulate::run_scenario};
 //! let catalog = Catalog::embedded().unwrap();
 //! let scenario = Scenario::builtin_default().unwrap();
 //! let report = run_scenario(&catalog, &scenario, &["claude-opus-4.8".into()], &[]).unwrap();
@@ -18,28 +18,20 @@
 // No unwrap/expect in library code: bad input must become an `Error`, never a panic. Tests may unwrap.
 #![cfg_attr(not(test), deny(clippy::unwrap_used, clippy::expect_used))]
 
+// Layers, lowest first: each may use only those listed before it (see each folder's module doc).
 pub mod analysis;
-pub mod bench;
-pub mod billing;
-pub mod capture;
-pub mod catalog;
-pub mod engine;
+pub mod base;
 pub mod error;
-pub mod hash;
-pub mod litellm;
-pub mod mcpconfig;
-pub mod montecarlo;
-pub mod quantity;
-pub mod replay;
+pub mod input;
+pub mod model;
 pub mod report;
-pub mod rng;
-pub mod scenario;
-pub mod simulate;
-pub mod stats;
-pub mod strategy;
-pub mod tokens;
-pub mod toolreport;
-pub mod tools;
-pub mod trim;
+pub mod sim;
+
+// The flat module paths of earlier releases, kept so that code written against them still builds.
+pub use analysis::{replay, toolreport};
+pub use base::{hash, quantity, rng};
+pub use input::{capture, litellm, mcpconfig, scenario, trim};
+pub use model::{catalog, strategy, tokens, tools};
+pub use sim::{bench, billing, engine, montecarlo, simulate, stats};
 
 pub use error::{Error, Result};

@@ -9,13 +9,13 @@ use serde::Serialize;
 use super::breakeven::{break_even, p_within_ttl, BreakEven, Method};
 use super::compare::DEFAULT_STRATEGIES;
 use super::{parse_strategies, percent, signed_usd, simulate_one, skip_lines, Skip};
-use crate::catalog::{CacheRules, Catalog, ModelSpec};
+use crate::base::quantity::Quantity;
 use crate::error::Result;
-use crate::quantity::Quantity;
+use crate::input::scenario::Scenario;
+use crate::model::catalog::{CacheRules, Catalog, ModelSpec};
+use crate::model::strategy::{Anchor, BreakpointSpec, Mode, Strategy};
+use crate::model::tools::Tool;
 use crate::report::usd;
-use crate::scenario::Scenario;
-use crate::strategy::{Anchor, BreakpointSpec, Mode, Strategy};
-use crate::tools::Tool;
 
 /// How many of the largest tools are tried for dropping.
 pub const TOP_TOOLS: usize = 3;
@@ -583,7 +583,7 @@ impl AdviceReport {
 mod tests {
     use super::*;
     use crate::analysis::testutil::scenario;
-    use crate::tools::synthetic_tools;
+    use crate::model::tools::synthetic_tools;
 
     fn session(gap: &str) -> Scenario {
         scenario(&format!(

@@ -5,7 +5,7 @@ use rand::Rng;
 use serde::Serialize;
 use statrs::distribution::{ContinuousCDF, Exp, Gamma, LogNormal, Uniform};
 
-use crate::quantity::Quantity;
+use crate::base::quantity::Quantity;
 
 /// When caching a prefix pays: one write followed by `n` reads against `1 + n` uncached sends.
 #[derive(Debug, Clone, Serialize, PartialEq)]

@@ -6,14 +6,14 @@ use std::fmt::Write as _;
 use serde::Serialize;
 
 use super::{parse_strategies, percent, signed_usd, simulate_one, skip_lines, Skip};
-use crate::billing::CallBill;
-use crate::catalog::Catalog;
 use crate::error::{Error, Result};
+use crate::input::scenario::Scenario;
+use crate::model::catalog::Catalog;
+use crate::model::strategy::{Mode, Strategy};
 use crate::report::csv::field;
 use crate::report::table::TextTable;
 use crate::report::usd;
-use crate::scenario::Scenario;
-use crate::strategy::{Mode, Strategy};
+use crate::sim::billing::CallBill;
 
 /// Strategies compared when none are given: no caching, explicit breakpoints on the tool block, on
 /// tools + system, on tools + system + last message (5 min and 1 h TTL variants), automatic and
@@ -290,7 +290,7 @@ impl CompareReport {
 mod tests {
     use super::*;
     use crate::analysis::testutil::scenario;
-    use crate::tools::synthetic_tools;
+    use crate::model::tools::synthetic_tools;
 
     /// Two calls, 20 synthetic tools, fixed sizes, 10 s apart: every figure can be worked out by hand.
     const TWO_CALLS: &str = "name = \"two\"\n[tools]\nsynthetic = { count = 20, params = 3 }\n\

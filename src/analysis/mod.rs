@@ -6,21 +6,23 @@
 pub mod advise;
 pub mod breakeven;
 pub mod compare;
+pub mod replay;
+pub mod toolreport;
 pub mod whatif;
 
-use crate::catalog::ModelSpec;
-use crate::engine::{simulate_collect, SimSetup};
 use crate::error::{Error, Result};
-use crate::scenario::Scenario;
-use crate::simulate::{summarise, SimResult};
-use crate::strategy::Strategy;
+use crate::input::scenario::Scenario;
+use crate::model::catalog::ModelSpec;
+use crate::model::strategy::Strategy;
+use crate::sim::engine::{simulate_collect, SimSetup};
+use crate::sim::simulate::{summarise, SimResult};
 
 /// Where command-line values are reported to come from in errors.
 pub const COMMAND_LINE: &str = "command line";
 
 /// A (model, strategy) that was not simulated, with the reason (stated, never silent); the same
 /// record as `run` reports.
-pub use crate::simulate::Skipped as Skip;
+pub use crate::sim::simulate::Skipped as Skip;
 
 /// The error when caching was asked for but no requested caching strategy could be simulated: every
 /// skip with its reason, so nothing is dropped silently.
@@ -163,7 +165,7 @@ mod tests {
 pub(crate) mod testutil {
     use std::path::Path;
 
-    use crate::scenario::Scenario;
+    use crate::input::scenario::Scenario;
 
     /// A scenario from TOML text (tests only).
     pub fn scenario(text: &str) -> Scenario {

@@ -10,16 +10,16 @@ use serde::Serialize;
 use super::{
     calls_word, parse_strategies, percent, signed_usd, simulate_one, skip_lines, Skip, COMMAND_LINE,
 };
-use crate::billing::CallBill;
-use crate::catalog::{Catalog, ToolChangeRule};
 use crate::error::{closest, Error, Result};
+use crate::input::scenario::{Scenario, ToolEvent};
+use crate::model::catalog::{Catalog, ToolChangeRule};
+use crate::model::strategy::{Mode, Strategy};
+use crate::model::tools::Tool;
 use crate::report::csv::field;
 use crate::report::table::TextTable;
 use crate::report::usd;
-use crate::scenario::{Scenario, ToolEvent};
-use crate::simulate::SimResult;
-use crate::strategy::{Mode, Strategy};
-use crate::tools::Tool;
+use crate::sim::billing::CallBill;
+use crate::sim::simulate::SimResult;
 
 /// Strategies simulated when none are given: no caching and each model's own caching. For every
 /// caching strategy, the `append` tool-change rule is added as an extra row where the model offers it.
@@ -678,7 +678,7 @@ impl WhatifReport {
 mod tests {
     use super::*;
     use crate::analysis::testutil::scenario;
-    use crate::tools::{synthetic_tool, synthetic_tools};
+    use crate::model::tools::{synthetic_tool, synthetic_tools};
 
     fn session(calls: usize) -> Scenario {
         scenario(&format!(

@@ -7,7 +7,7 @@ use anyhow::{bail, Result};
 
 use super::{load_scenario, write_reported, Format};
 use pcsim::analysis::advise::advise;
-use pcsim::catalog::Catalog;
+use pcsim::model::catalog::Catalog;
 use pcsim::report;
 
 /// Arguments of `advise`.

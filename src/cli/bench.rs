@@ -5,9 +5,9 @@ use std::io::Write;
 use anyhow::Result;
 
 use super::Format;
-use pcsim::bench::{run_bench, BenchOptions};
-use pcsim::catalog::Catalog;
+use pcsim::model::catalog::Catalog;
 use pcsim::report::{self, table::TextTable};
+use pcsim::sim::bench::{run_bench, BenchOptions};
 
 /// Arguments of `bench`.
 #[derive(Debug, clap::Args)]
@@ -33,14 +33,14 @@ pub fn cmd_bench(catalog: &Catalog, a: BenchArgs, out: &mut dyn Write) -> Result
         )
         .into());
     }
-    if a.montecarlo_runs == 0 || a.montecarlo_runs > pcsim::montecarlo::MAX_RUNS {
+    if a.montecarlo_runs == 0 || a.montecarlo_runs > pcsim::sim::montecarlo::MAX_RUNS {
         return Err(pcsim::Error::invalid(
             "command line",
             "--montecarlo-runs",
             format!(
                 "value {} must be between 1 and {}",
                 a.montecarlo_runs,
-                pcsim::montecarlo::MAX_RUNS
+                pcsim::sim::montecarlo::MAX_RUNS
             ),
         )
         .into());

@@ -8,7 +8,7 @@ use std::time::Duration;
 use anyhow::{Context, Result};
 use clap::ValueEnum;
 
-use pcsim::capture::{
+use pcsim::input::capture::{
     capture_command, CaptureOptions, ClientCapabilities, DEFAULT_PROTOCOL_VERSION,
 };
 use pcsim::report;

@@ -7,7 +7,7 @@ use anyhow::Result;
 
 use super::{load_scenario, write_charts, write_reported, ChartArgs, Format};
 use pcsim::analysis::compare::compare;
-use pcsim::catalog::Catalog;
+use pcsim::model::catalog::Catalog;
 use pcsim::report;
 use pcsim::report::chart::compare_charts;
 

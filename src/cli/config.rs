@@ -8,8 +8,8 @@ use anyhow::{Context, Result};
 
 use super::capture::ServerOptions;
 use super::Format;
-use pcsim::catalog::Catalog;
-use pcsim::mcpconfig::{capture_all, load_config, overheads};
+use pcsim::input::mcpconfig::{capture_all, load_config, overheads};
+use pcsim::model::catalog::Catalog;
 use pcsim::report::{self, table::TextTable, usd};
 
 /// Arguments of `config`.

@@ -6,7 +6,7 @@ use std::path::PathBuf;
 use anyhow::{Context, Result};
 
 use pcsim::error::read_text;
-use pcsim::litellm::import;
+use pcsim::input::litellm::import;
 use pcsim::report;
 
 /// Arguments of `import-litellm`.

@@ -20,10 +20,10 @@ use std::path::{Path, PathBuf};
 use anyhow::{Context, Result};
 use clap::{Parser, Subcommand, ValueEnum};
 
-use pcsim::catalog::Catalog;
+use pcsim::input::scenario::Scenario;
+use pcsim::model::catalog::Catalog;
 use pcsim::report;
 use pcsim::report::chart::{ChartFile, ChartOptions};
-use pcsim::scenario::Scenario;
 
 /// Prompt-cache cost simulator: what an agent session costs on each model, with and without caching.
 #[derive(Debug, Parser)]

@@ -5,7 +5,7 @@ use std::io::Write;
 use anyhow::Result;
 
 use super::Format;
-use pcsim::catalog::Catalog;
+use pcsim::model::catalog::Catalog;
 use pcsim::report::{self, table::TextTable};
 
 /// Arguments of `models`.
@@ -43,7 +43,7 @@ pub fn cmd_models(catalog: &Catalog, a: ModelsArgs, out: &mut dyn Write) -> Resu
                 ],
             );
             for m in &catalog.models {
-                let modes: Vec<(&str, &pcsim::catalog::CacheRules)> = [
+                let modes: Vec<(&str, &pcsim::model::catalog::CacheRules)> = [
                     ("explicit", &m.cache.explicit),
                     ("automatic", &m.cache.automatic),
                     ("implicit", &m.cache.implicit),

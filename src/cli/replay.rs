@@ -6,10 +6,10 @@ use std::path::PathBuf;
 use anyhow::Result;
 
 use super::Format;
-use pcsim::catalog::{Catalog, ModelSpec};
-use pcsim::replay::{load_log, match_model, replay, uncached_usd, ReplayOptions};
+use pcsim::analysis::replay::{load_log, match_model, replay, uncached_usd, ReplayOptions};
+use pcsim::model::catalog::{Catalog, ModelSpec};
+use pcsim::model::strategy::Strategy;
 use pcsim::report::{self, table::TextTable, usd};
-use pcsim::strategy::Strategy;
 
 /// Arguments of `replay`.
 #[derive(Debug, clap::Args)]

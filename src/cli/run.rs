@@ -6,11 +6,11 @@ use std::path::PathBuf;
 use anyhow::Result;
 
 use super::{load_scenario, write_charts, write_reported, ChartArgs, Format};
-use pcsim::catalog::Catalog;
-use pcsim::montecarlo::MAX_RUNS;
+use pcsim::model::catalog::Catalog;
 use pcsim::report;
 use pcsim::report::chart::run_charts;
-use pcsim::simulate::{run_scenario, run_scenario_with_progress};
+use pcsim::sim::montecarlo::MAX_RUNS;
+use pcsim::sim::simulate::{run_scenario, run_scenario_with_progress};
 
 /// Arguments of `run`.
 #[derive(Debug, clap::Args, Default)]
@@ -74,7 +74,7 @@ pub fn cmd_run(catalog: &Catalog, a: RunArgs, out: &mut dyn Write) -> Result<()>
     let pairs = (count(
         a.models.len(),
         scenario.models.len(),
-        pcsim::catalog::MEASURED_MODELS.len(),
+        pcsim::model::catalog::MEASURED_MODELS.len(),
     ) * count(a.strategies.len(), scenario.strategies.len(), 1)) as u64;
     let bar = super::progress::Progress::new(pairs * scenario.runs as u64, "runs");
     let rep = if scenario.runs > 1 {

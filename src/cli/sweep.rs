@@ -6,10 +6,10 @@ use std::path::PathBuf;
 use anyhow::{bail, Result};
 
 use super::{write_charts, write_reported, ChartArgs, Format};
-use pcsim::catalog::Catalog;
+use pcsim::analysis::toolreport::sweep;
+use pcsim::model::catalog::Catalog;
 use pcsim::report;
 use pcsim::report::chart::sweep_charts;
-use pcsim::toolreport::sweep;
 
 /// Largest sweep accepted: far beyond any real tool list, small enough to print.
 const MAX_TOOLS_LIMIT: usize = 10_000;

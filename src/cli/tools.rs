@@ -7,11 +7,11 @@ use anyhow::Result;
 use clap::ValueEnum;
 
 use super::{write_charts, write_reported, ChartArgs, Format};
-use pcsim::catalog::Catalog;
+use pcsim::analysis::toolreport::{filter_tools, tool_report};
+use pcsim::model::catalog::Catalog;
+use pcsim::model::tools::load_tool_files_with_warnings;
 use pcsim::report;
 use pcsim::report::chart::tools_charts;
-use pcsim::toolreport::{filter_tools, tool_report};
-use pcsim::tools::load_tool_files_with_warnings;
 
 /// Arguments of `tools`.
 #[derive(Debug, clap::Args)]

@@ -7,9 +7,9 @@ use anyhow::Result;
 
 use super::{load_scenario, write_reported, Format};
 use pcsim::analysis::whatif::{whatif, ToolChange};
-use pcsim::catalog::Catalog;
+use pcsim::model::catalog::Catalog;
+use pcsim::model::tools::load_tool_files;
 use pcsim::report;
-use pcsim::tools::load_tool_files;
 
 /// Arguments of `whatif`.
 #[derive(Debug, clap::Args)]

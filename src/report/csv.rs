@@ -2,7 +2,7 @@
 
 use std::fmt::Write as _;
 
-use crate::simulate::RunReport;
+use crate::sim::simulate::RunReport;
 
 /// Column names of the per-call CSV (a stable contract).
 pub const CALL_COLUMNS: [&str; 15] = [

@@ -3,7 +3,7 @@
 use std::fmt::Write as _;
 
 use crate::report::usd;
-use crate::simulate::RunReport;
+use crate::sim::simulate::RunReport;
 
 /// A simple left/right aligned text table.
 #[derive(Debug, Default)]

@@ -4,13 +4,13 @@
 use super::style::group;
 use super::{line_chart, stacked_bar_chart, Axis, ChartOptions, LineSeries, Unit};
 use crate::analysis::compare::CompareReport;
-use crate::billing::CallBill;
-use crate::catalog::Catalog;
-use crate::engine::SimSetup;
 use crate::error::{Error, Result};
+use crate::model::catalog::Catalog;
+use crate::model::strategy::Strategy;
 use crate::report::usd;
-use crate::simulate::{RunReport, SimResult};
-use crate::strategy::Strategy;
+use crate::sim::billing::CallBill;
+use crate::sim::engine::SimSetup;
+use crate::sim::simulate::{RunReport, SimResult};
 
 /// A rendered chart and the file name it should be written under.
 #[derive(Debug, Clone, PartialEq)]
@@ -88,7 +88,7 @@ struct Run<'a> {
     strategy: &'a str,
     calls: &'a [CallBill],
     /// Monte Carlo runs and percentile curve, when several runs were simulated.
-    curve: Option<(u64, &'a [crate::montecarlo::CurvePoint])>,
+    curve: Option<(u64, &'a [crate::sim::montecarlo::CurvePoint])>,
 }
 
 fn call_axis(runs: &[Run]) -> &'static str {

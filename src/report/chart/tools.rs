@@ -3,9 +3,9 @@
 
 use super::{horizontal_bar_chart, line_chart, sanitize_file_stem, Axis, ChartFile, ChartOptions};
 use super::{LineSeries, Unit};
+use crate::analysis::toolreport::{SweepReport, ToolReport};
 use crate::error::Result;
 use crate::report::usd;
-use crate::toolreport::{SweepReport, ToolReport};
 
 /// Renders `sweep-tokens` (tool-block tokens per call) and `sweep-usd` (its dollars per call at the
 /// base input price), one line per model, against the number of synthetic tools.
@@ -19,22 +19,23 @@ pub fn sweep_charts(rep: &SweepReport, opts: &ChartOptions) -> Result<Vec<ChartF
             models.push(&p.model);
         }
     }
-    let lines = |value: &dyn Fn(&crate::toolreport::SweepPoint) -> f64| -> Vec<LineSeries> {
-        models
-            .iter()
-            .map(|m| LineSeries {
-                group: m.to_string(),
-                style: String::new(),
-                points: rep
-                    .points
-                    .iter()
-                    .filter(|p| p.model == *m)
-                    .map(|p| (p.tools as f64, value(p)))
-                    .collect(),
-                band: None,
-            })
-            .collect()
-    };
+    let lines =
+        |value: &dyn Fn(&crate::analysis::toolreport::SweepPoint) -> f64| -> Vec<LineSeries> {
+            models
+                .iter()
+                .map(|m| LineSeries {
+                    group: m.to_string(),
+                    style: String::new(),
+                    points: rep
+                        .points
+                        .iter()
+                        .filter(|p| p.model == *m)
+                        .map(|p| (p.tools as f64, value(p)))
+                        .collect(),
+                    band: None,
+                })
+                .collect()
+        };
     let subtitle = format!(
         "0 to {} synthetic tools with {} parameters each, billed on every call without caching",
         rep.max_tools, rep.params

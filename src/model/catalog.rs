@@ -7,10 +7,10 @@ use std::path::Path;
 use serde::{Deserialize, Serialize};
 
 use crate::error::{closest, num, read_text, Error, Result};
-use crate::tokens::ToolRendering;
+use crate::model::tokens::ToolRendering;
 
 /// The catalog embedded at build time from the project's `models.toml`.
-pub const EMBEDDED_CATALOG: &str = include_str!("../models.toml");
+pub const EMBEDDED_CATALOG: &str = include_str!("../../models.toml");
 
 /// The six models whose behaviour was measured; the default model set of scenarios.
 pub const MEASURED_MODELS: [&str; 6] = [
@@ -358,7 +358,7 @@ impl Catalog {
                     validate_rules(&origin, &format!("{at}.cache.{mode}"), mode, rules)?;
                 }
             }
-            crate::strategy::Strategy::parse(&model.default_strategy)
+            crate::model::strategy::Strategy::parse(&model.default_strategy)
                 .and_then(|s| s.resolve(model).map(|_| ()))
                 .map_err(|e| {
                     Error::invalid(&origin, format!("{at}.default_strategy"), e.to_string())

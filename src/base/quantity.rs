@@ -378,7 +378,7 @@ mod tests {
     }
 
     use super::*;
-    use crate::rng::SimRng;
+    use crate::base::rng::SimRng;
     use rand::SeedableRng;
 
     fn parse(s: &str) -> Result<Quantity> {

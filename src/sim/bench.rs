@@ -8,12 +8,12 @@ use std::time::{Duration, Instant};
 use rayon::prelude::*;
 use serde::Serialize;
 
-use crate::catalog::{Catalog, MEASURED_MODELS};
-use crate::engine::{PreparedSet, SimSetup, Workspace};
 use crate::error::Result;
-use crate::montecarlo::monte_carlo_set;
-use crate::scenario::Scenario;
-use crate::strategy::{ResolvedStrategy, Strategy};
+use crate::input::scenario::Scenario;
+use crate::model::catalog::{Catalog, MEASURED_MODELS};
+use crate::model::strategy::{ResolvedStrategy, Strategy};
+use crate::sim::engine::{PreparedSet, SimSetup, Workspace};
+use crate::sim::montecarlo::monte_carlo_set;
 
 /// The benchmark workload: 100 sessions starting within a minute, 50 calls each, 26 tools, drawn
 /// tool-result and output sizes and think times, one shared cache.
@@ -64,7 +64,7 @@ pub fn measured_setups(catalog: &Catalog) -> Result<Vec<ResolvedPair<'_>>> {
 #[derive(Debug, Clone)]
 pub struct ResolvedPair<'a> {
     /// The model.
-    pub model: &'a crate::catalog::ModelSpec,
+    pub model: &'a crate::model::catalog::ModelSpec,
     /// Its strategy.
     pub strategy: ResolvedStrategy,
 }
@@ -216,7 +216,7 @@ pub fn run_bench(catalog: &Catalog, opts: BenchOptions) -> Result<BenchReport> {
         &mut fixed.output_tokens,
         &mut fixed.gap_seconds,
     ] {
-        *q = crate::quantity::Quantity::fixed(q.mean());
+        *q = crate::base::quantity::Quantity::fixed(q.mean());
     }
     let fixed_setups: Vec<SimSetup> = pairs
         .iter()

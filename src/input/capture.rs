@@ -641,7 +641,7 @@ pub fn capture_command(
     drop(t);
     let cap = result?;
     // Validate now so a capture that pcsim cannot read is reported here, not at `run` time.
-    crate::tools::parse_tool_list(&cap.result_json().to_string(), server)?;
+    crate::model::tools::parse_tool_list(&cap.result_json().to_string(), server)?;
     Ok(cap)
 }
 

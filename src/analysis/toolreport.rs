@@ -8,11 +8,11 @@ use std::fmt::Write as _;
 
 use serde::Serialize;
 
-use crate::catalog::ModelSpec;
 use crate::error::{closest, Error, Result};
+use crate::input::trim::Trim;
+use crate::model::catalog::ModelSpec;
+use crate::model::tools::{synthetic_tools, Tool};
 use crate::report::{table::TextTable, usd};
-use crate::tools::{synthetic_tools, Tool};
-use crate::trim::Trim;
 
 /// Calls in the "episode" the tools report prices (a short agent task).
 pub const EPISODE_CALLS: u64 = 10;
@@ -414,7 +414,7 @@ impl SweepReport {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::catalog::Catalog;
+    use crate::model::catalog::Catalog;
 
     fn catalog() -> Catalog {
         Catalog::embedded().unwrap()

@@ -61,7 +61,7 @@ impl Tool {
 
     /// A stable identity of the tool's content (FNV-1a over its compact JSON).
     pub fn content_hash(&self) -> u64 {
-        crate::hash::fnv1a(self.api_json().to_string().as_bytes())
+        crate::base::hash::fnv1a(self.api_json().to_string().as_bytes())
     }
 }
 

@@ -6,7 +6,7 @@
 use serde::Serialize;
 use serde_json::{Map, Value};
 
-use crate::tools::Tool;
+use crate::model::tools::Tool;
 
 /// One way of trimming a tool list.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
@@ -242,7 +242,7 @@ mod tests {
 
     #[test]
     fn every_trim_shrinks_or_keeps_and_all_is_smallest() {
-        let tools = vec![tool(), crate::tools::synthetic_tool(1, 3)];
+        let tools = vec![tool(), crate::model::tools::synthetic_tool(1, 3)];
         let before: u64 = tools.iter().map(|t| t.metrics().bytes).sum();
         let size = |ts: &[Tool]| ts.iter().map(|t| t.metrics().bytes).sum::<u64>();
         let sizes: Vec<u64> = Trim::ALL.iter().map(|t| size(&t.apply(&tools))).collect();

@@ -2,25 +2,25 @@
 //! optimised (tool lists cloned per session, tool sizes measured per run, events scanned per call).
 //! Tests compare the optimised engine against it bill by bill, so an optimisation that changes a
 //! result fails a test.
-//! It draws from the same generator ([`crate::rng::SimRng`]) and samplers as the engine: the
+//! It draws from the same generator ([`crate::base::rng::SimRng`]) and samplers as the engine: the
 //! comparison is about the engine's logic, not about random streams.
 
 use std::cmp::Reverse;
 use std::collections::{BinaryHeap, HashMap};
 
-use crate::rng::SimRng;
+use crate::base::rng::SimRng;
 use rand::{Rng, SeedableRng};
 
 use super::cache::{automatic_call, explicit_call, CacheStore, PlacedBreakpoint, Split};
 use super::prompt::{Prompt, Segment};
 use super::{SimSetup, REMOVAL_NOTICE_TOKENS};
-use crate::billing::CallBill;
-use crate::catalog::ToolChangeRule;
-use crate::hash::{chain, fnv1a};
-use crate::scenario::{Arrival, Scenario};
-use crate::strategy::{Anchor, Mode};
-use crate::tokens::ToolRendering;
-use crate::tools::Tool;
+use crate::base::hash::{chain, fnv1a};
+use crate::input::scenario::{Arrival, Scenario};
+use crate::model::catalog::ToolChangeRule;
+use crate::model::strategy::{Anchor, Mode};
+use crate::model::tokens::ToolRendering;
+use crate::model::tools::Tool;
+use crate::sim::billing::CallBill;
 
 /// Per-session state.
 struct Session {
@@ -62,7 +62,7 @@ fn session_rng(seed: u64, run: u64, session: u64) -> SimRng {
     SimRng::seed_from_u64(chain(chain(seed, run.wrapping_add(0x5eed)), session))
 }
 
-fn draw(q: &crate::quantity::Quantity, rng: &mut SimRng) -> u64 {
+fn draw(q: &crate::base::quantity::Quantity, rng: &mut SimRng) -> u64 {
     q.sample(rng).round() as u64
 }
 
@@ -125,7 +125,10 @@ pub fn reference_run(
 
     let mut queue: BinaryHeap<Reverse<(u64, u32)>> = BinaryHeap::new();
     for (i, s) in starts.iter().enumerate() {
-        queue.push(Reverse((crate::strategy::seconds_to_ms(*s), i as u32)));
+        queue.push(Reverse((
+            crate::model::strategy::seconds_to_ms(*s),
+            i as u32,
+        )));
     }
     let mut cumulative = 0.0;
     let mut calls_done: u64 = 0;
@@ -291,7 +294,8 @@ pub fn reference_run(
         s.last_output = output;
         s.next_call += 1;
         if (s.next_call as usize) <= scenario.calls {
-            let gap = crate::strategy::seconds_to_ms(scenario.gap_seconds.sample(&mut s.rng));
+            let gap =
+                crate::model::strategy::seconds_to_ms(scenario.gap_seconds.sample(&mut s.rng));
             queue.push(Reverse((now + gap, si)));
         } else {
             // The session is over: free its memory.
@@ -309,9 +313,9 @@ pub fn reference_run(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::catalog::Catalog;
-    use crate::engine::{Prepared, PreparedSet, Workspace};
-    use crate::strategy::Strategy;
+    use crate::model::catalog::Catalog;
+    use crate::model::strategy::Strategy;
+    use crate::sim::engine::{Prepared, PreparedSet, Workspace};
 
     const BUSY: &str = r#"
 name = "busy"
@@ -378,12 +382,12 @@ remove = ["synthetic_tool_1008"]
                 let mut v = m.clone();
                 v.id = format!("{}-all-rules", m.id);
                 let mut rules = a.clone();
-                rules.tool_change_options = Some(crate::catalog::Sourced {
+                rules.tool_change_options = Some(crate::model::catalog::Sourced {
                     value: vec![ToolChangeRule::PreservePrefix, ToolChangeRule::Append],
                     source: "assumed: test".into(),
                 });
                 v.cache.automatic = Some(rules.clone());
-                rules.hit_probability = Some(crate::catalog::Sourced {
+                rules.hit_probability = Some(crate::model::catalog::Sourced {
                     value: 0.6,
                     source: "assumed: test".into(),
                 });

@@ -4,8 +4,8 @@
 
 use std::fmt;
 
-use crate::catalog::{CacheRules, ModelSpec, ToolChangeRule};
 use crate::error::{Error, Result};
+use crate::model::catalog::{CacheRules, ModelSpec, ToolChangeRule};
 
 /// Where an explicit breakpoint sits in the prompt.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
@@ -321,7 +321,7 @@ fn parse_rule(s: &str) -> Option<ToolChangeRule> {
 
 /// Seconds to whole milliseconds (the engine's clock unit).
 pub fn seconds_to_ms(s: f64) -> u64 {
-    crate::quantity::round_u64(s * 1000.0)
+    crate::base::quantity::round_u64(s * 1000.0)
 }
 
 impl fmt::Display for Strategy {

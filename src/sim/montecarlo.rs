@@ -20,10 +20,10 @@
 use rayon::prelude::*;
 use serde::Serialize;
 
-use crate::billing::CallBill;
-use crate::engine::{Prepared, PreparedSet, Workspace};
 use crate::error::{Error, Result};
-use crate::stats::{quantile_sorted, Summary, Welford};
+use crate::sim::billing::CallBill;
+use crate::sim::engine::{Prepared, PreparedSet, Workspace};
+use crate::sim::stats::{quantile_sorted, Summary, Welford};
 
 /// Consecutive runs accumulated together by one task.
 pub const CHUNK_RUNS: u64 = 16;
@@ -338,10 +338,10 @@ mod tests {
     /// together, in groups, or one by one; progress counts every member's runs.
     #[test]
     fn a_set_summarises_each_member_as_alone() {
-        use crate::catalog::Catalog;
-        use crate::engine::SimSetup;
-        use crate::scenario::Scenario;
-        use crate::strategy::Strategy;
+        use crate::input::scenario::Scenario;
+        use crate::model::catalog::Catalog;
+        use crate::model::strategy::Strategy;
+        use crate::sim::engine::SimSetup;
         use std::sync::atomic::{AtomicU64, Ordering};
         let scenario = Scenario::from_toml_str(
             r#"

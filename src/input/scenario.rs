@@ -5,12 +5,12 @@ use std::path::{Path, PathBuf};
 
 use serde::Deserialize;
 
+use crate::base::quantity::Quantity;
 use crate::error::{num, read_text, Error, Result};
-use crate::quantity::Quantity;
-use crate::tools::{load_tool_files, synthetic_tools, Tool};
+use crate::model::tools::{load_tool_files, synthetic_tools, Tool};
 
 /// The built-in default scenario (also `examples/default.toml`).
-pub const DEFAULT_SCENARIO: &str = include_str!("../examples/default.toml");
+pub const DEFAULT_SCENARIO: &str = include_str!("../../examples/default.toml");
 
 /// Upper bound on calls simulated per session, so a typo cannot ask for unbounded work.
 pub const MAX_CALLS_PER_SESSION: usize = 100_000;
@@ -94,7 +94,7 @@ pub struct Scenario {
     pub origin: String,
     /// Model ids (empty: the six measured models).
     pub models: Vec<String>,
-    /// Strategy strings (see [`crate::strategy::Strategy::parse`]).
+    /// Strategy strings (see [`crate::model::strategy::Strategy::parse`]).
     pub strategies: Vec<String>,
     /// The tool list at the first call.
     pub tools: Vec<Tool>,
@@ -247,7 +247,7 @@ impl Scenario {
         // Strategy strings are checked here, where the error can point at the line; whether a model
         // offers them is only known when the scenario is run.
         for text in &raw.strategies {
-            crate::strategy::Strategy::parse(text).map_err(|e| match e {
+            crate::model::strategy::Strategy::parse(text).map_err(|e| match e {
                 Error::Strategy { strategy, problem } => {
                     inv("strategies", format!("`{strategy}`: {problem}"))
                 }

@@ -6,7 +6,7 @@ use std::hash::{BuildHasherDefault, Hasher};
 
 use super::prompt::Prompt;
 
-/// A hasher for keys that are already well-mixed 64-bit prefix identities (see [`crate::hash::chain`]):
+/// A hasher for keys that are already well-mixed 64-bit prefix identities (see [`crate::base::hash::chain`]):
 /// it passes the key through, so a lookup costs no hashing at all. Other input falls back to FNV-1a.
 #[derive(Debug, Default, Clone, Copy)]
 pub struct IdHasher(u64);
@@ -819,7 +819,7 @@ pub fn automatic_call_with_leases(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::engine::prompt::Segment;
+    use crate::sim::engine::prompt::Segment;
 
     fn prompt(sizes: &[(u64, u64)]) -> Prompt {
         let mut p = Prompt::default();
@@ -1150,7 +1150,7 @@ mod tests {
     /// block granularity larger than some growth steps.
     #[test]
     fn leased_refresh_matches_the_plain_walk() {
-        use crate::hash::chain;
+        use crate::base::hash::chain;
         use rand::{Rng, SeedableRng};
         for shared_prefix_heads in [false, true] {
             let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(11);

@@ -2,13 +2,13 @@
 
 use serde::Serialize;
 
-use crate::billing::CallBill;
-use crate::catalog::{Catalog, ModelSpec};
-use crate::engine::{PreparedSet, SimSetup, Workspace};
 use crate::error::{Error, Result};
-use crate::montecarlo::{monte_carlo_set, MonteCarlo};
-use crate::scenario::Scenario;
-use crate::strategy::{ResolvedStrategy, Strategy};
+use crate::input::scenario::Scenario;
+use crate::model::catalog::{Catalog, ModelSpec};
+use crate::model::strategy::{ResolvedStrategy, Strategy};
+use crate::sim::billing::CallBill;
+use crate::sim::engine::{PreparedSet, SimSetup, Workspace};
+use crate::sim::montecarlo::{monte_carlo_set, MonteCarlo};
 
 /// Totals of one (model, strategy) simulation.
 #[derive(Debug, Clone, Serialize, PartialEq)]

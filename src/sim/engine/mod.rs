@@ -7,16 +7,16 @@ pub mod queue;
 
 use std::collections::HashMap;
 
-use crate::rng::SimRng;
+use crate::base::rng::SimRng;
 use rand::{Rng, SeedableRng};
 
-use crate::billing::{CallBill, PriceSheet};
-use crate::catalog::{ModelSpec, ToolChangeRule};
-use crate::hash::{chain, fnv1a};
-use crate::quantity::{round_u64, Quantity, Sampler};
-use crate::scenario::{Arrival, Scenario, MAX_TOKENS_PER_MESSAGE};
-use crate::strategy::{Anchor, Mode, ResolvedStrategy};
-use crate::tools::Tool;
+use crate::base::hash::{chain, fnv1a};
+use crate::base::quantity::{round_u64, Quantity, Sampler};
+use crate::input::scenario::{Arrival, Scenario, MAX_TOKENS_PER_MESSAGE};
+use crate::model::catalog::{ModelSpec, ToolChangeRule};
+use crate::model::strategy::{Anchor, Mode, ResolvedStrategy};
+use crate::model::tools::Tool;
+use crate::sim::billing::{CallBill, PriceSheet};
 use cache::{
     automatic_call_with_leases, explicit_call, explicit_call_with_own, CacheStore, LeaseIds,
     OwnEntries, PlacedBreakpoint, RuleParams, Split,
@@ -148,7 +148,7 @@ impl<'a> SimSetup<'a> {
                     .lookback_blocks
                     .as_ref()
                     .map_or(usize::MAX, |l| l.value as usize),
-                avail_delay_ms: crate::strategy::seconds_to_ms(first_token_seconds),
+                avail_delay_ms: crate::model::strategy::seconds_to_ms(first_token_seconds),
             });
             if strategy.mode == Mode::Implicit {
                 hit_probability = rules.hit_probability.as_ref().map_or(1.0, |p| p.value);
@@ -674,7 +674,7 @@ fn drive_timeline(
                 t
             }
         };
-        queue.push(crate::strategy::seconds_to_ms(start), i as u32);
+        queue.push(crate::model::strategy::seconds_to_ms(start), i as u32);
     }
 
     let draws = CallDraws::new(scenario);
@@ -1108,7 +1108,9 @@ impl CallDraws {
             user: Draw::new(&scenario.user_tokens),
             output: Draw::new(&scenario.output_tokens),
             gap: match scenario.gap_seconds {
-                Quantity::Fixed { value } => GapDraw::Fixed(crate::strategy::seconds_to_ms(value)),
+                Quantity::Fixed { value } => {
+                    GapDraw::Fixed(crate::model::strategy::seconds_to_ms(value))
+                }
                 ref q => GapDraw::Random(q.sampler()),
             },
             calls: u32::try_from(scenario.calls).unwrap_or(u32::MAX),
@@ -1129,7 +1131,7 @@ impl CallDraws {
         let gap_ms = if call < self.calls {
             match &self.gap {
                 GapDraw::Fixed(ms) => *ms,
-                GapDraw::Random(q) => crate::strategy::seconds_to_ms(q.sample(rng)),
+                GapDraw::Random(q) => crate::model::strategy::seconds_to_ms(q.sample(rng)),
             }
         } else {
             0

@@ -178,7 +178,7 @@ mod tests {
     #[test]
     fn matches_the_standard_heap() {
         let mut state = 7u64;
-        let mut next = || crate::rng::splitmix64(&mut state);
+        let mut next = || crate::base::rng::splitmix64(&mut state);
         for (size, base) in [
             (1usize, 0u64),
             (2, 0),

@@ -8,8 +8,8 @@ use std::fmt::Write as _;
 
 use serde_json::{Map, Value};
 
-use crate::catalog::{Catalog, Family};
 use crate::error::{closest, Error, Result};
+use crate::model::catalog::{Catalog, Family};
 
 /// What an import produced.
 #[derive(Debug, Clone, Default)]

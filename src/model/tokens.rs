@@ -8,9 +8,9 @@
 
 use serde::{Deserialize, Serialize};
 
-use crate::catalog::{check_number, Sourced};
 use crate::error::Result;
-use crate::tools::{Tool, ToolMetrics};
+use crate::model::catalog::{check_number, Sourced};
+use crate::model::tools::{Tool, ToolMetrics};
 
 /// Rendering parameters of one family (data from `models.toml`).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]

@@ -16,14 +16,14 @@ use rand_chacha::ChaCha8Rng;
 use serde::Serialize;
 use serde_json::{Map, Value};
 
-use crate::billing::PriceSheet;
-use crate::catalog::{CacheRules, Catalog, ModelSpec};
-use crate::engine::cache::CacheStore;
-use crate::engine::prompt::{Prompt, Segment};
-use crate::engine::{split_for_prompt, SimSetup};
+use crate::base::hash::{chain, fnv1a};
 use crate::error::{read_text, Error, Result};
-use crate::hash::{chain, fnv1a};
-use crate::strategy::{seconds_to_ms, Strategy};
+use crate::model::catalog::{CacheRules, Catalog, ModelSpec};
+use crate::model::strategy::{seconds_to_ms, Strategy};
+use crate::sim::billing::PriceSheet;
+use crate::sim::engine::cache::CacheStore;
+use crate::sim::engine::prompt::{Prompt, Segment};
+use crate::sim::engine::{split_for_prompt, SimSetup};
 
 /// One logged call.
 #[derive(Debug, Clone, PartialEq, Serialize)]

@@ -8,11 +8,11 @@ use std::path::Path;
 use serde::Serialize;
 use serde_json::Value;
 
-use crate::capture::{capture_command, CaptureOptions};
-use crate::catalog::ModelSpec;
 use crate::error::{read_text, Error, Result};
-use crate::strategy::Strategy;
-use crate::tools::{parse_tool_list, Tool};
+use crate::input::capture::{capture_command, CaptureOptions};
+use crate::model::catalog::ModelSpec;
+use crate::model::strategy::Strategy;
+use crate::model::tools::{parse_tool_list, Tool};
 
 /// One stdio server of a configuration.
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -450,7 +450,7 @@ mod tests {
 
     #[test]
     fn total_counts_the_preamble_once() {
-        let catalog = crate::catalog::Catalog::embedded().unwrap();
+        let catalog = crate::model::catalog::Catalog::embedded().unwrap();
         let m = catalog.model("claude-opus-4.8").unwrap();
         let entry = |n: &str| ServerEntry {
             name: n.into(),
@@ -461,12 +461,12 @@ mod tests {
         let outcomes = vec![
             ServerOutcome {
                 entry: entry("a"),
-                tools: Ok(crate::tools::synthetic_tools(1, 2, 3)),
+                tools: Ok(crate::model::tools::synthetic_tools(1, 2, 3)),
                 raw: None,
             },
             ServerOutcome {
                 entry: entry("b"),
-                tools: Ok(crate::tools::synthetic_tools(3, 3, 3)),
+                tools: Ok(crate::model::tools::synthetic_tools(3, 3, 3)),
                 raw: None,
             },
             ServerOutcome {
@@ -487,7 +487,7 @@ mod tests {
         assert_eq!(rows[2].tools, 5);
         let per_tool = m
             .rendering()
-            .tool_tokens(&crate::tools::synthetic_tool(1, 3).metrics());
+            .tool_tokens(&crate::model::tools::synthetic_tool(1, 3).metrics());
         assert_eq!(rows[0].block_tokens, preamble + 2 * per_tool);
         let cached = rows[0].usd_per_call_cached.unwrap();
         assert!((cached - rows[0].usd_per_call * 0.1).abs() < 1e-12);

@@ -3,7 +3,7 @@
 //! its prefix is identified by the chained hash of all segments up to it, so two prompts share a
 //! cached prefix exactly when their leading segments are identical.
 
-use crate::hash::chain;
+use crate::base::hash::chain;
 
 /// One segment of a prompt.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]

@@ -2,8 +2,8 @@
 
 use serde::Serialize;
 
-use crate::catalog::ModelSpec;
-use crate::engine::cache::Split;
+use crate::model::catalog::ModelSpec;
+use crate::sim::engine::cache::Split;
 
 /// Prices that apply to one (model, strategy) pair, per token.
 #[derive(Debug, Clone, Copy)]
@@ -187,7 +187,7 @@ mod tests {
     /// The engine's combined pricing gives exactly the separate figures.
     #[test]
     fn combined_pricing_is_the_separate_pricing() {
-        use crate::engine::cache::Split;
+        use crate::sim::engine::cache::Split;
         let sheet = super::PriceSheet {
             input: 3e-6,
             output: 15e-6,
@@ -198,7 +198,7 @@ mod tests {
         let mut x = 12_345u64;
         for _ in 0..10_000 {
             let mut next = || {
-                x = crate::hash::chain(x, 1);
+                x = crate::base::hash::chain(x, 1);
                 x % 200_000
             };
             // Empty slots now and then: the combined pricing skips them.
