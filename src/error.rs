@@ -70,6 +70,10 @@ impl Error {
 
     fn io_is_users(&self) -> bool {
         match self {
+            // An input the user named that cannot be read (a loop of links, a /proc file that
+            // refuses reads, a device) is the user's to fix, whatever the system's reason.
+            Error::Io { action, .. } if action.starts_with("cannot read") => true,
+            Error::Io { source, .. } if source.raw_os_error().is_some_and(is_users_errno) => true,
             Error::Io { source, .. } => matches!(
                 source.kind(),
                 std::io::ErrorKind::NotFound
@@ -82,6 +86,33 @@ impl Error {
             ),
             _ => false,
         }
+    }
+}
+
+/// System error numbers that come from the paths the user gave (not from pcsim or the machine).
+fn is_users_errno(errno: i32) -> bool {
+    #[cfg(unix)]
+    {
+        [
+            libc::ELOOP,
+            libc::ENAMETOOLONG,
+            libc::EACCES,
+            libc::EPERM,
+            libc::EROFS,
+            libc::ENOTDIR,
+            libc::EISDIR,
+            libc::ENXIO,
+            libc::ENODEV,
+            libc::ETXTBSY,
+            libc::EEXIST,
+            libc::EXDEV,
+        ]
+        .contains(&errno)
+    }
+    #[cfg(not(unix))]
+    {
+        let _ = errno;
+        false
     }
 }
 
@@ -101,18 +132,23 @@ pub fn read_text(path: &std::path::Path) -> Result<String> {
             source,
         }
     };
-    let meta = std::fs::metadata(path).map_err(io("cannot read"))?;
     let display = path.display().to_string();
-    if meta.is_dir() {
-        return Err(Error::invalid(display, "path", "is a folder, not a file"));
-    }
-    if !meta.is_file() {
-        return Err(Error::invalid(
-            display,
-            "path",
-            "is not a regular file (a device, pipe or socket); give the path of a file",
-        ));
-    }
+    // Opened first, then checked on the descriptor: a path swapped for a pipe after a check cannot
+    // make the read block.
+    let (file, meta) = match crate::base::files::open_input(path) {
+        Ok(x) => x,
+        Err(crate::base::files::OpenError::Io(e)) => return Err(io("cannot read")(e)),
+        Err(crate::base::files::OpenError::Folder) => {
+            return Err(Error::invalid(display, "path", "is a folder, not a file"))
+        }
+        Err(crate::base::files::OpenError::Special) => {
+            return Err(Error::invalid(
+                display,
+                "path",
+                "is not a regular file (a device, pipe or socket); give the path of a file",
+            ))
+        }
+    };
     if meta.len() > MAX_INPUT_BYTES {
         return Err(Error::invalid(
             display,
@@ -123,7 +159,6 @@ pub fn read_text(path: &std::path::Path) -> Result<String> {
             ),
         ));
     }
-    let file = std::fs::File::open(path).map_err(io("cannot read"))?;
     let mut bytes = Vec::new();
     // `take` keeps the limit even if the file grows while it is read.
     file.take(MAX_INPUT_BYTES + 1)
@@ -135,6 +170,11 @@ pub fn read_text(path: &std::path::Path) -> Result<String> {
             "size",
             format!("more than the {MAX_INPUT_BYTES}-byte limit of an input file"),
         ));
+    }
+    // A UTF-8 byte-order mark (Windows editors write one) is not part of the text: dropped here so
+    // TOML and JSON inputs treat it alike.
+    if bytes.starts_with(b"\xef\xbb\xbf") {
+        bytes.drain(..3);
     }
     String::from_utf8(bytes).map_err(|e| {
         let at = e.utf8_error().valid_up_to();

@@ -9,8 +9,18 @@ use clap::Parser;
 
 fn main() -> ExitCode {
     let cli = cli::Cli::parse();
+    // Every input file read from here on is remembered, so no report can be written over one.
+    pcsim::base::files::protect_inputs();
     let stdout = std::io::stdout();
-    let mut out = std::io::BufWriter::new(stdout.lock());
+    use std::io::IsTerminal;
+    // Names and descriptions from inputs may hold escape sequences: a terminal gets them escaped
+    // (`\u{1b}`); a pipe or file gets the bytes as they are (CSV and JSON stay exact).
+    let raw = std::io::BufWriter::new(stdout.lock());
+    let mut out: Box<dyn Write> = if std::io::stdout().is_terminal() {
+        Box::new(pcsim::report::terminal::EscapingWriter::new(raw))
+    } else {
+        Box::new(raw)
+    };
     // A panic is a bug, never the user's fault: report it with the documented internal-error code 1
     // (the default would be 101). The panic message itself is printed by the default hook.
     let result = match std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
@@ -35,7 +45,11 @@ fn main() -> ExitCode {
             }) {
                 return ExitCode::SUCCESS;
             }
-            let _ = writeln!(std::io::stderr(), "error: {}", message(&e));
+            let _ = writeln!(
+                std::io::stderr(),
+                "error: {}",
+                pcsim::report::terminal::escape(&message(&e))
+            );
             let user = e.chain().any(|c| {
                 c.downcast_ref::<pcsim::Error>()
                     .is_some_and(pcsim::Error::is_user_error)

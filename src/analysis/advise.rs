@@ -474,7 +474,7 @@ impl AdviceReport {
     pub fn table(&self) -> String {
         let mut out = format!(
             "scenario: {} ({} session(s) x {} calls); every saving below is from a simulation of it\n",
-            self.scenario, self.sessions, self.calls_per_session
+            crate::base::terminal::escape_inline(&self.scenario), self.sessions, self.calls_per_session
         );
         for a in &self.advice {
             let p = &a.breakpoints;

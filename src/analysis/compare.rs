@@ -276,7 +276,10 @@ impl CompareReport {
         }
         let mut out = format!(
             "scenario: {} ({} session(s) x {} calls, seed {}); * = cheapest per model\n",
-            self.scenario, self.sessions, self.calls_per_session, self.seed
+            crate::base::terminal::escape_inline(&self.scenario),
+            self.sessions,
+            self.calls_per_session,
+            self.seed
         );
         out.push_str(&t.render());
         for line in skip_lines(&self.skipped) {

@@ -23,7 +23,7 @@ use crate::model::strategy::{seconds_to_ms, Strategy};
 use crate::sim::billing::PriceSheet;
 use crate::sim::engine::cache::CacheStore;
 use crate::sim::engine::prompt::{Prompt, Segment};
-use crate::sim::engine::{split_for_prompt, SimSetup};
+use crate::sim::engine::{split_for_conversation, ConversationPlace, SimSetup};
 
 /// One logged call.
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -239,6 +239,10 @@ const OPENAI_RESPONSES_FIELDS: [&str; 5] = [
 /// Keys a bare usage record may carry besides the usage fields.
 const RECORD_FIELDS: [&str; 2] = ["timestamp", "model"];
 
+/// Largest token count accepted in one field of one logged call: above any context window, and small
+/// enough that no sum over a log (at most [`crate::error::MAX_INPUT_BYTES`] of text) can overflow.
+pub const MAX_LOGGED_TOKENS: u64 = crate::input::scenario::MAX_PROMPT_TOKENS;
+
 fn read_usage(
     u: &Map<String, Value>,
     at: &str,
@@ -256,9 +260,20 @@ fn read_usage(
     let count = |m: &Map<String, Value>, k: &str, field: String| -> Result<u64> {
         match m.get(k) {
             None | Some(Value::Null) => Ok(0),
-            Some(v) => v.as_u64().ok_or_else(|| {
-                Error::invalid(origin, field, format!("value {v} is not a token count"))
-            }),
+            Some(v) => match v.as_u64() {
+                // Bounded so that the sums of a call and of a whole log can never overflow.
+                Some(n) if n > MAX_LOGGED_TOKENS => Err(Error::invalid(
+                    origin,
+                    field,
+                    format!("value {n} is more than {MAX_LOGGED_TOKENS} tokens, far beyond any context window"),
+                )),
+                Some(n) => Ok(n),
+                None => Err(Error::invalid(
+                    origin,
+                    field,
+                    format!("value {v} is not a token count"),
+                )),
+            },
         }
     };
     let mut note_unknown = |m: &Map<String, Value>, known: &[&str], within: &str| {
@@ -519,9 +534,10 @@ pub struct Buckets {
 
 impl Buckets {
     fn add(&mut self, o: &Buckets) {
-        self.uncached_tokens += o.uncached_tokens;
-        self.cache_write_tokens += o.cache_write_tokens;
-        self.cache_read_tokens += o.cache_read_tokens;
+        // Saturating: the loader's per-call limit keeps real sums far below, this is the backstop.
+        self.uncached_tokens = self.uncached_tokens.saturating_add(o.uncached_tokens);
+        self.cache_write_tokens = self.cache_write_tokens.saturating_add(o.cache_write_tokens);
+        self.cache_read_tokens = self.cache_read_tokens.saturating_add(o.cache_read_tokens);
         self.cost_usd += o.cost_usd;
     }
 }
@@ -648,6 +664,8 @@ pub fn replay(
     let prefix_id = fnv1a(b"replay-prefix");
     let mut conversation = 0u64;
     let mut prev_prompt = 0u64;
+    // Boundaries of the shared prefix in the current conversation (0 or 1).
+    let mut head_len = 0usize;
     let mut result = ReplayResult {
         model: model.id.clone(),
         strategy: resolved.name.clone(),
@@ -658,6 +676,8 @@ pub fn replay(
     for (i, (c, &t)) in log.calls.iter().zip(&times).enumerate() {
         let p = c.prompt_tokens;
         let conv_id = |conv: u64| chain(fnv1a(b"replay-conversation"), conv);
+        // Boundaries before this call's new segment (the shared prefix at most).
+        let mut fresh_from = prompt.cum_hash.len();
         if i == 0 || p < prev_prompt {
             // A new conversation (the first, or after compaction): only the fixed prefix survives.
             conversation += 1;
@@ -669,16 +689,20 @@ pub fn replay(
                 });
                 prompt.mark_tools_end();
                 prompt.mark_system_end();
+                head_len = 1;
                 prompt.push(Segment {
                     tokens: p - opts.prefix_tokens,
                     id: chain(conv_id(conversation), i as u64),
                 });
             } else {
+                head_len = 0;
                 prompt.push(Segment {
                     tokens: p,
                     id: chain(conv_id(conversation), i as u64),
                 });
             }
+            // Everything after the shared prefix is new in a new conversation.
+            fresh_from = head_len;
         } else {
             prompt.push(Segment {
                 tokens: p - prev_prompt,
@@ -686,7 +710,19 @@ pub fn replay(
             });
         }
         prev_prompt = p;
-        let split = split_for_prompt(&setup, &mut store, &prompt, seconds_to_ms(t), &mut rng);
+        let place = ConversationPlace {
+            head_len,
+            conversation,
+            fresh_from,
+        };
+        let split = split_for_conversation(
+            &setup,
+            &mut store,
+            &prompt,
+            seconds_to_ms(t),
+            &mut rng,
+            &place,
+        );
         let predicted = Buckets {
             uncached_tokens: split.uncached,
             cache_write_tokens: split.written_total(),

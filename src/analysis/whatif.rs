@@ -647,7 +647,10 @@ impl WhatifReport {
         }
         let mut out = format!(
             "scenario: {} ({} session(s) x {} calls); what if {}\n",
-            self.scenario, self.sessions, self.calls_per_session, self.change.description
+            crate::base::terminal::escape_inline(&self.scenario),
+            self.sessions,
+            self.calls_per_session,
+            crate::base::terminal::escape_inline(&self.change.description)
         );
         out.push_str(&t.render());
         out.push_str("pays back: calls counted from K until the change has paid for itself; * = beyond the session, at the mean saving per call after K\n");

@@ -5,7 +5,7 @@ use std::path::PathBuf;
 
 use anyhow::{bail, Result};
 
-use super::{load_scenario, write_reported, Format};
+use super::{load_scenario, write_report_set, Format};
 use pcsim::analysis::advise::advise;
 use pcsim::model::catalog::Catalog;
 use pcsim::report;
@@ -48,8 +48,11 @@ pub fn cmd_advise(catalog: &Catalog, a: AdviseArgs, out: &mut dyn Write) -> Resu
     }
     if let Some(dir) = &a.out {
         out.flush()?; // the report first, then the paths of the files written
-        write_reported(dir, "advice.json", json.as_bytes(), a.format)?;
-        write_reported(dir, "advice.txt", text.as_bytes(), a.format)?;
+        let files = [
+            ("advice.json", json.as_bytes()),
+            ("advice.txt", text.as_bytes()),
+        ];
+        write_report_set(dir, &files, a.format)?;
     }
     Ok(())
 }

@@ -95,6 +95,10 @@ pub struct CaptureArgs {
 /// Runs `pcsim capture`.
 pub fn cmd_capture(a: CaptureArgs, out: &mut dyn Write) -> Result<()> {
     let opts = a.server.to_options()?;
+    // Refused before the server is started.
+    if let Some(path) = &a.out {
+        report::check_output_path(path)?;
+    }
     let (program, args) = a.command.split_first().context("no command given")?;
     let label = a.command.join(" ");
     let cap = capture_command(&label, program, args, &BTreeMap::new(), &opts)?;
@@ -131,7 +135,7 @@ pub fn cmd_capture(a: CaptureArgs, out: &mut dyn Write) -> Result<()> {
         }
         None => {
             out.write_all(json.as_bytes())?;
-            eprintln!("{summary}");
+            eprintln_safe!("{summary}");
         }
     }
     Ok(())

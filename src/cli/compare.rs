@@ -5,7 +5,7 @@ use std::path::PathBuf;
 
 use anyhow::Result;
 
-use super::{load_scenario, write_charts, write_reported, ChartArgs, Format};
+use super::{load_scenario, with_charts, write_report_set, ChartArgs, Format};
 use pcsim::analysis::compare::compare;
 use pcsim::model::catalog::Catalog;
 use pcsim::report;
@@ -60,9 +60,11 @@ pub fn cmd_compare(catalog: &Catalog, a: CompareArgs, out: &mut dyn Write) -> Re
     if let Some(dir) = &a.out {
         let charts = a.charts.render(png, |o| compare_charts(&rep, o))?;
         out.flush()?; // the report first, then the paths of the files written
-        write_reported(dir, "compare.json", json.as_bytes(), a.format)?;
-        write_reported(dir, "compare.csv", csv.as_bytes(), a.format)?;
-        write_charts(dir, &charts, a.format)?;
+        let files = [
+            ("compare.json", json.as_bytes()),
+            ("compare.csv", csv.as_bytes()),
+        ];
+        write_report_set(dir, &with_charts(&files, &charts), a.format)?;
     }
     Ok(())
 }

@@ -4,7 +4,7 @@
 use std::io::Write;
 use std::path::PathBuf;
 
-use anyhow::{Context, Result};
+use anyhow::Result;
 
 use super::capture::ServerOptions;
 use super::Format;
@@ -42,7 +42,7 @@ pub fn cmd_config(catalog: &Catalog, a: ConfigArgs, out: &mut dyn Write) -> Resu
         report::ensure_writable_dir(dir)?;
     }
     for s in &cfg.skipped {
-        eprintln!("warning: server `{}` not captured: {}", s.name, s.reason);
+        eprintln_safe!("warning: server `{}` not captured: {}", s.name, s.reason);
     }
     if cfg.servers.is_empty() {
         anyhow::bail!(pcsim::Error::invalid(
@@ -54,7 +54,7 @@ pub fn cmd_config(catalog: &Catalog, a: ConfigArgs, out: &mut dyn Write) -> Resu
     let outcomes = capture_all(&cfg, &opts);
     for o in &outcomes {
         if let Err(e) = &o.tools {
-            eprintln!("warning: {e}");
+            eprintln_safe!("warning: {e}");
         }
     }
     if outcomes.iter().all(|o| o.tools.is_err()) {
@@ -64,20 +64,27 @@ pub fn cmd_config(catalog: &Catalog, a: ConfigArgs, out: &mut dyn Write) -> Resu
         )));
     }
     if let Some(dir) = &a.save {
+        let mut files: Vec<(String, Vec<u8>)> = Vec::new();
         for o in &outcomes {
             if let Some(raw) = &o.raw {
-                let path = dir.join(format!("{}.tools.json", sanitize(&o.entry.name)));
                 let mut text = serde_json::to_string_pretty(raw)?;
                 text.push('\n');
-                report::write_atomic(&path, text.as_bytes())
-                    .with_context(|| format!("writing {}", path.display()))?;
-                eprintln!("wrote {}", path.display());
+                files.push((
+                    format!("{}.tools.json", sanitize(&o.entry.name)),
+                    text.into_bytes(),
+                ));
             }
         }
+        let members: Vec<(&str, &[u8])> = files
+            .iter()
+            .map(|(n, b)| (n.as_str(), b.as_slice()))
+            .collect();
+        // Paths on stderr: stdout carries the report.
+        super::write_report_set(dir, &members, Format::Json)?;
     }
     let (rows, dups) = overheads(&models, &outcomes);
     if !dups.is_empty() {
-        eprintln!(
+        eprintln_safe!(
             "warning: tool names defined by more than one server: {} (model APIs reject duplicates; clients rename them)",
             dups.join(", ")
         );
@@ -181,9 +188,11 @@ fn sanitize(name: &str) -> String {
             }
         })
         .collect();
-    if s.is_empty() || s.starts_with('.') {
+    let s = if s.is_empty() || s.starts_with('.') {
         format!("server{s}")
     } else {
         s
-    }
+    };
+    // A long name is cut with a hash of the whole, so it stays a valid, distinct file name.
+    pcsim::base::files::shorten_name(&s, 120)
 }

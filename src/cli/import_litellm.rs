@@ -25,6 +25,10 @@ pub struct ImportLitellmArgs {
 /// Runs `pcsim import-litellm`.
 pub fn cmd_import_litellm(a: ImportLitellmArgs, out: &mut dyn Write) -> Result<()> {
     let text = read_text(&a.file)?;
+    // Refused before the import's work: a device, a link, a folder, or the input itself.
+    if let Some(path) = &a.out {
+        report::check_output_path(path)?;
+    }
     let imp = import(&text, &a.file.display().to_string(), &a.models)?;
     let mut report = format!(
         "imported {} model{}, skipped {}\n",
@@ -68,7 +72,7 @@ pub fn cmd_import_litellm(a: ImportLitellmArgs, out: &mut dyn Write) -> Result<(
         }
         None => {
             out.write_all(imp.toml.as_bytes())?;
-            eprint!("{report}");
+            eprint!("{}", pcsim::report::terminal::escape(&report));
         }
     }
     Ok(())

@@ -1,5 +1,13 @@
 //! The command line: clap definitions and the glue from arguments to library calls.
 
+/// `eprintln!` with the text escaped for the terminal ([`pcsim::report::terminal::escape`]): warnings
+/// carry names, ids and server output from untrusted inputs.
+macro_rules! eprintln_safe {
+    ($($t:tt)*) => {
+        eprintln!("{}", pcsim::report::terminal::escape(&format!($($t)*)))
+    };
+}
+
 mod advise;
 mod bench;
 mod capture;
@@ -107,18 +115,37 @@ pub fn load_scenario(path: &Option<PathBuf>) -> Result<Scenario> {
     })
 }
 
-/// Writes one report file atomically and tells the user where it went.
+/// Writes one report file atomically and tells the user where it went (a set of one, see
+/// [`write_report_set`]).
+#[allow(dead_code)] // kept for commands that write a single file
 pub fn write_reported(dir: &Path, name: &str, bytes: &[u8], format: Format) -> Result<()> {
-    let path = dir.join(name);
-    report::write_atomic(&path, bytes).with_context(|| format!("writing {}", path.display()))?;
-    // Paths go to stderr when stdout carries machine-readable output.
-    // `writeln!`, not `println!`: a closed pipe must not panic (the report is already written).
-    let _ = if format == Format::Table {
-        writeln!(std::io::stdout(), "wrote {}", path.display())
-    } else {
-        writeln!(std::io::stderr(), "wrote {}", path.display())
-    };
+    write_report_set(dir, &[(name, bytes)], format)
+}
+
+/// Writes a whole report set into `dir` ([`report::write_set`]: all members or none) and tells the
+/// user where each file went.
+pub fn write_report_set(dir: &Path, files: &[(&str, &[u8])], format: Format) -> Result<()> {
+    let paths = report::write_set(dir, files)
+        .with_context(|| format!("writing the reports into {}", dir.display()))?;
+    for path in paths {
+        let shown = pcsim::report::terminal::escape(&path.display().to_string()).into_owned();
+        let _ = if format == Format::Table {
+            writeln!(std::io::stdout(), "wrote {shown}")
+        } else {
+            writeln!(std::io::stderr(), "wrote {shown}")
+        };
+    }
     Ok(())
+}
+
+/// The report files and the rendered charts as one set for [`write_report_set`].
+pub fn with_charts<'a>(
+    files: &[(&'a str, &'a [u8])],
+    charts: &'a [ChartFile],
+) -> Vec<(&'a str, &'a [u8])> {
+    let mut all = files.to_vec();
+    all.extend(charts.iter().map(|c| (c.name.as_str(), c.bytes.as_slice())));
+    all
 }
 
 /// Chart size when `--chart-size` is not given.
@@ -164,18 +191,11 @@ impl ChartArgs {
     }
 }
 
-/// Writes rendered charts into `dir`, reporting each path.
-pub fn write_charts(dir: &Path, files: &[ChartFile], format: Format) -> Result<()> {
-    for f in files {
-        write_reported(dir, &f.name, &f.bytes, format)?;
-    }
-    Ok(())
-}
-
 /// Prints stated skips on standard error when standard output carries CSV (which has no room for
 /// them), so an unsupported pair is never dropped silently.
 pub fn skips_to_stderr<'a>(skips: impl Iterator<Item = (&'a String, &'a String, &'a String)>) {
+    use pcsim::report::terminal::escape_inline as e;
     for (model, strategy, reason) in skips {
-        eprintln!("skipped {model} / {strategy}: {reason}");
+        eprintln!("skipped {} / {}: {}", e(model), e(strategy), e(reason));
     }
 }

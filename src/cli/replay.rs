@@ -53,7 +53,7 @@ pub fn cmd_replay(catalog: &Catalog, a: ReplayArgs, out: &mut dyn Write) -> Resu
     }
     if named_models.len() > 1 {
         // One conversation on several models shares no cache across them; the replay treats it as one.
-        eprintln!(
+        eprintln_safe!(
             "warning: the log mixes models: {}; all calls are replayed as one conversation",
             named_models
                 .iter()
@@ -106,7 +106,7 @@ pub fn cmd_replay(catalog: &Catalog, a: ReplayArgs, out: &mut dyn Write) -> Resu
     }
     // Warnings go to stderr so JSON on stdout stays clean.
     if !log.unknown_fields.is_empty() {
-        eprintln!(
+        eprintln_safe!(
             "warning: {} unknown usage field{} ignored: {}",
             log.unknown_field_count(),
             if log.unknown_field_count() == 1 {
@@ -122,13 +122,13 @@ pub fn cmd_replay(catalog: &Catalog, a: ReplayArgs, out: &mut dyn Write) -> Resu
         );
     }
     if log.sidechain_skipped > 0 {
-        eprintln!(
+        eprintln_safe!(
             "warning: {} sub-agent (sidechain) calls left out: they have their own conversation and cache",
             log.sidechain_skipped
         );
     }
     if log.truncated_last_line {
-        eprintln!(
+        eprintln_safe!(
             "warning: the last line of {} is cut off and was ignored",
             log.origin
         );

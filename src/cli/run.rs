@@ -5,7 +5,7 @@ use std::path::PathBuf;
 
 use anyhow::Result;
 
-use super::{load_scenario, write_charts, write_reported, ChartArgs, Format};
+use super::{load_scenario, with_charts, write_report_set, ChartArgs, Format};
 use pcsim::model::catalog::Catalog;
 use pcsim::report;
 use pcsim::report::chart::run_charts;
@@ -106,10 +106,7 @@ pub fn cmd_run(catalog: &Catalog, a: RunArgs, out: &mut dyn Write) -> Result<()>
             ("summary.txt", summary.as_bytes()),
         ];
         out.flush()?; // the report first, then the paths of the files written
-        for (name, bytes) in files {
-            write_reported(dir, name, bytes, a.format)?;
-        }
-        write_charts(dir, &charts, a.format)?;
+        write_report_set(dir, &with_charts(&files, &charts), a.format)?;
     }
     Ok(())
 }

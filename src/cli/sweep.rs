@@ -5,7 +5,7 @@ use std::path::PathBuf;
 
 use anyhow::{bail, Result};
 
-use super::{write_charts, write_reported, ChartArgs, Format};
+use super::{with_charts, write_report_set, ChartArgs, Format};
 use pcsim::analysis::toolreport::sweep;
 use pcsim::model::catalog::Catalog;
 use pcsim::report;
@@ -66,9 +66,11 @@ pub fn cmd_sweep(catalog: &Catalog, a: SweepArgs, out: &mut dyn Write) -> Result
     if let Some(dir) = &a.out {
         let charts = a.charts.render(png, |o| sweep_charts(&rep, o))?;
         out.flush()?; // the report first, then the paths of the files written
-        write_reported(dir, "sweep.csv", csv.as_bytes(), a.format)?;
-        write_reported(dir, "sweep.json", json.as_bytes(), a.format)?;
-        write_charts(dir, &charts, a.format)?;
+        let files = [
+            ("sweep.csv", csv.as_bytes()),
+            ("sweep.json", json.as_bytes()),
+        ];
+        write_report_set(dir, &with_charts(&files, &charts), a.format)?;
     }
     Ok(())
 }

@@ -6,7 +6,7 @@ use std::path::PathBuf;
 use anyhow::Result;
 use clap::ValueEnum;
 
-use super::{write_charts, write_reported, ChartArgs, Format};
+use super::{with_charts, write_report_set, ChartArgs, Format};
 use pcsim::analysis::toolreport::{filter_tools, tool_report};
 use pcsim::model::catalog::Catalog;
 use pcsim::model::tools::load_tool_files_with_warnings;
@@ -60,7 +60,7 @@ pub fn cmd_tools(catalog: &Catalog, a: ToolsArgs, out: &mut dyn Write) -> Result
     let tools = filter_tools(tools, &a.keep, &a.drop)?;
     // Warnings go to stderr so that JSON on stdout stays machine-readable; JSON also carries them.
     for w in &warnings {
-        eprintln!("warning: {w}");
+        eprintln_safe!("warning: {w}");
     }
     let rep = tool_report(&models, &tools, warnings);
     let json = report::json::to_json(&rep)?;
@@ -76,8 +76,11 @@ pub fn cmd_tools(catalog: &Catalog, a: ToolsArgs, out: &mut dyn Write) -> Result
             ToolsFormat::Json => Format::Json,
         };
         out.flush()?; // the report first, then the paths of the files written
-        write_reported(dir, "tools.json", json.as_bytes(), format)?;
-        write_charts(dir, &charts, format)?;
+        write_report_set(
+            dir,
+            &with_charts(&[("tools.json", json.as_bytes())], &charts),
+            format,
+        )?;
     }
     Ok(())
 }

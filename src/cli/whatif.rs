@@ -5,7 +5,7 @@ use std::path::PathBuf;
 
 use anyhow::Result;
 
-use super::{load_scenario, write_reported, Format};
+use super::{load_scenario, write_report_set, Format};
 use pcsim::analysis::whatif::{whatif, ToolChange};
 use pcsim::model::catalog::Catalog;
 use pcsim::model::tools::load_tool_files;
@@ -93,8 +93,11 @@ pub fn cmd_whatif(catalog: &Catalog, a: WhatifArgs, out: &mut dyn Write) -> Resu
     }
     if let Some(dir) = &a.out {
         out.flush()?; // the report first, then the paths of the files written
-        write_reported(dir, "whatif.json", json.as_bytes(), a.format)?;
-        write_reported(dir, "whatif.csv", csv.as_bytes(), a.format)?;
+        let files = [
+            ("whatif.json", json.as_bytes()),
+            ("whatif.csv", csv.as_bytes()),
+        ];
+        write_report_set(dir, &files, a.format)?;
     }
     Ok(())
 }

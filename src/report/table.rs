@@ -23,15 +23,25 @@ impl TextTable {
         }
     }
 
-    /// Adds a row.
+    /// Adds a row. Cells are escaped for the terminal ([`crate::base::terminal::escape_inline`]):
+    /// a name from an input cannot send escape sequences or break the table's lines.
     pub fn row(&mut self, cells: Vec<String>) {
-        self.rows.push(cells);
+        self.rows.push(
+            cells
+                .into_iter()
+                .map(|c| match crate::base::terminal::escape_inline(&c) {
+                    std::borrow::Cow::Borrowed(_) => c,
+                    std::borrow::Cow::Owned(e) => e,
+                })
+                .collect(),
+        );
     }
 
-    /// Renders with two spaces between columns and a rule under the header.
+    /// Renders with two spaces between columns and a rule under the header. Padding is added by
+    /// hand: `format!`'s width is limited to 65,535 and a longer name must not panic.
     pub fn render(&self) -> String {
         let n = self.header.len();
-        let mut w = vec![0; n];
+        let mut w = vec![0usize; n];
         for r in std::iter::once(&self.header).chain(&self.rows) {
             for (i, c) in r.iter().enumerate().take(n) {
                 w[i] = w[i].max(c.chars().count());
@@ -39,19 +49,22 @@ impl TextTable {
         }
         let mut out = String::new();
         let line = |out: &mut String, r: &[String]| {
-            let cells: Vec<String> = r
-                .iter()
-                .enumerate()
-                .take(n)
-                .map(|(i, c)| {
-                    if self.right.get(i).copied().unwrap_or(false) {
-                        format!("{c:>width$}", width = w[i])
-                    } else {
-                        format!("{c:<width$}", width = w[i])
-                    }
-                })
-                .collect();
-            let _ = writeln!(out, "{}", cells.join("  ").trim_end());
+            let mut text = String::new();
+            for (i, c) in r.iter().enumerate().take(n) {
+                if i > 0 {
+                    text.push_str("  ");
+                }
+                let pad = w[i].saturating_sub(c.chars().count());
+                if self.right.get(i).copied().unwrap_or(false) {
+                    text.extend(std::iter::repeat(' ').take(pad));
+                    text.push_str(c);
+                } else {
+                    text.push_str(c);
+                    text.extend(std::iter::repeat(' ').take(pad));
+                }
+            }
+            out.push_str(text.trim_end());
+            out.push('\n');
         };
         line(&mut out, &self.header);
         let _ = writeln!(
@@ -110,14 +123,21 @@ pub fn run_summary(report: &RunReport) -> String {
             vs,
         ]);
     }
-    let mut out = format!("scenario: {}", report.scenario);
+    use crate::base::terminal::escape_inline;
+    let mut out = format!("scenario: {}", escape_inline(&report.scenario));
     if !report.description.is_empty() {
-        let _ = write!(out, " ({})", report.description);
+        let _ = write!(out, " ({})", escape_inline(&report.description));
     }
     out.push('\n');
     out.push_str(&t.render());
     for s in &report.skipped {
-        let _ = writeln!(out, "skipped {} / {}: {}", s.model, s.strategy, s.reason);
+        let _ = writeln!(
+            out,
+            "skipped {} / {}: {}",
+            escape_inline(&s.model),
+            escape_inline(&s.strategy),
+            escape_inline(&s.reason)
+        );
     }
     out.push_str(&montecarlo_summary(report));
     out
@@ -180,8 +200,8 @@ pub fn per_session(report: &RunReport) -> String {
         let _ = writeln!(
             out,
             "\n{} / {} per session (account total {})",
-            r.model,
-            r.strategy,
+            crate::base::terminal::escape_inline(&r.model),
+            crate::base::terminal::escape_inline(&r.strategy),
             usd(r.total_usd)
         );
         let mut t = TextTable::new(
@@ -216,7 +236,12 @@ pub fn per_session(report: &RunReport) -> String {
 pub fn run_calls(report: &RunReport) -> String {
     let mut out = String::new();
     for r in &report.results {
-        let _ = writeln!(out, "\n{} / {}", r.model, r.strategy);
+        let _ = writeln!(
+            out,
+            "\n{} / {}",
+            crate::base::terminal::escape_inline(&r.model),
+            crate::base::terminal::escape_inline(&r.strategy)
+        );
         let mut t = TextTable::new(
             &[
                 "session",

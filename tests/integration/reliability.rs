@@ -290,7 +290,9 @@ fn leftovers(dir: &Path) -> Vec<String> {
         .unwrap()
         .filter_map(|e| e.ok())
         .map(|e| e.file_name().to_string_lossy().into_owned())
-        .filter(|n| n.contains(".tmp-"))
+        .filter(|n| {
+            n.contains(".tmp-") || n.contains(".old-") || n.starts_with(".pcsim-write-test")
+        })
         .collect()
 }
 
@@ -586,5 +588,566 @@ fn reports_too_large_for_memory_are_refused_before_simulating() {
     assert!(
         e.contains("big.toml") && e.contains("per-call bills"),
         "{e}"
+    );
+}
+
+// ------------------------------------------------------------------------------------------------
+// Under attack (issue 18): special files, planted links, inputs under report names, whole report
+// sets, interruption, races, exit codes, long and hostile names.
+
+/// Exit code, stdout and stderr of the binary.
+fn run_pcsim(args: &[&std::ffi::OsStr]) -> (Option<i32>, String, String) {
+    let out = pcsim().args(args).output().unwrap();
+    (
+        out.status.code(),
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
+
+fn os<S: AsRef<std::ffi::OsStr> + ?Sized>(s: &S) -> &std::ffi::OsStr {
+    s.as_ref()
+}
+
+fn litellm_fixture() -> std::path::PathBuf {
+    crate::common::root().join("tests/fixtures/litellm_prices.json")
+}
+
+#[cfg(unix)]
+fn mkfifo(p: &Path) {
+    let c = std::ffi::CString::new(p.as_os_str().as_encoded_bytes()).unwrap();
+    // SAFETY: mkfifo with a valid NUL-terminated path.
+    assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o644) }, 0, "mkfifo");
+}
+
+#[cfg(unix)]
+#[test]
+fn pipes_and_links_at_the_output_path_are_never_replaced() {
+    use std::os::unix::fs::FileTypeExt;
+    let dir = tempfile::tempdir().unwrap();
+    let fifo = dir.path().join("fifo");
+    mkfifo(&fifo);
+    let to_fifo = dir.path().join("to-fifo.toml");
+    std::os::unix::fs::symlink(&fifo, &to_fifo).unwrap();
+    let victim = dir.path().join("victim.toml");
+    std::fs::write(&victim, "keep me").unwrap();
+    let to_file = dir.path().join("to-file.toml");
+    std::os::unix::fs::symlink(&victim, &to_file).unwrap();
+    for target in [&fifo, &to_fifo, &to_file] {
+        let (code, _, stderr) = run_pcsim(&[
+            os("import-litellm"),
+            litellm_fixture().as_os_str(),
+            os("--out"),
+            target.as_os_str(),
+        ]);
+        assert_eq!(code, Some(2), "{}: {stderr}", target.display());
+        assert!(stderr.contains(&target.display().to_string()), "{stderr}");
+    }
+    assert!(std::fs::symlink_metadata(&fifo)
+        .unwrap()
+        .file_type()
+        .is_fifo());
+    assert!(std::fs::symlink_metadata(&to_fifo)
+        .unwrap()
+        .file_type()
+        .is_symlink());
+    assert!(std::fs::symlink_metadata(&to_file)
+        .unwrap()
+        .file_type()
+        .is_symlink());
+    assert_eq!(std::fs::read_to_string(&victim).unwrap(), "keep me");
+    // A report set with one member in the way of a pipe: refused whole.
+    let out = dir.path().join("out");
+    std::fs::create_dir(&out).unwrap();
+    mkfifo(&out.join("calls.csv"));
+    let (code, _, stderr) = run_pcsim(&[
+        os("run"),
+        os("--model"),
+        os("kimi-k3"),
+        os("--out"),
+        out.as_os_str(),
+    ]);
+    assert_eq!(code, Some(2), "{stderr}");
+    assert!(!out.join("results.json").exists());
+    assert!(leftovers(&out).is_empty(), "{:?}", leftovers(&out));
+}
+
+#[cfg(unix)]
+#[test]
+fn the_write_probe_never_follows_a_planted_link() {
+    // Links planted under every name the probe of this process could use (its pid, plus a counter).
+    let dir = tempfile::tempdir().unwrap();
+    let victim = dir.path().join("victim");
+    std::fs::write(&victim, "precious").unwrap();
+    let out = dir.path().join("shared");
+    std::fs::create_dir(&out).unwrap();
+    let pid = std::process::id();
+    let mut names = vec![format!(".pcsim-write-test-{pid}")];
+    names.extend((0..4).map(|i| format!(".pcsim-write-test-{pid}-{i}")));
+    for n in &names {
+        std::os::unix::fs::symlink(&victim, out.join(n)).unwrap();
+    }
+    pcsim::report::ensure_writable_dir(&out).unwrap();
+    assert_eq!(std::fs::read_to_string(&victim).unwrap(), "precious");
+    for n in &names {
+        assert!(std::fs::symlink_metadata(out.join(n))
+            .unwrap()
+            .file_type()
+            .is_symlink());
+    }
+}
+
+#[test]
+fn inputs_named_like_reports_are_never_written() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    // A tool file named tools.json, the report name of `pcsim tools`.
+    let tools =
+        "[{\"name\": \"a\", \"description\": \"x\", \"inputSchema\": {\"type\": \"object\"}}]";
+    std::fs::write(d.join("tools.json"), tools).unwrap();
+    let (code, _, stderr) = run_pcsim(&[
+        os("tools"),
+        d.join("tools.json").as_os_str(),
+        os("--model"),
+        os("kimi-k3"),
+        os("--out"),
+        d.as_os_str(),
+    ]);
+    assert_eq!(code, Some(2), "{stderr}");
+    assert!(
+        stderr.contains("tools.json") && stderr.contains("input"),
+        "{stderr}"
+    );
+    assert_eq!(
+        std::fs::read_to_string(d.join("tools.json")).unwrap(),
+        tools
+    );
+    // A scenario named summary.txt, a report name of `pcsim run`.
+    let scenario = "[session]\ncalls = 3\n";
+    std::fs::write(d.join("summary.txt"), scenario).unwrap();
+    let (code, _, stderr) = run_pcsim(&[
+        os("run"),
+        d.join("summary.txt").as_os_str(),
+        os("--model"),
+        os("kimi-k3"),
+        os("--out"),
+        d.as_os_str(),
+    ]);
+    assert_eq!(code, Some(2), "{stderr}");
+    assert!(stderr.contains("summary.txt"), "{stderr}");
+    assert_eq!(
+        std::fs::read_to_string(d.join("summary.txt")).unwrap(),
+        scenario
+    );
+    assert!(
+        !d.join("results.json").exists(),
+        "a partial set was written"
+    );
+    // The catalog under another name (a hard link called results.json).
+    let catalog = d.join("models.toml");
+    std::fs::write(&catalog, EMBEDDED_CATALOG).unwrap();
+    let out = d.join("out");
+    std::fs::create_dir(&out).unwrap();
+    std::fs::hard_link(&catalog, out.join("results.json")).unwrap();
+    let (code, _, stderr) = run_pcsim(&[
+        os("--catalog"),
+        catalog.as_os_str(),
+        os("run"),
+        os("--model"),
+        os("kimi-k3"),
+        os("--out"),
+        out.as_os_str(),
+    ]);
+    assert_eq!(code, Some(2), "{stderr}");
+    assert_eq!(std::fs::read_to_string(&catalog).unwrap(), EMBEDDED_CATALOG);
+    // A LiteLLM file given as its own output.
+    let lit = d.join("prices.json");
+    std::fs::copy(litellm_fixture(), &lit).unwrap();
+    let before = std::fs::read(&lit).unwrap();
+    let (code, _, stderr) = run_pcsim(&[
+        os("import-litellm"),
+        lit.as_os_str(),
+        os("--out"),
+        lit.as_os_str(),
+    ]);
+    assert_eq!(code, Some(2), "{stderr}");
+    assert!(stderr.contains("prices.json"), "{stderr}");
+    assert_eq!(std::fs::read(&lit).unwrap(), before);
+}
+
+/// The files of a folder with their contents (hidden side files excluded).
+fn snapshot(dir: &Path) -> Vec<(String, Vec<u8>)> {
+    let mut v: Vec<(String, Vec<u8>)> = std::fs::read_dir(dir)
+        .unwrap()
+        .filter_map(|e| e.ok())
+        .filter(|e| e.path().is_file())
+        .map(|e| {
+            (
+                e.file_name().to_string_lossy().into_owned(),
+                std::fs::read(e.path()).unwrap(),
+            )
+        })
+        .collect();
+    v.sort();
+    v
+}
+
+#[test]
+fn a_report_set_is_written_whole_or_not_at_all() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path();
+    let run = |model: &str| {
+        run_pcsim(&[
+            os("run"),
+            os("--model"),
+            os(model),
+            os("--out"),
+            out.as_os_str(),
+        ])
+    };
+    assert_eq!(run("kimi-k3").0, Some(0));
+    let old = snapshot(out);
+    assert!(old.iter().any(|(n, _)| n == "results.json"));
+    // A member that cannot be replaced (a folder where calls.csv goes): no member changes.
+    std::fs::remove_file(out.join("calls.csv")).unwrap();
+    std::fs::create_dir(out.join("calls.csv")).unwrap();
+    let (code, _, stderr) = run("glm-5.2");
+    assert_eq!(code, Some(2), "{stderr}");
+    let old_without_csv: Vec<_> = old
+        .iter()
+        .filter(|(n, _)| n != "calls.csv")
+        .cloned()
+        .collect();
+    assert_eq!(snapshot(out), old_without_csv, "a member changed");
+    assert!(leftovers(out).is_empty(), "{:?}", leftovers(out));
+}
+
+#[cfg(unix)]
+#[test]
+fn a_rename_failing_midway_puts_the_old_set_back_and_says_so() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().to_path_buf();
+    let run = |model: &str| {
+        run_pcsim(&[
+            os("run"),
+            os("--model"),
+            os(model),
+            os("--out"),
+            out.as_os_str(),
+        ])
+    };
+    assert_eq!(run("kimi-k3").0, Some(0));
+    let old = snapshot(&out);
+    // The second run pauses with every temporary file complete; meanwhile calls.csv becomes a
+    // folder that is not empty, so its rename fails after results.json was already renamed.
+    let child = std::process::Command::new(assert_cmd::cargo::cargo_bin("pcsim"))
+        .args(["run", "--model", "glm-5.2", "--out"])
+        .arg(&out)
+        .env("PCSIM_TEST_PAUSE_BEFORE_RENAME_MS", "3000")
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let start = std::time::Instant::now();
+    while leftovers(&out)
+        .iter()
+        .filter(|n| n.contains(".tmp-"))
+        .count()
+        < 3
+    {
+        assert!(start.elapsed() < std::time::Duration::from_secs(60));
+        std::thread::sleep(std::time::Duration::from_millis(10));
+    }
+    std::fs::remove_file(out.join("calls.csv")).unwrap();
+    std::fs::create_dir(out.join("calls.csv")).unwrap();
+    std::fs::write(out.join("calls.csv").join("x"), "x").unwrap();
+    let result = child.wait_with_output().unwrap();
+    let stderr = String::from_utf8_lossy(&result.stderr);
+    assert_ne!(result.status.code(), Some(0), "{stderr}");
+    assert!(stderr.contains("no file of the set"), "{stderr}");
+    let old_without_csv: Vec<_> = old
+        .iter()
+        .filter(|(n, _)| n != "calls.csv")
+        .cloned()
+        .collect();
+    assert_eq!(snapshot(&out), old_without_csv, "a member was left new");
+    assert!(leftovers(&out).is_empty(), "{:?}", leftovers(&out));
+}
+
+#[cfg(target_os = "linux")]
+#[test]
+fn an_immutable_member_leaves_the_whole_old_set() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path();
+    let run = |model: &str| {
+        run_pcsim(&[
+            os("run"),
+            os("--model"),
+            os(model),
+            os("--out"),
+            out.as_os_str(),
+        ])
+    };
+    assert_eq!(run("kimi-k3").0, Some(0));
+    let old = snapshot(out);
+    let csv = out.join("calls.csv");
+    let chattr = |flag: &str| {
+        std::process::Command::new("chattr")
+            .arg(flag)
+            .arg(&csv)
+            .stderr(std::process::Stdio::null())
+            .status()
+            .is_ok_and(|s| s.success())
+    };
+    if !chattr("+i") {
+        eprintln!("skipped: chattr +i is not available here (needs root and a file system with attributes)");
+        return;
+    }
+    let (code, _, stderr) = run("glm-5.2");
+    chattr("-i");
+    assert_ne!(code, Some(0), "{stderr}");
+    assert!(
+        stderr.contains("calls.csv") && stderr.contains("unchanged")
+            || stderr.contains("no file of the set"),
+        "{stderr}"
+    );
+    assert_eq!(snapshot(out), old, "the set is mixed");
+    assert!(leftovers(out).is_empty(), "{:?}", leftovers(out));
+}
+
+#[cfg(unix)]
+#[test]
+fn an_interrupted_write_leaves_no_temporary_file() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().to_path_buf();
+    let mut child = std::process::Command::new(assert_cmd::cargo::cargo_bin("pcsim"))
+        .args(["run", "--model", "kimi-k3", "--out"])
+        .arg(&out)
+        .env("PCSIM_TEST_PAUSE_BEFORE_RENAME_MS", "20000")
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    // Wait until every temporary file is complete (the run pauses there), then interrupt it.
+    let start = std::time::Instant::now();
+    while leftovers(&out).len() < 3 {
+        assert!(
+            start.elapsed() < std::time::Duration::from_secs(60),
+            "the run never reached its renames"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    let pid = libc::pid_t::try_from(child.id()).unwrap();
+    // SAFETY: kill(2) on our own child.
+    unsafe {
+        libc::kill(pid, libc::SIGINT);
+    }
+    let status = child.wait().unwrap();
+    assert!(!status.success());
+    assert!(leftovers(&out).is_empty(), "{:?}", leftovers(&out));
+    assert!(!out.join("results.json").exists());
+}
+
+#[cfg(unix)]
+#[test]
+fn a_file_swapped_for_a_pipe_never_hangs_a_read() {
+    // A file renamed back and forth with a pipe while it is read: every read gives the text or a
+    // clear refusal, never blocks on the pipe.
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("s.toml");
+    let file = dir.path().join("file");
+    let fifo = dir.path().join("fifo");
+    std::fs::write(&file, "[session]\ncalls = 2\n").unwrap();
+    mkfifo(&fifo);
+    std::fs::copy(&file, &path).unwrap();
+    let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let swapper = {
+        let (stop, path, file, fifo) = (stop.clone(), path.clone(), file.clone(), fifo.clone());
+        std::thread::spawn(move || {
+            let mut i = 0u64;
+            while !stop.load(std::sync::atomic::Ordering::Relaxed) {
+                // Swap the pipe in and the file back, by hard links renamed over the path.
+                let src = if i % 2 == 0 { &fifo } else { &file };
+                let tmp = path.with_extension(format!("swap{i}"));
+                if std::fs::hard_link(src, &tmp).is_ok() {
+                    let _ = std::fs::rename(&tmp, &path);
+                }
+                i += 1;
+            }
+        })
+    };
+    let (tx, rx) = std::sync::mpsc::channel();
+    let reader = {
+        let path = path.clone();
+        std::thread::spawn(move || {
+            for _ in 0..3000 {
+                let r = pcsim::error::read_text(&path);
+                if let Err(e) = &r {
+                    assert!(e.is_user_error(), "{e}");
+                }
+            }
+            let _ = tx.send(());
+        })
+    };
+    let done = rx.recv_timeout(std::time::Duration::from_secs(60));
+    stop.store(true, std::sync::atomic::Ordering::Relaxed);
+    swapper.join().unwrap();
+    if done.is_err() {
+        // Unblock the stuck reader so the test process can end, then fail.
+        let _ = std::fs::OpenOptions::new().write(true).open(&fifo);
+        panic!("a read blocked on a pipe swapped in after the check");
+    }
+    reader.join().unwrap();
+}
+
+#[cfg(unix)]
+#[test]
+fn user_caused_io_errors_exit_with_2() {
+    let dir = tempfile::tempdir().unwrap();
+    let a = dir.path().join("a.toml");
+    let b = dir.path().join("b.toml");
+    std::os::unix::fs::symlink(&b, &a).unwrap();
+    std::os::unix::fs::symlink(&a, &b).unwrap();
+    let (code, _, stderr) = run_pcsim(&[os("run"), a.as_os_str()]);
+    assert_eq!(code, Some(2), "{stderr}");
+    assert!(stderr.contains("a.toml"), "{stderr}");
+    // A /proc file that refuses to be read.
+    if Path::new("/proc/self/mem").exists() {
+        for cmd in ["run", "tools", "replay"] {
+            let (code, _, stderr) = run_pcsim(&[os(cmd), os("/proc/self/mem")]);
+            assert_eq!(code, Some(2), "{cmd}: {stderr}");
+            assert!(stderr.contains("/proc/self/mem"), "{stderr}");
+        }
+    }
+}
+
+#[test]
+fn a_byte_order_mark_is_accepted_in_json_as_in_toml() {
+    let dir = tempfile::tempdir().unwrap();
+    let tools = dir.path().join("bom.json");
+    std::fs::write(
+        &tools,
+        b"\xef\xbb\xbf[{\"name\": \"a\", \"description\": \"x\", \"inputSchema\": {\"type\": \"object\"}}]",
+    )
+    .unwrap();
+    let (code, stdout, stderr) = run_pcsim(&[
+        os("tools"),
+        tools.as_os_str(),
+        os("--model"),
+        os("kimi-k3"),
+        os("--format"),
+        os("json"),
+    ]);
+    assert_eq!(code, Some(0), "{stderr}");
+    let v: serde_json::Value = serde_json::from_str(&stdout).unwrap();
+    assert!(stdout.contains("\"a\""), "{v}");
+    let scenario = dir.path().join("bom.toml");
+    std::fs::write(&scenario, b"\xef\xbb\xbf[session]\ncalls = 2\n").unwrap();
+    assert_eq!(
+        run_pcsim(&[
+            os("run"),
+            scenario.as_os_str(),
+            os("--model"),
+            os("kimi-k3")
+        ])
+        .0,
+        Some(0)
+    );
+}
+
+#[test]
+fn names_of_any_length_never_panic_and_file_names_stay_valid() {
+    let dir = tempfile::tempdir().unwrap();
+    // A tool name of 70,000 characters in a table.
+    let name = "t".repeat(70_000);
+    let tools = dir.path().join("long.json");
+    std::fs::write(
+        &tools,
+        format!("[{{\"name\": \"{name}\", \"description\": \"x\", \"inputSchema\": {{\"type\": \"object\"}}}}]"),
+    )
+    .unwrap();
+    let (code, stdout, stderr) =
+        run_pcsim(&[os("tools"), tools.as_os_str(), os("--model"), os("kimi-k3")]);
+    assert_eq!(code, Some(0), "{stderr}");
+    assert!(stdout.contains(&name));
+    // A model id of 5,000 characters and a provider of 70,000: tables and file names of a run.
+    let id = "m".repeat(5_000);
+    let provider = "p".repeat(70_000);
+    let start = EMBEDDED_CATALOG.find("id = \"kimi-k3\"").unwrap();
+    let mut catalog = EMBEDDED_CATALOG.to_string();
+    catalog.replace_range(
+        start..start + "id = \"kimi-k3\"".len(),
+        &format!("id = \"{id}\""),
+    );
+    let provider_at =
+        start + catalog[start..].find("provider = \"").unwrap() + "provider = \"".len();
+    let provider_end = provider_at + catalog[provider_at..].find('"').unwrap();
+    catalog.replace_range(provider_at..provider_end, &provider);
+    let catalog_path = dir.path().join("models.toml");
+    std::fs::write(&catalog_path, &catalog).unwrap();
+    let (code, _, stderr) = run_pcsim(&[os("--catalog"), catalog_path.as_os_str(), os("models")]);
+    assert_eq!(code, Some(0), "{stderr}");
+    let out = dir.path().join("out");
+    let (code, _, stderr) = run_pcsim(&[
+        os("--catalog"),
+        catalog_path.as_os_str(),
+        os("run"),
+        os("--model"),
+        os(&id),
+        os("--out"),
+        out.as_os_str(),
+    ]);
+    assert_eq!(code, Some(0), "{stderr}");
+    let names: Vec<String> = snapshot(&out).into_iter().map(|(n, _)| n).collect();
+    let per_call: Vec<&String> = names
+        .iter()
+        .filter(|n| n.starts_with("per-call-"))
+        .collect();
+    assert_eq!(per_call.len(), 2, "{names:?}");
+    assert!(names.iter().all(|n| n.len() <= 255), "{names:?}");
+    assert_ne!(per_call[0], per_call[1]);
+}
+
+#[test]
+fn escape_sequences_from_inputs_never_reach_the_terminal_raw() {
+    let dir = tempfile::tempdir().unwrap();
+    let tools = dir.path().join("evil.json");
+    std::fs::write(
+        &tools,
+        "[{\"name\": \"evil\\u001b]0;owned\\u0007\\u001b[2J\", \"description\": \"x\", \"inputSchema\": {\"type\": \"object\"}}]",
+    )
+    .unwrap();
+    let (code, stdout, stderr) =
+        run_pcsim(&[os("tools"), tools.as_os_str(), os("--model"), os("kimi-k3")]);
+    assert_eq!(code, Some(0), "{stderr}");
+    assert!(
+        !stdout.contains('\u{1b}') && !stderr.contains('\u{1b}'),
+        "{stdout}"
+    );
+    assert!(
+        stdout.contains("evil\\u{1b}]0;owned\\u{7}\\u{1b}[2J"),
+        "{stdout}"
+    );
+    // A scenario name, in the summary and in an error message.
+    let scenario = dir.path().join("s.toml");
+    std::fs::write(
+        &scenario,
+        "name = \"x\\u001b[31mred\"\n[session]\ncalls = 2\n",
+    )
+    .unwrap();
+    let (code, stdout, stderr) = run_pcsim(&[
+        os("run"),
+        scenario.as_os_str(),
+        os("--model"),
+        os("kimi-k3"),
+    ]);
+    assert_eq!(code, Some(0), "{stderr}");
+    assert!(stdout.contains("x\\u{1b}[31mred"), "{stdout}");
+    assert!(!stdout.contains('\u{1b}'));
+    let (code, _, stderr) = run_pcsim(&[os("run"), os("--model"), os("bad\u{1b}[2Jid")]);
+    assert_eq!(code, Some(2));
+    assert!(
+        !stderr.contains('\u{1b}') && stderr.contains("\\u{1b}"),
+        "{stderr}"
     );
 }

@@ -36,7 +36,9 @@ pub fn sanitize_file_stem(text: &str) -> String {
     if out.is_empty() {
         "chart".to_string()
     } else {
-        out
+        // File systems limit a name to 255 bytes: a long id (5,000 characters) is cut and ended
+        // with a hash of the whole stem, so names stay valid, stable and distinct.
+        crate::base::files::shorten_name(&out, 120)
     }
 }
 

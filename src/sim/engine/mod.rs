@@ -1225,12 +1225,128 @@ pub fn split_for_prompt(
         }
     }
 }
+
+/// Where a prompt sits in a conversation, for [`split_for_conversation`].
+#[derive(Debug, Clone, Copy)]
+pub struct ConversationPlace {
+    /// Boundaries of the prompt head shared by every conversation (tools and system prompt).
+    pub head_len: usize,
+    /// Identity of this conversation (one per conversation of a log).
+    pub conversation: u64,
+    /// First boundary that is new in this call (never sent before); `usize::MAX` when unknown.
+    pub fresh_from: usize,
+}
+
+/// [`split_for_prompt`] for a prompt that extends one conversation call after call (a replayed log):
+/// the same bills, but an automatic-caching hit refreshes the conversation's chain through a lease
+/// instead of walking every earlier boundary, so a conversation of n calls costs O(n), not O(n^2).
+pub fn split_for_conversation(
+    setup: &SimSetup,
+    store: &mut CacheStore,
+    prompt: &Prompt,
+    now_ms: u64,
+    rng: &mut impl Rng,
+    place: &ConversationPlace,
+) -> Split {
+    let strategy = setup.strategy;
+    match (strategy.mode, &setup.params) {
+        (Mode::Automatic | Mode::Implicit, Some(p)) => {
+            let hit_allowed =
+                setup.hit_probability >= 1.0 || rng.gen::<f64>() < setup.hit_probability;
+            let ttl = strategy.default_tier.as_ref().map_or(300_000, |t| t.ttl_ms);
+            let keys = cache::LeaseKeys {
+                block_len: place.head_len,
+                block: None,
+                history: chain(fnv1a(b"conversation-lease"), place.conversation),
+            };
+            cache::automatic_call_leased(
+                store,
+                prompt,
+                p,
+                ttl,
+                now_ms,
+                hit_allowed,
+                0,
+                &keys,
+                place.fresh_from,
+            )
+        }
+        _ => split_for_prompt(setup, store, prompt, now_ms, rng),
+    }
+}
+
 #[cfg(test)]
 mod reference;
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A conversation billed through its lease gives the plain walk's bills, call by call: growing
+    /// prompts, compactions (new conversations), a shared prefix, gaps past the TTL.
+    #[test]
+    fn conversation_lease_bills_as_the_plain_walk() {
+        use crate::model::catalog::Catalog;
+        use crate::model::strategy::Strategy;
+        let catalog = Catalog::embedded().unwrap();
+        for id in ["glm-5.2", "kimi-k3", "gpt-5.2", "deepseek-v3.2"] {
+            let model = catalog.model(id).unwrap();
+            let r = Strategy::parse("automatic")
+                .unwrap()
+                .resolve(model)
+                .unwrap();
+            let setup = SimSetup::new(model, &r, 0.5);
+            let (mut plain, mut leased) = (CacheStore::new(), CacheStore::new());
+            let mut rng_a = SimRng::seed_from_u64(5);
+            let mut rng_b = SimRng::seed_from_u64(5);
+            let mut draw = SimRng::seed_from_u64(9);
+            let mut prompt = Prompt::default();
+            let (mut conversation, mut head_len, mut now) = (0u64, 0usize, 0u64);
+            let mut hits = 0;
+            for i in 0..600u64 {
+                let mut fresh_from = prompt.cum_hash.len();
+                if i == 0 || draw.gen_range(0..40) == 0 {
+                    conversation += 1;
+                    prompt.clear();
+                    head_len = 0;
+                    if draw.gen_bool(0.5) {
+                        prompt.push(Segment {
+                            tokens: 3000,
+                            id: 77,
+                        });
+                        prompt.mark_tools_end();
+                        prompt.mark_system_end();
+                        head_len = 1;
+                    }
+                    fresh_from = head_len;
+                }
+                prompt.push(Segment {
+                    tokens: draw.gen_range(1..4000),
+                    id: chain(conversation, i),
+                });
+                now += if draw.gen_range(0..10) == 0 {
+                    400_000
+                } else {
+                    20_000
+                };
+                let a = split_for_prompt(&setup, &mut plain, &prompt, now, &mut rng_a);
+                let place = ConversationPlace {
+                    head_len,
+                    conversation,
+                    fresh_from,
+                };
+                let b =
+                    split_for_conversation(&setup, &mut leased, &prompt, now, &mut rng_b, &place);
+                assert_eq!(
+                    (a.read, a.written, a.uncached),
+                    (b.read, b.written, b.uncached),
+                    "{id} call {i}"
+                );
+                hits += usize::from(a.read > 0);
+            }
+            assert!(hits > 300, "{id}: only {hits} hits");
+        }
+    }
 
     /// The clamped fast rounding is the plain one on every kind of amount.
     #[test]
