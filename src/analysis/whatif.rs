@@ -12,6 +12,7 @@ use super::{
 };
 use crate::error::{closest, Error, Result};
 use crate::input::scenario::{Scenario, ToolEvent};
+use crate::input::trim::Trim;
 use crate::model::catalog::{Catalog, ToolChangeRule};
 use crate::model::strategy::{Mode, Strategy};
 use crate::model::tools::Tool;
@@ -39,6 +40,11 @@ pub struct ToolChange {
     pub keep: Option<Vec<String>>,
     /// The whole list is replaced (`--replace-tools FILE`).
     pub replace: Option<Vec<Tool>>,
+    /// Every tool of these servers (named in the scenario's `[[tools.server]]`) is removed
+    /// (`--remove-servers NAMES`).
+    pub remove_servers: Vec<String>,
+    /// The list after the other changes is trimmed (`--trim NAME`).
+    pub trim: Option<Trim>,
 }
 
 /// What the change does to the tool list at call K.
@@ -161,12 +167,12 @@ pub fn apply_change(
     at_call: usize,
     change: &ToolChange,
 ) -> Result<(Scenario, ChangeSummary)> {
-    if at_call < 2 || at_call > scenario.calls {
+    if at_call < 1 || at_call > scenario.calls {
         return Err(Error::invalid(
             COMMAND_LINE,
             "--at-call",
             format!(
-                "value {at_call}: a tool-list change must come before a call from 2 to {} (the calls per session of {})",
+                "value {at_call}: a tool-list change must come before a call from 1 (the list from the start) to {} (the calls per session of {})",
                 scenario.calls, scenario.origin
             ),
         ));
@@ -177,6 +183,10 @@ pub fn apply_change(
         "--keep-tools"
     } else if !change.remove.is_empty() {
         "--remove-tools"
+    } else if !change.remove_servers.is_empty() {
+        "--remove-servers"
+    } else if change.trim.is_some() {
+        "--trim"
     } else {
         "--add-tools"
     };
@@ -184,14 +194,52 @@ pub fn apply_change(
         && change.remove.is_empty()
         && change.keep.is_none()
         && change.replace.is_none()
+        && change.remove_servers.is_empty()
+        && change.trim.is_none()
     {
         return Err(Error::invalid(
             COMMAND_LINE,
             "--add-tools",
-            "no change given: use --add-tools, --remove-tools, --keep-tools or --replace-tools",
+            "no change given: use --add-tools, --remove-tools, --remove-servers, --keep-tools, --replace-tools or --trim",
         ));
     }
     let before = tools_at(scenario, at_call);
+    let mut remove = change.remove.clone();
+    for name in &change.remove_servers {
+        let server = scenario
+            .servers
+            .iter()
+            .find(|s| &s.name == name)
+            .ok_or_else(|| {
+                let known: Vec<&str> = scenario.servers.iter().map(|s| s.name.as_str()).collect();
+                let hint = closest(name, known.iter().copied())
+                    .map(|c| format!("; did you mean `{c}`?"))
+                    .unwrap_or_default();
+                Error::invalid(
+                    COMMAND_LINE,
+                    "--remove-servers",
+                    format!(
+                        "no server `{name}` in {}{hint} (its servers: {}; servers are named by [[tools.server]] entries)",
+                        scenario.origin,
+                        if known.is_empty() { "none".to_string() } else { known.join(", ") }
+                    ),
+                )
+            })?;
+        let present: Vec<String> = server
+            .tools
+            .iter()
+            .filter(|t| before.iter().any(|b| &b.name == *t) && !remove.contains(t))
+            .cloned()
+            .collect();
+        if present.is_empty() {
+            return Err(Error::invalid(
+                COMMAND_LINE,
+                "--remove-servers",
+                format!("none of server `{name}`'s tools is in the tool list at call {at_call}"),
+            ));
+        }
+        remove.extend(present);
+    }
     for (name, f) in change
         .remove
         .iter()
@@ -213,13 +261,23 @@ pub fn apply_change(
             ));
         }
     }
-    let event = ToolEvent {
+    let mut event = ToolEvent {
         at_call,
         add: change.add.clone(),
-        remove: change.remove.clone(),
+        remove,
         keep: change.keep.clone(),
         replace: change.replace.clone(),
     };
+    if let Some(t) = change.trim {
+        // A trim rewrites every definition: the change becomes the whole trimmed list.
+        event = ToolEvent {
+            at_call,
+            add: Vec::new(),
+            remove: Vec::new(),
+            keep: None,
+            replace: Some(t.apply(&event.apply(&before))),
+        };
+    }
     let after = event.apply(&before);
     let mut names = HashSet::new();
     if let Some(t) = after.iter().find(|t| !names.insert(t.name.as_str())) {
@@ -266,8 +324,26 @@ pub fn apply_change(
         s
     };
     let mut parts = Vec::new();
-    if !added.is_empty() {
-        parts.push(format!("add {} tool(s) ({})", added.len(), few(&added)));
+    if let Some(t) = change.trim {
+        parts.push(format!("trim ({})", t.explain()));
+    }
+    let (redefined, new_names): (Vec<String>, Vec<String>) = added
+        .iter()
+        .cloned()
+        .partition(|n| before.iter().any(|b| &b.name == n));
+    if !new_names.is_empty() {
+        parts.push(format!(
+            "add {} tool(s) ({})",
+            new_names.len(),
+            few(&new_names)
+        ));
+    }
+    if !redefined.is_empty() {
+        parts.push(format!(
+            "redefine {} tool(s) ({})",
+            redefined.len(),
+            few(&redefined)
+        ));
     }
     if !removed.is_empty() {
         parts.push(format!(
@@ -292,16 +368,24 @@ pub fn apply_change(
         tools_after: after.len(),
     };
     let mut changed = scenario.clone();
-    let pos = changed
-        .events
-        .iter()
-        .position(|e| e.at_call > at_call)
-        .unwrap_or(changed.events.len());
-    changed.events.insert(pos, event);
+    // Before call 1 the change is the list the session starts with (no event, nothing to
+    // invalidate); later, an event after the scenario's own events at that call.
+    let pos = if at_call == 1 {
+        changed.tools = after.clone();
+        0
+    } else {
+        let pos = changed
+            .events
+            .iter()
+            .position(|e| e.at_call > at_call)
+            .unwrap_or(changed.events.len());
+        changed.events.insert(pos, event);
+        pos + 1
+    };
     // The scenario's later events must still make sense: one that adds a tool this change already
     // added would send a duplicate name, which model APIs reject.
     let mut list = after;
-    for e in &changed.events[pos + 1..] {
+    for e in &changed.events[pos..] {
         list = e.apply(&list);
         let mut names = HashSet::new();
         if let Some(t) = list.iter().find(|t| !names.insert(t.name.as_str())) {
@@ -356,7 +440,8 @@ pub fn whatif(
         let mut todo: Vec<(String, Strategy)> = Vec::new();
         for (text, s) in &parsed {
             todo.push((text.clone(), s.clone()));
-            if s.mode != Some(Mode::None) && s.tool_changes.is_none() {
+            // Before call 1 there is no change mid-session for the append rule to carry.
+            if s.mode != Some(Mode::None) && s.tool_changes.is_none() && at_call > 1 {
                 let mut a = s.clone();
                 a.tool_changes = Some(ToolChangeRule::Append);
                 todo.push((a.to_string(), a));
@@ -827,7 +912,7 @@ mod tests {
                 .unwrap_err()
                 .to_string()
         };
-        for k in [0, 1, 7] {
+        for k in [0, 7] {
             let e = err(k, &add_one());
             assert!(
                 e.contains("--at-call") && e.contains(&format!("value {k}")),

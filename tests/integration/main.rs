@@ -3,6 +3,7 @@
 mod charts;
 mod cli;
 mod common;
+mod decisions;
 mod facts;
 mod fuzz;
 mod inputs;
