@@ -5,6 +5,7 @@ mod cli;
 mod common;
 mod facts;
 mod fuzz;
+mod house;
 mod inputs;
 mod properties;
 mod reliability;
