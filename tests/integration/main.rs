@@ -3,6 +3,7 @@
 mod charts;
 mod cli;
 mod common;
+mod docs;
 mod facts;
 mod fuzz;
 mod house;
