@@ -221,11 +221,12 @@ pub fn diff_scenarios(
     }
     for x in &ra.results {
         let Some(y) = rb.results.iter().find(|y| key(y) == key(x)) else {
-            skipped.push(Skip {
-                model: x.model.clone(),
-                strategy: x.strategy.clone(),
-                reason: format!("simulated on {} only", a.name),
-            });
+            skipped.push(Skip::new(
+                &x.model,
+                &x.strategy,
+                format!("simulated on {} only", a.name),
+                crate::sim::request::SkipKind::Unsupported,
+            ));
             continue;
         };
         let (ta, tb) = (total(x), total(y));

@@ -55,7 +55,7 @@ pub fn cmd_diff(catalog: &Catalog, a: DiffArgs, out: &mut dyn Write) -> Result<(
             let mut sb = Scenario::load(&a.b)?;
             for s in [&mut sa, &mut sb] {
                 if let Some(n) = a.runs {
-                    s.runs = super::check_runs(n)?;
+                    s.set_runs(n, "command line", "--runs")?;
                 }
                 if let Some(seed) = a.seed {
                     s.seed = seed;

@@ -111,22 +111,6 @@ pub fn load_scenario(path: &Option<PathBuf>) -> Result<Scenario> {
     })
 }
 
-/// Checks a `--runs` value (1 to the Monte Carlo limit).
-pub fn check_runs(n: u64) -> Result<usize> {
-    if n == 0 || n > pcsim::sim::montecarlo::MAX_RUNS {
-        return Err(pcsim::Error::invalid(
-            "command line",
-            "--runs",
-            format!(
-                "value {n} must be between 1 and {}",
-                pcsim::sim::montecarlo::MAX_RUNS
-            ),
-        )
-        .into());
-    }
-    Ok(n as usize)
-}
-
 /// Writes one report file atomically and tells the user where it went.
 pub fn write_reported(dir: &Path, name: &str, bytes: &[u8], format: Format) -> Result<()> {
     let path = dir.join(name);
