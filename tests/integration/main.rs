@@ -8,6 +8,7 @@ mod facts;
 mod fuzz;
 mod house;
 mod inputs;
+mod layers;
 mod properties;
 mod reliability;
 mod time;
