@@ -10,12 +10,12 @@ use super::breakeven::{break_even, p_within_ttl, BreakEven, Method};
 use super::compare::DEFAULT_STRATEGIES;
 use super::{percent, signed_usd, simulate_one, skip_lines, Skip};
 use crate::base::quantity::Quantity;
+use crate::base::text::usd;
 use crate::error::Result;
 use crate::input::scenario::Scenario;
 use crate::model::catalog::{CacheRules, Catalog, ModelSpec};
 use crate::model::strategy::{Anchor, BreakpointSpec, Mode, Strategy};
 use crate::model::tools::Tool;
-use crate::report::usd;
 use crate::sim::request::{Request, Selection, SkipKind};
 use crate::sim::simulate::simulate_pairs;
 

@@ -8,15 +8,13 @@ use std::fmt::Write as _;
 use serde::Serialize;
 
 use super::{calls_word, percent, signed_usd, skip_lines, Skip, COMMAND_LINE};
+use crate::base::text::{field, usd, TextTable};
 use crate::error::{closest, Error, Result};
 use crate::input::scenario::{Scenario, ToolEvent};
 use crate::input::trim::Trim;
 use crate::model::catalog::Catalog;
 use crate::model::strategy::Mode;
 use crate::model::tools::Tool;
-use crate::report::csv::field;
-use crate::report::table::TextTable;
-use crate::report::usd;
 use crate::sim::billing::CallBill;
 use crate::sim::request::{Request, Selection};
 use crate::sim::simulate::{simulate_pairs, SimResult};

@@ -9,6 +9,7 @@ mod facts;
 mod fuzz;
 mod house;
 mod inputs;
+mod layers;
 mod properties;
 mod reliability;
 mod time;
