@@ -1,6 +1,8 @@
 //! Typed errors of the library. Every user-facing error names the file (or flag), the field and the
 //! offending value, so the CLI can print it as is and exit with code 2.
 
+pub mod files;
+
 use std::path::PathBuf;
 
 /// Result alias used across the library.
@@ -143,13 +145,13 @@ pub fn read_text(path: &std::path::Path) -> Result<String> {
     let display = path.display().to_string();
     // Opened first, then checked on the descriptor: a path swapped for a pipe after a check cannot
     // make the read block.
-    let (file, meta) = match crate::base::files::open_input(path) {
+    let (file, meta) = match crate::error::files::open_input(path) {
         Ok(x) => x,
-        Err(crate::base::files::OpenError::Io(e)) => return Err(io("cannot read")(e)),
-        Err(crate::base::files::OpenError::Folder) => {
+        Err(crate::error::files::OpenError::Io(e)) => return Err(io("cannot read")(e)),
+        Err(crate::error::files::OpenError::Folder) => {
             return Err(Error::invalid(display, "path", "is a folder, not a file"))
         }
-        Err(crate::base::files::OpenError::Special) => {
+        Err(crate::error::files::OpenError::Special) => {
             return Err(Error::invalid(
                 display,
                 "path",
