@@ -58,7 +58,7 @@ pub fn cmd_compare(catalog: &Catalog, a: CompareArgs, out: &mut dyn Write) -> Re
         Format::Json => out.write_all(json.as_bytes())?,
     }
     if let Some(dir) = &a.out {
-        let charts = a.charts.render(png, |o| compare_charts(&rep, o))?;
+        let charts = a.charts.render(png, |o| compare_charts(catalog, &rep, o))?;
         out.flush()?; // the report first, then the paths of the files written
         write_reported(dir, "compare.json", json.as_bytes(), a.format)?;
         write_reported(dir, "compare.csv", csv.as_bytes(), a.format)?;

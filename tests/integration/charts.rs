@@ -47,6 +47,7 @@ fn opts(w: u32, h: u32, svg: bool) -> ChartOptions {
         width: w,
         height: h,
         svg,
+        log_scale: false,
     }
 }
 

@@ -1,8 +1,11 @@
 //! The charts of a `run` report: cumulative cost by call and by time, and a per-call breakdown for
 //! every (model, strategy).
 
+use super::hbar::{grouped_bar_chart, Bar};
 use super::style::group;
-use super::{line_chart, stacked_bar_chart, Axis, ChartOptions, LineSeries, Unit};
+use super::{
+    line_chart_with, stacked_bar_chart, Axis, ChartOptions, ColourKey, LineExtras, LineSeries, Unit,
+};
 use crate::analysis::compare::CompareReport;
 use crate::error::{Error, Result};
 use crate::model::catalog::Catalog;
@@ -62,7 +65,19 @@ pub fn run_charts(
             curve: r.montecarlo.as_ref().map(|m| (m.runs, m.curve.as_slice())),
         })
         .collect();
-    let mut files = cumulative_charts(&report.scenario, &report.description, "", &runs, opts)?;
+    let extras = LineExtras {
+        colours: ColourKey::in_catalog_order(catalog, runs.iter().map(|r| r.model)),
+        log_y: opts.log_scale,
+        ..LineExtras::default()
+    };
+    let mut files = cumulative_charts(
+        &report.scenario,
+        &report.description,
+        "",
+        &runs,
+        &extras,
+        opts,
+    )?;
     let call_axis = call_axis(&runs);
     let mut used: Vec<String> = files.iter().map(|f| f.name.clone()).collect();
     for r in &report.results {
@@ -110,6 +125,7 @@ fn cumulative_charts(
     description: &str,
     what_prefix: &str,
     runs: &[Run],
+    extras: &LineExtras,
     opts: &ChartOptions,
 ) -> Result<Vec<ChartFile>> {
     let ext = opts.extension();
@@ -180,37 +196,51 @@ fn cumulative_charts(
         ),
         None => (String::new(), String::new()),
     };
-    let y = Axis::new("cumulative cost (USD)", Unit::Usd);
+    let y = Axis::new(
+        if extras.log_y {
+            "cumulative cost (USD, log scale)"
+        } else {
+            "cumulative cost (USD)"
+        },
+        Unit::Usd,
+    );
     Ok(vec![
         ChartFile {
             name: format!("cumulative-by-call.{ext}"),
-            bytes: line_chart(
+            bytes: line_chart_with(
                 &format!("Cumulative cost by call: {scenario}\n{subtitle}{call_note}"),
                 &Axis::new(call_axis(runs), Unit::Count),
                 &y,
                 &by_call,
+                extras,
                 opts,
             )?,
         },
         ChartFile {
             name: format!("cumulative-by-time.{ext}"),
-            bytes: line_chart(
+            bytes: line_chart_with(
                 &format!("Cumulative cost over time: {scenario}\n{subtitle}{time_note}"),
                 &Axis::new("time since the start (seconds)", Unit::Seconds),
                 &y,
                 &lines(&|_, c| (c.time_s, c.cumulative_usd)),
+                extras,
                 opts,
             )?,
         },
     ])
 }
 
-/// Renders `cumulative-by-call` and `cumulative-by-time` for a `compare` report: one line per
-/// (model, strategy) that was simulated, `none` solid and every other strategy in its own dash
-/// pattern.
+/// Renders the charts of a `compare` report: `cumulative-by-call` and `cumulative-by-time`, one
+/// line per (model, strategy) that was simulated (`none` solid, every other strategy in its own
+/// dash pattern), and `compare-totals`, the total of every (model, strategy) as a bar with its
+/// saving against `none`, grouped by model. Models keep their catalog-order colours in all three.
 ///
 /// Errors with [`Error::Unsupported`] when nothing was simulated.
-pub fn compare_charts(report: &CompareReport, opts: &ChartOptions) -> Result<Vec<ChartFile>> {
+pub fn compare_charts(
+    catalog: &Catalog,
+    report: &CompareReport,
+    opts: &ChartOptions,
+) -> Result<Vec<ChartFile>> {
     let runs: Vec<Run> = report
         .comparisons
         .iter()
@@ -226,42 +256,112 @@ pub fn compare_charts(report: &CompareReport, opts: &ChartOptions) -> Result<Vec
     let mut strategies: Vec<&str> = runs.iter().map(|r| r.strategy).collect();
     strategies.sort_unstable();
     strategies.dedup();
-    cumulative_charts(
+    let extras = LineExtras {
+        colours: ColourKey::in_catalog_order(catalog, runs.iter().map(|r| r.model)),
+        log_y: opts.log_scale,
+        ..LineExtras::default()
+    };
+    let mut files = cumulative_charts(
         &report.scenario,
         &report.description,
         &format!("{} strategies compared, ", strategies.len()),
         &runs,
+        &extras,
+        opts,
+    )?;
+    files.push(ChartFile {
+        name: format!("compare-totals.{}", opts.extension()),
+        bytes: compare_totals_chart(report, &extras.colours, opts)?,
+    });
+    Ok(files)
+}
+
+/// The bar chart of a `compare` report's totals: per model, `none` first, then each strategy with
+/// its saving against `none` (positive: cheaper); the cheapest of each model is starred.
+pub fn compare_totals_chart(
+    report: &CompareReport,
+    colours: &ColourKey,
+    opts: &ChartOptions,
+) -> Result<Vec<u8>> {
+    let mut bars = Vec::new();
+    for m in &report.comparisons {
+        for o in &m.strategies {
+            let star = if o.strategy_requested == m.cheapest || o.strategy == m.cheapest {
+                " *"
+            } else {
+                ""
+            };
+            bars.push(Bar {
+                label: format!("{} {}", m.model, o.strategy_requested),
+                value: o.total_usd,
+                group: m.model.clone(),
+                note: if o.strategy == "none" {
+                    "baseline".to_string()
+                } else {
+                    format!("saves {:.1}%{star}", o.saving_percent)
+                },
+            });
+        }
+    }
+    let sessions = if report.sessions > 1 {
+        format!(" x {} sessions", group(report.sessions as f64, 0))
+    } else {
+        String::new()
+    };
+    grouped_bar_chart(
+        &format!(
+            "Total cost per strategy: {}\n{} calls{sessions}, seed {}; saving against no caching on the same model, * = cheapest",
+            report.scenario,
+            group(report.calls_per_session as f64, 0),
+            report.seed
+        ),
+        &Axis::new("total cost of the scenario (USD)", Unit::Usd),
+        &bars,
+        colours,
         opts,
     )
 }
 
-/// The four dollar parts of every call of `r`, in stacking order.
+/// The dollar parts of every call of `r`, in stacking order: uncached input; tokens stored in the
+/// cache, at the base input rate; the write surcharge above that rate (where the tier's multiplier
+/// exceeds 1); storage fees; cache reads; output. Storing at the base rate is drawn apart from the
+/// surcharge, so a provider that stores for free (Gemini's implicit cache) is not shown paying for
+/// "cache writes". Parts that are zero on every call are left out. The parts of a call add up to
+/// its bill.
 pub(crate) fn parts(catalog: &Catalog, r: &SimResult) -> Result<Vec<(String, Vec<f64>)>> {
     let model = catalog.model(&r.model)?;
     let resolved = Strategy::parse(&r.strategy_requested)?.resolve(model)?;
     let prices = SimSetup::new(model, &resolved, 0.0).prices;
-    let p: Vec<_> = r.calls.iter().map(|c| prices.parts_usd(c)).collect();
-    let storage = r.calls.iter().any(|c| c.storage_usd > 0.0);
-    let write_label = if storage {
-        "cache writes (with storage)"
-    } else {
-        "cache writes"
-    };
-    Ok(vec![
-        (
-            "uncached input".into(),
-            p.iter().map(|x| x.uncached_usd).collect(),
-        ),
-        (
-            write_label.into(),
-            p.iter().map(|x| x.cache_write_usd).collect(),
-        ),
-        (
-            "cache reads".into(),
-            p.iter().map(|x| x.cache_read_usd).collect(),
-        ),
-        ("output".into(), p.iter().map(|x| x.output_usd).collect()),
-    ])
+    let n = r.calls.len();
+    let (mut base, mut surcharge, mut storage) = (vec![0.0; n], vec![0.0; n], vec![0.0; n]);
+    let (mut uncached, mut reads, mut output) = (vec![0.0; n], vec![0.0; n], vec![0.0; n]);
+    for (i, c) in r.calls.iter().enumerate() {
+        let p = prices.parts_usd(c);
+        for slot in 0..3 {
+            let w = c.written_by_slot[slot] as f64;
+            let m = prices.write_multipliers[slot];
+            base[i] += w * m.min(1.0) * prices.input;
+            surcharge[i] += w * (m - 1.0).max(0.0) * prices.input;
+            storage[i] += w * prices.storage_per_written_token[slot];
+        }
+        uncached[i] = p.uncached_usd;
+        reads[i] = p.cache_read_usd;
+        output[i] = p.output_usd;
+    }
+    let all = vec![
+        ("uncached input".to_string(), uncached),
+        ("stored in cache, at the base input rate".to_string(), base),
+        ("cache-write surcharge".to_string(), surcharge),
+        ("cache storage fee".to_string(), storage),
+        ("cache reads".to_string(), reads),
+        ("output".to_string(), output),
+    ];
+    Ok(all
+        .into_iter()
+        .filter(|(name, v)| {
+            name == "uncached input" || name == "output" || v.iter().any(|x| *x != 0.0)
+        })
+        .collect())
 }
 
 fn per_call_chart(
