@@ -7,19 +7,18 @@ use std::fmt::Write as _;
 
 use serde::Serialize;
 
-use super::{
-    calls_word, parse_strategies, percent, signed_usd, simulate_one, skip_lines, Skip, COMMAND_LINE,
-};
+use super::{calls_word, percent, signed_usd, skip_lines, Skip, COMMAND_LINE};
 use crate::error::{closest, Error, Result};
 use crate::input::scenario::{Scenario, ToolEvent};
-use crate::model::catalog::{Catalog, ToolChangeRule};
-use crate::model::strategy::{Mode, Strategy};
+use crate::model::catalog::Catalog;
+use crate::model::strategy::Mode;
 use crate::model::tools::Tool;
 use crate::report::csv::field;
 use crate::report::table::TextTable;
 use crate::report::usd;
 use crate::sim::billing::CallBill;
-use crate::sim::simulate::SimResult;
+use crate::sim::request::{Request, Selection};
+use crate::sim::simulate::{simulate_pairs, SimResult};
 
 /// Strategies simulated when none are given: no caching and each model's own caching. For every
 /// caching strategy, the `append` tool-change rule is added as an extra row where the model offers it.
@@ -330,18 +329,29 @@ pub fn whatif(
     strategies: &[String],
 ) -> Result<WhatifReport> {
     let (changed, summary) = apply_change(scenario, at_call, change)?;
-    let model_ids = if models.is_empty() {
-        &scenario.models
-    } else {
-        models
-    };
-    let models = catalog.select(model_ids)?;
-    let texts: Vec<String> = if strategies.is_empty() {
-        DEFAULT_STRATEGIES.iter().map(|s| s.to_string()).collect()
-    } else {
-        strategies.to_vec()
-    };
-    let parsed = parse_strategies(&texts, "--strategy")?;
+    let request = selection(models, strategies).resolve(catalog, scenario.clone())?;
+    whatif_request(&request, &changed, at_call, summary)
+}
+
+/// The selection `whatif` resolves: `models` and `strategies` (empty: [`DEFAULT_STRATEGIES`]), each
+/// caching strategy followed by its `/tool-changes=append` variant.
+pub fn selection(models: &[String], strategies: &[String]) -> Selection {
+    Selection::new(models, strategies)
+        .default_strategies(&DEFAULT_STRATEGIES)
+        .with_append_variants()
+}
+
+/// The what-if report of `request` against `changed` (the request's scenario with the change of
+/// `summary` at `at_call`, from [`apply_change`]): both simulated with every pair on one timeline.
+pub fn whatif_request(
+    request: &Request,
+    changed: &Scenario,
+    at_call: usize,
+    summary: ChangeSummary,
+) -> Result<WhatifReport> {
+    let scenario = &request.scenario;
+    let base = simulate_pairs(request, scenario);
+    let chg = simulate_pairs(request, changed);
     let mut report = WhatifReport {
         scenario: scenario.name.clone(),
         at_call,
@@ -349,51 +359,17 @@ pub fn whatif(
         sessions: scenario.sessions,
         change: summary,
         outcomes: Vec::new(),
-        skipped: Vec::new(),
+        skipped: request.skipped.clone(),
     };
-    for model in models {
-        // The requested strategies, each followed by its `append` variant where that is new.
-        let mut todo: Vec<(String, Strategy)> = Vec::new();
-        for (text, s) in &parsed {
-            todo.push((text.clone(), s.clone()));
-            if s.mode != Some(Mode::None) && s.tool_changes.is_none() {
-                let mut a = s.clone();
-                a.tool_changes = Some(ToolChangeRule::Append);
-                todo.push((a.to_string(), a));
-            }
-        }
-        let mut seen: Vec<String> = Vec::new();
-        for (text, strategy) in &todo {
-            let pair = simulate_one(model, scenario, text, strategy)
-                .and_then(|b| simulate_one(model, &changed, text, strategy).map(|c| (b, c)));
-            let (base, chg) = match pair {
-                Ok(p) => p,
-                Err(e) => {
-                    report.skipped.push(Skip {
-                        model: model.id.clone(),
-                        strategy: text.clone(),
-                        reason: e.to_string(),
-                    });
-                    continue;
-                }
-            };
-            if seen.contains(&base.strategy) {
-                continue;
-            }
-            seen.push(base.strategy.clone());
-            let rule = strategy
-                .resolve(model)
-                .map(|r| r.tool_change.as_str().to_string())
-                .unwrap_or_default();
-            report.outcomes.push(outcome(
-                &model.name,
-                &rule,
-                at_call,
-                scenario.calls,
-                base,
-                chg,
-            ));
-        }
+    for ((pair, b), c) in request.pairs.iter().zip(base).zip(chg) {
+        report.outcomes.push(outcome(
+            &pair.model.name,
+            pair.resolved.tool_change.as_str(),
+            at_call,
+            scenario.calls,
+            b,
+            c,
+        ));
     }
     // What the append rule is worth: against the same strategy under the model's default rule.
     let extras: Vec<(String, String, f64)> = report
@@ -409,7 +385,10 @@ pub fn whatif(
                 .map(|(_, _, x)| x - o.extra_usd);
         }
     }
-    let wanted_caching = parsed.iter().any(|(_, s)| s.mode != Some(Mode::None));
+    let wanted_caching = request
+        .strategies
+        .iter()
+        .any(|(_, s)| s.mode != Some(Mode::None));
     let got_caching = report.outcomes.iter().any(|o| o.strategy != "none");
     if report.outcomes.is_empty() || (wanted_caching && !got_caching) {
         return Err(super::nothing_cacheable(&report.skipped));

@@ -6,7 +6,7 @@ use std::path::PathBuf;
 use anyhow::Result;
 
 use super::{load_scenario, write_reported, Format};
-use pcsim::analysis::whatif::{whatif, ToolChange};
+use pcsim::analysis::whatif::{self, ToolChange};
 use pcsim::model::catalog::Catalog;
 use pcsim::model::tools::load_tool_files;
 use pcsim::report;
@@ -69,14 +69,9 @@ pub fn cmd_whatif(catalog: &Catalog, a: WhatifArgs, out: &mut dyn Write) -> Resu
             Some(load_tool_files(&a.replace_tools)?)
         },
     };
-    let rep = whatif(
-        catalog,
-        &scenario,
-        a.at_call,
-        &change,
-        &a.models,
-        &a.strategies,
-    )?;
+    let (changed, summary) = whatif::apply_change(&scenario, a.at_call, &change)?;
+    let request = whatif::selection(&a.models, &a.strategies).resolve(catalog, scenario)?;
+    let rep = whatif::whatif_request(&request, &changed, a.at_call, summary)?;
     let json = report::json::to_json(&rep)?;
     let csv = rep.csv();
     match a.format {

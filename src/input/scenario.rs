@@ -349,24 +349,7 @@ impl Scenario {
             ));
         }
         let runs = raw.runs.unwrap_or(1);
-        if runs == 0 || runs > 10_000_000 {
-            return Err(inv(
-                "runs",
-                format!("value {runs} must be between 1 and 10000000"),
-            ));
-        }
-        let all_calls = (runs as u64)
-            .saturating_mul(sessions as u64)
-            .saturating_mul(session.calls as u64);
-        if all_calls > MAX_CALLS_PER_SCENARIO {
-            return Err(inv(
-                "runs",
-                format!(
-                    "{runs} runs x {sessions} sessions x {} calls = {all_calls} calls exceeds the limit of {MAX_CALLS_PER_SCENARIO} calls per scenario",
-                    session.calls
-                ),
-            ));
-        }
+        check_runs(runs as u64, sessions, session.calls).map_err(|p| inv("runs", p))?;
         let mut events = Vec::new();
         let mut current: Vec<Tool> = tools.clone();
         // Events apply in call order; errors name them by their place in the file.
@@ -505,6 +488,16 @@ impl Scenario {
         })
     }
 
+    /// Sets the Monte Carlo runs to `runs` (a `--runs` override), refused on the same limits as
+    /// `runs` in the file (at most [`MAX_CALLS_PER_SCENARIO`] calls over all runs); errors name
+    /// `origin` and `field`.
+    pub fn set_runs(&mut self, runs: u64, origin: &str, field: &str) -> Result<()> {
+        check_runs(runs, self.sessions, self.calls)
+            .map_err(|p| Error::invalid(origin, field, format!("{p} ({})", self.origin)))?;
+        self.runs = runs as usize;
+        Ok(())
+    }
+
     /// Whether any random draw happens (otherwise one run is exact).
     pub fn is_deterministic(&self) -> bool {
         [
@@ -571,6 +564,25 @@ fn check_synthetic(s: RawSynthetic, origin: &str, field: &str) -> Result<()> {
                 "{} tools x {} parameters exceed the limit of {MAX_SYNTHETIC_PARAMS} parameters",
                 s.count, s.params
             ),
+        ));
+    }
+    Ok(())
+}
+
+/// Upper bound on Monte Carlo runs.
+pub const MAX_RUNS: u64 = 10_000_000;
+
+/// The problem with `runs` Monte Carlo runs of `sessions` sessions of `calls` calls, if any.
+fn check_runs(runs: u64, sessions: usize, calls: usize) -> std::result::Result<(), String> {
+    if runs == 0 || runs > MAX_RUNS {
+        return Err(format!("value {runs} must be between 1 and {MAX_RUNS}"));
+    }
+    let all_calls = runs
+        .saturating_mul(sessions as u64)
+        .saturating_mul(calls as u64);
+    if all_calls > MAX_CALLS_PER_SCENARIO {
+        return Err(format!(
+            "{runs} runs x {sessions} sessions x {calls} calls = {all_calls} calls exceeds the limit of {MAX_CALLS_PER_SCENARIO} calls per scenario"
         ));
     }
     Ok(())

@@ -6,6 +6,7 @@ mod common;
 mod docs;
 mod facts;
 mod fuzz;
+mod house;
 mod inputs;
 mod properties;
 mod reliability;

@@ -6,20 +6,14 @@ use super::style::group;
 use super::{Axis, ChartFile, ChartOptions, ColourKey, Unit};
 use crate::analysis::advise::AdviceReport;
 use crate::error::Result;
-use crate::model::catalog::Catalog;
 
 /// Renders `advise-totals`: per model (catalog-order colours), a bar for no caching and one for
 /// every breakpoint placement or caching mode simulated (cheapest first), each with its saving
 /// against no caching; the recommended one is marked.
 ///
 /// Errors with [`crate::Error::Unsupported`] when the report has no model.
-pub fn advise_charts(
-    catalog: &Catalog,
-    report: &AdviceReport,
-    opts: &ChartOptions,
-) -> Result<Vec<ChartFile>> {
-    let colours =
-        ColourKey::in_catalog_order(catalog, report.advice.iter().map(|a| a.model.as_str()));
+pub fn advise_charts(report: &AdviceReport, opts: &ChartOptions) -> Result<Vec<ChartFile>> {
+    let colours = ColourKey::new(report.advice.iter().map(|a| a.model.as_str()));
     let mut bars = Vec::new();
     for a in &report.advice {
         bars.push(Bar {

@@ -8,11 +8,8 @@ use super::{
 };
 use crate::analysis::compare::CompareReport;
 use crate::error::{Error, Result};
-use crate::model::catalog::Catalog;
-use crate::model::strategy::Strategy;
 use crate::report::usd;
 use crate::sim::billing::CallBill;
-use crate::sim::engine::SimSetup;
 use crate::sim::simulate::{RunReport, SimResult};
 
 /// A rendered chart and the file name it should be written under.
@@ -45,15 +42,11 @@ pub fn sanitize_file_stem(text: &str) -> String {
 
 /// Renders the charts of `report` in the format of `opts`:
 /// `cumulative-by-call`, `cumulative-by-time` (one line per (model, strategy)) and
-/// `per-call-<model>-<strategy>` (stacked dollars per call) for every result. `catalog` supplies the
-/// prices that split each call's dollars into parts.
+/// `per-call-<model>-<strategy>` (stacked dollars per call) for every result, split into parts at the
+/// prices each result was billed at.
 ///
 /// Errors with [`Error::Unsupported`] when a result has no calls (nothing to draw).
-pub fn run_charts(
-    catalog: &Catalog,
-    report: &RunReport,
-    opts: &ChartOptions,
-) -> Result<Vec<ChartFile>> {
+pub fn run_charts(report: &RunReport, opts: &ChartOptions) -> Result<Vec<ChartFile>> {
     let ext = opts.extension();
     let runs: Vec<Run> = report
         .results
@@ -66,7 +59,7 @@ pub fn run_charts(
         })
         .collect();
     let extras = LineExtras {
-        colours: ColourKey::in_catalog_order(catalog, runs.iter().map(|r| r.model)),
+        colours: ColourKey::new(runs.iter().map(|r| r.model)),
         log_y: opts.log_scale,
         ..LineExtras::default()
     };
@@ -91,7 +84,7 @@ pub fn run_charts(
         used.push(name.clone());
         files.push(ChartFile {
             name,
-            bytes: per_call_chart(catalog, report, r, call_axis, opts)?,
+            bytes: per_call_chart(report, r, call_axis, opts)?,
         });
     }
     Ok(files)
@@ -233,14 +226,10 @@ fn cumulative_charts(
 /// Renders the charts of a `compare` report: `cumulative-by-call` and `cumulative-by-time`, one
 /// line per (model, strategy) that was simulated (`none` solid, every other strategy in its own
 /// dash pattern), and `compare-totals`, the total of every (model, strategy) as a bar with its
-/// saving against `none`, grouped by model. Models keep their catalog-order colours in all three.
+/// saving against `none`, grouped by model. A model has the same colour in all three.
 ///
 /// Errors with [`Error::Unsupported`] when nothing was simulated.
-pub fn compare_charts(
-    catalog: &Catalog,
-    report: &CompareReport,
-    opts: &ChartOptions,
-) -> Result<Vec<ChartFile>> {
+pub fn compare_charts(report: &CompareReport, opts: &ChartOptions) -> Result<Vec<ChartFile>> {
     let runs: Vec<Run> = report
         .comparisons
         .iter()
@@ -257,7 +246,7 @@ pub fn compare_charts(
     strategies.sort_unstable();
     strategies.dedup();
     let extras = LineExtras {
-        colours: ColourKey::in_catalog_order(catalog, runs.iter().map(|r| r.model)),
+        colours: ColourKey::new(runs.iter().map(|r| r.model)),
         log_y: opts.log_scale,
         ..LineExtras::default()
     };
@@ -286,11 +275,7 @@ pub fn compare_totals_chart(
     let mut bars = Vec::new();
     for m in &report.comparisons {
         for o in &m.strategies {
-            let star = if o.strategy_requested == m.cheapest || o.strategy == m.cheapest {
-                " *"
-            } else {
-                ""
-            };
+            let star = if o.strategy == m.cheapest { " *" } else { "" };
             bars.push(Bar {
                 label: format!("{} {}", m.model, o.strategy_requested),
                 value: o.total_usd,
@@ -326,12 +311,10 @@ pub fn compare_totals_chart(
 /// cache, at the base input rate; the write surcharge above that rate (where the tier's multiplier
 /// exceeds 1); storage fees; cache reads; output. Storing at the base rate is drawn apart from the
 /// surcharge, so a provider that stores for free (Gemini's implicit cache) is not shown paying for
-/// "cache writes". Parts that are zero on every call are left out. The parts of a call add up to
-/// its bill.
-pub(crate) fn parts(catalog: &Catalog, r: &SimResult) -> Result<Vec<(String, Vec<f64>)>> {
-    let model = catalog.model(&r.model)?;
-    let resolved = Strategy::parse(&r.strategy_requested)?.resolve(model)?;
-    let prices = SimSetup::new(model, &resolved, 0.0).prices;
+/// "cache writes". Parts that are zero on every call are left out (uncached input and output are
+/// always shown). The parts of a call add up to its bill.
+pub(crate) fn parts(r: &SimResult) -> Vec<(String, Vec<f64>)> {
+    let prices = r.prices;
     let n = r.calls.len();
     let (mut base, mut surcharge, mut storage) = (vec![0.0; n], vec![0.0; n], vec![0.0; n]);
     let (mut uncached, mut reads, mut output) = (vec![0.0; n], vec![0.0; n], vec![0.0; n]);
@@ -356,16 +339,14 @@ pub(crate) fn parts(catalog: &Catalog, r: &SimResult) -> Result<Vec<(String, Vec
         ("cache reads".to_string(), reads),
         ("output".to_string(), output),
     ];
-    Ok(all
-        .into_iter()
+    all.into_iter()
         .filter(|(name, v)| {
             name == "uncached input" || name == "output" || v.iter().any(|x| *x != 0.0)
         })
-        .collect())
+        .collect()
 }
 
 fn per_call_chart(
-    catalog: &Catalog,
     report: &RunReport,
     r: &SimResult,
     call_axis: &str,
@@ -389,13 +370,7 @@ fn per_call_chart(
         return Err(super::nothing_to_draw(&title, "zero calls"));
     }
     let categories: Vec<String> = (1..=r.calls.len()).map(|i| i.to_string()).collect();
-    let stacks = parts(catalog, r).map_err(|e| match e {
-        Error::Unsupported(_) => e,
-        other => Error::Unsupported(format!(
-            "cannot split the calls of {} / {} into parts: {other}",
-            r.model, r.strategy
-        )),
-    })?;
+    let stacks = parts(r);
     stacked_bar_chart(
         &title,
         call_axis,

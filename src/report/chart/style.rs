@@ -44,7 +44,7 @@ pub fn colour(i: usize) -> RGBColor {
 
 /// The colour of every model of one report, fixed before any chart is drawn, so a model has the
 /// same colour in every chart of the report (a chart showing only some of the models does not
-/// shift the others). Ids take palette colours in the order given: pass them in catalog order.
+/// shift the others). Ids take palette colours in the order given (the order of the report's models).
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct ColourKey(Vec<(String, RGBColor)>);
 
@@ -59,28 +59,6 @@ impl ColourKey {
             }
         }
         ColourKey(out)
-    }
-
-    /// The models of a report in catalog order (ids the catalog does not know go last, in the
-    /// order given), with their colours.
-    pub fn in_catalog_order<'a>(
-        catalog: &crate::model::catalog::Catalog,
-        ids: impl IntoIterator<Item = &'a str>,
-    ) -> Self {
-        let ids: Vec<&str> = ids.into_iter().collect();
-        let mut order: Vec<&str> = catalog
-            .models
-            .iter()
-            .map(|m| m.id.as_str())
-            .filter(|id| ids.contains(id))
-            .collect();
-        let unknown: Vec<&str> = ids
-            .iter()
-            .copied()
-            .filter(|id| !order.contains(id))
-            .collect();
-        order.extend(unknown);
-        Self::new(order)
     }
 
     /// The colour of `id`, if the key has it.

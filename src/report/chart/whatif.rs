@@ -8,7 +8,6 @@ use super::{
 };
 use crate::analysis::whatif::WhatifReport;
 use crate::error::Result;
-use crate::model::catalog::Catalog;
 
 /// Renders `whatif-cumulative` (per (model, strategy): the baseline and the changed session,
 /// cumulative cost by call, call K marked) and `whatif-difference` (changed minus baseline,
@@ -16,14 +15,9 @@ use crate::model::catalog::Catalog;
 /// colours, as in every other chart of a report.
 ///
 /// Errors with [`crate::Error::Unsupported`] when nothing was simulated.
-pub fn whatif_charts(
-    catalog: &Catalog,
-    report: &WhatifReport,
-    opts: &ChartOptions,
-) -> Result<Vec<ChartFile>> {
+pub fn whatif_charts(report: &WhatifReport, opts: &ChartOptions) -> Result<Vec<ChartFile>> {
     let ext = opts.extension();
-    let colours =
-        ColourKey::in_catalog_order(catalog, report.outcomes.iter().map(|o| o.model.as_str()));
+    let colours = ColourKey::new(report.outcomes.iter().map(|o| o.model.as_str()));
     let one_session = report.sessions <= 1;
     // With several sessions, calls are numbered across sessions in time order and call K of each
     // session falls at a different place, so no single marker is drawn.
