@@ -189,7 +189,7 @@ impl Draw for HBars<'_> {
         }
 
         let label_font = style::font(sc.label());
-        let max_name = (sc.width as f64 * 0.38) as u32;
+        let max_name = (sc.width as f64 * if self.legend.is_empty() { 0.38 } else { 0.5 }) as u32;
         let names: Vec<String> = bars
             .iter()
             .map(|(n, _)| style::fit(&plot, n, &label_font, max_name))

@@ -37,6 +37,8 @@ pub struct LineExtras {
     pub log_y: bool,
     /// A horizontal line at y = 0 (for differences that change sign).
     pub zero_line: bool,
+    /// Styles drawn solid besides `none` and the empty style (e.g. `as it is` for a baseline).
+    pub solid: Vec<String>,
 }
 
 struct LineChart<'a> {
@@ -165,11 +167,19 @@ impl LineChart<'_> {
     }
 
     /// Dash pattern of `style`: solid for no caching, then the patterns in order.
+    fn is_solid(&self, style: &str) -> bool {
+        is_solid(style) || self.extras.solid.iter().any(|s| s == style)
+    }
+
     fn dash(&self, style: &str) -> style::Dash {
-        if is_solid(style) {
+        if self.is_solid(style) {
             return DASHES[0];
         }
-        let others: Vec<&str> = self.styles().into_iter().filter(|s| !is_solid(s)).collect();
+        let others: Vec<&str> = self
+            .styles()
+            .into_iter()
+            .filter(|s| !self.is_solid(s))
+            .collect();
         let i = others.iter().position(|s| *s == style).unwrap_or(0);
         DASHES[1 + i % (DASHES.len() - 1)]
     }
@@ -314,7 +324,13 @@ impl Draw for LineChart<'_> {
         }
         if log_y {
             let rows = (plot_h as f64 / (sc.label() * 2.2)).max(2.0) as usize;
-            ytop = 10f64.powf(yhi.log10().ceil());
+            // The first 1, 2 or 5 times a power of ten at or above the highest value.
+            let decade = 10f64.powf(yhi.log10().floor());
+            ytop = [1.0, 2.0, 5.0, 10.0]
+                .iter()
+                .map(|m| m * decade)
+                .find(|v| *v >= yhi * (1.0 - 1e-9))
+                .unwrap_or(10.0 * decade);
             yt = style::log_ticks(ylo, ytop, rows);
         }
         let y_area = style::widest_label(&plot, &yt, ys, self.y.unit, sc)

@@ -333,7 +333,7 @@ pub(crate) fn parts(r: &SimResult) -> Vec<(String, Vec<f64>)> {
     }
     let all = vec![
         ("uncached input".to_string(), uncached),
-        ("stored in cache, at the base input rate".to_string(), base),
+        ("stored in cache (base input rate)".to_string(), base),
         ("cache-write surcharge".to_string(), surcharge),
         ("cache storage fee".to_string(), storage),
         ("cache reads".to_string(), reads),
@@ -423,6 +423,45 @@ pub fn percentile_series(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn per_call_parts_add_up_to_the_bill_and_name_storage_apart_from_surcharge() {
+        let catalog = crate::model::catalog::Catalog::embedded().unwrap();
+        let scenario = crate::analysis::testutil::scenario(
+            "[tools]\nsynthetic = { count = 12, params = 3 }\n[session]\ncalls = 6\n",
+        );
+        let rep = crate::sim::simulate::run_scenario(&catalog, &scenario, &[], &[]).unwrap();
+        let mut surcharged = 0;
+        for r in &rep.results {
+            let p = parts(r);
+            for (i, c) in r.calls.iter().enumerate() {
+                let sum: f64 = p.iter().map(|(_, v)| v[i]).sum();
+                assert!(
+                    (sum - c.cost_usd).abs() <= 1e-12 + 1e-9 * c.cost_usd,
+                    "{} {} call {}: {sum} vs {}",
+                    r.model,
+                    r.strategy,
+                    i + 1,
+                    c.cost_usd
+                );
+            }
+            let names: Vec<&str> = p.iter().map(|(n, _)| n.as_str()).collect();
+            let wrote = r.totals.cache_write_tokens > 0;
+            assert_eq!(
+                names.contains(&"stored in cache (base input rate)"),
+                wrote,
+                "{} {}: {names:?}",
+                r.model,
+                r.strategy
+            );
+            if names.contains(&"cache-write surcharge") {
+                surcharged += 1;
+                assert!(r.prices.write_multipliers.iter().any(|m| *m > 1.0));
+            }
+        }
+        // Claude and GPT-5.6 write at 1.25x; Gemini's implicit and the automatic modes do not.
+        assert!(surcharged >= 2, "{surcharged}");
+    }
 
     #[test]
     fn file_stems_are_safe() {

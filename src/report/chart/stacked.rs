@@ -21,7 +21,7 @@ const PART_COLOURS: [RGBColor; 4] = [
 /// a chart leaves out: base-rate storage in sky blue, apart from the orange write surcharge.
 const NAMED_PARTS: [(&str, RGBColor); 6] = [
     ("uncached input", style::PALETTE[1]),
-    ("stored in cache, at the base input rate", style::PALETTE[5]),
+    ("stored in cache (base input rate)", style::PALETTE[5]),
     ("cache-write surcharge", style::PALETTE[4]),
     ("cache storage fee", style::PALETTE[3]),
     ("cache reads", style::PALETTE[2]),

@@ -9,6 +9,9 @@ use super::{
 use crate::analysis::whatif::WhatifReport;
 use crate::error::Result;
 
+/// Style of the baseline lines.
+const AS_IT_IS: &str = "as it is";
+
 /// Renders `whatif-cumulative` (per (model, strategy): the baseline and the changed session,
 /// cumulative cost by call, call K marked) and `whatif-difference` (changed minus baseline,
 /// cumulative; below zero the change has saved money so far). Colours are the models' catalog-order
@@ -22,25 +25,22 @@ pub fn whatif_charts(report: &WhatifReport, opts: &ChartOptions) -> Result<Vec<C
     // With several sessions, calls are numbered across sessions in time order and call K of each
     // session falls at a different place, so no single marker is drawn.
     let markers = if one_session {
-        vec![(
-            report.at_call as f64,
-            format!("call {}: {}", report.at_call, report.change.description),
-        )]
+        vec![(report.at_call as f64, short_change(report))]
     } else {
         Vec::new()
     };
     let what = if one_session {
         format!(
-            "{} calls; the tool list changes before call {}",
+            "{} calls; {}",
             group(report.calls_per_session as f64, 0),
-            report.at_call
+            short_change(report)
         )
     } else {
         format!(
-            "{} sessions x {} calls; the tool list changes before call {} of every session",
+            "{} sessions x {} calls; {} of every session",
             group(report.sessions as f64, 0),
             group(report.calls_per_session as f64, 0),
-            report.at_call
+            short_change(report)
         )
     };
     let x_label = if one_session {
@@ -55,21 +55,39 @@ pub fn whatif_charts(report: &WhatifReport, opts: &ChartOptions) -> Result<Vec<C
             .map(|(i, c)| (i as f64 + 1.0, c.cumulative_usd))
             .collect()
     };
-    let mut both = Vec::new();
-    let mut diff = Vec::new();
-    for o in &report.outcomes {
-        both.push(LineSeries {
+    // Baseline against changed for the caching rows (the no-caching rows are in the difference
+    // chart): per model one solid `as it is` line (rows that share a baseline, such as the append
+    // row, draw it once) and one line per strategy with the change.
+    let caching: Vec<_> = report
+        .outcomes
+        .iter()
+        .filter(|o| o.strategy != "none")
+        .collect();
+    let shown: Vec<_> = if caching.is_empty() {
+        report.outcomes.iter().collect()
+    } else {
+        caching
+    };
+    let mut both: Vec<LineSeries> = Vec::new();
+    for o in &shown {
+        let baseline = LineSeries {
             group: o.model.clone(),
-            style: format!("{} as it is", o.strategy_requested),
+            style: AS_IT_IS.to_string(),
             points: cumulative(&o.baseline_calls),
             band: None,
-        });
+        };
+        if !both.contains(&baseline) {
+            both.push(baseline);
+        }
         both.push(LineSeries {
             group: o.model.clone(),
-            style: format!("{} with the change", o.strategy_requested),
+            style: format!("with the change, {}", o.strategy_requested),
             points: cumulative(&o.changed_calls),
             band: None,
         });
+    }
+    let mut diff = Vec::new();
+    for o in &report.outcomes {
         let n = o.baseline_calls.len().min(o.changed_calls.len());
         diff.push(LineSeries {
             group: o.model.clone(),
@@ -91,12 +109,13 @@ pub fn whatif_charts(report: &WhatifReport, opts: &ChartOptions) -> Result<Vec<C
             "no (model, strategy) was simulated",
         ));
     }
-    let change = &report.change.description;
+    let change = &what;
     let cumulative_extras = LineExtras {
         colours: colours.clone(),
         markers: markers.clone(),
         log_y: opts.log_scale,
         zero_line: false,
+        solid: vec![AS_IT_IS.to_string()],
     };
     // A difference changes sign, so it is never drawn on a log scale.
     let diff_extras = LineExtras {
@@ -104,6 +123,7 @@ pub fn whatif_charts(report: &WhatifReport, opts: &ChartOptions) -> Result<Vec<C
         markers,
         log_y: false,
         zero_line: true,
+        solid: Vec::new(),
     };
     let y = Axis::new(
         if opts.log_scale {
@@ -118,7 +138,7 @@ pub fn whatif_charts(report: &WhatifReport, opts: &ChartOptions) -> Result<Vec<C
             name: format!("whatif-cumulative.{ext}"),
             bytes: line_chart_with(
                 &format!(
-                    "What if: {change}: {}\n{what}; cumulative cost as it is and with the change",
+                    "What if the tool list changes: {}\n{change}; cumulative cost as it is and with the change under each caching strategy",
                     report.scenario
                 ),
                 &Axis::new(x_label, Unit::Count),
@@ -132,7 +152,7 @@ pub fn whatif_charts(report: &WhatifReport, opts: &ChartOptions) -> Result<Vec<C
             name: format!("whatif-difference.{ext}"),
             bytes: line_chart_with(
                 &format!(
-                    "Extra cost of the change so far: {}\n{what}; changed minus as it is (below zero: the change has saved so far)",
+                    "Extra cost of the change so far: {}\n{change}; changed minus as it is (below zero: the change has saved so far)",
                     report.scenario
                 ),
                 &Axis::new(x_label, Unit::Count),
@@ -143,4 +163,34 @@ pub fn whatif_charts(report: &WhatifReport, opts: &ChartOptions) -> Result<Vec<C
             )?,
         },
     ])
+}
+
+/// `before call 10: 26 tools removed (52 -> 26 tools)`: the change without the list of names (the
+/// report's tables have them).
+fn short_change(report: &WhatifReport) -> String {
+    let c = &report.change;
+    let count = |n: usize| {
+        if n == 1 {
+            "1 tool".to_string()
+        } else {
+            format!("{n} tools")
+        }
+    };
+    let mut parts = Vec::new();
+    if !c.removed.is_empty() {
+        parts.push(format!("{} removed", count(c.removed.len())));
+    }
+    if !c.added.is_empty() {
+        parts.push(format!("{} added or changed", count(c.added.len())));
+    }
+    if parts.is_empty() {
+        parts.push("no tool changed".into());
+    }
+    format!(
+        "before call {}: {} ({} -> {})",
+        report.at_call,
+        parts.join(", "),
+        c.tools_before,
+        count(c.tools_after)
+    )
 }
