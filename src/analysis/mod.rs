@@ -6,6 +6,7 @@
 pub mod advise;
 pub mod breakeven;
 pub mod compare;
+pub mod diff;
 pub mod replay;
 pub mod toolreport;
 pub mod whatif;

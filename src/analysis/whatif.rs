@@ -10,6 +10,7 @@ use serde::Serialize;
 use super::{calls_word, percent, signed_usd, skip_lines, Skip, COMMAND_LINE};
 use crate::error::{closest, Error, Result};
 use crate::input::scenario::{Scenario, ToolEvent};
+use crate::input::trim::Trim;
 use crate::model::catalog::Catalog;
 use crate::model::strategy::Mode;
 use crate::model::tools::Tool;
@@ -38,6 +39,11 @@ pub struct ToolChange {
     pub keep: Option<Vec<String>>,
     /// The whole list is replaced (`--replace-tools FILE`).
     pub replace: Option<Vec<Tool>>,
+    /// Every tool of these servers (named in the scenario's `[[tools.server]]`) is removed
+    /// (`--remove-servers NAMES`).
+    pub remove_servers: Vec<String>,
+    /// The list after the other changes is trimmed (`--trim NAME`).
+    pub trim: Option<Trim>,
 }
 
 /// What the change does to the tool list at call K.
@@ -160,12 +166,12 @@ pub fn apply_change(
     at_call: usize,
     change: &ToolChange,
 ) -> Result<(Scenario, ChangeSummary)> {
-    if at_call < 2 || at_call > scenario.calls {
+    if at_call < 1 || at_call > scenario.calls {
         return Err(Error::invalid(
             COMMAND_LINE,
             "--at-call",
             format!(
-                "value {at_call}: a tool-list change must come before a call from 2 to {} (the calls per session of {})",
+                "value {at_call}: a tool-list change must come before a call from 1 (the list from the start) to {} (the calls per session of {})",
                 scenario.calls, scenario.origin
             ),
         ));
@@ -176,6 +182,10 @@ pub fn apply_change(
         "--keep-tools"
     } else if !change.remove.is_empty() {
         "--remove-tools"
+    } else if !change.remove_servers.is_empty() {
+        "--remove-servers"
+    } else if change.trim.is_some() {
+        "--trim"
     } else {
         "--add-tools"
     };
@@ -183,14 +193,52 @@ pub fn apply_change(
         && change.remove.is_empty()
         && change.keep.is_none()
         && change.replace.is_none()
+        && change.remove_servers.is_empty()
+        && change.trim.is_none()
     {
         return Err(Error::invalid(
             COMMAND_LINE,
             "--add-tools",
-            "no change given: use --add-tools, --remove-tools, --keep-tools or --replace-tools",
+            "no change given: use --add-tools, --remove-tools, --remove-servers, --keep-tools, --replace-tools or --trim",
         ));
     }
     let before = tools_at(scenario, at_call);
+    let mut remove = change.remove.clone();
+    for name in &change.remove_servers {
+        let server = scenario
+            .servers
+            .iter()
+            .find(|s| &s.name == name)
+            .ok_or_else(|| {
+                let known: Vec<&str> = scenario.servers.iter().map(|s| s.name.as_str()).collect();
+                let hint = closest(name, known.iter().copied())
+                    .map(|c| format!("; did you mean `{c}`?"))
+                    .unwrap_or_default();
+                Error::invalid(
+                    COMMAND_LINE,
+                    "--remove-servers",
+                    format!(
+                        "no server `{name}` in {}{hint} (its servers: {}; servers are named by [[tools.server]] entries)",
+                        scenario.origin,
+                        if known.is_empty() { "none".to_string() } else { known.join(", ") }
+                    ),
+                )
+            })?;
+        let present: Vec<String> = server
+            .tools
+            .iter()
+            .filter(|t| before.iter().any(|b| &b.name == *t) && !remove.contains(t))
+            .cloned()
+            .collect();
+        if present.is_empty() {
+            return Err(Error::invalid(
+                COMMAND_LINE,
+                "--remove-servers",
+                format!("none of server `{name}`'s tools is in the tool list at call {at_call}"),
+            ));
+        }
+        remove.extend(present);
+    }
     for (name, f) in change
         .remove
         .iter()
@@ -212,13 +260,23 @@ pub fn apply_change(
             ));
         }
     }
-    let event = ToolEvent {
+    let mut event = ToolEvent {
         at_call,
         add: change.add.clone(),
-        remove: change.remove.clone(),
+        remove,
         keep: change.keep.clone(),
         replace: change.replace.clone(),
     };
+    if let Some(t) = change.trim {
+        // A trim rewrites every definition: the change becomes the whole trimmed list.
+        event = ToolEvent {
+            at_call,
+            add: Vec::new(),
+            remove: Vec::new(),
+            keep: None,
+            replace: Some(t.apply(&event.apply(&before))),
+        };
+    }
     let after = event.apply(&before);
     let mut names = HashSet::new();
     if let Some(t) = after.iter().find(|t| !names.insert(t.name.as_str())) {
@@ -265,8 +323,26 @@ pub fn apply_change(
         s
     };
     let mut parts = Vec::new();
-    if !added.is_empty() {
-        parts.push(format!("add {} tool(s) ({})", added.len(), few(&added)));
+    if let Some(t) = change.trim {
+        parts.push(format!("trim ({})", t.explain()));
+    }
+    let (redefined, new_names): (Vec<String>, Vec<String>) = added
+        .iter()
+        .cloned()
+        .partition(|n| before.iter().any(|b| &b.name == n));
+    if !new_names.is_empty() {
+        parts.push(format!(
+            "add {} tool(s) ({})",
+            new_names.len(),
+            few(&new_names)
+        ));
+    }
+    if !redefined.is_empty() {
+        parts.push(format!(
+            "redefine {} tool(s) ({})",
+            redefined.len(),
+            few(&redefined)
+        ));
     }
     if !removed.is_empty() {
         parts.push(format!(
@@ -291,16 +367,24 @@ pub fn apply_change(
         tools_after: after.len(),
     };
     let mut changed = scenario.clone();
-    let pos = changed
-        .events
-        .iter()
-        .position(|e| e.at_call > at_call)
-        .unwrap_or(changed.events.len());
-    changed.events.insert(pos, event);
+    // Before call 1 the change is the list the session starts with (no event, nothing to
+    // invalidate); later, an event after the scenario's own events at that call.
+    let pos = if at_call == 1 {
+        changed.tools = after.clone();
+        0
+    } else {
+        let pos = changed
+            .events
+            .iter()
+            .position(|e| e.at_call > at_call)
+            .unwrap_or(changed.events.len());
+        changed.events.insert(pos, event);
+        pos + 1
+    };
     // The scenario's later events must still make sense: one that adds a tool this change already
     // added would send a duplicate name, which model APIs reject.
     let mut list = after;
-    for e in &changed.events[pos + 1..] {
+    for e in &changed.events[pos..] {
         list = e.apply(&list);
         let mut names = HashSet::new();
         if let Some(t) = list.iter().find(|t| !names.insert(t.name.as_str())) {
@@ -329,7 +413,7 @@ pub fn whatif(
     strategies: &[String],
 ) -> Result<WhatifReport> {
     let (changed, summary) = apply_change(scenario, at_call, change)?;
-    let request = selection(models, strategies).resolve(catalog, scenario.clone())?;
+    let request = selection_at(models, strategies, at_call).resolve(catalog, scenario.clone())?;
     whatif_request(&request, &changed, at_call, summary)
 }
 
@@ -339,6 +423,14 @@ pub fn selection(models: &[String], strategies: &[String]) -> Selection {
     Selection::new(models, strategies)
         .default_strategies(&DEFAULT_STRATEGIES)
         .with_append_variants()
+}
+
+/// [`selection`] for a change before call `at_call`: before call 1 there is no change mid-session
+/// for the append rule to carry, so no `append` variants.
+pub fn selection_at(models: &[String], strategies: &[String], at_call: usize) -> Selection {
+    let mut s = selection(models, strategies);
+    s.append_variants = at_call > 1;
+    s
 }
 
 /// The what-if report of `request` against `changed` (the request's scenario with the change of
@@ -806,7 +898,7 @@ mod tests {
                 .unwrap_err()
                 .to_string()
         };
-        for k in [0, 1, 7] {
+        for k in [0, 7] {
             let e = err(k, &add_one());
             assert!(
                 e.contains("--at-call") && e.contains(&format!("value {k}")),

@@ -3,6 +3,7 @@
 mod charts;
 mod cli;
 mod common;
+mod decisions;
 mod docs;
 mod facts;
 mod fuzz;
