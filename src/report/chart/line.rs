@@ -536,7 +536,7 @@ mod tests {
 
     #[test]
     fn legend_lists_models_then_strategies_then_band() {
-        let mut s = vec![series("m1", "none", 1.0), series("m2", "cached", 1.0)];
+        let mut s = vec![series("m1", "none", 1.0), series("m2", "cached", 2.0)];
         s[0].band = Some(vec![(1.0, 0.5, 1.5)]);
         let texts: Vec<String> = chart(&s)
             .legend()
@@ -557,6 +557,29 @@ mod tests {
                 "median"
             ]
         );
+    }
+
+    #[test]
+    fn coinciding_lines_are_grouped_and_named() {
+        let s = [
+            series("a", "none", 1.0),
+            series("a", "cached", 2.0),
+            series("b", "none", 1.0),
+            series("b", "cached", 1.0 + 1e-9),
+            series("c", "none", 3.0),
+        ];
+        assert_eq!(coinciding(&s), vec![vec![0, 2, 3]]);
+        let texts: Vec<String> = chart(&s)
+            .legend()
+            .iter()
+            .map(|i| i.text_for_test().to_string())
+            .collect();
+        assert!(
+            texts.contains(&"a none = b none = b cached".to_string()),
+            "{texts:?}"
+        );
+        // A relative difference of a millionth is a different line.
+        assert!(coinciding(&[series("a", "", 1.0), series("b", "", 1.00001)]).is_empty());
     }
 
     #[test]
