@@ -3,6 +3,8 @@
 //! tokens per model family. Depends only on [`crate::base`] and [`crate::error`].
 
 pub mod catalog;
+pub mod render;
 pub mod strategy;
+pub mod tokenizer;
 pub mod tokens;
 pub mod tools;

@@ -9,5 +9,6 @@ mod inputs;
 mod properties;
 mod reliability;
 mod time;
+mod tokens;
 mod tools;
 mod whatif;
