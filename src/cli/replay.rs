@@ -174,7 +174,7 @@ pub fn cmd_replay(catalog: &Catalog, a: ReplayArgs, out: &mut dyn Write) -> Resu
             for (r, m) in results.iter().zip(
                 models
                     .iter()
-                    .flat_map(|m| std::iter::repeat(m).take(strategies.len())),
+                    .flat_map(|m| std::iter::repeat_n(m, strategies.len())),
             ) {
                 let diff = if r.logged.cost_usd > 0.0 {
                     format!(

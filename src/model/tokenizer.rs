@@ -102,14 +102,14 @@ mod imp {
         O200K
             .get_or_init(|| tiktoken_rs::o200k_base().map_err(|e| e.to_string()))
             .as_ref()
-            .map_err(|e| Error::Unsupported(format!("the embedded o200k_base does not load: {e}")))
+            .map_err(|e| Error::Internal(format!("the embedded o200k_base does not load: {e}")))
     }
 
     pub(super) fn file(path: &Path) -> Result<&'static CoreBPE> {
         let files = FILES.get_or_init(|| Mutex::new(HashMap::new()));
         let mut map = files
             .lock()
-            .map_err(|_| Error::Unsupported("tokenizer registry poisoned".into()))?;
+            .map_err(|_| Error::Internal("tokenizer registry poisoned".into()))?;
         if let Some(bpe) = map.get(path) {
             return Ok(bpe);
         }

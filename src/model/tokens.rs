@@ -24,8 +24,8 @@ use std::path::PathBuf;
 use serde::{Deserialize, Serialize};
 
 use crate::error::{Error, Result};
-use crate::model::catalog::{check_number, Sourced};
 use crate::model::render::{render_list, render_tool, Rendered, TemplateKind, TemplateText};
+use crate::model::sourced::{check_number, Sourced};
 use crate::model::tokenizer::{self, Vocabulary};
 use crate::model::tools::{Tool, ToolMetrics};
 

@@ -7,8 +7,8 @@ use std::path::PathBuf;
 use serde_json::Value;
 
 use crate::common::{root, shared_reference};
-use pcsim::catalog::Catalog;
-use pcsim::tools::{load_tool_file, synthetic_tools};
+use pcsim::model::catalog::Catalog;
+use pcsim::model::tools::{load_tool_file, synthetic_tools};
 
 fn fixture() -> Value {
     let p = root().join("tests/fixtures/tool-tokens/expected-o200k-harmony.json");
@@ -54,7 +54,7 @@ fn harmony_rendering_counts_exactly_what_openai_harmony_counts() {
             "{name}: rendered text differs from openai-harmony's"
         );
         assert_eq!(
-            format!("{:016x}", pcsim::hash::fnv1a(text.as_bytes())),
+            format!("{:016x}", pcsim::base::hash::fnv1a(text.as_bytes())),
             row["text_fnv1a64"].as_str().unwrap(),
             "{name}: rendered text differs from openai-harmony's"
         );

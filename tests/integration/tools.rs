@@ -5,8 +5,8 @@ use std::path::{Path, PathBuf};
 use serde_json::Value;
 
 use crate::common::{capture, pcsim, shared_reference};
-use pcsim::catalog::Catalog;
-use pcsim::tools::{
+use pcsim::model::catalog::Catalog;
+use pcsim::model::tools::{
     anthropic_tool, gemini_declaration, load_tool_files_with_warnings, openai_tool,
     synthetic_tools, MCP_ONLY_FIELDS,
 };
@@ -253,7 +253,8 @@ fn expected_tokens(model: &str, tools: &[Value]) -> (Vec<u64>, u64) {
     let c = Catalog::embedded().unwrap();
     let r = c.model(model).unwrap().rendering();
     let tools =
-        pcsim::tools::parse_tool_list(&Value::Array(tools.to_vec()).to_string(), "t").unwrap();
+        pcsim::model::tools::parse_tool_list(&Value::Array(tools.to_vec()).to_string(), "t")
+            .unwrap();
     (
         tools.iter().map(|t| r.tool_tokens(t)).collect(),
         r.block_tokens(&tools),
@@ -344,7 +345,7 @@ fn small_input_priced_per_tool_with_keep_drop_and_trims() {
         "--format",
         "json",
     ]);
-    let (_, ping) = expected_tokens("gpt-5.6", &[ping_json.clone()]);
+    let (_, ping) = expected_tokens("gpt-5.6", std::slice::from_ref(&ping_json));
     assert_eq!(tokens(&kept, "gpt-5.6") as u64, ping);
     let dropped = json_of(&[
         "tools",
