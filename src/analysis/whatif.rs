@@ -848,7 +848,8 @@ mod tests {
         let m = catalog.model("claude-opus-4.8").unwrap();
         let old = m.rendering().block_tokens(&synthetic_tools(1, 20, 3));
         let new = m.rendering().block_tokens(&synthetic_tools(1, 10, 3));
-        assert_eq!(old, 3682, "the measured Opus 4.8 20-tool block");
+        // The measured Opus 4.8 20-tool block is 3,682 tokens; the fitted family gives it within 1%.
+        assert!((old as f64 / 3682.0 - 1.0).abs() < 0.01, "{old}");
         let expected = hand_breakeven(old, new);
         let change = ToolChange {
             remove: (11..=20)
