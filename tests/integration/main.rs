@@ -9,6 +9,7 @@ mod fuzz;
 mod inputs;
 mod properties;
 mod reliability;
+mod replay_logs;
 mod time;
 mod tools;
 mod whatif;
