@@ -8,11 +8,11 @@ use std::fmt::Write as _;
 
 use serde::Serialize;
 
+use crate::base::text::{usd, TextTable};
 use crate::error::{closest, Error, Result};
 use crate::input::trim::Trim;
 use crate::model::catalog::ModelSpec;
 use crate::model::tools::{synthetic_tools, Tool};
-use crate::report::{table::TextTable, usd};
 
 /// Calls in the "episode" the tools report prices (a short agent task).
 pub const EPISODE_CALLS: u64 = 10;
@@ -358,7 +358,7 @@ impl SweepReport {
             let _ = writeln!(
                 out,
                 "{},{},{},{:.9}",
-                crate::report::csv::field(&p.model),
+                crate::base::text::field(&p.model),
                 p.tools,
                 p.tool_block_tokens,
                 p.usd_per_call

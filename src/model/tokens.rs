@@ -9,7 +9,7 @@
 use serde::{Deserialize, Serialize};
 
 use crate::error::Result;
-use crate::model::catalog::{check_number, Sourced};
+use crate::model::sourced::{check_number, Sourced};
 use crate::model::tools::{Tool, ToolMetrics};
 
 /// Rendering parameters of one family (data from `models.toml`).

@@ -16,10 +16,10 @@ use std::time::{Duration, Instant};
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 
-use pcsim::catalog::Catalog;
-use pcsim::scenario::Scenario;
-use pcsim::simulate::run_scenario;
-use pcsim::tools::parse_tool_list;
+use pcsim::input::scenario::Scenario;
+use pcsim::model::catalog::Catalog;
+use pcsim::model::tools::parse_tool_list;
+use pcsim::sim::simulate::run_scenario;
 
 /// Which parser an input is for.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -99,12 +99,12 @@ impl Corpus {
         entries.push((
             Target::Catalog,
             "built-in models.toml".into(),
-            pcsim::catalog::EMBEDDED_CATALOG.as_bytes().to_vec(),
+            pcsim::model::catalog::EMBEDDED_CATALOG.as_bytes().to_vec(),
         ));
         entries.push((
             Target::Scenario,
             "built-in default scenario".into(),
-            pcsim::scenario::DEFAULT_SCENARIO.as_bytes().to_vec(),
+            pcsim::input::scenario::DEFAULT_SCENARIO.as_bytes().to_vec(),
         ));
         Corpus {
             entries,
@@ -555,7 +555,7 @@ impl Failure {
     pub fn save(&self, dir: &Path) -> std::io::Result<PathBuf> {
         let d = dir.join(self.target.dir());
         std::fs::create_dir_all(&d)?;
-        let h = pcsim::hash::fnv1a(&self.input);
+        let h = pcsim::base::hash::fnv1a(&self.input);
         let p = d.join(format!("crash-{h:016x}.{}", self.target.extension()));
         std::fs::write(&p, &self.input)?;
         Ok(p)

@@ -573,7 +573,8 @@ fn docs_every_page_is_checked() {
         .unwrap()
         .filter_map(|e| {
             let name = e.unwrap().file_name().to_string_lossy().into_owned();
-            name.ends_with(".md").then(|| format!("docs/{name}"))
+            // architecture.md has no commands: its drawing is checked by layers.rs.
+            (name.ends_with(".md") && name != "architecture.md").then(|| format!("docs/{name}"))
         })
         .collect();
     found.push("README.md".into());

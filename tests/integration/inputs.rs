@@ -55,8 +55,8 @@ fn capture_lists_tools_and_capabilities_change_the_list() {
         .clone();
     assert_eq!(tool_names(&out), ["echo", "add", "get_time"]);
     // The capture is a tool file pcsim reads like the stored ones.
-    let tools =
-        pcsim::tools::parse_tool_list(std::str::from_utf8(&out).unwrap(), "capture").unwrap();
+    let tools = pcsim::model::tools::parse_tool_list(std::str::from_utf8(&out).unwrap(), "capture")
+        .unwrap();
     assert_eq!(tools.len(), 3);
     let full = capture_mode("normal", &["--client-capabilities", "full"])
         .success()
@@ -166,7 +166,7 @@ fn capture_ends_a_server_that_ignores_sigterm() {
     let Some(server) = fake_server() else { return };
     let dir = tempfile::tempdir().unwrap();
     let pidfile = dir.path().join("pid");
-    let opts = pcsim::capture::CaptureOptions {
+    let opts = pcsim::input::capture::CaptureOptions {
         timeout: std::time::Duration::from_secs(2),
         ..Default::default()
     };
@@ -176,7 +176,7 @@ fn capture_ends_a_server_that_ignores_sigterm() {
     )]
     .into_iter()
     .collect();
-    let e = pcsim::capture::capture_command(
+    let e = pcsim::input::capture::capture_command(
         "silent",
         "python3",
         &[server.display().to_string(), "silent".into()],
@@ -285,9 +285,11 @@ fn config_captures_each_server_and_totals_the_overhead() {
     );
 
     // The figures are the library's rendering of the saved captures, per model.
-    let catalog = pcsim::catalog::Catalog::embedded().unwrap();
-    let normal = pcsim::tools::load_tool_file(&dir.path().join("fake-normal.tools.json")).unwrap();
-    let paged = pcsim::tools::load_tool_file(&dir.path().join("fake-paged.tools.json")).unwrap();
+    let catalog = pcsim::model::catalog::Catalog::embedded().unwrap();
+    let normal =
+        pcsim::model::tools::load_tool_file(&dir.path().join("fake-normal.tools.json")).unwrap();
+    let paged =
+        pcsim::model::tools::load_tool_file(&dir.path().join("fake-paged.tools.json")).unwrap();
     let all: Vec<_> = normal.iter().chain(&paged).cloned().collect();
     let rows = v["overhead"].as_array().unwrap();
     assert_eq!(rows.len(), 6);
@@ -447,7 +449,7 @@ fn replay_claude_code_transcript_matches_the_log() {
     // The merged response keeps the final output count of its last transcript line.
     assert_eq!(calls[0]["output_tokens"], 187);
     // Logged dollars: the logged buckets at the catalog's prices (5m writes 1.25x, reads 0.1x).
-    let catalog = pcsim::catalog::Catalog::embedded().unwrap();
+    let catalog = pcsim::model::catalog::Catalog::embedded().unwrap();
     let m = catalog.model("claude-opus-4.8").unwrap();
     let rules = m.cache.explicit.as_ref().unwrap();
     let (w5, rd) = (
@@ -520,7 +522,7 @@ fn replay_asks_what_the_session_costs_elsewhere() {
     ]);
     let results = v["results"].as_array().unwrap();
     assert_eq!(results.len(), 4);
-    let catalog = pcsim::catalog::Catalog::embedded().unwrap();
+    let catalog = pcsim::model::catalog::Catalog::embedded().unwrap();
     let total = |i: usize| results[i]["predicted"]["cost_usd"].as_f64().unwrap();
     // `none` bills every prompt token at the base rate: the plain prices times the logged tokens.
     let calls = results[0]["calls"].as_array().unwrap();
@@ -570,7 +572,7 @@ fn replay_reads_anthropic_and_openai_logs() {
         .collect();
     assert_eq!(times, [0.0, 20.0, 40.0, 60.0]);
     // The first call wrote its prompt with a 1-hour lifetime: billed at the 1h tier (2x).
-    let m = pcsim::catalog::Catalog::embedded().unwrap();
+    let m = pcsim::model::catalog::Catalog::embedded().unwrap();
     let m = m.model("claude-opus-4.8").unwrap();
     let want = m.input_usd(12.0 + 6200.0 * 2.0) + m.output_usd(350.0);
     assert!((calls[0]["logged"]["cost_usd"].as_f64().unwrap() - want).abs() < 1e-12);

@@ -3,10 +3,13 @@
 mod charts;
 mod cli;
 mod common;
+mod decisions;
 mod docs;
 mod facts;
 mod fuzz;
+mod house;
 mod inputs;
+mod layers;
 mod properties;
 mod reliability;
 mod replay_logs;

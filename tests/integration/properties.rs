@@ -13,16 +13,16 @@ use proptest::prelude::*;
 use proptest::test_runner::TestCaseError;
 use serde::Serialize;
 
-use pcsim::billing::CallBill;
-use pcsim::catalog::{
+use pcsim::base::quantity::Quantity;
+use pcsim::input::scenario::{Arrival, Scenario, ToolEvent};
+use pcsim::model::catalog::{
     CacheModes, CacheRules, Catalog, ModelSpec, Sourced, ToolChangeRule, TtlTier,
 };
-use pcsim::engine::{simulate_collect, SimSetup};
-use pcsim::quantity::Quantity;
-use pcsim::scenario::{Arrival, Scenario, ToolEvent};
-use pcsim::strategy::{Mode, ResolvedStrategy, Strategy as CacheStrategy};
-use pcsim::tokens::ToolRendering;
-use pcsim::tools::{synthetic_tool, Tool};
+use pcsim::model::strategy::{Mode, ResolvedStrategy, Strategy as CacheStrategy};
+use pcsim::model::tokens::ToolRendering;
+use pcsim::model::tools::{synthetic_tool, Tool};
+use pcsim::sim::billing::CallBill;
+use pcsim::sim::engine::{simulate_collect, SimSetup};
 
 /// Cases per property (`PCSIM_PROPTEST_CASES` overrides it for longer runs); the default keeps the
 /// module to a few seconds in debug builds.
@@ -264,6 +264,7 @@ fn build(shape: &Shape) -> Scenario {
         models: vec![],
         strategies: vec![],
         tools,
+        servers: Vec::new(),
         system_tokens: shape.system_tokens,
         calls: shape.calls,
         first_user_tokens,
@@ -635,7 +636,7 @@ proptest! {
             .iter()
             .map(|s| s.to_string())
             .collect();
-        let report = pcsim::simulate::run_scenario(&catalog, &scenario, &["generated".into()], &strategies)
+        let report = pcsim::sim::simulate::run_scenario(&catalog, &scenario, &["generated".into()], &strategies)
             .map_err(|e| TestCaseError::fail(e.to_string()))?;
         prop_assert!(!report.results.is_empty());
         for r in &report.results {

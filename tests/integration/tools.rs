@@ -5,8 +5,8 @@ use std::path::{Path, PathBuf};
 use serde_json::Value;
 
 use crate::common::{capture, pcsim, shared_reference};
-use pcsim::catalog::Catalog;
-use pcsim::tools::{
+use pcsim::model::catalog::Catalog;
+use pcsim::model::tools::{
     anthropic_tool, gemini_declaration, load_tool_files_with_warnings, openai_tool, MCP_ONLY_FIELDS,
 };
 

@@ -6,8 +6,8 @@ use std::path::{Path, PathBuf};
 use serde_json::Value;
 
 use crate::common::{capture, pcsim};
-use pcsim::catalog::Catalog;
-use pcsim::tools::{synthetic_tool, synthetic_tools};
+use pcsim::model::catalog::Catalog;
+use pcsim::model::tools::{synthetic_tool, synthetic_tools};
 
 /// Writes a scenario (and returns its path) in `dir`.
 fn scenario(dir: &Path, name: &str, text: &str) -> PathBuf {
@@ -231,7 +231,8 @@ fn whatif_bad_input_exits_2_with_the_flag_named() {
             "--at-call",
         ),
         (
-            &["--at-call", "1", "--remove-tools", "synthetic_tool_01"],
+            // Call 1 is allowed (the list from the start, issue 16); call 0 does not exist.
+            &["--at-call", "0", "--remove-tools", "synthetic_tool_01"],
             "--at-call",
         ),
         (
