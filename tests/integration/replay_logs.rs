@@ -253,7 +253,7 @@ fn codex_cli_rollouts_are_read() {
 #[test]
 fn sidechain_calls_are_in_the_totals_at_their_own_model() {
     let (v, _) = replay(&[path(&fixture("claude_code_session.jsonl"))]);
-    let catalog = pcsim::catalog::Catalog::embedded().unwrap();
+    let catalog = pcsim::model::catalog::Catalog::embedded().unwrap();
     let haiku = catalog.model("claude-haiku-4.5").unwrap();
     let cs = calls(&v);
     // The sub-agent's call (9,120 uncached, 88 out) ran on Haiku; the rest on Opus.
