@@ -75,11 +75,11 @@ impl TextTable {
                 }
                 let pad = w[i].saturating_sub(c.chars().count());
                 if self.right.get(i).copied().unwrap_or(false) {
-                    text.extend(std::iter::repeat(' ').take(pad));
+                    text.extend(std::iter::repeat_n(' ', pad));
                     text.push_str(c);
                 } else {
                     text.push_str(c);
-                    text.extend(std::iter::repeat(' ').take(pad));
+                    text.extend(std::iter::repeat_n(' ', pad));
                 }
             }
             out.push_str(text.trim_end());

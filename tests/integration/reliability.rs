@@ -1153,3 +1153,19 @@ fn escape_sequences_from_inputs_never_reach_the_terminal_raw() {
         "{stderr}"
     );
 }
+
+#[test]
+fn replayed_token_counts_cannot_overflow() {
+    // Two calls of 9e18 tokens each: their sum does not fit in 64 bits. Refused with the field, not
+    // summed into trillions of dollars (release) or a panic (debug).
+    let dir = tempfile::tempdir().unwrap();
+    let log = dir.path().join("big.jsonl");
+    let line = "{\"model\":\"claude-opus-4.8\",\"usage\":{\"input_tokens\":9000000000000000000,\"output_tokens\":1}}\n";
+    std::fs::write(&log, line.repeat(2)).unwrap();
+    let (code, stdout, stderr) = run_pcsim(&[os("replay"), log.as_os_str()]);
+    assert_eq!(code, Some(2), "{stdout}{stderr}");
+    assert!(
+        stderr.contains("usage.input_tokens") && stderr.contains("9000000000000000000"),
+        "{stderr}"
+    );
+}
