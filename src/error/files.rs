@@ -273,8 +273,18 @@ pub struct TempFile {
 impl TempFile {
     /// Creates a new temporary file at `path` ([`create_exclusive`]).
     pub fn create(path: PathBuf) -> std::io::Result<(TempFile, std::fs::File)> {
-        let file = create_exclusive(&path)?;
+        // Registered before it exists, so an interruption right after the creation still removes it
+        // (the name holds the process id: no other process's file can have it).
         let slot = cleanup::register(&path);
+        let file = match create_exclusive(&path) {
+            Ok(f) => f,
+            Err(e) => {
+                if let Some(s) = slot {
+                    cleanup::unregister(s);
+                }
+                return Err(e);
+            }
+        };
         Ok((
             TempFile {
                 path,

@@ -149,15 +149,37 @@ impl UsageLog {
 
 /// Loads a log file, streaming JSON Lines (memory follows the number of calls, not the file size).
 pub fn load_log(path: &Path) -> Result<UsageLog> {
-    let file = std::fs::File::open(path).map_err(|e| Error::Io {
-        path: path.to_path_buf(),
-        action: "reading",
-        source: e,
-    })?;
+    use crate::error::files::{open_input, OpenError};
+    // Opened without blocking and checked on the descriptor: a pipe or device is refused, never
+    // waited on; the log is remembered as an input, so no report is written over it.
+    let file = match open_input(path) {
+        Ok((f, _)) => f,
+        Err(OpenError::Io(e)) => {
+            return Err(Error::Io {
+                path: path.to_path_buf(),
+                action: "cannot read",
+                source: e,
+            })
+        }
+        Err(OpenError::Folder) => {
+            return Err(Error::invalid(
+                path.display().to_string(),
+                "path",
+                "is a folder, not a file",
+            ))
+        }
+        Err(OpenError::Special) => {
+            return Err(Error::invalid(
+                path.display().to_string(),
+                "path",
+                "is not a regular file (a device, pipe or socket); give the path of a file",
+            ))
+        }
+    };
     read_log(file, &path.display().to_string()).map_err(|e| match e {
         Error::Io { source, .. } => Error::Io {
             path: path.to_path_buf(),
-            action: "reading",
+            action: "cannot read",
             source,
         },
         other => other,

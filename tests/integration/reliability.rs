@@ -932,11 +932,17 @@ fn an_interrupted_write_leaves_no_temporary_file() {
         .unwrap();
     // Wait until every temporary file is complete (the run pauses there), then interrupt it.
     let start = std::time::Instant::now();
-    while leftovers(&out).len() < 3 {
+    // At least the three reports, and no new temporary file for half a second (all charts done).
+    let (mut seen, mut stable_since) = (0, std::time::Instant::now());
+    while seen < 3 || stable_since.elapsed() < std::time::Duration::from_millis(500) {
         assert!(
             start.elapsed() < std::time::Duration::from_secs(60),
             "the run never reached its renames"
         );
+        let n = leftovers(&out).len();
+        if n != seen {
+            (seen, stable_since) = (n, std::time::Instant::now());
+        }
         std::thread::sleep(std::time::Duration::from_millis(20));
     }
     let pid = libc::pid_t::try_from(child.id()).unwrap();
