@@ -567,6 +567,9 @@ pub struct ReplayOptions {
     pub prefix_tokens: u64,
     /// Seconds until a response starts (writes become readable then).
     pub first_token_seconds: f64,
+    /// Seed of the best-effort hit draws (`--seed`); `None`: derived from the logged calls, so the
+    /// same log gives the same prediction whatever its file is called.
+    pub seed: Option<u64>,
 }
 
 impl Default for ReplayOptions {
@@ -575,6 +578,7 @@ impl Default for ReplayOptions {
             gap_seconds: 30.0,
             prefix_tokens: 0,
             first_token_seconds: 1.0,
+            seed: None,
         }
     }
 }
@@ -625,6 +629,24 @@ pub fn call_times(calls: &[LoggedCall], gap: f64) -> Vec<f64> {
     out
 }
 
+/// A seed from what the calls logged (not where the log is stored): the same calls, the same seed.
+pub fn content_seed(calls: &[LoggedCall]) -> u64 {
+    calls.iter().fold(fnv1a(b"replay-seed"), |h, c| {
+        let time = c.unix_time.map_or(u64::MAX, f64::to_bits);
+        [
+            time,
+            c.prompt_tokens,
+            c.uncached_tokens,
+            c.cache_write_5m_tokens,
+            c.cache_write_1h_tokens,
+            c.cache_read_tokens,
+            c.output_tokens,
+        ]
+        .into_iter()
+        .fold(h, chain)
+    })
+}
+
 /// Replays a log on one model with one strategy.
 pub fn replay(
     log: &UsageLog,
@@ -643,7 +665,7 @@ pub fn replay(
     let setup = SimSetup::new(model, &resolved, opts.first_token_seconds);
     let times = call_times(&log.calls, opts.gap_seconds);
     let mut store = CacheStore::new();
-    let mut rng = ChaCha8Rng::seed_from_u64(fnv1a(log.origin.as_bytes()));
+    let mut rng = ChaCha8Rng::seed_from_u64(opts.seed.unwrap_or_else(|| content_seed(&log.calls)));
     let mut prompt = Prompt::default();
     let prefix_id = fnv1a(b"replay-prefix");
     let mut conversation = 0u64;

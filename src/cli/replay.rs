@@ -5,7 +5,7 @@ use std::path::PathBuf;
 
 use anyhow::Result;
 
-use super::Format;
+use super::{Format, TextFormat};
 use pcsim::analysis::replay::{load_log, match_model, replay, uncached_usd, ReplayOptions};
 use pcsim::model::catalog::{Catalog, ModelSpec};
 use pcsim::model::strategy::Strategy;
@@ -24,8 +24,8 @@ pub struct ReplayArgs {
     #[arg(long = "strategy", value_name = "S")]
     pub strategies: Vec<String>,
     /// Output format (table or json).
-    #[arg(long, value_enum, default_value_t = Format::Table)]
-    pub format: Format,
+    #[arg(long, value_enum, default_value_t = TextFormat::Table)]
+    pub format: TextFormat,
     /// Seconds between calls when the log has no timestamps.
     #[arg(long, value_name = "S", default_value_t = 30.0)]
     pub gap_seconds: f64,
@@ -36,13 +36,14 @@ pub struct ReplayArgs {
     /// Print the per-call table of every model and strategy (default: only the first).
     #[arg(long)]
     pub all_calls: bool,
+    /// Seed of the draws for best-effort cache hits (default: derived from the log's calls).
+    #[arg(long, value_name = "S")]
+    pub seed: Option<u64>,
 }
 
 /// Runs `pcsim replay`.
 pub fn cmd_replay(catalog: &Catalog, a: ReplayArgs, out: &mut dyn Write) -> Result<()> {
-    if a.format == Format::Csv {
-        anyhow::bail!("`replay` supports --format table or json");
-    }
+    let format = Format::from(a.format);
     let log = load_log(&a.log)?;
     let mut named_models: Vec<(String, usize)> = Vec::new();
     for m in log.calls.iter().filter_map(|c| c.model.as_ref()) {
@@ -96,6 +97,7 @@ pub fn cmd_replay(catalog: &Catalog, a: ReplayArgs, out: &mut dyn Write) -> Resu
     let opts = ReplayOptions {
         gap_seconds: a.gap_seconds,
         prefix_tokens: a.prefix_tokens,
+        seed: a.seed,
         ..ReplayOptions::default()
     };
     let mut results = Vec::new();
@@ -134,7 +136,7 @@ pub fn cmd_replay(catalog: &Catalog, a: ReplayArgs, out: &mut dyn Write) -> Resu
         );
     }
     let timed = log.calls.iter().filter(|c| c.unix_time.is_some()).count();
-    match a.format {
+    match format {
         Format::Json => {
             let v = serde_json::json!({
                 "log": log.origin,
