@@ -310,12 +310,7 @@ fn tools_chart_lists_tools_largest_first() {
     };
     let bars: Vec<(String, f64)> = tools
         .iter()
-        .map(|t| {
-            (
-                t.name.clone(),
-                m.rendering().tool_tokens(&t.metrics()) as f64,
-            )
-        })
+        .map(|t| (t.name.clone(), m.rendering().tool_tokens(t) as f64))
         .collect();
     let x = Axis::new("tokens per call (tokens)", Unit::Tokens);
     let title = format!("Tokens of each tool on {}\n{} tools", m.name, tools.len());

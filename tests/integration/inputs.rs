@@ -434,11 +434,14 @@ fn replay_claude_code_transcript_matches_the_log() {
         err.contains("inference_geo (10)"),
         "unknown fields are counted: {err}"
     );
+    // The sub-agent's call is its own conversation, and in the totals.
     assert!(
-        err.contains("1 sub-agent (sidechain) calls left out"),
+        err.contains("1 sub-agent (sidechain) call replayed as its own conversation"),
         "{err}"
     );
-    assert_eq!(v["calls_logged"], 7);
+    assert_eq!(v["calls_logged"], 8);
+    assert_eq!(v["sidechain_calls"], 1);
+    assert_eq!(v["results"][0]["conversations"], 2);
     assert_eq!(v["duplicates_merged"], 3);
     let r = &v["results"][0];
     assert_eq!(r["model"], "claude-opus-4.8");
@@ -468,8 +471,18 @@ fn replay_claude_code_transcript_matches_the_log() {
     assert_eq!(calls[4]["logged"]["cache_read_tokens"], 0);
     assert_eq!(calls[4]["predicted"]["cache_read_tokens"], 0);
     assert_eq!(calls[4]["time_s"].as_f64().unwrap().round(), 634.0);
-    // pcsim's rules reproduce the logged session: every call within 1% and the total within 0.1%.
-    for c in calls {
+    let side: Vec<_> = calls.iter().filter(|c| c["conversation"] == 2).collect();
+    assert_eq!(side.len(), 1);
+    assert_eq!(side[0]["prompt_tokens"], 9120);
+    let sum: f64 = calls
+        .iter()
+        .map(|c| c["logged"]["cost_usd"].as_f64().unwrap())
+        .sum();
+    assert!((sum - r["logged"]["cost_usd"].as_f64().unwrap()).abs() < 1e-12);
+    // pcsim's rules reproduce the main conversation: every call within 1% and its total within
+    // 0.1%. (The sub-agent's call used no caching; pcsim's `cached` strategy writes its prompt.)
+    let calls: Vec<&Value> = calls.iter().filter(|c| c["conversation"] == 1).collect();
+    for c in &calls {
         let (l, p) = (
             c["logged"]["cost_usd"].as_f64().unwrap(),
             c["predicted"]["cost_usd"].as_f64().unwrap(),
@@ -480,10 +493,13 @@ fn replay_claude_code_transcript_matches_the_log() {
             c["call"]
         );
     }
-    let (l, p) = (
-        r["logged"]["cost_usd"].as_f64().unwrap(),
-        r["predicted"]["cost_usd"].as_f64().unwrap(),
-    );
+    let total = |k: &str| -> f64 {
+        calls
+            .iter()
+            .map(|c| c[k]["cost_usd"].as_f64().unwrap())
+            .sum()
+    };
+    let (l, p) = (total("logged"), total("predicted"));
     assert!(
         (p / l - 1.0).abs() < 0.001,
         "total: logged {l} predicted {p}"
@@ -586,6 +602,26 @@ fn replay_bad_logs_fail_clearly() {
         "{\"usage\":{\"input_tokens\":10}}\n{\"usage\":{\"input_tokens\":\"ten\"}}\n",
     )
     .unwrap();
+    // A bad row is counted and named, never fatal: the other rows are replayed.
+    let a = pcsim()
+        .arg("replay")
+        .arg(&p)
+        .args(["--model", "claude-opus-4.8", "--format", "json"])
+        .assert()
+        .success();
+    let err = String::from_utf8_lossy(&a.get_output().stderr).to_string();
+    assert!(
+        err.contains("1 record could not be read")
+            && err.contains("bad.jsonl")
+            && err.contains("line 2: usage.input_tokens")
+            && err.contains("\"ten\""),
+        "{err}"
+    );
+    let v: Value = serde_json::from_slice(&a.get_output().stdout).unwrap();
+    assert_eq!(v["calls_logged"], 1);
+    assert_eq!(v["unreadable_records"], 1);
+    // Only bad rows: an error naming them (exit 2).
+    std::fs::write(&p, "{\"usage\":{\"input_tokens\":\"ten\"}}\n").unwrap();
     let a = pcsim()
         .arg("replay")
         .arg(&p)
@@ -594,9 +630,7 @@ fn replay_bad_logs_fail_clearly() {
         .code(2);
     let err = String::from_utf8_lossy(&a.get_output().stderr).to_string();
     assert!(
-        err.contains("bad.jsonl")
-            && err.contains("line 2: usage.input_tokens")
-            && err.contains("\"ten\""),
+        err.contains("bad.jsonl") && err.contains("line 1: usage.input_tokens"),
         "{err}"
     );
     // A model the catalog does not know, with no --model: ask for one.

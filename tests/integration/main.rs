@@ -12,6 +12,8 @@ mod inputs;
 mod layers;
 mod properties;
 mod reliability;
+mod replay_logs;
 mod time;
+mod tokens;
 mod tools;
 mod whatif;
