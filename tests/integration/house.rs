@@ -196,3 +196,74 @@ fn replay_predicts_the_same_for_the_same_log_under_any_name_and_takes_a_seed() {
     assert_eq!(seeded[0], predicted(&p, &["--seed", "1"]));
     assert!(seeded.iter().any(|v| *v != seen[0]), "{seeded:?}");
 }
+
+/// `1.85` -> (1, 85, 0).
+fn version(v: &str) -> (u64, u64, u64) {
+    let mut p = v.split('.').map(|x| x.parse::<u64>().unwrap_or(0));
+    (
+        p.next().unwrap_or(0),
+        p.next().unwrap_or(0),
+        p.next().unwrap_or(0),
+    )
+}
+
+#[test]
+fn rust_version_is_at_least_what_every_locked_dependency_needs() {
+    // Only one toolchain exists where this runs, so the MSRV cannot be checked by building with it;
+    // what can be checked is that no locked dependency of the library and binary declares a newer
+    // one (clippy's `incompatible_msrv` then checks pcsim's own use of the standard library).
+    let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
+    let out = std::process::Command::new(cargo)
+        .current_dir(crate::common::root())
+        .args(["metadata", "--format-version", "1", "--locked", "--offline"])
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let m: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let packages: std::collections::HashMap<&str, &Value> = m["packages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|p| (p["id"].as_str().unwrap(), p))
+        .collect();
+    let nodes: std::collections::HashMap<&str, &Value> = m["resolve"]["nodes"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|n| (n["id"].as_str().unwrap(), n))
+        .collect();
+    let root = m["resolve"]["root"].as_str().unwrap();
+    let ours = packages[root]["rust_version"].as_str().unwrap();
+    // Everything the library and binary build with: normal and build dependencies, transitively.
+    let mut seen = std::collections::HashSet::new();
+    let mut todo = vec![root];
+    while let Some(id) = todo.pop() {
+        if !seen.insert(id) {
+            continue;
+        }
+        for d in nodes[id]["deps"].as_array().unwrap() {
+            let kinds = d["dep_kinds"].as_array().unwrap();
+            if kinds
+                .iter()
+                .any(|k| k["kind"].is_null() || k["kind"] == "build")
+            {
+                todo.push(d["pkg"].as_str().unwrap());
+            }
+        }
+    }
+    assert!(seen.len() > 20, "{} packages", seen.len());
+    let newer: Vec<String> = seen
+        .iter()
+        .filter_map(|id| {
+            let p = packages[id];
+            let v = p["rust_version"].as_str()?;
+            (version(v) > version(ours))
+                .then(|| format!("{} {} needs {v}", p["name"], p["version"]))
+        })
+        .collect();
+    assert!(newer.is_empty(), "rust-version = {ours}, but {newer:?}");
+}
