@@ -2,6 +2,7 @@
 //! or distributions) that scenarios and catalogs are written in. Depends on nothing but
 //! [`crate::error`]; every other layer may use it.
 
+pub mod date;
 pub mod hash;
 pub mod quantity;
 pub mod rng;

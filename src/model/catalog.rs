@@ -7,6 +7,7 @@ use std::path::Path;
 use serde::{Deserialize, Serialize};
 
 use crate::error::{closest, num, read_text, Error, Result};
+use crate::model::pricing::check_price;
 use crate::model::tokens::ToolRendering;
 
 /// The catalog embedded at build time from the project's `models.toml`.
@@ -31,6 +32,9 @@ pub struct Sourced<T> {
     pub value: T,
     /// Where the value comes from, so a reader can audit it.
     pub source: String,
+    /// For prices: the day (`YYYY-MM-DD`) the value was last compared with its source.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub checked: Option<String>,
 }
 
 impl<T: Copy> Sourced<T> {
@@ -118,6 +122,10 @@ pub struct CacheRules {
     /// Other tool-change behaviours the model offers (e.g. a beta), selectable by a strategy.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub tool_change_options: Option<Sourced<Vec<ToolChangeRule>>>,
+    /// Explicit mode: the anchors a breakpoint may sit at (`tools`, `system`, `last`), where the
+    /// provider restricts placement (e.g. OpenAI: only inside input messages); all when absent.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub allowed_anchors: Option<Sourced<Vec<String>>>,
 }
 
 impl CacheRules {
@@ -179,6 +187,35 @@ pub struct ModelSpec {
     /// Free-form remarks (e.g. dating caveats).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub notes: Option<String>,
+    /// Other ids under which the same model (same prices and rules) is known, e.g. `gpt-5.6` for
+    /// GPT-5.6 Sol; each becomes a model of its own when the catalog is loaded.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub aliases: Vec<String>,
+    /// Set by the loader on a model made from an alias: the id it is an alias of.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub alias_of: Option<String>,
+    /// The model's key in LiteLLM's price file, for `pcsim models --check-against`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub litellm: Option<String>,
+    /// Dated price changes, in date order (`[[model.price_change]]`).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub price_change: Vec<crate::model::pricing::PriceChange>,
+    /// Service tiers by name (`batch`, `flex`, `priority`).
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub service_tier: BTreeMap<String, crate::model::pricing::ServiceTier>,
+    /// Price multiplier of regional / data-residency endpoints.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub regional_multiplier: Option<Sourced<f64>>,
+    /// Prices of prompts above a length threshold.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub long_context: Option<crate::model::pricing::LongContext>,
+    /// Set when prices were selected (`Catalog::priced`): what they are (day, sheet, tier).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub priced: Option<String>,
+    /// Set by `Catalog::priced` when the selected prices do not exist for the model (e.g. a service
+    /// tier it does not offer): selecting the model is then an error with this reason.
+    #[serde(skip)]
+    pub unavailable: Option<String>,
 }
 
 impl ModelSpec {
@@ -220,6 +257,8 @@ struct RawCatalog {
     family: Vec<Family>,
     #[serde(default)]
     model: Vec<ModelSpec>,
+    #[serde(default)]
+    price_sheet: Vec<crate::model::pricing::PriceSheetSpec>,
 }
 
 /// A validated catalog of models.
@@ -229,8 +268,10 @@ pub struct Catalog {
     pub origin: String,
     /// Rendering families.
     pub families: Vec<Family>,
-    /// Models, in file order.
+    /// Models, in file order (a model's aliases follow it).
     pub models: Vec<ModelSpec>,
+    /// Named price sheets (`--price-sheet`).
+    pub price_sheets: Vec<crate::model::pricing::PriceSheetSpec>,
 }
 
 impl Catalog {
@@ -253,6 +294,7 @@ impl Catalog {
             origin: origin.to_string(),
             families: raw.family,
             models: raw.model,
+            price_sheets: raw.price_sheet,
         };
         catalog
             .resolve_and_validate()
@@ -262,6 +304,16 @@ impl Catalog {
 
     /// The model with this id, or an error that suggests the closest id.
     pub fn model(&self, id: &str) -> Result<&ModelSpec> {
+        if let Some(m) = self.models.iter().find(|m| m.id == id) {
+            if let Some(why) = &m.unavailable {
+                return Err(Error::invalid(
+                    "--model",
+                    id,
+                    format!("{why}; choose other models with --model"),
+                ));
+            }
+            return Ok(m);
+        }
         self.models.iter().find(|m| m.id == id).ok_or_else(|| {
             let hint = closest(id, self.models.iter().map(|m| m.id.as_str()))
                 .map(|c| format!("; did you mean `{c}`?"))
@@ -316,20 +368,21 @@ impl Catalog {
             if !ids.insert(model.id.clone()) {
                 return Err(Error::invalid(&origin, format!("{at}.id"), "defined twice"));
             }
-            check_number(
+            check_price(
                 &origin,
                 &format!("{at}.input_usd_per_mtok"),
                 &model.input_usd_per_mtok,
-                Some(f64::MIN_POSITIVE),
-                Some(MAX_USD_PER_MTOK),
+                f64::MIN_POSITIVE,
+                MAX_USD_PER_MTOK,
             )?;
-            check_number(
+            check_price(
                 &origin,
                 &format!("{at}.output_usd_per_mtok"),
                 &model.output_usd_per_mtok,
-                Some(0.0),
-                Some(MAX_USD_PER_MTOK),
+                0.0,
+                MAX_USD_PER_MTOK,
             )?;
+            crate::model::pricing::validate_model_pricing(&origin, &at, model)?;
             if model.tool_rendering.is_none() {
                 let family = self
                     .families
@@ -364,6 +417,28 @@ impl Catalog {
                     Error::invalid(&origin, format!("{at}.default_strategy"), e.to_string())
                 })?;
         }
+        // Aliases: a copy of the model under each other id, right after it.
+        let mut models = Vec::with_capacity(self.models.len());
+        for model in std::mem::take(&mut self.models) {
+            let aliases = model.aliases.clone();
+            models.push(model.clone());
+            for alias in aliases {
+                if !ids.insert(alias.clone()) || alias.trim().is_empty() {
+                    return Err(Error::invalid(
+                        &origin,
+                        format!("model `{}`.aliases", model.id),
+                        format!("alias `{alias}` is empty or already an id"),
+                    ));
+                }
+                let mut copy = model.clone();
+                copy.id = alias;
+                copy.alias_of = Some(model.id.clone());
+                copy.aliases.clear();
+                models.push(copy);
+            }
+        }
+        self.models = models;
+        crate::model::pricing::validate_sheets(&origin, &self.price_sheets, &self.models)?;
         Ok(())
     }
 }
@@ -464,12 +539,12 @@ fn validate_rules(origin: &str, at: &str, mode: &str, r: &CacheRules) -> Result<
         Some(1.0),
         Some(1e6),
     )?;
-    check_number(
+    check_price(
         origin,
         &format!("{at}.read_multiplier"),
         &r.read_multiplier,
-        Some(0.0),
-        Some(1.0),
+        0.0,
+        1.0,
     )?;
     check_source(
         origin,
@@ -504,12 +579,12 @@ fn validate_rules(origin: &str, at: &str, mode: &str, r: &CacheRules) -> Result<
             Some(0.001),
             Some(366.0 * 86400.0),
         )?;
-        check_number(
+        check_price(
             origin,
             &format!("{f}.write_multiplier"),
             &tier.write_multiplier,
-            Some(0.0),
-            Some(100.0),
+            0.0,
+            100.0,
         )?;
         if tier.write_multiplier.value < r.read_multiplier.value {
             return Err(Error::invalid(
@@ -571,16 +646,30 @@ fn validate_rules(origin: &str, at: &str, mode: &str, r: &CacheRules) -> Result<
         )?;
     }
     if let Some(p) = &r.storage_usd_per_mtok_hour {
-        check_number(
+        check_price(
             origin,
             &format!("{at}.storage_usd_per_mtok_hour"),
             p,
-            Some(0.0),
-            Some(MAX_USD_PER_MTOK),
+            0.0,
+            MAX_USD_PER_MTOK,
         )?;
     }
     if let Some(o) = &r.tool_change_options {
         check_source(origin, &format!("{at}.tool_change_options"), &o.source)?;
+    }
+    if let Some(a) = &r.allowed_anchors {
+        check_source(origin, &format!("{at}.allowed_anchors"), &a.source)?;
+        if let Some(bad) = a
+            .value
+            .iter()
+            .find(|x| !["tools", "system", "last"].contains(&x.as_str()))
+        {
+            return Err(Error::invalid(
+                origin,
+                format!("{at}.allowed_anchors"),
+                format!("unknown anchor `{bad}`; use tools, system or last"),
+            ));
+        }
     }
     Ok(())
 }
@@ -665,7 +754,7 @@ mod tests {
 
     #[test]
     fn empty_id_points_at_its_model() {
-        let text = EMBEDDED_CATALOG.replacen("id = \"gpt-5.6\"", "id = \" \"", 1);
+        let text = EMBEDDED_CATALOG.replacen("id = \"gpt-5.6-sol\"", "id = \" \"", 1);
         let line = text.lines().position(|l| l == "id = \" \"").unwrap() + 1;
         let e = Catalog::from_toml_str(&text, "m.toml")
             .unwrap_err()

@@ -3,6 +3,7 @@
 //! tokens per model family. Depends only on [`crate::base`] and [`crate::error`].
 
 pub mod catalog;
+pub mod pricing;
 pub mod strategy;
 pub mod tokens;
 pub mod tools;

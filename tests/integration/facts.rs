@@ -1,11 +1,14 @@
 //! The measured facts of `shared/reference/measured-facts.md` that are simulation results, reproduced
 //! through the public API. Each test names its fact; tolerances are the calibration's stated fit error.
+//! Dollar facts were billed by the study's gateway at its own rates, so every test prices on the
+//! built-in price sheet `study-2026-07-31`, not on today's list prices.
 
 use std::path::Path;
 
 use pcsim::billing::CallBill;
 use pcsim::catalog::Catalog;
 use pcsim::engine::{simulate_collect, SimSetup};
+use pcsim::model::pricing::Pricing;
 use pcsim::scenario::Scenario;
 use pcsim::strategy::Strategy;
 use pcsim::tools::{load_tool_file, synthetic_tools};
@@ -13,7 +16,10 @@ use pcsim::tools::{load_tool_file, synthetic_tools};
 use crate::common::{capture, root};
 
 fn catalog() -> Catalog {
-    Catalog::embedded().expect("built-in catalog loads")
+    Catalog::embedded()
+        .expect("built-in catalog loads")
+        .priced(&Pricing::sheet("study-2026-07-31"))
+        .expect("the study's price sheet applies")
 }
 
 fn scenario(text: &str) -> Scenario {

@@ -6,6 +6,7 @@ mod common;
 mod facts;
 mod fuzz;
 mod inputs;
+mod prices;
 mod properties;
 mod reliability;
 mod time;
