@@ -39,6 +39,10 @@ pub enum Error {
     /// A request that is well-formed but cannot be simulated (e.g. a chart with nothing to draw).
     #[error("{0}")]
     Unsupported(String),
+    /// A failure that is pcsim's fault, not the input's (an encoder that refuses what pcsim built,
+    /// an invariant that does not hold): a bug, reported with exit code 1.
+    #[error("internal error (a bug in pcsim): {0}")]
+    Internal(String),
 }
 
 impl Error {
@@ -65,7 +69,11 @@ impl Error {
 
     /// True when the error is the user's (bad input), false for internal failures.
     pub fn is_user_error(&self) -> bool {
-        !matches!(self, Error::Io { .. }) || self.io_is_users()
+        match self {
+            Error::Internal(_) => false,
+            Error::Io { .. } => self.io_is_users(),
+            _ => true,
+        }
     }
 
     fn io_is_users(&self) -> bool {

@@ -8,7 +8,7 @@ use serde::Serialize;
 
 use super::breakeven::{break_even, p_within_ttl, BreakEven, Method};
 use super::compare::DEFAULT_STRATEGIES;
-use super::{parse_strategies, percent, signed_usd, simulate_one, skip_lines, Skip};
+use super::{percent, signed_usd, simulate_one, skip_lines, Skip};
 use crate::base::quantity::Quantity;
 use crate::error::Result;
 use crate::input::scenario::Scenario;
@@ -16,6 +16,8 @@ use crate::model::catalog::{CacheRules, Catalog, ModelSpec};
 use crate::model::strategy::{Anchor, BreakpointSpec, Mode, Strategy};
 use crate::model::tools::Tool;
 use crate::report::usd;
+use crate::sim::request::{Request, Selection, SkipKind};
+use crate::sim::simulate::simulate_pairs;
 
 /// How many of the largest tools are tried for dropping.
 pub const TOP_TOOLS: usize = 3;
@@ -190,14 +192,20 @@ pub fn without_tool(scenario: &Scenario, name: &str) -> Scenario {
 
 /// Advises on `scenario` for `models` (empty: the scenario's, else the six measured).
 pub fn advise(catalog: &Catalog, scenario: &Scenario, models: &[String]) -> Result<AdviceReport> {
-    let model_ids = if models.is_empty() {
-        &scenario.models
-    } else {
-        models
-    };
-    let models = catalog.select(model_ids)?;
-    let texts: Vec<String> = DEFAULT_STRATEGIES.iter().map(|s| s.to_string()).collect();
-    let parsed = parse_strategies(&texts, "--strategy")?;
+    advise_request(&selection(models).resolve(catalog, scenario.clone())?)
+}
+
+/// The selection `advise` resolves: `models` under the candidate strategies of `compare`'s
+/// [`DEFAULT_STRATEGIES`].
+pub fn selection(models: &[String]) -> Selection {
+    Selection::new(models, &[]).default_strategies(&DEFAULT_STRATEGIES)
+}
+
+/// The advice for every model of `request` (resolved from [`selection`]): its pairs are the
+/// candidate placements, simulated on the scenario's one timeline.
+pub fn advise_request(request: &Request) -> Result<AdviceReport> {
+    let scenario = &request.scenario;
+    let mut results = simulate_pairs(request, scenario).into_iter();
     let mut report = AdviceReport {
         scenario: scenario.name.clone(),
         sessions: scenario.sessions,
@@ -205,8 +213,31 @@ pub fn advise(catalog: &Catalog, scenario: &Scenario, models: &[String]) -> Resu
         gap_seconds: scenario.gap_seconds.clone(),
         advice: Vec::new(),
     };
-    for model in models {
-        report.advice.push(advise_model(model, scenario, &parsed)?);
+    for &model in &request.models {
+        let count = request.pairs_of(model).count();
+        let sims: Vec<(Candidate, Strategy)> = request
+            .pairs_of(model)
+            .zip(results.by_ref().take(count))
+            .map(|(pair, r)| {
+                let candidate = Candidate {
+                    strategy: r.strategy,
+                    total_usd: r.total_usd,
+                    saving_usd: 0.0,
+                    saving_percent: 0.0,
+                };
+                (candidate, pair.strategy.clone())
+            })
+            .collect();
+        // A candidate that is the same strategy as another on this model is simply not an
+        // alternative; only what the model does not offer is stated.
+        let skipped = request
+            .skipped_of(model)
+            .filter(|s| s.kind == SkipKind::Unsupported)
+            .cloned()
+            .collect();
+        report
+            .advice
+            .push(advise_model(model, scenario, sims, skipped)?);
     }
     Ok(report)
 }
@@ -214,34 +245,10 @@ pub fn advise(catalog: &Catalog, scenario: &Scenario, models: &[String]) -> Resu
 fn advise_model(
     model: &ModelSpec,
     scenario: &Scenario,
-    parsed: &[(String, Strategy)],
+    mut sims: Vec<(Candidate, Strategy)>,
+    mut skipped: Vec<Skip>,
 ) -> Result<ModelAdvice> {
-    let mut skipped = Vec::new();
     let mut notes = Vec::new();
-    // (candidate, strategy it came from)
-    let mut sims: Vec<(Candidate, Strategy)> = Vec::new();
-    for (text, strategy) in parsed {
-        match simulate_one(model, scenario, text, strategy) {
-            Ok(r) => {
-                if !sims.iter().any(|(c, _)| c.strategy == r.strategy) {
-                    sims.push((
-                        Candidate {
-                            strategy: r.strategy,
-                            total_usd: r.total_usd,
-                            saving_usd: 0.0,
-                            saving_percent: 0.0,
-                        },
-                        strategy.clone(),
-                    ));
-                }
-            }
-            Err(e) => skipped.push(Skip {
-                model: model.id.clone(),
-                strategy: text.clone(),
-                reason: e.to_string(),
-            }),
-        }
-    }
     let none_usd = simulate_one(model, scenario, "none", &Strategy::none())?.total_usd;
     for (c, _) in &mut sims {
         c.saving_usd = none_usd - c.total_usd;
@@ -437,11 +444,12 @@ fn ttl_advice(
         let text = s.to_string();
         match simulate_one(model, scenario, &text, &s) {
             Ok(r) => tiers.push(tier_row(rules, name, r.strategy, r.total_usd)),
-            Err(e) => skipped.push(Skip {
-                model: model.id.clone(),
-                strategy: text,
-                reason: e.to_string(),
-            }),
+            Err(e) => skipped.push(Skip::new(
+                &model.id,
+                text,
+                e.to_string(),
+                SkipKind::Unsupported,
+            )),
         }
     }
     let best = tiers

@@ -5,15 +5,17 @@ use std::fmt::Write as _;
 
 use serde::Serialize;
 
-use super::{parse_strategies, percent, signed_usd, simulate_one, skip_lines, Skip};
+use super::{percent, signed_usd, skip_lines, Skip};
 use crate::error::{Error, Result};
 use crate::input::scenario::Scenario;
 use crate::model::catalog::Catalog;
-use crate::model::strategy::{Mode, Strategy};
+use crate::model::strategy::Mode;
 use crate::report::csv::field;
 use crate::report::table::TextTable;
 use crate::report::usd;
 use crate::sim::billing::CallBill;
+use crate::sim::request::{Request, Selection};
+use crate::sim::simulate::simulate_pairs;
 
 /// Strategies compared when none are given: no caching, explicit breakpoints on the tool block, on
 /// tools + system, on tools + system + last message (5 min and 1 h TTL variants), automatic and
@@ -104,21 +106,22 @@ pub fn compare(
     models: &[String],
     strategies: &[String],
 ) -> Result<CompareReport> {
-    let model_ids = if models.is_empty() {
-        &scenario.models
-    } else {
-        models
-    };
-    let models = catalog.select(model_ids)?;
-    let texts: Vec<String> = if strategies.is_empty() {
-        DEFAULT_STRATEGIES.iter().map(|s| s.to_string()).collect()
-    } else {
-        strategies.to_vec()
-    };
-    let mut parsed = parse_strategies(&texts, "--strategy")?;
-    if !parsed.iter().any(|(_, s)| s.mode == Some(Mode::None)) {
-        parsed.insert(0, ("none".into(), Strategy::none()));
-    }
+    compare_request(&selection(models, strategies).resolve(catalog, scenario.clone())?)
+}
+
+/// The selection `compare` resolves: `models` and `strategies` (empty: [`DEFAULT_STRATEGIES`]), with
+/// `none` added as the baseline.
+pub fn selection(models: &[String], strategies: &[String]) -> Selection {
+    Selection::new(models, strategies)
+        .default_strategies(&DEFAULT_STRATEGIES)
+        .with_baseline()
+}
+
+/// The comparison of every pair of `request` (resolved from [`selection`], so it has the `none`
+/// baseline), all simulated on the scenario's one timeline.
+pub fn compare_request(request: &Request) -> Result<CompareReport> {
+    let scenario = &request.scenario;
+    let mut results = simulate_pairs(request, scenario).into_iter();
     let mut report = CompareReport {
         scenario: scenario.name.clone(),
         description: scenario.description.clone(),
@@ -126,34 +129,14 @@ pub fn compare(
         sessions: scenario.sessions,
         calls_per_session: scenario.calls,
         comparisons: Vec::new(),
-        skipped: Vec::new(),
+        skipped: request.skipped.clone(),
     };
     let mut cached_outcomes = 0;
-    for model in models {
-        let mut outcomes: Vec<StrategyOutcome> = Vec::new();
-        for (text, strategy) in &parsed {
-            let r = match simulate_one(model, scenario, text, strategy) {
-                Ok(r) => r,
-                Err(e) => {
-                    report.skipped.push(Skip {
-                        model: model.id.clone(),
-                        strategy: text.clone(),
-                        reason: e.to_string(),
-                    });
-                    continue;
-                }
-            };
-            if let Some(same) = outcomes.iter().find(|o| o.strategy == r.strategy) {
-                report.skipped.push(Skip {
-                    model: model.id.clone(),
-                    strategy: text.clone(),
-                    reason: format!(
-                        "the same strategy as `{}` on this model (shown once)",
-                        same.strategy_requested
-                    ),
-                });
-                continue;
-            }
+    for &model in &request.models {
+        // Results come in the order of the pairs: model by model.
+        let count = request.pairs_of(model).count();
+        let mut outcomes: Vec<StrategyOutcome> = Vec::with_capacity(count);
+        for r in results.by_ref().take(count) {
             if r.strategy != "none" {
                 cached_outcomes += 1;
             }
@@ -177,7 +160,12 @@ pub fn compare(
             .iter()
             .find(|o| o.strategy == "none")
             .map(|o| o.total_usd)
-            .ok_or_else(|| Error::Unsupported("internal: no baseline simulated".into()))?;
+            .ok_or_else(|| {
+                Error::Internal(format!(
+                    "compare: no `none` baseline among the pairs of `{}`",
+                    model.id
+                ))
+            })?;
         for o in &mut outcomes {
             o.saving_usd = none_usd - o.total_usd;
             o.saving_percent = percent(o.saving_usd, none_usd);
@@ -195,7 +183,10 @@ pub fn compare(
             strategies: outcomes,
         });
     }
-    let wanted_caching = parsed.iter().any(|(_, s)| s.mode != Some(Mode::None));
+    let wanted_caching = request
+        .strategies
+        .iter()
+        .any(|(_, s)| s.mode != Some(Mode::None));
     if wanted_caching && cached_outcomes == 0 {
         return Err(super::nothing_cacheable(&report.skipped));
     }

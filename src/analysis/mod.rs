@@ -6,6 +6,7 @@
 pub mod advise;
 pub mod breakeven;
 pub mod compare;
+pub mod diff;
 pub mod replay;
 pub mod toolreport;
 pub mod whatif;
@@ -14,15 +15,15 @@ use crate::error::{Error, Result};
 use crate::input::scenario::Scenario;
 use crate::model::catalog::ModelSpec;
 use crate::model::strategy::Strategy;
-use crate::sim::engine::{simulate_collect, SimSetup};
+use crate::sim::engine::simulate_collect;
+use crate::sim::request::Pair;
 use crate::sim::simulate::{summarise, SimResult};
 
-/// Where command-line values are reported to come from in errors.
-pub const COMMAND_LINE: &str = "command line";
+pub use crate::sim::request::COMMAND_LINE;
 
 /// A (model, strategy) that was not simulated, with the reason (stated, never silent); the same
 /// record as `run` reports.
-pub use crate::sim::simulate::Skipped as Skip;
+pub use crate::sim::request::Skipped as Skip;
 
 /// The error when caching was asked for but no requested caching strategy could be simulated: every
 /// skip with its reason, so nothing is dropped silently.
@@ -66,36 +67,18 @@ pub fn skip_lines(skips: &[Skip]) -> Vec<String> {
         .collect()
 }
 
-/// Parses strategy strings given on the command line; an error names the flag and the value.
-pub fn parse_strategies(texts: &[String], flag: &str) -> Result<Vec<(String, Strategy)>> {
-    texts
-        .iter()
-        .map(|t| {
-            Strategy::parse(t)
-                .map(|s| (t.clone(), s))
-                .map_err(|e| Error::invalid(COMMAND_LINE, flag, e.to_string()))
-        })
-        .collect()
-}
-
-/// Simulates run 0 of `scenario` on one model under one strategy. `Err` when the model does not
-/// support the strategy (the message says why), so callers can turn it into a stated skip.
+/// Simulates run 0 of `scenario` on one model under one strategy (alone, not on a shared timeline).
+/// `Err` when the model does not support the strategy (the message says why), so callers can turn
+/// it into a stated skip.
 pub fn simulate_one(
     model: &ModelSpec,
     scenario: &Scenario,
     requested: &str,
     strategy: &Strategy,
 ) -> Result<SimResult> {
-    let resolved = strategy.resolve(model)?;
-    let setup = SimSetup::new(model, &resolved, scenario.first_token_seconds);
-    let calls = simulate_collect(scenario, &setup, 0);
-    Ok(summarise(
-        model,
-        requested,
-        &resolved.name,
-        &setup.tier_names,
-        calls,
-    ))
+    let pair = Pair::resolve(model, requested, strategy)?;
+    let setup = pair.setup(scenario.first_token_seconds);
+    Ok(summarise(&pair, simulate_collect(scenario, &setup, 0)))
 }
 
 /// Dollars with the sign in front (`-$0.0123`), for differences.
@@ -131,10 +114,13 @@ mod tests {
 
     #[test]
     fn skip_lines_group_by_model_and_problem() {
-        let skip = |m: &str, s: &str, p: &str| Skip {
-            model: m.into(),
-            strategy: s.into(),
-            reason: format!("strategy `{s}`: {p} (model `{m}`)"),
+        let skip = |m: &str, s: &str, p: &str| {
+            Skip::new(
+                m,
+                s,
+                format!("strategy `{s}`: {p} (model `{m}`)"),
+                crate::sim::request::SkipKind::Unsupported,
+            )
         };
         let lines = skip_lines(&[
             skip(

@@ -7,19 +7,19 @@ use std::fmt::Write as _;
 
 use serde::Serialize;
 
-use super::{
-    calls_word, parse_strategies, percent, signed_usd, simulate_one, skip_lines, Skip, COMMAND_LINE,
-};
+use super::{calls_word, percent, signed_usd, skip_lines, Skip, COMMAND_LINE};
 use crate::error::{closest, Error, Result};
 use crate::input::scenario::{Scenario, ToolEvent};
-use crate::model::catalog::{Catalog, ToolChangeRule};
-use crate::model::strategy::{Mode, Strategy};
+use crate::input::trim::Trim;
+use crate::model::catalog::Catalog;
+use crate::model::strategy::Mode;
 use crate::model::tools::Tool;
 use crate::report::csv::field;
 use crate::report::table::TextTable;
 use crate::report::usd;
 use crate::sim::billing::CallBill;
-use crate::sim::simulate::SimResult;
+use crate::sim::request::{Request, Selection};
+use crate::sim::simulate::{simulate_pairs, SimResult};
 
 /// Strategies simulated when none are given: no caching and each model's own caching. For every
 /// caching strategy, the `append` tool-change rule is added as an extra row where the model offers it.
@@ -39,6 +39,11 @@ pub struct ToolChange {
     pub keep: Option<Vec<String>>,
     /// The whole list is replaced (`--replace-tools FILE`).
     pub replace: Option<Vec<Tool>>,
+    /// Every tool of these servers (named in the scenario's `[[tools.server]]`) is removed
+    /// (`--remove-servers NAMES`).
+    pub remove_servers: Vec<String>,
+    /// The list after the other changes is trimmed (`--trim NAME`).
+    pub trim: Option<Trim>,
 }
 
 /// What the change does to the tool list at call K.
@@ -161,12 +166,12 @@ pub fn apply_change(
     at_call: usize,
     change: &ToolChange,
 ) -> Result<(Scenario, ChangeSummary)> {
-    if at_call < 2 || at_call > scenario.calls {
+    if at_call < 1 || at_call > scenario.calls {
         return Err(Error::invalid(
             COMMAND_LINE,
             "--at-call",
             format!(
-                "value {at_call}: a tool-list change must come before a call from 2 to {} (the calls per session of {})",
+                "value {at_call}: a tool-list change must come before a call from 1 (the list from the start) to {} (the calls per session of {})",
                 scenario.calls, scenario.origin
             ),
         ));
@@ -177,6 +182,10 @@ pub fn apply_change(
         "--keep-tools"
     } else if !change.remove.is_empty() {
         "--remove-tools"
+    } else if !change.remove_servers.is_empty() {
+        "--remove-servers"
+    } else if change.trim.is_some() {
+        "--trim"
     } else {
         "--add-tools"
     };
@@ -184,14 +193,52 @@ pub fn apply_change(
         && change.remove.is_empty()
         && change.keep.is_none()
         && change.replace.is_none()
+        && change.remove_servers.is_empty()
+        && change.trim.is_none()
     {
         return Err(Error::invalid(
             COMMAND_LINE,
             "--add-tools",
-            "no change given: use --add-tools, --remove-tools, --keep-tools or --replace-tools",
+            "no change given: use --add-tools, --remove-tools, --remove-servers, --keep-tools, --replace-tools or --trim",
         ));
     }
     let before = tools_at(scenario, at_call);
+    let mut remove = change.remove.clone();
+    for name in &change.remove_servers {
+        let server = scenario
+            .servers
+            .iter()
+            .find(|s| &s.name == name)
+            .ok_or_else(|| {
+                let known: Vec<&str> = scenario.servers.iter().map(|s| s.name.as_str()).collect();
+                let hint = closest(name, known.iter().copied())
+                    .map(|c| format!("; did you mean `{c}`?"))
+                    .unwrap_or_default();
+                Error::invalid(
+                    COMMAND_LINE,
+                    "--remove-servers",
+                    format!(
+                        "no server `{name}` in {}{hint} (its servers: {}; servers are named by [[tools.server]] entries)",
+                        scenario.origin,
+                        if known.is_empty() { "none".to_string() } else { known.join(", ") }
+                    ),
+                )
+            })?;
+        let present: Vec<String> = server
+            .tools
+            .iter()
+            .filter(|t| before.iter().any(|b| &b.name == *t) && !remove.contains(t))
+            .cloned()
+            .collect();
+        if present.is_empty() {
+            return Err(Error::invalid(
+                COMMAND_LINE,
+                "--remove-servers",
+                format!("none of server `{name}`'s tools is in the tool list at call {at_call}"),
+            ));
+        }
+        remove.extend(present);
+    }
     for (name, f) in change
         .remove
         .iter()
@@ -213,13 +260,23 @@ pub fn apply_change(
             ));
         }
     }
-    let event = ToolEvent {
+    let mut event = ToolEvent {
         at_call,
         add: change.add.clone(),
-        remove: change.remove.clone(),
+        remove,
         keep: change.keep.clone(),
         replace: change.replace.clone(),
     };
+    if let Some(t) = change.trim {
+        // A trim rewrites every definition: the change becomes the whole trimmed list.
+        event = ToolEvent {
+            at_call,
+            add: Vec::new(),
+            remove: Vec::new(),
+            keep: None,
+            replace: Some(t.apply(&event.apply(&before))),
+        };
+    }
     let after = event.apply(&before);
     let mut names = HashSet::new();
     if let Some(t) = after.iter().find(|t| !names.insert(t.name.as_str())) {
@@ -266,8 +323,26 @@ pub fn apply_change(
         s
     };
     let mut parts = Vec::new();
-    if !added.is_empty() {
-        parts.push(format!("add {} tool(s) ({})", added.len(), few(&added)));
+    if let Some(t) = change.trim {
+        parts.push(format!("trim ({})", t.explain()));
+    }
+    let (redefined, new_names): (Vec<String>, Vec<String>) = added
+        .iter()
+        .cloned()
+        .partition(|n| before.iter().any(|b| &b.name == n));
+    if !new_names.is_empty() {
+        parts.push(format!(
+            "add {} tool(s) ({})",
+            new_names.len(),
+            few(&new_names)
+        ));
+    }
+    if !redefined.is_empty() {
+        parts.push(format!(
+            "redefine {} tool(s) ({})",
+            redefined.len(),
+            few(&redefined)
+        ));
     }
     if !removed.is_empty() {
         parts.push(format!(
@@ -292,16 +367,24 @@ pub fn apply_change(
         tools_after: after.len(),
     };
     let mut changed = scenario.clone();
-    let pos = changed
-        .events
-        .iter()
-        .position(|e| e.at_call > at_call)
-        .unwrap_or(changed.events.len());
-    changed.events.insert(pos, event);
+    // Before call 1 the change is the list the session starts with (no event, nothing to
+    // invalidate); later, an event after the scenario's own events at that call.
+    let pos = if at_call == 1 {
+        changed.tools = after.clone();
+        0
+    } else {
+        let pos = changed
+            .events
+            .iter()
+            .position(|e| e.at_call > at_call)
+            .unwrap_or(changed.events.len());
+        changed.events.insert(pos, event);
+        pos + 1
+    };
     // The scenario's later events must still make sense: one that adds a tool this change already
     // added would send a duplicate name, which model APIs reject.
     let mut list = after;
-    for e in &changed.events[pos + 1..] {
+    for e in &changed.events[pos..] {
         list = e.apply(&list);
         let mut names = HashSet::new();
         if let Some(t) = list.iter().find(|t| !names.insert(t.name.as_str())) {
@@ -330,18 +413,37 @@ pub fn whatif(
     strategies: &[String],
 ) -> Result<WhatifReport> {
     let (changed, summary) = apply_change(scenario, at_call, change)?;
-    let model_ids = if models.is_empty() {
-        &scenario.models
-    } else {
-        models
-    };
-    let models = catalog.select(model_ids)?;
-    let texts: Vec<String> = if strategies.is_empty() {
-        DEFAULT_STRATEGIES.iter().map(|s| s.to_string()).collect()
-    } else {
-        strategies.to_vec()
-    };
-    let parsed = parse_strategies(&texts, "--strategy")?;
+    let request = selection_at(models, strategies, at_call).resolve(catalog, scenario.clone())?;
+    whatif_request(&request, &changed, at_call, summary)
+}
+
+/// The selection `whatif` resolves: `models` and `strategies` (empty: [`DEFAULT_STRATEGIES`]), each
+/// caching strategy followed by its `/tool-changes=append` variant.
+pub fn selection(models: &[String], strategies: &[String]) -> Selection {
+    Selection::new(models, strategies)
+        .default_strategies(&DEFAULT_STRATEGIES)
+        .with_append_variants()
+}
+
+/// [`selection`] for a change before call `at_call`: before call 1 there is no change mid-session
+/// for the append rule to carry, so no `append` variants.
+pub fn selection_at(models: &[String], strategies: &[String], at_call: usize) -> Selection {
+    let mut s = selection(models, strategies);
+    s.append_variants = at_call > 1;
+    s
+}
+
+/// The what-if report of `request` against `changed` (the request's scenario with the change of
+/// `summary` at `at_call`, from [`apply_change`]): both simulated with every pair on one timeline.
+pub fn whatif_request(
+    request: &Request,
+    changed: &Scenario,
+    at_call: usize,
+    summary: ChangeSummary,
+) -> Result<WhatifReport> {
+    let scenario = &request.scenario;
+    let base = simulate_pairs(request, scenario);
+    let chg = simulate_pairs(request, changed);
     let mut report = WhatifReport {
         scenario: scenario.name.clone(),
         at_call,
@@ -349,51 +451,17 @@ pub fn whatif(
         sessions: scenario.sessions,
         change: summary,
         outcomes: Vec::new(),
-        skipped: Vec::new(),
+        skipped: request.skipped.clone(),
     };
-    for model in models {
-        // The requested strategies, each followed by its `append` variant where that is new.
-        let mut todo: Vec<(String, Strategy)> = Vec::new();
-        for (text, s) in &parsed {
-            todo.push((text.clone(), s.clone()));
-            if s.mode != Some(Mode::None) && s.tool_changes.is_none() {
-                let mut a = s.clone();
-                a.tool_changes = Some(ToolChangeRule::Append);
-                todo.push((a.to_string(), a));
-            }
-        }
-        let mut seen: Vec<String> = Vec::new();
-        for (text, strategy) in &todo {
-            let pair = simulate_one(model, scenario, text, strategy)
-                .and_then(|b| simulate_one(model, &changed, text, strategy).map(|c| (b, c)));
-            let (base, chg) = match pair {
-                Ok(p) => p,
-                Err(e) => {
-                    report.skipped.push(Skip {
-                        model: model.id.clone(),
-                        strategy: text.clone(),
-                        reason: e.to_string(),
-                    });
-                    continue;
-                }
-            };
-            if seen.contains(&base.strategy) {
-                continue;
-            }
-            seen.push(base.strategy.clone());
-            let rule = strategy
-                .resolve(model)
-                .map(|r| r.tool_change.as_str().to_string())
-                .unwrap_or_default();
-            report.outcomes.push(outcome(
-                &model.name,
-                &rule,
-                at_call,
-                scenario.calls,
-                base,
-                chg,
-            ));
-        }
+    for ((pair, b), c) in request.pairs.iter().zip(base).zip(chg) {
+        report.outcomes.push(outcome(
+            &pair.model.name,
+            pair.resolved.tool_change.as_str(),
+            at_call,
+            scenario.calls,
+            b,
+            c,
+        ));
     }
     // What the append rule is worth: against the same strategy under the model's default rule.
     let extras: Vec<(String, String, f64)> = report
@@ -409,7 +477,10 @@ pub fn whatif(
                 .map(|(_, _, x)| x - o.extra_usd);
         }
     }
-    let wanted_caching = parsed.iter().any(|(_, s)| s.mode != Some(Mode::None));
+    let wanted_caching = request
+        .strategies
+        .iter()
+        .any(|(_, s)| s.mode != Some(Mode::None));
     let got_caching = report.outcomes.iter().any(|o| o.strategy != "none");
     if report.outcomes.is_empty() || (wanted_caching && !got_caching) {
         return Err(super::nothing_cacheable(&report.skipped));
@@ -827,7 +898,7 @@ mod tests {
                 .unwrap_err()
                 .to_string()
         };
-        for k in [0, 1, 7] {
+        for k in [0, 7] {
             let e = err(k, &add_one());
             assert!(
                 e.contains("--at-call") && e.contains(&format!("value {k}")),

@@ -6,7 +6,7 @@ use std::path::PathBuf;
 use anyhow::{bail, Result};
 
 use super::{load_scenario, write_reported, Format};
-use pcsim::analysis::advise::advise;
+use pcsim::analysis::advise;
 use pcsim::model::catalog::Catalog;
 use pcsim::report;
 
@@ -39,7 +39,8 @@ pub fn cmd_advise(catalog: &Catalog, a: AdviseArgs, out: &mut dyn Write) -> Resu
         report::ensure_writable_dir(dir)?;
     }
     let scenario = load_scenario(&a.scenario)?;
-    let rep = advise(catalog, &scenario, &a.models)?;
+    let request = advise::selection(&a.models).resolve(catalog, scenario)?;
+    let rep = advise::advise_request(&request)?;
     let json = report::json::to_json(&rep)?;
     let text = rep.table();
     match a.format {

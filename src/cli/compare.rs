@@ -6,7 +6,7 @@ use std::path::PathBuf;
 use anyhow::Result;
 
 use super::{load_scenario, write_charts, write_reported, ChartArgs, Format};
-use pcsim::analysis::compare::compare;
+use pcsim::analysis::compare;
 use pcsim::model::catalog::Catalog;
 use pcsim::report;
 use pcsim::report::chart::compare_charts;
@@ -42,7 +42,8 @@ pub fn cmd_compare(catalog: &Catalog, a: CompareArgs, out: &mut dyn Write) -> Re
         report::ensure_writable_dir(dir)?;
     }
     let scenario = load_scenario(&a.scenario)?;
-    let rep = compare(catalog, &scenario, &a.models, &a.strategies)?;
+    let request = compare::selection(&a.models, &a.strategies).resolve(catalog, scenario)?;
+    let rep = compare::compare_request(&request)?;
     let json = report::json::to_json(&rep)?;
     let csv = rep.csv();
     match a.format {

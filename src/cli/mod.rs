@@ -5,6 +5,7 @@ mod bench;
 mod capture;
 mod compare;
 mod config;
+mod diff;
 mod import_litellm;
 mod models;
 mod progress;
@@ -75,6 +76,8 @@ pub enum Command {
     Whatif(whatif::WhatifArgs),
     /// Recommend breakpoints, TTL and tools to drop, each with its simulated saving.
     Advise(advise::AdviseArgs),
+    /// Two scenarios, or two tool configurations, side by side: what B saves against A.
+    Diff(diff::DiffArgs),
     /// Tokens and dollars per call of tool definitions (MCP captures), per tool, and trimming savings.
     Tools(tools::ToolsArgs),
     /// Tool-block tokens and dollars per call for 0..N synthetic tools of identical shape.
@@ -114,6 +117,7 @@ pub fn run(cli: Cli, out: &mut dyn Write) -> Result<()> {
         Command::Compare(a) => compare::cmd_compare(&catalog, a, out),
         Command::Whatif(a) => whatif::cmd_whatif(&catalog, a, out),
         Command::Advise(a) => advise::cmd_advise(&catalog, a, out),
+        Command::Diff(a) => diff::cmd_diff(&catalog, a, out),
         Command::Tools(a) => tools::cmd_tools(&catalog, a, out),
         Command::Sweep(a) => sweep::cmd_sweep(&catalog, a, out),
         Command::Capture(a) => capture::cmd_capture(a, out),

@@ -9,8 +9,8 @@ use super::{load_scenario, write_charts, write_reported, ChartArgs, Format};
 use pcsim::model::catalog::Catalog;
 use pcsim::report;
 use pcsim::report::chart::run_charts;
-use pcsim::sim::montecarlo::MAX_RUNS;
-use pcsim::sim::simulate::{run_scenario, run_scenario_with_progress};
+use pcsim::sim::request::Selection;
+use pcsim::sim::simulate::run_request;
 
 /// Arguments of `run`.
 #[derive(Debug, clap::Args, Default)]
@@ -51,40 +51,17 @@ pub fn cmd_run(catalog: &Catalog, a: RunArgs, out: &mut dyn Write) -> Result<()>
     if let Some(dir) = &a.out {
         report::ensure_writable_dir(dir)?;
     }
-    let mut scenario = load_scenario(&a.scenario)?;
-    if let Some(n) = a.runs {
-        if n == 0 || n > MAX_RUNS {
-            return Err(pcsim::Error::invalid(
-                "command line",
-                "--runs",
-                format!("value {n} must be between 1 and {MAX_RUNS}"),
-            )
-            .into());
-        }
-        scenario.runs = n as usize;
-    }
-    if let Some(s) = a.seed {
-        scenario.seed = s;
-    }
-    // Pairs to simulate, for the progress bar's length (a guess when some turn out unsupported).
-    let count = |flag: usize, file: usize, default: usize| match (flag, file) {
-        (0, 0) => default,
-        (0, n) | (n, _) => n,
-    };
-    let pairs = (count(
-        a.models.len(),
-        scenario.models.len(),
-        pcsim::model::catalog::MEASURED_MODELS.len(),
-    ) * count(a.strategies.len(), scenario.strategies.len(), 1)) as u64;
-    let bar = super::progress::Progress::new(pairs * scenario.runs as u64, "runs");
-    let rep = if scenario.runs > 1 {
-        let r = run_scenario_with_progress(catalog, &scenario, &a.models, &a.strategies, &|n| {
-            bar.inc(n)
-        });
+    let request = Selection::new(&a.models, &a.strategies)
+        .overrides(a.runs, a.seed)
+        .resolve(catalog, load_scenario(&a.scenario)?)?;
+    let runs = request.scenario.runs as u64;
+    let rep = if runs > 1 {
+        let bar = super::progress::Progress::new(request.pairs.len() as u64 * runs, "runs");
+        let r = run_request(&request, &|n| bar.inc(n));
         bar.finish();
         r?
     } else {
-        run_scenario(catalog, &scenario, &a.models, &a.strategies)?
+        run_request(&request, &|_| {})?
     };
     let json = report::json::to_json(&rep)?;
     let csv = report::csv::run_calls(&rep);
@@ -99,7 +76,7 @@ pub fn cmd_run(catalog: &Catalog, a: RunArgs, out: &mut dyn Write) -> Result<()>
         Format::Json => out.write_all(json.as_bytes())?,
     }
     if let Some(dir) = &a.out {
-        let charts = a.charts.render(png, |o| run_charts(catalog, &rep, o))?;
+        let charts = a.charts.render(png, |o| run_charts(&rep, o))?;
         let files = [
             ("results.json", json.as_bytes()),
             ("calls.csv", csv.as_bytes()),

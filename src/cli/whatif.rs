@@ -6,7 +6,8 @@ use std::path::PathBuf;
 use anyhow::Result;
 
 use super::{load_scenario, write_reported, Format};
-use pcsim::analysis::whatif::{whatif, ToolChange};
+use pcsim::analysis::whatif::{self, ToolChange};
+use pcsim::input::trim::Trim;
 use pcsim::model::catalog::Catalog;
 use pcsim::model::tools::load_tool_files;
 use pcsim::report;
@@ -17,7 +18,8 @@ use pcsim::report;
 pub struct WhatifArgs {
     /// Scenario file (TOML); the built-in default scenario when omitted.
     pub scenario: Option<PathBuf>,
-    /// Call (2 to the session's calls) before which the tool list changes, in every session.
+    /// Call (1 to the session's calls) before which the tool list changes, in every session; 1
+    /// compares the session with a different list from the start.
     #[arg(long, value_name = "K")]
     pub at_call: usize,
     /// Tool file (MCP tools/list JSON or an API tool array) whose tools are added (repeatable).
@@ -29,8 +31,16 @@ pub struct WhatifArgs {
     /// Keep only these tool names (comma-separated or repeated).
     #[arg(long, value_name = "NAMES", value_delimiter = ',', group = "change")]
     pub keep_tools: Option<Vec<String>>,
+    /// Remove every tool of these servers (named by the scenario's [[tools.server]] entries;
+    /// comma-separated or repeated).
+    #[arg(long, value_name = "NAMES", value_delimiter = ',', group = "change")]
+    pub remove_servers: Vec<String>,
+    /// Trim the list (after the other changes): first-sentence, no-param-descriptions,
+    /// required-only or all.
+    #[arg(long, value_name = "TRIM", group = "change", value_parser = parse_trim)]
+    pub trim: Option<Trim>,
     /// Replace the whole tool list with the tools of these files (repeatable).
-    #[arg(long, value_name = "FILE", group = "change", conflicts_with_all = ["add_tools", "remove_tools", "keep_tools"])]
+    #[arg(long, value_name = "FILE", group = "change", conflicts_with_all = ["add_tools", "remove_tools", "keep_tools", "remove_servers"])]
     pub replace_tools: Vec<PathBuf>,
     /// Model id (repeatable); default: the scenario's models.
     #[arg(long = "model", value_name = "ID")]
@@ -45,6 +55,14 @@ pub struct WhatifArgs {
     /// Also write whatif.json and whatif.csv into this folder.
     #[arg(long, value_name = "DIR")]
     pub out: Option<PathBuf>,
+}
+
+/// A trim name for `--trim`.
+pub fn parse_trim(text: &str) -> std::result::Result<Trim, String> {
+    Trim::parse(text).ok_or_else(|| {
+        let names: Vec<&str> = Trim::ALL.iter().map(|t| t.as_str()).collect();
+        format!("unknown trim `{text}` (one of {})", names.join(", "))
+    })
 }
 
 /// Runs `pcsim whatif`.
@@ -68,15 +86,17 @@ pub fn cmd_whatif(catalog: &Catalog, a: WhatifArgs, out: &mut dyn Write) -> Resu
         } else {
             Some(load_tool_files(&a.replace_tools)?)
         },
+        remove_servers: a
+            .remove_servers
+            .iter()
+            .map(|s| s.trim().to_string())
+            .collect(),
+        trim: a.trim,
     };
-    let rep = whatif(
-        catalog,
-        &scenario,
-        a.at_call,
-        &change,
-        &a.models,
-        &a.strategies,
-    )?;
+    let (changed, summary) = whatif::apply_change(&scenario, a.at_call, &change)?;
+    let request =
+        whatif::selection_at(&a.models, &a.strategies, a.at_call).resolve(catalog, scenario)?;
+    let rep = whatif::whatif_request(&request, &changed, a.at_call, summary)?;
     let json = report::json::to_json(&rep)?;
     let csv = rep.csv();
     match a.format {

@@ -6,7 +6,8 @@ use std::path::{Path, PathBuf};
 use serde::Deserialize;
 
 use crate::base::quantity::Quantity;
-use crate::error::{num, read_text, Error, Result};
+use crate::error::{closest, num, read_text, Error, Result};
+use crate::input::trim::Trim;
 use crate::model::tools::{load_tool_files, synthetic_tools, Tool};
 
 /// The built-in default scenario (also `examples/default.toml`).
@@ -74,6 +75,18 @@ impl ToolEvent {
     }
 }
 
+/// One MCP server's share of a scenario's tools (`[[tools.server]]` or an event's `add_server`):
+/// the names it contributes, as sent (with its prefix), so a whole server can be removed by name.
+#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+pub struct ServerTools {
+    /// Server name (`github`).
+    pub name: String,
+    /// Prefix put before each of its tool names (`mcp__github__`, as Claude Code does; empty: none).
+    pub prefix: String,
+    /// Its tool names as sent to the model (prefix included), in list order.
+    pub tools: Vec<String>,
+}
+
 /// How sessions arrive when there are several.
 #[derive(Debug, Clone, PartialEq)]
 pub enum Arrival {
@@ -98,6 +111,8 @@ pub struct Scenario {
     pub strategies: Vec<String>,
     /// The tool list at the first call.
     pub tools: Vec<Tool>,
+    /// The MCP servers named in the scenario (initial list and events) and the tools of each.
+    pub servers: Vec<ServerTools>,
     /// System prompt tokens (0: no system prompt).
     pub system_tokens: u64,
     /// Calls per session.
@@ -153,6 +168,30 @@ struct RawTools {
     #[serde(default)]
     files: Vec<PathBuf>,
     synthetic: Option<RawSynthetic>,
+    #[serde(default, rename = "server")]
+    servers: Vec<RawServer>,
+    /// Applied to the whole initial list, after `keep` and `drop`.
+    trim: Option<String>,
+    keep: Option<Vec<String>>,
+    #[serde(default)]
+    drop: Vec<String>,
+}
+
+/// `[[tools.server]]` / `[[event.add_server]]`: one server's tool file(s), optionally prefixed,
+/// trimmed and filtered (`keep`/`drop` use the names in the file, without the prefix).
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawServer {
+    name: String,
+    file: Option<PathBuf>,
+    #[serde(default)]
+    files: Vec<PathBuf>,
+    #[serde(default)]
+    prefix: String,
+    trim: Option<String>,
+    keep: Option<Vec<String>>,
+    #[serde(default)]
+    drop: Vec<String>,
 }
 
 #[derive(Deserialize, Clone, Copy)]
@@ -204,8 +243,18 @@ struct RawEvent {
     add_synthetic: Option<RawSynthetic>,
     #[serde(default)]
     remove: Vec<String>,
+    /// Same as `remove` (the spelling `tools --drop` uses).
+    #[serde(default)]
+    drop: Vec<String>,
     keep: Option<Vec<String>>,
     replace_files: Option<Vec<PathBuf>>,
+    /// Every tool of these servers (as named in `[[tools.server]]` or an earlier `add_server`).
+    #[serde(default)]
+    remove_servers: Vec<String>,
+    #[serde(default, rename = "add_server")]
+    add_servers: Vec<RawServer>,
+    /// Trims the list (after the other changes of the event) from this call on.
+    trim: Option<String>,
 }
 
 impl Scenario {
@@ -255,9 +304,27 @@ impl Scenario {
             })?;
         }
         let mut tools = load_tool_files(&resolve(&raw.tools.files))?;
+        let mut servers: Vec<ServerTools> = Vec::new();
+        for (i, rs) in raw.tools.servers.iter().enumerate() {
+            let at = format!("tools.server[{i}]");
+            let (server, list) = load_server(rs, origin, &at, &resolve)?;
+            check_clashes(&tools, &list, &server, &servers, origin, &at)?;
+            tools.extend(list);
+            upsert_server(&mut servers, server);
+        }
         if let Some(s) = raw.tools.synthetic {
             check_synthetic(s, origin, "tools.synthetic")?;
             tools.extend(synthetic_tools(1, s.count, s.params));
+        }
+        let mut tools = filter_tools(
+            tools,
+            raw.tools.keep.as_deref(),
+            &raw.tools.drop,
+            origin,
+            "tools",
+        )?;
+        if let Some(t) = &raw.tools.trim {
+            tools = parse_trim(t, origin, "tools.trim")?.apply(&tools);
         }
         check_tool_count(tools.len(), origin, "tools")?;
         let mut loaded = tools.len();
@@ -349,24 +416,7 @@ impl Scenario {
             ));
         }
         let runs = raw.runs.unwrap_or(1);
-        if runs == 0 || runs > 10_000_000 {
-            return Err(inv(
-                "runs",
-                format!("value {runs} must be between 1 and 10000000"),
-            ));
-        }
-        let all_calls = (runs as u64)
-            .saturating_mul(sessions as u64)
-            .saturating_mul(session.calls as u64);
-        if all_calls > MAX_CALLS_PER_SCENARIO {
-            return Err(inv(
-                "runs",
-                format!(
-                    "{runs} runs x {sessions} sessions x {} calls = {all_calls} calls exceeds the limit of {MAX_CALLS_PER_SCENARIO} calls per scenario",
-                    session.calls
-                ),
-            ));
-        }
+        check_runs(runs as u64, sessions, session.calls).map_err(|p| inv("runs", p))?;
         let mut events = Vec::new();
         let mut current: Vec<Tool> = tools.clone();
         // Events apply in call order; errors name them by their place in the file.
@@ -386,8 +436,50 @@ impl Scenario {
                 let first = current.len() + 1000 * (i + 1);
                 add.extend(synthetic_tools(first, s.count, s.params));
             }
+            for (j, rs) in e.add_servers.iter().enumerate() {
+                let at = format!("{at}.add_server[{j}]");
+                let (server, list) = load_server(rs, origin, &at, &resolve)?;
+                let mut present = current.clone();
+                present.extend(add.iter().cloned());
+                check_clashes(&present, &list, &server, &servers, origin, &at)?;
+                add.extend(list);
+                upsert_server(&mut servers, server);
+            }
             loaded += add.len();
-            for name in e.remove.iter().chain(e.keep.iter().flatten()) {
+            let mut remove = e.remove;
+            remove.extend(e.drop);
+            for (j, name) in e.remove_servers.iter().enumerate() {
+                let field = format!("{at}.remove_servers[{j}]");
+                let server = servers.iter().find(|s| &s.name == name).ok_or_else(|| {
+                    let hint = closest(name, servers.iter().map(|s| s.name.as_str()))
+                        .map(|c| format!("; did you mean `{c}`?"))
+                        .unwrap_or_default();
+                    inv(
+                        &field,
+                        format!(
+                            "no server `{name}` is defined before call {}{hint} (servers come from [[tools.server]] and earlier add_server entries)",
+                            e.at_call
+                        ),
+                    )
+                })?;
+                let present: Vec<String> = server
+                    .tools
+                    .iter()
+                    .filter(|t| current.iter().any(|c| &c.name == *t) && !remove.contains(t))
+                    .cloned()
+                    .collect();
+                if present.is_empty() && !server.tools.iter().any(|t| remove.contains(t)) {
+                    return Err(inv(
+                        &field,
+                        format!(
+                            "none of server `{name}`'s tools is in the tool list at call {}",
+                            e.at_call
+                        ),
+                    ));
+                }
+                remove.extend(present);
+            }
+            for name in remove.iter().chain(e.keep.iter().flatten()) {
                 if !current.iter().any(|t| &t.name == name) {
                     return Err(inv(
                         &at,
@@ -409,13 +501,25 @@ impl Scenario {
                     format!("the scenario loads more than {MAX_TOOLS_LOADED} tools in all (initial list and events)"),
                 ));
             }
-            let event = ToolEvent {
+            let mut event = ToolEvent {
                 at_call: e.at_call,
                 add,
-                remove: e.remove,
+                remove,
                 keep: e.keep,
                 replace,
             };
+            if let Some(t) = &e.trim {
+                // A trim rewrites every definition: the event becomes the whole trimmed list.
+                let trimmed =
+                    parse_trim(t, origin, &format!("{at}.trim"))?.apply(&event.apply(&current));
+                event = ToolEvent {
+                    at_call: e.at_call,
+                    add: Vec::new(),
+                    remove: Vec::new(),
+                    keep: None,
+                    replace: Some(trimmed),
+                };
+            }
             let next = event.apply(&current);
             let mut names = std::collections::HashSet::new();
             if let Some(t) = next.iter().find(|t| !names.insert(t.name.clone())) {
@@ -488,6 +592,7 @@ impl Scenario {
                 raw.strategies
             },
             tools,
+            servers,
             system_tokens: session.system_tokens,
             calls: session.calls,
             first_user_tokens,
@@ -505,6 +610,16 @@ impl Scenario {
         })
     }
 
+    /// Sets the Monte Carlo runs to `runs` (a `--runs` override), refused on the same limits as
+    /// `runs` in the file (at most [`MAX_CALLS_PER_SCENARIO`] calls over all runs); errors name
+    /// `origin` and `field`.
+    pub fn set_runs(&mut self, runs: u64, origin: &str, field: &str) -> Result<()> {
+        check_runs(runs, self.sessions, self.calls)
+            .map_err(|p| Error::invalid(origin, field, format!("{p} ({})", self.origin)))?;
+        self.runs = runs as usize;
+        Ok(())
+    }
+
     /// Whether any random draw happens (otherwise one run is exact).
     pub fn is_deterministic(&self) -> bool {
         [
@@ -517,6 +632,152 @@ impl Scenario {
         .iter()
         .all(|q| q.is_fixed())
             && (self.sessions == 1 || matches!(self.arrival, Arrival::Every(_)))
+    }
+}
+
+/// A trim named in a scenario; the error lists the names there are.
+fn parse_trim(text: &str, origin: &str, field: &str) -> Result<Trim> {
+    Trim::parse(text).ok_or_else(|| {
+        let names: Vec<&str> = Trim::ALL.iter().map(|t| t.as_str()).collect();
+        let hint = closest(text, names.iter().copied())
+            .map(|c| format!("; did you mean `{c}`?"))
+            .unwrap_or_default();
+        Error::invalid(
+            origin,
+            field,
+            format!("unknown trim `{text}`{hint} (one of {})", names.join(", ")),
+        )
+    })
+}
+
+/// `list` without the `drop` names and, when `keep` is given, with only those; every name must be
+/// in the list (a typo would otherwise keep or send tools silently).
+fn filter_tools(
+    list: Vec<Tool>,
+    keep: Option<&[String]>,
+    drop: &[String],
+    origin: &str,
+    field: &str,
+) -> Result<Vec<Tool>> {
+    for (name, key) in drop
+        .iter()
+        .map(|n| (n, "drop"))
+        .chain(keep.into_iter().flatten().map(|n| (n, "keep")))
+    {
+        if !list.iter().any(|t| &t.name == name) {
+            let hint = closest(name, list.iter().map(|t| t.name.as_str()))
+                .map(|c| format!("; did you mean `{c}`?"))
+                .unwrap_or_default();
+            return Err(Error::invalid(
+                origin,
+                format!("{field}.{key}"),
+                format!("tool `{name}` is not in the list{hint}"),
+            ));
+        }
+    }
+    Ok(list
+        .into_iter()
+        .filter(|t| !drop.contains(&t.name) && keep.map_or(true, |k| k.contains(&t.name)))
+        .collect())
+}
+
+/// Loads one server entry: its files, `keep`/`drop` (names as in the files), its trim, then its
+/// prefix on every name (the prefix is part of the name the model sees, so it costs tokens).
+fn load_server(
+    rs: &RawServer,
+    origin: &str,
+    at: &str,
+    resolve: &dyn Fn(&[PathBuf]) -> Vec<PathBuf>,
+) -> Result<(ServerTools, Vec<Tool>)> {
+    if rs.name.trim().is_empty() {
+        return Err(Error::invalid(
+            origin,
+            format!("{at}.name"),
+            "empty server name",
+        ));
+    }
+    if !rs
+        .prefix
+        .bytes()
+        .all(|b| b.is_ascii_alphanumeric() || b == b'_' || b == b'-')
+    {
+        return Err(Error::invalid(
+            origin,
+            format!("{at}.prefix"),
+            format!(
+                "value `{}`: model APIs accept only letters, digits, `_` and `-` in tool names",
+                rs.prefix
+            ),
+        ));
+    }
+    let mut files = rs.files.clone();
+    if let Some(f) = &rs.file {
+        files.insert(0, f.clone());
+    }
+    if files.is_empty() {
+        return Err(Error::invalid(
+            origin,
+            at,
+            format!("server `{}` needs `file` (its tools/list capture)", rs.name),
+        ));
+    }
+    let list = load_tool_files(&resolve(&files))?;
+    let list = filter_tools(list, rs.keep.as_deref(), &rs.drop, origin, at)?;
+    let list = match &rs.trim {
+        Some(t) => parse_trim(t, origin, &format!("{at}.trim"))?.apply(&list),
+        None => list,
+    };
+    let list: Vec<Tool> = list
+        .into_iter()
+        .map(|mut t| {
+            t.name = format!("{}{}", rs.prefix, t.name);
+            t
+        })
+        .collect();
+    let server = ServerTools {
+        name: rs.name.clone(),
+        prefix: rs.prefix.clone(),
+        tools: list.iter().map(|t| t.name.clone()).collect(),
+    };
+    Ok((server, list))
+}
+
+/// Refuses a server whose tool names are already in the list, saying which server has them and
+/// how real clients avoid the clash (a per-server prefix).
+fn check_clashes(
+    present: &[Tool],
+    list: &[Tool],
+    server: &ServerTools,
+    servers: &[ServerTools],
+    origin: &str,
+    at: &str,
+) -> Result<()> {
+    let Some(t) = list
+        .iter()
+        .find(|t| present.iter().any(|p| p.name == t.name))
+    else {
+        return Ok(());
+    };
+    let owner = servers
+        .iter()
+        .find(|s| s.name != server.name && s.tools.contains(&t.name))
+        .map(|s| format!("server `{}`", s.name))
+        .unwrap_or_else(|| "another entry".into());
+    Err(Error::invalid(
+        origin,
+        at,
+        format!(
+            "tool `{}` of server `{}` is already in the list (from {owner}); model APIs reject duplicate names: give the servers a prefix (prefix = \"mcp__{}__\", as Claude Code names them)",
+            t.name, server.name, server.name
+        ),
+    ))
+}
+
+/// Records a server's tools (a server added again, e.g. reconnected, replaces its entry).
+fn upsert_server(servers: &mut Vec<ServerTools>, server: ServerTools) {
+    match servers.iter_mut().find(|s| s.name == server.name) {
+        Some(s) => *s = server,
+        None => servers.push(server),
     }
 }
 
@@ -571,6 +832,25 @@ fn check_synthetic(s: RawSynthetic, origin: &str, field: &str) -> Result<()> {
                 "{} tools x {} parameters exceed the limit of {MAX_SYNTHETIC_PARAMS} parameters",
                 s.count, s.params
             ),
+        ));
+    }
+    Ok(())
+}
+
+/// Upper bound on Monte Carlo runs.
+pub const MAX_RUNS: u64 = 10_000_000;
+
+/// The problem with `runs` Monte Carlo runs of `sessions` sessions of `calls` calls, if any.
+fn check_runs(runs: u64, sessions: usize, calls: usize) -> std::result::Result<(), String> {
+    if runs == 0 || runs > MAX_RUNS {
+        return Err(format!("value {runs} must be between 1 and {MAX_RUNS}"));
+    }
+    let all_calls = runs
+        .saturating_mul(sessions as u64)
+        .saturating_mul(calls as u64);
+    if all_calls > MAX_CALLS_PER_SCENARIO {
+        return Err(format!(
+            "{runs} runs x {sessions} sessions x {calls} calls = {all_calls} calls exceeds the limit of {MAX_CALLS_PER_SCENARIO} calls per scenario"
         ));
     }
     Ok(())

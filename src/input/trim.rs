@@ -41,6 +41,11 @@ impl Trim {
         }
     }
 
+    /// The trim with this name ([`Trim::as_str`]), if any.
+    pub fn parse(name: &str) -> Option<Trim> {
+        Trim::ALL.into_iter().find(|t| t.as_str() == name)
+    }
+
     /// What the trim does, for table captions.
     pub fn explain(self) -> &'static str {
         match self {

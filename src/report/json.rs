@@ -11,5 +11,5 @@ pub fn to_json<T: Serialize>(value: &T) -> Result<String> {
             s.push('\n');
             s
         })
-        .map_err(|e| Error::Unsupported(format!("cannot encode JSON: {e}")))
+        .map_err(|e| Error::Internal(format!("cannot encode JSON: {e}")))
 }

@@ -7,5 +7,6 @@ pub mod bench;
 pub mod billing;
 pub mod engine;
 pub mod montecarlo;
+pub mod request;
 pub mod simulate;
 pub mod stats;

@@ -34,7 +34,7 @@ pub const MAX_CURVE_POINTS: usize = 10_000;
 /// Most stored curve values (8 bytes each) used for curve percentiles.
 pub const CURVE_SAMPLE_VALUES: usize = 1 << 22;
 /// Most runs of one Monte Carlo.
-pub const MAX_RUNS: u64 = 10_000_000;
+pub use crate::input::scenario::MAX_RUNS;
 
 /// The cumulative cost after a given number of calls, across runs.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize)]
@@ -296,9 +296,8 @@ fn summarise(
     samples: &[f64],
 ) -> Result<MonteCarlo> {
     let points = calls.len();
-    let s = Summary::of(totals).ok_or_else(|| {
-        Error::Unsupported("Monte Carlo produced no runs (internal error)".into())
-    })?;
+    let s = Summary::of(totals)
+        .ok_or_else(|| Error::Internal("Monte Carlo produced no runs".into()))?;
     let mut column = Vec::with_capacity(sample_runs as usize);
     let curve = calls
         .iter()

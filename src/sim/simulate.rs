@@ -4,11 +4,11 @@ use serde::Serialize;
 
 use crate::error::{Error, Result};
 use crate::input::scenario::Scenario;
-use crate::model::catalog::{Catalog, ModelSpec};
-use crate::model::strategy::{ResolvedStrategy, Strategy};
-use crate::sim::billing::CallBill;
-use crate::sim::engine::{PreparedSet, SimSetup, Workspace};
+use crate::model::catalog::Catalog;
+use crate::sim::billing::{CallBill, PriceSheet};
+use crate::sim::engine::{PreparedSet, Workspace};
 use crate::sim::montecarlo::{monte_carlo_set, MonteCarlo};
+use crate::sim::request::{Pair, Request, Selection};
 
 /// Totals of one (model, strategy) simulation.
 #[derive(Debug, Clone, Serialize, PartialEq)]
@@ -55,6 +55,10 @@ pub struct SimResult {
     /// Monte Carlo summary when the scenario asks for more than one run.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub montecarlo: Option<MonteCarlo>,
+    /// The prices the calls were billed at (splits a call's dollars into parts for charts; not in
+    /// the JSON).
+    #[serde(skip)]
+    pub prices: PriceSheet,
 }
 
 /// Totals of one session of a run.
@@ -76,16 +80,7 @@ pub struct SessionTotals {
     pub total_usd: f64,
 }
 
-/// A (model, strategy) that could not be simulated, with the reason.
-#[derive(Debug, Clone, Serialize)]
-pub struct Skipped {
-    /// Model id.
-    pub model: String,
-    /// Strategy as requested.
-    pub strategy: String,
-    /// Why it was skipped.
-    pub reason: String,
-}
+pub use crate::sim::request::{SkipKind, Skipped};
 
 /// Everything `run` reports.
 #[derive(Debug, Clone, Serialize)]
@@ -113,55 +108,20 @@ pub fn run_scenario(
     models: &[String],
     strategies: &[String],
 ) -> Result<RunReport> {
-    run_scenario_with_progress(catalog, scenario, models, strategies, &|_| {})
+    let request = Selection::new(models, strategies).resolve(catalog, scenario.clone())?;
+    run_request(&request, &|_| {})
 }
 
-/// [`run_scenario`], telling `progress` how many Monte Carlo runs have completed as they complete
-/// (when the scenario has more than one run).
-pub fn run_scenario_with_progress(
-    catalog: &Catalog,
-    scenario: &Scenario,
-    models: &[String],
-    strategies: &[String],
-    progress: &(dyn Fn(u64) + Sync),
-) -> Result<RunReport> {
-    let model_ids = if models.is_empty() {
-        &scenario.models
-    } else {
-        models
-    };
-    let models: Vec<&ModelSpec> = catalog.select(model_ids).map_err(|e| match e {
-        // Ids from the scenario file: say which file and field hold the bad one.
-        Error::UnknownModel { id, hint } if models.is_empty() && !scenario.models.is_empty() => {
-            Error::invalid(
-                &scenario.origin,
-                "models",
-                format!("unknown model id `{id}`{hint} (run `pcsim models` for the list)"),
-            )
-        }
-        other => other,
-    })?;
-    let strategy_texts = if strategies.is_empty() {
-        &scenario.strategies
-    } else {
-        strategies
-    };
-    let parsed: Vec<(String, Strategy)> = strategy_texts
-        .iter()
-        .map(|s| Strategy::parse(s).map(|p| (s.clone(), p)))
-        .collect::<Result<_>>()
-        .map_err(|e| match e {
-            Error::Strategy { strategy, problem } => Error::invalid(
-                &scenario.origin,
-                "strategies",
-                format!("`{strategy}`: {problem}"),
-            ),
-            other => other,
-        })?;
+/// The `run` report of `request`: every pair on one timeline, plus the Monte Carlo when the
+/// scenario has more than one run, telling `progress` how many runs have completed as they complete.
+/// Errors when nothing can be simulated, or when the per-call bills would exceed
+/// [`MAX_BILLS_KEPT`].
+pub fn run_request(request: &Request, progress: &(dyn Fn(u64) + Sync)) -> Result<RunReport> {
+    let scenario = &request.scenario;
     let kept = (scenario.calls as u64)
         .saturating_mul(scenario.sessions as u64)
-        .saturating_mul(models.len() as u64)
-        .saturating_mul(parsed.len() as u64);
+        .saturating_mul(request.models.len() as u64)
+        .saturating_mul(request.strategies.len() as u64);
     if kept > MAX_BILLS_KEPT {
         return Err(Error::invalid(
             &scenario.origin,
@@ -170,85 +130,63 @@ pub fn run_scenario_with_progress(
                 "{} sessions x {} calls x {} models x {} strategies = {kept} per-call bills, more than the {MAX_BILLS_KEPT} a report keeps in memory; use fewer calls, sessions, models or strategies",
                 scenario.sessions,
                 scenario.calls,
-                models.len(),
-                parsed.len()
+                request.models.len(),
+                request.strategies.len()
             ),
         ));
     }
-    let mut report = RunReport {
-        scenario: scenario.name.clone(),
-        description: scenario.description.clone(),
-        results: Vec::new(),
-        skipped: Vec::new(),
-    };
-    // Every (model, strategy) that can be simulated, in report order.
-    let mut pairs: Vec<(&ModelSpec, &str, ResolvedStrategy)> = Vec::new();
-    for model in models {
-        let mut done: Vec<String> = Vec::new();
-        for (text, strategy) in &parsed {
-            let resolved = match strategy.resolve(model) {
-                Ok(r) => r,
-                Err(e) => {
-                    report.skipped.push(Skipped {
-                        model: model.id.clone(),
-                        strategy: text.clone(),
-                        reason: e.to_string(),
-                    });
-                    continue;
-                }
-            };
-            if done.contains(&resolved.name) {
-                continue;
-            }
-            done.push(resolved.name.clone());
-            pairs.push((model, text, resolved));
-        }
-    }
-    let setups: Vec<SimSetup> = pairs
-        .iter()
-        .map(|(model, _, resolved)| SimSetup::new(model, resolved, scenario.first_token_seconds))
-        .collect();
-    // All pairs on one timeline (the queue and the draws once for all of them).
-    let set = PreparedSet::new(scenario, &setups);
-    let mut bills: Vec<Vec<CallBill>> = pairs
-        .iter()
-        .map(|_| Vec::with_capacity(scenario.calls * scenario.sessions))
-        .collect();
-    set.run(0, &mut Workspace::new(), |m, b| bills[m].push(*b));
-    let montecarlo = if scenario.runs > 1 && !pairs.is_empty() {
-        monte_carlo_set(&set, scenario.runs as u64, progress)?
-            .into_iter()
-            .map(Some)
-            .collect()
-    } else {
-        vec![None; pairs.len()]
-    };
-    for (((model, text, resolved), setup), (calls, mc)) in pairs
-        .iter()
-        .zip(&setups)
-        .zip(bills.into_iter().zip(montecarlo))
-    {
-        let mut result = summarise(model, text, &resolved.name, &setup.tier_names, calls);
-        result.montecarlo = mc;
-        report.results.push(result);
-    }
-    if report.results.is_empty() {
-        let reasons: Vec<String> = report.skipped.iter().map(|s| s.reason.clone()).collect();
+    if request.pairs.is_empty() {
+        let reasons: Vec<String> = request.skipped.iter().map(|s| s.reason.clone()).collect();
         return Err(Error::Unsupported(format!(
             "nothing to simulate: {}",
             reasons.join("; ")
         )));
     }
-    Ok(report)
+    let setups = request.setups(scenario);
+    // All pairs on one timeline (the queue and the draws once for all of them).
+    let set = PreparedSet::new(scenario, &setups);
+    let mut results = simulate_set(request, &set);
+    if scenario.runs > 1 {
+        let montecarlo = monte_carlo_set(&set, scenario.runs as u64, progress)?;
+        for (r, mc) in results.iter_mut().zip(montecarlo) {
+            r.montecarlo = Some(mc);
+        }
+    }
+    Ok(RunReport {
+        scenario: scenario.name.clone(),
+        description: scenario.description.clone(),
+        results,
+        skipped: request.skipped.clone(),
+    })
 }
 
-pub(crate) fn summarise(
-    model: &ModelSpec,
-    requested: &str,
-    name: &str,
-    tiers: &[String],
-    calls: Vec<CallBill>,
-) -> SimResult {
+/// Run 0 of every pair of `request` on `scenario` (the request's or a variant of it with the same
+/// timing, e.g. a changed tool list), on one shared timeline: one result per pair, in order.
+pub fn simulate_pairs(request: &Request, scenario: &Scenario) -> Vec<SimResult> {
+    let setups = request.setups(scenario);
+    simulate_set(request, &PreparedSet::new(scenario, &setups))
+}
+
+/// Run 0 of `set`, whose members are the pairs of `request`, summarised.
+fn simulate_set(request: &Request, set: &PreparedSet) -> Vec<SimResult> {
+    let scenario = &request.scenario;
+    let mut bills: Vec<Vec<CallBill>> = request
+        .pairs
+        .iter()
+        .map(|_| Vec::with_capacity(scenario.calls * scenario.sessions))
+        .collect();
+    set.run(0, &mut Workspace::new(), |m, b| bills[m].push(*b));
+    request
+        .pairs
+        .iter()
+        .zip(bills)
+        .map(|(pair, calls)| summarise(pair, calls))
+        .collect()
+}
+
+/// Totals of one pair's per-call bills.
+pub(crate) fn summarise(pair: &Pair, calls: Vec<CallBill>) -> SimResult {
+    let (model, tiers) = (pair.model, &pair.tier_names);
     let mut t = Totals {
         prompt_tokens: 0,
         uncached_tokens: 0,
@@ -296,12 +234,13 @@ pub(crate) fn summarise(
     SimResult {
         model: model.id.clone(),
         model_name: model.name.clone(),
-        strategy: name.to_string(),
-        strategy_requested: requested.to_string(),
+        strategy: pair.resolved.name.clone(),
+        strategy_requested: pair.requested.clone(),
         total_usd: total,
         totals: t,
         per_session,
         calls,
         montecarlo: None,
+        prices: pair.prices,
     }
 }

@@ -127,7 +127,7 @@ fn run_charts_are_pngs_of_the_requested_size_and_not_blank() {
     let catalog = Catalog::embedded().unwrap();
     let rep = run_scenario(&catalog, &small_scenario(), &[], &[]).unwrap();
     assert_eq!(rep.results.len(), 4);
-    let files = run_charts(&catalog, &rep, &opts(800, 500, false)).unwrap();
+    let files = run_charts(&rep, &opts(800, 500, false)).unwrap();
     let names: Vec<&str> = files.iter().map(|f| f.name.as_str()).collect();
     assert_eq!(
         names,
@@ -145,7 +145,7 @@ fn run_charts_are_pngs_of_the_requested_size_and_not_blank() {
         assert_png_chart(&f.bytes, 800, 500, &f.name);
     }
     // Identical input gives identical bytes (embedded font, deterministic encoder).
-    let again = run_charts(&catalog, &rep, &opts(800, 500, false)).unwrap();
+    let again = run_charts(&rep, &opts(800, 500, false)).unwrap();
     assert_eq!(files, again);
 }
 
@@ -184,7 +184,7 @@ fn per_call_parts_add_up_to_each_bill() {
 fn svg_charts_are_well_formed_and_carry_their_text() {
     let catalog = Catalog::embedded().unwrap();
     let rep = run_scenario(&catalog, &small_scenario(), &[], &["none".into()]).unwrap();
-    let files = run_charts(&catalog, &rep, &opts(1600, 1000, true)).unwrap();
+    let files = run_charts(&rep, &opts(1600, 1000, true)).unwrap();
     assert_eq!(files.len(), 4);
     for f in &files {
         assert!(f.name.ends_with(".svg"), "{}", f.name);
@@ -197,7 +197,7 @@ fn svg_charts_are_well_formed_and_carry_their_text() {
         );
         assert!(texts.iter().any(|t| t.contains("(USD)")), "{}", f.name);
     }
-    let again = run_charts(&catalog, &rep, &opts(1600, 1000, true)).unwrap();
+    let again = run_charts(&rep, &opts(1600, 1000, true)).unwrap();
     assert_eq!(files, again);
 }
 
@@ -590,8 +590,8 @@ fn run_with_several_runs_draws_median_and_band_in_the_by_call_chart() {
     // Gaps around the 5-minute TTL make the cached cost spread: the band has width.
     let last = mc.curve.last().unwrap();
     assert!(last.p95 > last.p5, "band {} .. {}", last.p5, last.p95);
-    let a = run_charts(&catalog, &one, &opts(800, 500, false)).unwrap();
-    let b = run_charts(&catalog, &many, &opts(800, 500, false)).unwrap();
+    let a = run_charts(&one, &opts(800, 500, false)).unwrap();
+    let b = run_charts(&many, &opts(800, 500, false)).unwrap();
     assert_png_chart(&b[0].bytes, 800, 500, "cumulative-by-call with band");
     dump("band-cumulative-by-call.png", &b[0].bytes);
     assert_ne!(

@@ -3,8 +3,11 @@
 mod charts;
 mod cli;
 mod common;
+mod decisions;
+mod docs;
 mod facts;
 mod fuzz;
+mod house;
 mod inputs;
 mod prices;
 mod properties;

@@ -275,6 +275,7 @@ fn build(shape: &Shape) -> Scenario {
         models: vec![],
         strategies: vec![],
         tools,
+        servers: Vec::new(),
         system_tokens: shape.system_tokens,
         calls: shape.calls,
         first_user_tokens,

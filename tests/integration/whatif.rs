@@ -231,7 +231,8 @@ fn whatif_bad_input_exits_2_with_the_flag_named() {
             "--at-call",
         ),
         (
-            &["--at-call", "1", "--remove-tools", "synthetic_tool_01"],
+            // Call 1 is allowed (the list from the start, issue 16); call 0 does not exist.
+            &["--at-call", "0", "--remove-tools", "synthetic_tool_01"],
             "--at-call",
         ),
         (

@@ -110,7 +110,7 @@ pub(crate) fn render(title: &str, opts: &ChartOptions, chart: &impl Draw) -> Res
     let sc = Scale::new(opts.width, opts.height);
     let fail = |e: String| {
         let name = title.lines().next().unwrap_or("");
-        Error::Unsupported(format!("cannot draw chart `{name}`: {e}"))
+        Error::Internal(format!("cannot draw chart `{name}`: {e}"))
     };
     if opts.svg {
         let mut text = String::new();
@@ -137,7 +137,7 @@ pub(crate) fn render(title: &str, opts: &ChartOptions, chart: &impl Draw) -> Res
 /// Encodes RGB pixels as a PNG with fixed settings (so the bytes depend only on the pixels).
 fn encode_png(pixels: &[u8], width: u32, height: u32) -> Result<Vec<u8>> {
     let mut out = Vec::new();
-    let fail = |e: png::EncodingError| Error::Unsupported(format!("cannot encode PNG: {e}"));
+    let fail = |e: png::EncodingError| Error::Internal(format!("cannot encode PNG: {e}"));
     {
         let mut enc = png::Encoder::new(&mut out, width, height);
         enc.set_color(png::ColorType::Rgb);
@@ -173,5 +173,15 @@ mod tests {
                 .to_string();
             assert!(e.contains("--chart-size") && e.contains(bad), "{e}");
         }
+    }
+
+    #[test]
+    fn an_encoder_failure_is_an_internal_error_not_the_users() {
+        // Too few pixels for the size: the PNG encoder refuses, and that is pcsim's bug (exit 1),
+        // not bad input (exit 2).
+        let e = encode_png(&[0u8; 3], 2, 2).unwrap_err();
+        assert!(matches!(e, Error::Internal(_)), "{e:?}");
+        assert!(!e.is_user_error());
+        assert!(e.to_string().contains("cannot encode PNG"), "{e}");
     }
 }

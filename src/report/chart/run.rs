@@ -5,11 +5,8 @@ use super::style::group;
 use super::{line_chart, stacked_bar_chart, Axis, ChartOptions, LineSeries, Unit};
 use crate::analysis::compare::CompareReport;
 use crate::error::{Error, Result};
-use crate::model::catalog::Catalog;
-use crate::model::strategy::Strategy;
 use crate::report::usd;
 use crate::sim::billing::CallBill;
-use crate::sim::engine::SimSetup;
 use crate::sim::simulate::{RunReport, SimResult};
 
 /// A rendered chart and the file name it should be written under.
@@ -42,15 +39,11 @@ pub fn sanitize_file_stem(text: &str) -> String {
 
 /// Renders the charts of `report` in the format of `opts`:
 /// `cumulative-by-call`, `cumulative-by-time` (one line per (model, strategy)) and
-/// `per-call-<model>-<strategy>` (stacked dollars per call) for every result. `catalog` supplies the
-/// prices that split each call's dollars into parts.
+/// `per-call-<model>-<strategy>` (stacked dollars per call) for every result, split into parts at the
+/// prices each result was billed at.
 ///
 /// Errors with [`Error::Unsupported`] when a result has no calls (nothing to draw).
-pub fn run_charts(
-    catalog: &Catalog,
-    report: &RunReport,
-    opts: &ChartOptions,
-) -> Result<Vec<ChartFile>> {
+pub fn run_charts(report: &RunReport, opts: &ChartOptions) -> Result<Vec<ChartFile>> {
     let ext = opts.extension();
     let runs: Vec<Run> = report
         .results
@@ -76,7 +69,7 @@ pub fn run_charts(
         used.push(name.clone());
         files.push(ChartFile {
             name,
-            bytes: per_call_chart(catalog, report, r, call_axis, opts)?,
+            bytes: per_call_chart(report, r, call_axis, opts)?,
         });
     }
     Ok(files)
@@ -236,10 +229,8 @@ pub fn compare_charts(report: &CompareReport, opts: &ChartOptions) -> Result<Vec
 }
 
 /// The four dollar parts of every call of `r`, in stacking order.
-pub(crate) fn parts(catalog: &Catalog, r: &SimResult) -> Result<Vec<(String, Vec<f64>)>> {
-    let model = catalog.model(&r.model)?;
-    let resolved = Strategy::parse(&r.strategy_requested)?.resolve(model)?;
-    let prices = SimSetup::new(model, &resolved, 0.0).prices;
+pub(crate) fn parts(r: &SimResult) -> Vec<(String, Vec<f64>)> {
+    let prices = r.prices;
     let p: Vec<_> = r.calls.iter().map(|c| prices.parts_usd(c)).collect();
     let storage = r.calls.iter().any(|c| c.storage_usd > 0.0);
     let write_label = if storage {
@@ -247,7 +238,7 @@ pub(crate) fn parts(catalog: &Catalog, r: &SimResult) -> Result<Vec<(String, Vec
     } else {
         "cache writes"
     };
-    Ok(vec![
+    vec![
         (
             "uncached input".into(),
             p.iter().map(|x| x.uncached_usd).collect(),
@@ -261,11 +252,10 @@ pub(crate) fn parts(catalog: &Catalog, r: &SimResult) -> Result<Vec<(String, Vec
             p.iter().map(|x| x.cache_read_usd).collect(),
         ),
         ("output".into(), p.iter().map(|x| x.output_usd).collect()),
-    ])
+    ]
 }
 
 fn per_call_chart(
-    catalog: &Catalog,
     report: &RunReport,
     r: &SimResult,
     call_axis: &str,
@@ -289,13 +279,7 @@ fn per_call_chart(
         return Err(super::nothing_to_draw(&title, "zero calls"));
     }
     let categories: Vec<String> = (1..=r.calls.len()).map(|i| i.to_string()).collect();
-    let stacks = parts(catalog, r).map_err(|e| match e {
-        Error::Unsupported(_) => e,
-        other => Error::Unsupported(format!(
-            "cannot split the calls of {} / {} into parts: {other}",
-            r.model, r.strategy
-        )),
-    })?;
+    let stacks = parts(r);
     stacked_bar_chart(
         &title,
         call_axis,

@@ -1,0 +1,38 @@
+#!/usr/bin/env bash
+# Writes the reports of every command on every example into OUT, one file per (command, example,
+# format), so two builds can be compared byte for byte:
+#   scripts/reports.sh /tmp/pcsim-before /tmp/before && scripts/reports.sh target/debug/pcsim /tmp/after
+#   diff -r /tmp/before /tmp/after
+# Exit codes and standard error are kept too (`.rc`, `.err`), so a changed error is a difference.
+set -uo pipefail
+BIN=$(realpath "$1"); OUT=$2
+cd "$(dirname "$0")/.."
+mkdir -p "$OUT"
+rec() { # name, args...
+  local name=$1; shift
+  "$BIN" "$@" >"$OUT/$name.out" 2>"$OUT/$name.err"; echo $? >"$OUT/$name.rc"
+}
+for f in examples/*.toml; do
+  e=$(basename "$f" .toml)
+  for fmt in table csv json; do
+    rec "run-$e-$fmt" run "$f" --format "$fmt"
+    rec "compare-$e-$fmt" compare "$f" --format "$fmt"
+    rec "whatif-$e-$fmt" whatif "$f" --at-call 5 --add-tools examples/tools/search-server.json --format "$fmt"
+  done
+  rec "run-$e-runs" run "$f" --runs 20 --format json
+  rec "run-$e-calls" run "$f" --calls
+  rec "compare-$e-strategies" compare "$f" --strategy cached --strategy explicit:tools+system+last --strategy automatic
+  rec "advise-$e-table" advise "$f"
+  rec "advise-$e-json" advise "$f" --format json
+done
+for fmt in table csv json; do
+  rec "run-default-$fmt" run --format "$fmt"
+  rec "run-models-$fmt" run --model gpt-5.6 --model claude-opus-4.8 --strategy none --strategy cached --strategy explicit:tools --format "$fmt"
+  rec "models-$fmt" models --format "$fmt"
+  rec "whatif-remove-$fmt" whatif examples/tool-change.toml --at-call 25 --remove-tools web_search,fetch_page,search_code --format "$fmt"
+done
+rec run-bad-model run --model nope
+rec run-bad-strategy run --strategy explicit:often
+rec compare-bad-strategy compare --strategy explicit:often
+rec compare-only-auto compare --model claude-opus-4.8 --strategy automatic
+rec run-unsupported run --model kimi-k3 --strategy explicit:tools

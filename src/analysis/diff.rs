@@ -1,0 +1,391 @@
+//! `diff`: two scenarios, or two tool configurations, side by side. For scenarios, every (model,
+//! strategy) both can simulate is run on each and the totals compared; for tool configurations
+//! (tool-list files), each model's tool block is priced per call on each side. Savings are
+//! positive when B is cheaper than A (the one sign convention of every report).
+
+use std::fmt::Write as _;
+
+use serde::Serialize;
+
+use super::{percent, signed_usd, Skip};
+use crate::error::{Error, Result};
+use crate::input::scenario::Scenario;
+use crate::model::catalog::{Catalog, ModelSpec};
+use crate::model::tools::Tool;
+use crate::report::csv::field;
+use crate::report::table::TextTable;
+use crate::report::usd;
+use crate::sim::simulate::{run_scenario, SimResult};
+
+/// Names that differ between two tool lists.
+#[derive(Debug, Clone, Default, Serialize, PartialEq)]
+pub struct ToolListDiff {
+    /// Tools in A.
+    pub tools_a: usize,
+    /// Tools in B.
+    pub tools_b: usize,
+    /// Names only in B.
+    pub added: Vec<String>,
+    /// Names only in A.
+    pub removed: Vec<String>,
+    /// Names in both whose definitions differ.
+    pub changed: Vec<String>,
+}
+
+impl ToolListDiff {
+    /// Compares two lists by name and definition.
+    pub fn of(a: &[Tool], b: &[Tool]) -> Self {
+        let find = |list: &[Tool], name: &str| list.iter().position(|t| t.name == name);
+        ToolListDiff {
+            tools_a: a.len(),
+            tools_b: b.len(),
+            added: b
+                .iter()
+                .filter(|t| find(a, &t.name).is_none())
+                .map(|t| t.name.clone())
+                .collect(),
+            removed: a
+                .iter()
+                .filter(|t| find(b, &t.name).is_none())
+                .map(|t| t.name.clone())
+                .collect(),
+            changed: b
+                .iter()
+                .filter(|t| find(a, &t.name).is_some_and(|i| a[i] != **t))
+                .map(|t| t.name.clone())
+                .collect(),
+        }
+    }
+
+    fn line(&self) -> String {
+        let few = |v: &[String]| {
+            let mut s: Vec<&str> = v.iter().take(5).map(String::as_str).collect();
+            if v.len() > 5 {
+                s.push("...");
+            }
+            s.join(", ")
+        };
+        let mut parts = vec![format!("{} -> {} tools", self.tools_a, self.tools_b)];
+        for (what, v) in [
+            ("added", &self.added),
+            ("removed", &self.removed),
+            ("changed", &self.changed),
+        ] {
+            if !v.is_empty() {
+                parts.push(format!("{} {what} ({})", v.len(), few(v)));
+            }
+        }
+        parts.join("; ")
+    }
+}
+
+/// One model's tool block on each side.
+#[derive(Debug, Clone, Serialize)]
+pub struct ToolBlockDiff {
+    /// Model id.
+    pub model: String,
+    /// Tool-block tokens per call with A.
+    pub tokens_a: u64,
+    /// Tool-block tokens per call with B.
+    pub tokens_b: u64,
+    /// Dollars per call at the base input rate with A.
+    pub usd_per_call_a: f64,
+    /// Dollars per call at the base input rate with B.
+    pub usd_per_call_b: f64,
+    /// `usd_per_call_a - usd_per_call_b` (positive: B is cheaper).
+    pub saving_usd_per_call: f64,
+    /// The saving in percent of A.
+    pub saving_percent: f64,
+}
+
+/// One (model, strategy) simulated on both scenarios.
+#[derive(Debug, Clone, Serialize)]
+pub struct ScenarioRowDiff {
+    /// Model id.
+    pub model: String,
+    /// Canonical strategy.
+    pub strategy: String,
+    /// Total dollars of A (the Monte Carlo mean with more than one run).
+    pub total_usd_a: f64,
+    /// Total dollars of B (likewise).
+    pub total_usd_b: f64,
+    /// `total_usd_a - total_usd_b` (positive: B is cheaper).
+    pub saving_usd: f64,
+    /// The saving in percent of A.
+    pub saving_percent: f64,
+    /// 5th and 95th percentiles of A's total over the runs (absent with one run).
+    pub range_usd_a: Option<[f64; 2]>,
+    /// 5th and 95th percentiles of B's total over the runs (absent with one run).
+    pub range_usd_b: Option<[f64; 2]>,
+    /// Tokens read from cache in A and in B.
+    pub cache_read_tokens: [u64; 2],
+    /// Tokens written to cache in A and in B.
+    pub cache_write_tokens: [u64; 2],
+}
+
+/// What `diff` compares.
+#[derive(Debug, Clone, Serialize)]
+#[serde(tag = "kind", rename_all = "snake_case")]
+pub enum DiffReport {
+    /// Two tool configurations.
+    Tools {
+        /// Origin of A.
+        a: String,
+        /// Origin of B.
+        b: String,
+        /// Names that differ.
+        tools: ToolListDiff,
+        /// Per model.
+        models: Vec<ToolBlockDiff>,
+    },
+    /// Two scenarios.
+    Scenarios {
+        /// Name of A.
+        a: String,
+        /// Name of B.
+        b: String,
+        /// The tool lists at call 1.
+        tools: ToolListDiff,
+        /// Runs per side (1: a single run of each scenario's seed).
+        runs: usize,
+        /// Per (model, strategy) simulated on both.
+        rows: Vec<ScenarioRowDiff>,
+        /// Pairs simulated on one side only or on neither, with the reason.
+        skipped: Vec<Skip>,
+    },
+}
+
+/// Prices two tool configurations on `models` (empty: the six measured).
+pub fn diff_tools(
+    catalog: &Catalog,
+    a: (&str, &[Tool]),
+    b: (&str, &[Tool]),
+    models: &[String],
+) -> Result<DiffReport> {
+    let models = catalog.select(models)?;
+    let row = |m: &ModelSpec| {
+        let r = m.rendering();
+        let (ta, tb) = (r.block_tokens(a.1), r.block_tokens(b.1));
+        let (ua, ub) = (m.input_usd(ta as f64), m.input_usd(tb as f64));
+        ToolBlockDiff {
+            model: m.id.clone(),
+            tokens_a: ta,
+            tokens_b: tb,
+            usd_per_call_a: ua,
+            usd_per_call_b: ub,
+            saving_usd_per_call: ua - ub,
+            saving_percent: percent(ua - ub, ua),
+        }
+    };
+    Ok(DiffReport::Tools {
+        a: a.0.to_string(),
+        b: b.0.to_string(),
+        tools: ToolListDiff::of(a.1, b.1),
+        models: models.into_iter().map(row).collect(),
+    })
+}
+
+/// Simulates both scenarios on `models` and `strategies` (empty: each scenario's own; A's models
+/// and strategies are used for both so that the rows pair up) and compares them row by row.
+pub fn diff_scenarios(
+    catalog: &Catalog,
+    a: &Scenario,
+    b: &Scenario,
+    models: &[String],
+    strategies: &[String],
+) -> Result<DiffReport> {
+    let models: Vec<String> = if models.is_empty() {
+        a.models.clone()
+    } else {
+        models.to_vec()
+    };
+    let strategies: Vec<String> = if strategies.is_empty() {
+        a.strategies.clone()
+    } else {
+        strategies.to_vec()
+    };
+    let ra = run_scenario(catalog, a, &models, &strategies)?;
+    let rb = run_scenario(catalog, b, &models, &strategies)?;
+    let key = |r: &SimResult| (r.model.clone(), r.strategy.clone());
+    let range = |r: &SimResult| r.montecarlo.as_ref().map(|m| [m.p5_usd, m.p95_usd]);
+    let total = |r: &SimResult| r.montecarlo.as_ref().map_or(r.total_usd, |m| m.mean_usd);
+    let mut rows = Vec::new();
+    let mut skipped: Vec<Skip> = ra.skipped.clone();
+    for s in rb.skipped {
+        if !skipped
+            .iter()
+            .any(|x| x.model == s.model && x.strategy == s.strategy)
+        {
+            skipped.push(s);
+        }
+    }
+    for x in &ra.results {
+        let Some(y) = rb.results.iter().find(|y| key(y) == key(x)) else {
+            skipped.push(Skip::new(
+                &x.model,
+                &x.strategy,
+                format!("simulated on {} only", a.name),
+                crate::sim::request::SkipKind::Unsupported,
+            ));
+            continue;
+        };
+        let (ta, tb) = (total(x), total(y));
+        rows.push(ScenarioRowDiff {
+            model: x.model.clone(),
+            strategy: x.strategy.clone(),
+            total_usd_a: ta,
+            total_usd_b: tb,
+            saving_usd: ta - tb,
+            saving_percent: percent(ta - tb, ta),
+            range_usd_a: range(x),
+            range_usd_b: range(y),
+            cache_read_tokens: [x.totals.cache_read_tokens, y.totals.cache_read_tokens],
+            cache_write_tokens: [x.totals.cache_write_tokens, y.totals.cache_write_tokens],
+        });
+    }
+    if rows.is_empty() {
+        return Err(Error::Unsupported(format!(
+            "no (model, strategy) can be simulated on both {} and {}",
+            a.origin, b.origin
+        )));
+    }
+    Ok(DiffReport::Scenarios {
+        a: a.name.clone(),
+        b: b.name.clone(),
+        tools: ToolListDiff::of(&a.tools, &b.tools),
+        runs: a.runs.max(b.runs),
+        rows,
+        skipped,
+    })
+}
+
+impl DiffReport {
+    /// The terminal table.
+    pub fn table(&self) -> String {
+        let mut out = String::new();
+        match self {
+            DiffReport::Tools {
+                a,
+                b,
+                tools,
+                models,
+            } => {
+                let _ = writeln!(out, "A: {a}\nB: {b}\ntools: {}", tools.line());
+                let mut t = TextTable::new(
+                    &[
+                        "model",
+                        "tokens A",
+                        "tokens B",
+                        "USD/call A",
+                        "USD/call B",
+                        "saving/call",
+                        "saving %",
+                    ],
+                    &[false, true, true, true, true, true, true],
+                );
+                for m in models {
+                    t.row(vec![
+                        m.model.clone(),
+                        m.tokens_a.to_string(),
+                        m.tokens_b.to_string(),
+                        usd(m.usd_per_call_a),
+                        usd(m.usd_per_call_b),
+                        signed_usd(m.saving_usd_per_call),
+                        format!("{:+.1}", m.saving_percent),
+                    ]);
+                }
+                out.push_str(&t.render());
+                out.push_str("saving: what B saves per call against A at the base input rate (negative: B costs more)\n");
+            }
+            DiffReport::Scenarios {
+                a,
+                b,
+                tools,
+                runs,
+                rows,
+                skipped,
+            } => {
+                let _ = writeln!(
+                    out,
+                    "A: {a}\nB: {b}\ntools at call 1: {}\n{}",
+                    tools.line(),
+                    if *runs > 1 {
+                        format!("totals are means over {runs} runs; [p5, p95] beside them")
+                    } else {
+                        "totals of one run of each scenario's seed".to_string()
+                    }
+                );
+                let mut t = TextTable::new(
+                    &[
+                        "model",
+                        "strategy",
+                        "A USD",
+                        "B USD",
+                        "saving USD",
+                        "saving %",
+                    ],
+                    &[false, false, true, true, true, true],
+                );
+                let cell = |x: f64, r: &Option<[f64; 2]>| match r {
+                    Some([lo, hi]) => format!("{} [{}, {}]", usd(x), usd(*lo), usd(*hi)),
+                    None => usd(x),
+                };
+                for r in rows {
+                    t.row(vec![
+                        r.model.clone(),
+                        r.strategy.clone(),
+                        cell(r.total_usd_a, &r.range_usd_a),
+                        cell(r.total_usd_b, &r.range_usd_b),
+                        signed_usd(r.saving_usd),
+                        format!("{:+.1}", r.saving_percent),
+                    ]);
+                }
+                out.push_str(&t.render());
+                out.push_str("saving: what B saves against A (negative: B costs more)\n");
+                for line in super::skip_lines(skipped) {
+                    let _ = writeln!(out, "{line}");
+                }
+            }
+        }
+        out
+    }
+
+    /// One CSV row per model (tools) or per (model, strategy) (scenarios).
+    pub fn csv(&self) -> String {
+        let mut out = String::new();
+        match self {
+            DiffReport::Tools { models, .. } => {
+                out.push_str("model,tokens_a,tokens_b,usd_per_call_a,usd_per_call_b,saving_usd_per_call,saving_percent\n");
+                for m in models {
+                    let _ = writeln!(
+                        out,
+                        "{},{},{},{:.9},{:.9},{:.9},{:.3}",
+                        field(&m.model),
+                        m.tokens_a,
+                        m.tokens_b,
+                        m.usd_per_call_a,
+                        m.usd_per_call_b,
+                        m.saving_usd_per_call,
+                        m.saving_percent
+                    );
+                }
+            }
+            DiffReport::Scenarios { rows, .. } => {
+                out.push_str("model,strategy,total_usd_a,total_usd_b,saving_usd,saving_percent\n");
+                for r in rows {
+                    let _ = writeln!(
+                        out,
+                        "{},{},{:.9},{:.9},{:.9},{:.3}",
+                        field(&r.model),
+                        field(&r.strategy),
+                        r.total_usd_a,
+                        r.total_usd_b,
+                        r.saving_usd,
+                        r.saving_percent
+                    );
+                }
+            }
+        }
+        out
+    }
+}

@@ -1,0 +1,110 @@
+//! `pcsim diff A B`: two scenarios (TOML) or two tool configurations (tool-list JSON) side by side.
+
+use std::io::Write;
+use std::path::{Path, PathBuf};
+
+use anyhow::Result;
+
+use super::{write_reported, Format};
+use pcsim::analysis::diff::{diff_scenarios, diff_tools};
+use pcsim::input::scenario::Scenario;
+use pcsim::model::catalog::Catalog;
+use pcsim::model::tools::load_tool_files;
+use pcsim::report;
+
+/// Arguments of `diff`.
+#[derive(Debug, clap::Args)]
+pub struct DiffArgs {
+    /// A: a scenario (.toml) or a tool list (MCP tools/list JSON or an API tool array).
+    pub a: PathBuf,
+    /// B: of the same kind as A.
+    pub b: PathBuf,
+    /// Model id (repeatable); default: A's models (scenarios) or the six measured (tool lists).
+    #[arg(long = "model", value_name = "ID")]
+    pub models: Vec<String>,
+    /// Strategy (repeatable; scenarios only); default: A's strategies.
+    #[arg(long = "strategy", value_name = "S")]
+    pub strategies: Vec<String>,
+    /// Monte Carlo runs of each scenario (default: each scenario's `runs`).
+    #[arg(long, value_name = "N")]
+    pub runs: Option<u64>,
+    /// Seed of both scenarios' draws (default: each scenario's `seed`).
+    #[arg(long, value_name = "S")]
+    pub seed: Option<u64>,
+    /// Output format on standard output.
+    #[arg(long, value_enum, default_value_t = Format::Table)]
+    pub format: Format,
+    /// Also write diff.json and diff.csv into this folder.
+    #[arg(long, value_name = "DIR")]
+    pub out: Option<PathBuf>,
+}
+
+fn is_scenario(p: &Path) -> bool {
+    p.extension()
+        .is_some_and(|e| e.eq_ignore_ascii_case("toml"))
+}
+
+/// Runs `pcsim diff`.
+pub fn cmd_diff(catalog: &Catalog, a: DiffArgs, out: &mut dyn Write) -> Result<()> {
+    if let Some(dir) = &a.out {
+        report::ensure_writable_dir(dir)?;
+    }
+    let rep = match (is_scenario(&a.a), is_scenario(&a.b)) {
+        (true, true) => {
+            let mut sa = Scenario::load(&a.a)?;
+            let mut sb = Scenario::load(&a.b)?;
+            for s in [&mut sa, &mut sb] {
+                if let Some(n) = a.runs {
+                    s.set_runs(n, "command line", "--runs")?;
+                }
+                if let Some(seed) = a.seed {
+                    s.seed = seed;
+                }
+            }
+            diff_scenarios(catalog, &sa, &sb, &a.models, &a.strategies)?
+        }
+        (false, false) => {
+            if !a.strategies.is_empty() || a.runs.is_some() || a.seed.is_some() {
+                return Err(pcsim::Error::invalid(
+                    "command line",
+                    "--strategy/--runs/--seed",
+                    "tool lists are priced per call, not simulated: these flags need two scenarios",
+                )
+                .into());
+            }
+            let ta = load_tool_files(std::slice::from_ref(&a.a))?;
+            let tb = load_tool_files(std::slice::from_ref(&a.b))?;
+            diff_tools(
+                catalog,
+                (&a.a.display().to_string(), &ta),
+                (&a.b.display().to_string(), &tb),
+                &a.models,
+            )?
+        }
+        _ => {
+            return Err(pcsim::Error::invalid(
+                "command line",
+                "B",
+                format!(
+                    "{} and {} are of different kinds: give two scenarios (.toml) or two tool lists (.json)",
+                    a.a.display(),
+                    a.b.display()
+                ),
+            )
+            .into())
+        }
+    };
+    let json = report::json::to_json(&rep)?;
+    let csv = rep.csv();
+    match a.format {
+        Format::Table => out.write_all(rep.table().as_bytes())?,
+        Format::Csv => out.write_all(csv.as_bytes())?,
+        Format::Json => out.write_all(json.as_bytes())?,
+    }
+    if let Some(dir) = &a.out {
+        out.flush()?;
+        write_reported(dir, "diff.json", json.as_bytes(), a.format)?;
+        write_reported(dir, "diff.csv", csv.as_bytes(), a.format)?;
+    }
+    Ok(())
+}

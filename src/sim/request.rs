@@ -1,0 +1,325 @@
+//! One resolved request: the scenario with its command-line overrides checked against the same limits
+//! as the file, and every (model, strategy) pair to simulate, resolved against its model with its
+//! prices, once. `run`, `compare`, `whatif`, `advise` and the charts all start from a [`Request`], so
+//! model and strategy selection, de-duplication and skips behave the same everywhere.
+
+use serde::Serialize;
+
+use crate::error::{Error, Result};
+use crate::input::scenario::Scenario;
+use crate::model::catalog::{Catalog, ModelSpec, ToolChangeRule};
+use crate::model::strategy::{Mode, ResolvedStrategy, Strategy};
+use crate::sim::billing::PriceSheet;
+use crate::sim::engine::SimSetup;
+
+/// Where command-line values are reported to come from in errors.
+pub const COMMAND_LINE: &str = "command line";
+
+/// Why a (model, strategy) pair was not simulated.
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum SkipKind {
+    /// The model does not offer the strategy (or one of its tiers or rules).
+    Unsupported,
+    /// On this model the strategy resolves to the same one as an earlier requested strategy (given
+    /// here as requested), which is simulated once.
+    SameAs(String),
+}
+
+/// A (model, strategy) that was not simulated, with the reason (stated, never silent).
+#[derive(Debug, Clone, Serialize)]
+#[non_exhaustive]
+pub struct Skipped {
+    /// Model id.
+    pub model: String,
+    /// Strategy as requested.
+    pub strategy: String,
+    /// Why it was skipped, in words.
+    pub reason: String,
+    /// Why it was skipped, for code (the JSON has `reason` only).
+    #[serde(skip)]
+    pub kind: SkipKind,
+}
+
+impl Skipped {
+    /// A skip of `strategy` on `model` for `reason`.
+    pub fn new(
+        model: impl Into<String>,
+        strategy: impl Into<String>,
+        reason: impl Into<String>,
+        kind: SkipKind,
+    ) -> Self {
+        Skipped {
+            model: model.into(),
+            strategy: strategy.into(),
+            reason: reason.into(),
+            kind,
+        }
+    }
+}
+
+/// One (model, strategy) to simulate: the strategy as requested, parsed and resolved against the
+/// model, with the prices that follow from both.
+#[derive(Debug, Clone)]
+#[non_exhaustive]
+pub struct Pair<'c> {
+    /// The model.
+    pub model: &'c ModelSpec,
+    /// The strategy as requested (e.g. `cached`).
+    pub requested: String,
+    /// The strategy as parsed.
+    pub strategy: Strategy,
+    /// The strategy resolved against the model (its canonical name is `resolved.name`).
+    pub resolved: ResolvedStrategy,
+    /// Per-token prices of this pair.
+    pub prices: PriceSheet,
+    /// Names of the write tiers, by slot.
+    pub tier_names: Vec<String>,
+}
+
+impl<'c> Pair<'c> {
+    /// Resolves `strategy` (requested as `requested`) against `model`; `Err` says why the model does
+    /// not offer it.
+    pub fn resolve(model: &'c ModelSpec, requested: &str, strategy: &Strategy) -> Result<Self> {
+        let resolved = strategy.resolve(model)?;
+        // Prices do not depend on when responses start; the engine's setup derives them.
+        let setup = SimSetup::new(model, &resolved, 0.0);
+        let (prices, tier_names) = (setup.prices, setup.tier_names);
+        Ok(Pair {
+            model,
+            requested: requested.to_string(),
+            strategy: strategy.clone(),
+            resolved,
+            prices,
+            tier_names,
+        })
+    }
+
+    /// The engine's setup of this pair for a scenario whose responses start after
+    /// `first_token_seconds`.
+    pub fn setup(&self, first_token_seconds: f64) -> SimSetup<'_> {
+        SimSetup::new(self.model, &self.resolved, first_token_seconds)
+    }
+}
+
+/// What was asked for: model ids and strategies (from the command line or the caller; empty means
+/// the defaults), how the strategy list is completed, and overrides of the scenario's `runs` and
+/// `seed`. [`Selection::resolve`] turns it into a [`Request`].
+#[derive(Debug, Clone, Default)]
+pub struct Selection {
+    /// Model ids; empty: the scenario's models, else the six measured ones. Repeated ids count once.
+    pub models: Vec<String>,
+    /// Strategies as given on the command line; empty: [`Selection::default_strategies`].
+    pub strategies: Vec<String>,
+    /// Strategies when none are given; `None`: the scenario's `strategies`.
+    pub default_strategies: Option<Vec<String>>,
+    /// Put `none` first when no requested strategy is `none` (a baseline for savings).
+    pub baseline: bool,
+    /// Follow every caching strategy without a tool-change rule by its `/tool-changes=append` variant.
+    pub append_variants: bool,
+    /// Monte Carlo runs instead of the scenario's `runs` (`--runs`).
+    pub runs: Option<u64>,
+    /// Seed instead of the scenario's `seed` (`--seed`).
+    pub seed: Option<u64>,
+}
+
+impl Selection {
+    /// A selection of `models` and `strategies` (empty: the defaults).
+    pub fn new(models: &[String], strategies: &[String]) -> Self {
+        Selection {
+            models: models.to_vec(),
+            strategies: strategies.to_vec(),
+            ..Selection::default()
+        }
+    }
+
+    /// Uses `list` when no strategy is given (instead of the scenario's).
+    pub fn default_strategies(mut self, list: &[&str]) -> Self {
+        self.default_strategies = Some(list.iter().map(|s| s.to_string()).collect());
+        self
+    }
+
+    /// Adds `none` first when it is not requested.
+    pub fn with_baseline(mut self) -> Self {
+        self.baseline = true;
+        self
+    }
+
+    /// Adds the `/tool-changes=append` variant after every caching strategy without a rule.
+    pub fn with_append_variants(mut self) -> Self {
+        self.append_variants = true;
+        self
+    }
+
+    /// Overrides the scenario's `runs` and `seed` (`None`: keep the scenario's).
+    pub fn overrides(mut self, runs: Option<u64>, seed: Option<u64>) -> Self {
+        self.runs = runs;
+        self.seed = seed;
+        self
+    }
+
+    /// Checks the overrides against the scenario's limits, selects the models and parses the
+    /// strategies, and resolves every (model, strategy) pair: a model that does not offer a
+    /// strategy, and a strategy that resolves on a model to one already listed, become stated
+    /// [`Skipped`] entries. Errors name the file and field, or the flag, that holds a bad value.
+    pub fn resolve<'c>(&self, catalog: &'c Catalog, scenario: Scenario) -> Result<Request<'c>> {
+        let mut scenario = scenario;
+        if let Some(runs) = self.runs {
+            scenario.set_runs(runs, COMMAND_LINE, "--runs")?;
+        }
+        if let Some(seed) = self.seed {
+            scenario.seed = seed;
+        }
+        let models = select_models(catalog, &scenario, &self.models)?;
+        let strategies = self.strategies(&scenario)?;
+        let mut pairs: Vec<Pair<'c>> = Vec::new();
+        let mut skipped = Vec::new();
+        for &model in &models {
+            let first = pairs.len();
+            for (text, strategy) in &strategies {
+                let pair = match Pair::resolve(model, text, strategy) {
+                    Ok(p) => p,
+                    Err(e) => {
+                        skipped.push(Skipped::new(
+                            &model.id,
+                            text,
+                            e.to_string(),
+                            SkipKind::Unsupported,
+                        ));
+                        continue;
+                    }
+                };
+                if let Some(same) = pairs[first..]
+                    .iter()
+                    .find(|p| p.resolved.name == pair.resolved.name)
+                {
+                    skipped.push(Skipped::new(
+                        &model.id,
+                        text,
+                        format!(
+                            "the same strategy as `{}` on this model (shown once)",
+                            same.requested
+                        ),
+                        SkipKind::SameAs(same.requested.clone()),
+                    ));
+                    continue;
+                }
+                pairs.push(pair);
+            }
+        }
+        Ok(Request {
+            scenario,
+            models,
+            strategies,
+            pairs,
+            skipped,
+        })
+    }
+
+    /// The strategies to resolve, as requested and parsed, completed by the baseline and the
+    /// `append` variants.
+    fn strategies(&self, scenario: &Scenario) -> Result<Vec<(String, Strategy)>> {
+        let (texts, from_file) = if !self.strategies.is_empty() {
+            (self.strategies.clone(), false)
+        } else if let Some(list) = &self.default_strategies {
+            (list.clone(), false)
+        } else {
+            (scenario.strategies.clone(), true)
+        };
+        let mut parsed: Vec<(String, Strategy)> = Vec::new();
+        for text in texts {
+            let strategy = Strategy::parse(&text).map_err(|e| {
+                if from_file {
+                    Error::invalid(&scenario.origin, "strategies", e.to_string())
+                } else {
+                    Error::invalid(COMMAND_LINE, "--strategy", e.to_string())
+                }
+            })?;
+            let append = self.append_variants
+                && strategy.mode != Some(Mode::None)
+                && strategy.tool_changes.is_none();
+            if append {
+                let mut a = strategy.clone();
+                a.tool_changes = Some(ToolChangeRule::Append);
+                parsed.push((text, strategy));
+                parsed.push((a.to_string(), a));
+            } else {
+                parsed.push((text, strategy));
+            }
+        }
+        if self.baseline && !parsed.iter().any(|(_, s)| s.mode == Some(Mode::None)) {
+            parsed.insert(0, ("none".into(), Strategy::none()));
+        }
+        Ok(parsed)
+    }
+}
+
+/// The models of `ids` (empty: the scenario's, else the six measured), each once, in order. An
+/// unknown id from the scenario file names the file and field.
+fn select_models<'c>(
+    catalog: &'c Catalog,
+    scenario: &Scenario,
+    ids: &[String],
+) -> Result<Vec<&'c ModelSpec>> {
+    let from_file = ids.is_empty() && !scenario.models.is_empty();
+    let ids = if ids.is_empty() {
+        &scenario.models
+    } else {
+        ids
+    };
+    let models = catalog.select(ids).map_err(|e| match e {
+        Error::UnknownModel { id, hint } if from_file => Error::invalid(
+            &scenario.origin,
+            "models",
+            format!("unknown model id `{id}`{hint} (run `pcsim models` for the list)"),
+        ),
+        other => other,
+    })?;
+    let mut unique: Vec<&ModelSpec> = Vec::with_capacity(models.len());
+    for m in models {
+        if !unique.iter().any(|u| u.id == m.id) {
+            unique.push(m);
+        }
+    }
+    Ok(unique)
+}
+
+/// A scenario with every (model, strategy) pair to simulate on it, resolved once. Built by
+/// [`Selection::resolve`].
+#[derive(Debug, Clone)]
+#[non_exhaustive]
+pub struct Request<'c> {
+    /// The scenario, with the overrides applied and checked.
+    pub scenario: Scenario,
+    /// The models, each once, in the order asked.
+    pub models: Vec<&'c ModelSpec>,
+    /// The strategies as requested and parsed (with the baseline and variants added), in order.
+    pub strategies: Vec<(String, Strategy)>,
+    /// Every pair to simulate, model by model in the order of `strategies`.
+    pub pairs: Vec<Pair<'c>>,
+    /// Pairs not simulated, with the reason.
+    pub skipped: Vec<Skipped>,
+}
+
+impl<'c> Request<'c> {
+    /// The pairs of one model.
+    pub fn pairs_of<'r>(&'r self, model: &'r ModelSpec) -> impl Iterator<Item = &'r Pair<'c>> + 'r {
+        self.pairs.iter().filter(move |p| p.model.id == model.id)
+    }
+
+    /// The skips of one model.
+    pub fn skipped_of<'r>(
+        &'r self,
+        model: &'r ModelSpec,
+    ) -> impl Iterator<Item = &'r Skipped> + 'r {
+        self.skipped.iter().filter(move |s| s.model == model.id)
+    }
+
+    /// The engine's setups of every pair for `scenario` (the request's, or a variant of it).
+    pub fn setups(&self, scenario: &Scenario) -> Vec<SimSetup<'_>> {
+        self.pairs
+            .iter()
+            .map(|p| p.setup(scenario.first_token_seconds))
+            .collect()
+    }
+}
