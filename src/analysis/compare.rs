@@ -6,13 +6,11 @@ use std::fmt::Write as _;
 use serde::Serialize;
 
 use super::{percent, signed_usd, skip_lines, Skip};
+use crate::base::text::{field, usd, TextTable};
 use crate::error::{Error, Result};
 use crate::input::scenario::Scenario;
 use crate::model::catalog::Catalog;
 use crate::model::strategy::Mode;
-use crate::report::csv::field;
-use crate::report::table::TextTable;
-use crate::report::usd;
 use crate::sim::billing::CallBill;
 use crate::sim::request::{Request, Selection};
 use crate::sim::simulate::simulate_pairs;

@@ -4,11 +4,11 @@
 
 use serde_json::Value;
 
-use pcsim::catalog::Catalog;
-use pcsim::engine::{simulate_collect, SimSetup};
+use pcsim::input::scenario::Scenario;
+use pcsim::model::catalog::Catalog;
 use pcsim::model::pricing::Pricing;
-use pcsim::scenario::Scenario;
-use pcsim::strategy::Strategy;
+use pcsim::model::strategy::Strategy;
+use pcsim::sim::engine::{simulate_collect, SimSetup};
 
 use crate::common::{pcsim, root};
 
@@ -210,7 +210,7 @@ fn the_study_sheet_holds_the_gateway_rates() {
 /// does not.
 #[test]
 fn every_price_has_a_source_and_a_checked_date() {
-    let text = pcsim::catalog::EMBEDDED_CATALOG;
+    let text = pcsim::model::catalog::EMBEDDED_CATALOG;
     let bad = text.replacen(", checked = \"2026-12-03\" }", " }", 1);
     assert_ne!(bad, text);
     let e = Catalog::from_toml_str(&bad, "m.toml")
