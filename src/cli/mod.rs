@@ -6,6 +6,7 @@ mod capture;
 mod compare;
 mod config;
 mod diff;
+mod docreport;
 mod import_litellm;
 mod models;
 mod progress;

@@ -13,6 +13,7 @@ mod layers;
 mod properties;
 mod reliability;
 mod replay_logs;
+mod report;
 mod time;
 mod tokens;
 mod tools;
