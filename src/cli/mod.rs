@@ -6,6 +6,7 @@ mod capture;
 mod compare;
 mod config;
 mod diff;
+mod docreport;
 mod import_litellm;
 mod models;
 mod progress;
@@ -61,6 +62,26 @@ pub enum Format {
     Csv,
     /// JSON.
     Json,
+}
+
+/// Output formats of reports that have no CSV form (nested or one per server); `--format csv` is
+/// refused by the argument parser (exit 2) and `--help` does not offer it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum, Default)]
+pub enum TextFormat {
+    /// Aligned text for the terminal.
+    #[default]
+    Table,
+    /// JSON.
+    Json,
+}
+
+impl From<TextFormat> for Format {
+    fn from(f: TextFormat) -> Self {
+        match f {
+            TextFormat::Table => Format::Table,
+            TextFormat::Json => Format::Json,
+        }
+    }
 }
 
 /// Subcommands.
@@ -162,6 +183,9 @@ pub struct ChartArgs {
     /// Size of the charts in pixels [default: 1600x1000].
     #[arg(long, value_name = "WxH")]
     pub chart_size: Option<String>,
+    /// Cost axes of the line charts on a logarithmic scale.
+    #[arg(long)]
+    pub log_scale: bool,
 }
 
 impl ChartArgs {
@@ -175,6 +199,7 @@ impl ChartArgs {
             width,
             height,
             svg: false,
+            log_scale: self.log_scale,
         })
     }
 

@@ -14,6 +14,7 @@ mod prices;
 mod properties;
 mod reliability;
 mod replay_logs;
+mod report;
 mod time;
 mod tokens;
 mod tools;
