@@ -10,6 +10,7 @@ mod fuzz;
 mod house;
 mod inputs;
 mod layers;
+mod prices;
 mod properties;
 mod reliability;
 mod replay_logs;
