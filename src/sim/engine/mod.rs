@@ -1258,12 +1258,12 @@ pub fn split_for_conversation(
             let hit_allowed =
                 setup.hit_probability >= 1.0 || rng.gen::<f64>() < setup.hit_probability;
             let ttl = strategy.default_tier.as_ref().map_or(300_000, |t| t.ttl_ms);
-            let keys = cache::LeaseKeys {
+            let ids = LeaseIds {
                 block_len: place.head_len,
                 block: None,
-                history: chain(fnv1a(b"conversation-lease"), place.conversation),
+                history: store.lease_id(chain(fnv1a(b"conversation-lease"), place.conversation)),
             };
-            cache::automatic_call_leased(
+            automatic_call_with_leases(
                 store,
                 prompt,
                 p,
@@ -1271,8 +1271,9 @@ pub fn split_for_conversation(
                 now_ms,
                 hit_allowed,
                 0,
-                &keys,
+                &ids,
                 place.fresh_from,
+                None,
             )
         }
         _ => split_for_prompt(setup, store, prompt, now_ms, rng),
