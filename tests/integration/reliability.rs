@@ -1081,12 +1081,9 @@ fn names_of_any_length_never_panic_and_file_names_stay_valid() {
     // A model id of 5,000 characters and a provider of 70,000: tables and file names of a run.
     let id = "m".repeat(5_000);
     let provider = "p".repeat(70_000);
-    let start = EMBEDDED_CATALOG.find("id = \"kimi-k3\"").unwrap();
-    let mut catalog = EMBEDDED_CATALOG.to_string();
-    catalog.replace_range(
-        start..start + "id = \"kimi-k3\"".len(),
-        &format!("id = \"{id}\""),
-    );
+    // Every mention of the model (its entry, price sheets) takes the long id.
+    let mut catalog = EMBEDDED_CATALOG.replace("\"kimi-k3\"", &format!("\"{id}\""));
+    let start = catalog.find(&format!("id = \"{id}\"")).unwrap();
     let provider_at =
         start + catalog[start..].find("provider = \"").unwrap() + "provider = \"".len();
     let provider_end = provider_at + catalog[provider_at..].find('"').unwrap();
