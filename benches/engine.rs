@@ -5,10 +5,10 @@
 
 use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion, Throughput};
 
-use pcsim::bench::{measured_setups, workload};
-use pcsim::catalog::Catalog;
-use pcsim::engine::{Prepared, PreparedSet, SimSetup, Workspace};
-use pcsim::montecarlo::monte_carlo;
+use pcsim::model::catalog::Catalog;
+use pcsim::sim::bench::{measured_setups, workload};
+use pcsim::sim::engine::{Prepared, PreparedSet, SimSetup, Workspace};
+use pcsim::sim::montecarlo::monte_carlo;
 
 fn engine(c: &mut Criterion) {
     let catalog = Catalog::embedded().expect("embedded catalog");

@@ -12,10 +12,10 @@
 //!   does on one thread ([`PreparedSet`]); `apart` runs each model alone in turn; a model id runs
 //!   that model alone.
 
-use pcsim::bench::{measured_setups, workload};
-use pcsim::catalog::Catalog;
-use pcsim::engine::{Prepared, PreparedSet, SimSetup, Workspace};
-use pcsim::quantity::Quantity;
+use pcsim::base::quantity::Quantity;
+use pcsim::model::catalog::Catalog;
+use pcsim::sim::bench::{measured_setups, workload};
+use pcsim::sim::engine::{Prepared, PreparedSet, SimSetup, Workspace};
 
 fn main() {
     let mut args = std::env::args().skip(1);

@@ -27,11 +27,4 @@ pub mod model;
 pub mod report;
 pub mod sim;
 
-// The flat module paths of earlier releases, kept so that code written against them still builds.
-pub use analysis::{replay, toolreport};
-pub use base::{hash, quantity, rng};
-pub use input::{capture, litellm, mcpconfig, scenario, trim};
-pub use model::{catalog, strategy, tokens, tools};
-pub use sim::{bench, billing, engine, montecarlo, simulate, stats};
-
 pub use error::{Error, Result};

@@ -11,12 +11,12 @@ use super::compare::DEFAULT_STRATEGIES;
 use super::uncertainty::{run_totals, share, share_text, Interval};
 use super::{percent, signed_usd, simulate_one, skip_lines, Skip};
 use crate::base::quantity::Quantity;
+use crate::base::text::usd;
 use crate::error::{Error, Result};
 use crate::input::scenario::Scenario;
 use crate::model::catalog::{CacheRules, Catalog, ModelSpec};
 use crate::model::strategy::{Anchor, BreakpointSpec, Mode, Strategy};
 use crate::model::tools::Tool;
-use crate::report::usd;
 use crate::sim::engine::{PreparedSet, Workspace};
 use crate::sim::request::{Pair, Request, Selection, SkipKind};
 use crate::sim::simulate::summarise;
@@ -545,7 +545,7 @@ fn advise_model(
     let mut ranked: Vec<(Tool, u64)> = session_tools(scenario)
         .into_iter()
         .map(|t| {
-            let n = rendering.tool_tokens(&t.metrics());
+            let n = rendering.tool_tokens(&t);
             (t, n)
         })
         .collect();
@@ -969,7 +969,7 @@ mod tests {
         let d = &a.drop_tools[0];
         let tools = synthetic_tools(1, 12, 3);
         let t = tools.iter().find(|t| t.name == d.name).unwrap();
-        assert_eq!(d.tokens, m.rendering().tool_tokens(&t.metrics()));
+        assert_eq!(d.tokens, m.rendering().tool_tokens(t));
         let expected = d.tokens as f64 * 6.0 * m.input_usd_per_mtok.value / 1e6;
         assert!(
             (d.saving_usd - expected).abs() < 1e-12,

@@ -7,13 +7,11 @@ use serde::Serialize;
 
 use super::uncertainty::{run_totals, share, share_text, Interval};
 use super::{percent, signed_usd, skip_lines, Skip};
+use crate::base::text::{field, usd, TextTable};
 use crate::error::{Error, Result};
 use crate::input::scenario::Scenario;
 use crate::model::catalog::Catalog;
 use crate::model::strategy::Mode;
-use crate::report::csv::field;
-use crate::report::table::TextTable;
-use crate::report::usd;
 use crate::sim::billing::CallBill;
 use crate::sim::engine::PreparedSet;
 use crate::sim::request::{Request, Selection};

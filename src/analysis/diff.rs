@@ -8,13 +8,11 @@ use std::fmt::Write as _;
 use serde::Serialize;
 
 use super::{percent, signed_usd, Skip};
+use crate::base::text::{field, usd, TextTable};
 use crate::error::{Error, Result};
 use crate::input::scenario::Scenario;
 use crate::model::catalog::{Catalog, ModelSpec};
 use crate::model::tools::Tool;
-use crate::report::csv::field;
-use crate::report::table::TextTable;
-use crate::report::usd;
 use crate::sim::simulate::{run_scenario, SimResult};
 
 /// Names that differ between two tool lists.

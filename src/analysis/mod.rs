@@ -1,7 +1,10 @@
-//! What-if analysis on top of the simulator: the same session under several strategies (`compare`),
-//! with a changed tool list (`whatif`), and recommendations backed by simulations (`advise`), plus the
-//! pure break-even and TTL formulas they use. Every function returns plain serialisable structs; the
-//! CLI only formats them.
+//! Analysis layer: questions answered with simulations. The same session under several strategies
+//! (`compare`), with a changed tool list (`whatif`), recommendations backed by simulations
+//! (`advise`), the pure break-even and TTL formulas they use, replay of usage logs against the
+//! simulator's prediction (`replay`) and tool-block reports (`toolreport`). Every analysis starts from
+//! a [`crate::sim::request::Request`] (or a tool list) and returns plain serialisable structs with
+//! their own text and CSV forms. Depends on [`crate::sim`] and the layers below it, never on
+//! [`crate::report`].
 
 pub mod advise;
 pub mod breakeven;
@@ -85,9 +88,9 @@ pub fn simulate_one(
 /// Dollars with the sign in front (`-$0.0123`), for differences.
 pub fn signed_usd(x: f64) -> String {
     if x < 0.0 {
-        format!("-{}", crate::report::usd(-x))
+        format!("-{}", crate::base::text::usd(-x))
     } else {
-        crate::report::usd(x)
+        crate::base::text::usd(x)
     }
 }
 

@@ -1,505 +1,62 @@
-//! Replay of real usage logs: read logged token buckets per call (Anthropic usage objects, OpenAI
-//! Chat Completions and Responses usage, Claude Code session transcripts), rebuild the call sequence,
-//! bill the logged buckets at pcsim's prices, re-simulate the same prompts with pcsim's caching rules,
-//! and compare per call and in total.
+//! Replay of real usage logs: read logged token buckets per call (see [`crate::input::usagelog`] for
+//! the formats), rebuild the call sequence, bill the logged buckets at pcsim's prices, re-simulate the
+//! same prompts with pcsim's caching rules, and compare per call and in total.
 //!
-//! The rebuilt session is a growing conversation: each call's prompt extends the previous one by the
-//! difference in prompt tokens; a prompt shorter than the previous one starts a new conversation
-//! (compaction, `/clear`). An optional fixed prefix (`prefix_tokens`: tools plus system prompt) is
-//! kept across such restarts and is where the `tools` and `system` breakpoints go.
+//! A log is split into conversations: by session id, by agent (a sub-agent's sidechain is its own
+//! conversation, with its own cache prefix, and is counted in the totals), and optionally where the
+//! gap between two calls of a session exceeds `session_gap_seconds`. Each conversation grows: a call's
+//! prompt extends the previous one by the difference in prompt tokens; a prompt shorter than the
+//! previous one restarts it (compaction, `/clear`). An optional fixed prefix (`prefix_tokens`: tools
+//! plus system prompt) is kept across restarts and shared by the main agent's conversations; that is
+//! where the `tools` and `system` breakpoints go. Calls of all conversations are billed in time order
+//! against one cache, as an account's calls are.
 
 use std::collections::{BTreeMap, HashMap};
-use std::path::Path;
 
 use rand::SeedableRng;
 use rand_chacha::ChaCha8Rng;
 use serde::Serialize;
-use serde_json::{Map, Value};
 
 use crate::base::hash::{chain, fnv1a};
-use crate::error::{read_text, Error, Result};
+use crate::error::{Error, Result};
 use crate::model::catalog::{CacheRules, Catalog, ModelSpec};
-use crate::model::strategy::{seconds_to_ms, Strategy};
+use crate::model::strategy::{seconds_to_ms, Anchor, Strategy};
 use crate::sim::billing::PriceSheet;
 use crate::sim::engine::cache::CacheStore;
 use crate::sim::engine::prompt::{Prompt, Segment};
 use crate::sim::engine::{split_for_prompt, SimSetup};
 
-/// One logged call.
-#[derive(Debug, Clone, PartialEq, Serialize)]
-pub struct LoggedCall {
-    /// Where it came from: `line N` or `record N`.
-    pub at: String,
-    /// Which kind of usage record it was (`anthropic`, `openai-chat`, `openai-responses`,
-    /// `claude-code`).
-    pub format: &'static str,
-    /// Model named by the record, if any.
-    pub model: Option<String>,
-    /// Start time in Unix seconds, if the record has one.
-    pub unix_time: Option<f64>,
-    /// Prompt tokens (uncached + written + read).
-    pub prompt_tokens: u64,
-    /// Tokens billed at the base input rate.
-    pub uncached_tokens: u64,
-    /// Tokens written to cache with a 5-minute (or unspecified) lifetime.
-    pub cache_write_5m_tokens: u64,
-    /// Tokens written with a 1-hour lifetime.
-    pub cache_write_1h_tokens: u64,
-    /// Tokens read from cache.
-    pub cache_read_tokens: u64,
-    /// Output tokens.
-    pub output_tokens: u64,
-}
-
-/// A parsed log.
-#[derive(Debug, Clone, Default, Serialize)]
-pub struct UsageLog {
-    /// File it came from.
-    pub origin: String,
-    /// Calls in log order.
-    pub calls: Vec<LoggedCall>,
-    /// Fields of usage objects pcsim does not know, with how often they appeared (ignored).
-    pub unknown_fields: BTreeMap<String, usize>,
-    /// Records with no usage (user turns, summaries, tool results).
-    pub records_without_usage: usize,
-    /// Transcript lines that repeat an earlier response's usage (one line per content block).
-    pub duplicates_merged: usize,
-    /// Sub-agent (sidechain) calls left out: they run in their own conversation and cache.
-    pub sidechain_skipped: usize,
-    /// A final line that was cut off mid-write and was ignored.
-    pub truncated_last_line: bool,
-}
-
-impl UsageLog {
-    /// Total warnings worth telling the user about.
-    pub fn unknown_field_count(&self) -> usize {
-        self.unknown_fields.values().sum()
-    }
-}
-
-/// Loads a log file.
-pub fn load_log(path: &Path) -> Result<UsageLog> {
-    parse_log(&read_text(path)?, &path.display().to_string())
-}
-
-/// Parses log text: one JSON document (an array of records, or one record) or JSON Lines.
-pub fn parse_log(text: &str, origin: &str) -> Result<UsageLog> {
-    let mut log = UsageLog {
-        origin: origin.to_string(),
-        ..Default::default()
-    };
-    let mut records: Vec<(String, Value)> = Vec::new();
-    match serde_json::from_str::<Value>(text) {
-        Ok(Value::Array(a)) => {
-            records.extend(
-                a.into_iter()
-                    .enumerate()
-                    .map(|(i, v)| (format!("record {}", i + 1), v)),
-            );
-        }
-        Ok(v) => records.push(("record 1".into(), v)),
-        Err(_) => {
-            let lines: Vec<&str> = text.lines().collect();
-            let n = lines.len();
-            for (i, line) in lines.iter().enumerate() {
-                if line.trim().is_empty() {
-                    continue;
-                }
-                match serde_json::from_str::<Value>(line) {
-                    Ok(v) => records.push((format!("line {}", i + 1), v)),
-                    // A log being written may end mid-line: that last record is dropped with a warning.
-                    Err(_) if i + 1 == n && !text.ends_with('\n') => log.truncated_last_line = true,
-                    Err(e) => {
-                        return Err(Error::parse(
-                            origin,
-                            format!("line {}: not valid JSON: {e}", i + 1),
-                        ))
-                    }
-                }
-            }
-        }
-    }
-    // Claude Code writes one transcript line per content block, each repeating the response's
-    // usage; the response is one call, its usage the last line's (final output count).
-    let mut by_response: HashMap<String, usize> = HashMap::new();
-    for (at, rec) in records {
-        let Some(obj) = rec.as_object() else {
-            log.records_without_usage += 1;
-            continue;
-        };
-        let Some((call, response_id, sidechain)) = read_record(obj, &at, origin, &mut log)? else {
-            log.records_without_usage += 1;
-            continue;
-        };
-        if sidechain {
-            log.sidechain_skipped += 1;
-            continue;
-        }
-        if let Some(id) = response_id {
-            if let Some(&i) = by_response.get(&id) {
-                let first = &log.calls[i];
-                let merged = LoggedCall {
-                    at: first.at.clone(),
-                    unix_time: first.unix_time.or(call.unix_time),
-                    ..call
-                };
-                log.calls[i] = merged;
-                log.duplicates_merged += 1;
-                continue;
-            }
-            by_response.insert(id, log.calls.len());
-        }
-        log.calls.push(call);
-    }
-    if log.calls.is_empty() {
-        return Err(Error::invalid(
-            origin,
-            "usage",
-            "no usage record found (expected Anthropic `usage` objects, OpenAI usage, or Claude Code transcript lines with message.usage)",
-        ));
-    }
-    Ok(log)
-}
-
-type Record = (LoggedCall, Option<String>, bool);
-
-fn read_record(
-    obj: &Map<String, Value>,
-    at: &str,
-    origin: &str,
-    log: &mut UsageLog,
-) -> Result<Option<Record>> {
-    // Claude Code transcript line (or any wrapper with message.usage).
-    if let Some(msg) = obj.get("message").and_then(Value::as_object) {
-        if let Some(usage) = msg.get("usage").and_then(Value::as_object) {
-            let mut call = read_usage(usage, at, origin, "usage", log)?;
-            call.format = "claude-code";
-            call.model = msg.get("model").and_then(Value::as_str).map(str::to_string);
-            call.unix_time = obj.get("timestamp").and_then(parse_time);
-            let id = msg
-                .get("id")
-                .or_else(|| obj.get("requestId"))
-                .and_then(Value::as_str)
-                .map(str::to_string);
-            let side = obj.get("isSidechain").and_then(Value::as_bool) == Some(true);
-            return Ok(Some((call, id, side)));
-        }
-        return Ok(None);
-    }
-    // An API response with a usage object.
-    if let Some(usage) = obj.get("usage").and_then(Value::as_object) {
-        let mut call = read_usage(usage, at, origin, "usage", log)?;
-        call.model = obj.get("model").and_then(Value::as_str).map(str::to_string);
-        call.unix_time = obj
-            .get("created")
-            .or_else(|| obj.get("created_at"))
-            .or_else(|| obj.get("timestamp"))
-            .and_then(parse_time);
-        let id = obj.get("id").and_then(Value::as_str).map(str::to_string);
-        return Ok(Some((call, id, false)));
-    }
-    // A bare usage object.
-    if ["input_tokens", "prompt_tokens"]
-        .iter()
-        .any(|k| obj.contains_key(*k))
-    {
-        let mut call = read_usage(obj, at, origin, "", log)?;
-        call.unix_time = obj.get("timestamp").and_then(parse_time);
-        call.model = obj.get("model").and_then(Value::as_str).map(str::to_string);
-        return Ok(Some((call, None, false)));
-    }
-    Ok(None)
-}
-
-const ANTHROPIC_FIELDS: [&str; 7] = [
-    "input_tokens",
-    "output_tokens",
-    "cache_creation_input_tokens",
-    "cache_read_input_tokens",
-    "cache_creation",
-    "service_tier",
-    "server_tool_use",
-];
-const OPENAI_CHAT_FIELDS: [&str; 7] = [
-    "prompt_tokens",
-    "completion_tokens",
-    "total_tokens",
-    "prompt_tokens_details",
-    "completion_tokens_details",
-    "prompt_cache_hit_tokens",
-    "prompt_cache_miss_tokens",
-];
-const OPENAI_RESPONSES_FIELDS: [&str; 5] = [
-    "input_tokens",
-    "output_tokens",
-    "total_tokens",
-    "input_tokens_details",
-    "output_tokens_details",
-];
-/// Keys a bare usage record may carry besides the usage fields.
-const RECORD_FIELDS: [&str; 2] = ["timestamp", "model"];
-
-fn read_usage(
-    u: &Map<String, Value>,
-    at: &str,
-    origin: &str,
-    prefix: &str,
-    log: &mut UsageLog,
-) -> Result<LoggedCall> {
-    let path = |k: &str| {
-        if prefix.is_empty() {
-            format!("{at}: {k}")
-        } else {
-            format!("{at}: {prefix}.{k}")
-        }
-    };
-    let count = |m: &Map<String, Value>, k: &str, field: String| -> Result<u64> {
-        match m.get(k) {
-            None | Some(Value::Null) => Ok(0),
-            Some(v) => v.as_u64().ok_or_else(|| {
-                Error::invalid(origin, field, format!("value {v} is not a token count"))
-            }),
-        }
-    };
-    let mut note_unknown = |m: &Map<String, Value>, known: &[&str], within: &str| {
-        for k in m.keys() {
-            let known_here = known.contains(&k.as_str())
-                || (within.is_empty() && RECORD_FIELDS.contains(&k.as_str()));
-            if !known_here {
-                let name = if within.is_empty() {
-                    k.clone()
-                } else {
-                    format!("{within}.{k}")
-                };
-                *log.unknown_fields.entry(name).or_default() += 1;
-            }
-        }
-    };
-    let mut call = LoggedCall {
-        at: at.to_string(),
-        format: "anthropic",
-        model: None,
-        unix_time: None,
-        prompt_tokens: 0,
-        uncached_tokens: 0,
-        cache_write_5m_tokens: 0,
-        cache_write_1h_tokens: 0,
-        cache_read_tokens: 0,
-        output_tokens: 0,
-    };
-    let details = |k: &str| u.get(k).and_then(Value::as_object);
-    if u.contains_key("prompt_tokens") {
-        call.format = "openai-chat";
-        note_unknown(u, &OPENAI_CHAT_FIELDS, "");
-        let prompt = count(u, "prompt_tokens", path("prompt_tokens"))?;
-        let mut read = count(
-            u,
-            "prompt_cache_hit_tokens",
-            path("prompt_cache_hit_tokens"),
-        )?;
-        let mut write = 0;
-        if let Some(d) = details("prompt_tokens_details") {
-            note_unknown(
-                d,
-                &["cached_tokens", "cache_write_tokens", "audio_tokens"],
-                "prompt_tokens_details",
-            );
-            read = read.max(count(
-                d,
-                "cached_tokens",
-                path("prompt_tokens_details.cached_tokens"),
-            )?);
-            write = count(
-                d,
-                "cache_write_tokens",
-                path("prompt_tokens_details.cache_write_tokens"),
-            )?;
-        }
-        if let Some(d) = details("completion_tokens_details") {
-            note_unknown(
-                d,
-                &[
-                    "reasoning_tokens",
-                    "audio_tokens",
-                    "accepted_prediction_tokens",
-                    "rejected_prediction_tokens",
-                ],
-                "completion_tokens_details",
-            );
-        }
-        if read + write > prompt {
-            return Err(Error::invalid(
-                origin,
-                path("prompt_tokens"),
-                format!("{prompt} prompt tokens but {read} cached and {write} written"),
-            ));
-        }
-        call.prompt_tokens = prompt;
-        call.cache_read_tokens = read;
-        call.cache_write_5m_tokens = write;
-        call.uncached_tokens = prompt - read - write;
-        call.output_tokens = count(u, "completion_tokens", path("completion_tokens"))?;
-    } else if u.contains_key("input_tokens_details") || u.contains_key("output_tokens_details") {
-        call.format = "openai-responses";
-        note_unknown(u, &OPENAI_RESPONSES_FIELDS, "");
-        let prompt = count(u, "input_tokens", path("input_tokens"))?;
-        let (mut read, mut write) = (0, 0);
-        if let Some(d) = details("input_tokens_details") {
-            note_unknown(
-                d,
-                &["cached_tokens", "cache_write_tokens"],
-                "input_tokens_details",
-            );
-            read = count(
-                d,
-                "cached_tokens",
-                path("input_tokens_details.cached_tokens"),
-            )?;
-            write = count(
-                d,
-                "cache_write_tokens",
-                path("input_tokens_details.cache_write_tokens"),
-            )?;
-        }
-        if let Some(d) = details("output_tokens_details") {
-            note_unknown(d, &["reasoning_tokens"], "output_tokens_details");
-        }
-        if read + write > prompt {
-            return Err(Error::invalid(
-                origin,
-                path("input_tokens"),
-                format!("{prompt} input tokens but {read} cached and {write} written"),
-            ));
-        }
-        call.prompt_tokens = prompt;
-        call.cache_read_tokens = read;
-        call.cache_write_5m_tokens = write;
-        call.uncached_tokens = prompt - read - write;
-        call.output_tokens = count(u, "output_tokens", path("output_tokens"))?;
-    } else if u.contains_key("input_tokens") {
-        note_unknown(u, &ANTHROPIC_FIELDS, "");
-        let uncached = count(u, "input_tokens", path("input_tokens"))?;
-        let written = count(
-            u,
-            "cache_creation_input_tokens",
-            path("cache_creation_input_tokens"),
-        )?;
-        let read = count(
-            u,
-            "cache_read_input_tokens",
-            path("cache_read_input_tokens"),
-        )?;
-        let (mut w5, mut w1h) = (written, 0);
-        if let Some(cc) = details("cache_creation") {
-            note_unknown(
-                cc,
-                &["ephemeral_5m_input_tokens", "ephemeral_1h_input_tokens"],
-                "cache_creation",
-            );
-            let a = count(
-                cc,
-                "ephemeral_5m_input_tokens",
-                path("cache_creation.ephemeral_5m_input_tokens"),
-            )?;
-            let b = count(
-                cc,
-                "ephemeral_1h_input_tokens",
-                path("cache_creation.ephemeral_1h_input_tokens"),
-            )?;
-            if a + b != written {
-                return Err(Error::invalid(
-                    origin,
-                    path("cache_creation"),
-                    format!("the 5m and 1h writes ({a} + {b}) do not add up to cache_creation_input_tokens ({written})"),
-                ));
-            }
-            (w5, w1h) = (a, b);
-        }
-        call.uncached_tokens = uncached;
-        call.cache_write_5m_tokens = w5;
-        call.cache_write_1h_tokens = w1h;
-        call.cache_read_tokens = read;
-        call.prompt_tokens = uncached + written + read;
-        call.output_tokens = count(u, "output_tokens", path("output_tokens"))?;
-    } else {
-        return Err(Error::invalid(
-            origin,
-            path("input_tokens"),
-            "a usage object needs input_tokens (Anthropic, OpenAI Responses) or prompt_tokens (OpenAI Chat)",
-        ));
-    }
-    Ok(call)
-}
-
-/// Unix seconds from a number (seconds, or milliseconds when very large) or an RFC 3339 string.
-fn parse_time(v: &Value) -> Option<f64> {
-    match v {
-        Value::Number(n) => n.as_f64().map(|x| if x > 1e11 { x / 1000.0 } else { x }),
-        Value::String(s) => parse_rfc3339(s),
-        _ => None,
-    }
-}
-
-/// `YYYY-MM-DDTHH:MM:SS[.fff](Z|±HH:MM)` to Unix seconds.
-pub fn parse_rfc3339(s: &str) -> Option<f64> {
-    let s = s.trim();
-    if s.len() < 19 || !s.is_char_boundary(19) {
-        return None;
-    }
-    let (date, rest) = s.split_at(10);
-    let d: Vec<i64> = date
-        .split('-')
-        .map(|x| x.parse().ok())
-        .collect::<Option<_>>()?;
-    if d.len() != 3 || !matches!(&rest[..1], "T" | "t" | " ") {
-        return None;
-    }
-    let time = &rest[1..];
-    let (clock, zone) = match time.find(['Z', 'z', '+', '-']) {
-        Some(i) => time.split_at(i),
-        None => (time, ""),
-    };
-    let mut parts = clock.split(':');
-    let h: f64 = parts.next()?.parse().ok()?;
-    let m: f64 = parts.next()?.parse().ok()?;
-    let sec: f64 = parts.next()?.parse().ok()?;
-    let offset = match zone {
-        "" | "Z" | "z" => 0.0,
-        z => {
-            let sign = if z.starts_with('-') { -1.0 } else { 1.0 };
-            let (oh, om) = z[1..].split_once(':')?;
-            sign * (oh.parse::<f64>().ok()? * 3600.0 + om.parse::<f64>().ok()? * 60.0)
-        }
-    };
-    // Days from the civil date (Howard Hinnant's algorithm).
-    let (y, mo, day) = (d[0], d[1], d[2]);
-    if !(1..=12).contains(&mo) || !(1..=31).contains(&day) {
-        return None;
-    }
-    let y = if mo <= 2 { y - 1 } else { y };
-    let era = y.div_euclid(400);
-    let yoe = y - era * 400;
-    let mp = (mo + 9) % 12;
-    let doy = (153 * mp + 2) / 5 + day - 1;
-    let doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
-    let days = era * 146_097 + doe - 719_468;
-    Some(days as f64 * 86_400.0 + h * 3600.0 + m * 60.0 + sec - offset)
-}
+pub use crate::input::usagelog::{
+    load_log, parse_log, parse_rfc3339, read_log, utc_date, LoggedCall, UsageLog,
+};
 
 /// The model a log names, matched to the catalog: exact id, or an API name such as
-/// `claude-opus-4-8-20260501` for `claude-opus-4.8` (dots and dashes alike, date suffix ignored).
+/// `claude-opus-4-8-20260501` for `claude-opus-4.8` (dots and dashes alike, date suffix ignored),
+/// with a gateway's provider prefix (`anthropic/`, Bedrock's `us.anthropic.`) and a version suffix
+/// (`-v1:0`) ignored.
 pub fn match_model<'c>(catalog: &'c Catalog, log_model: &str) -> Option<&'c ModelSpec> {
     if let Ok(m) = catalog.model(log_model) {
         return Some(m);
     }
-    let norm = |s: &str| s.to_ascii_lowercase().replace(['.', '_'], "-");
-    let wanted = norm(log_model);
+    let norm = |s: &str| s.to_ascii_lowercase().replace(['.', '_', ':'], "-");
+    let bare = log_model.rsplit('/').next().unwrap_or(log_model);
+    let candidates: Vec<String> = {
+        let mut v = vec![norm(log_model), norm(bare)];
+        // Bedrock ids: `[region.]provider.model-id-v1:0`.
+        let parts: Vec<&str> = bare.split('.').collect();
+        for i in 1..parts.len() {
+            v.push(norm(&parts[i..].join(".")));
+        }
+        v
+    };
     catalog
         .models
         .iter()
         .filter(|m| {
             let id = norm(&m.id);
-            wanted == id || wanted.starts_with(&format!("{id}-"))
+            candidates
+                .iter()
+                .any(|w| *w == id || w.starts_with(&format!("{id}-")))
         })
         .max_by_key(|m| m.id.len())
 }
@@ -518,7 +75,8 @@ pub struct Buckets {
 }
 
 impl Buckets {
-    fn add(&mut self, o: &Buckets) {
+    /// Adds another call's (or total's) buckets.
+    pub fn add(&mut self, o: &Buckets) {
         self.uncached_tokens += o.uncached_tokens;
         self.cache_write_tokens += o.cache_write_tokens;
         self.cache_read_tokens += o.cache_read_tokens;
@@ -529,8 +87,10 @@ impl Buckets {
 /// One call, logged against predicted.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct CallComparison {
-    /// Call number, 1-based.
+    /// Call number, 1-based, in log order.
     pub call: usize,
+    /// Conversation number, 1-based (session, agent, time gap).
+    pub conversation: usize,
     /// Seconds since the first call.
     pub time_s: f64,
     /// Prompt tokens.
@@ -550,10 +110,14 @@ pub struct ReplayResult {
     pub model: String,
     /// Strategy name (resolved).
     pub strategy: String,
+    /// Conversations the log was split into.
+    pub conversations: usize,
     /// Logged buckets at this model's prices, summed.
     pub logged: Buckets,
     /// Predicted buckets and dollars, summed.
     pub predicted: Buckets,
+    /// Predicted cache writes per TTL tier (`5m`, `1h`, ...).
+    pub predicted_write_tokens_by_tier: BTreeMap<String, u64>,
     /// Per call.
     pub calls: Vec<CallComparison>,
 }
@@ -567,6 +131,8 @@ pub struct ReplayOptions {
     pub prefix_tokens: u64,
     /// Seconds until a response starts (writes become readable then).
     pub first_token_seconds: f64,
+    /// A pause longer than this between two calls of a session starts a new conversation; 0 = never.
+    pub session_gap_seconds: f64,
 }
 
 impl Default for ReplayOptions {
@@ -575,6 +141,7 @@ impl Default for ReplayOptions {
             gap_seconds: 30.0,
             prefix_tokens: 0,
             first_token_seconds: 1.0,
+            session_gap_seconds: 0.0,
         }
     }
 }
@@ -591,7 +158,7 @@ fn pricing_rules(model: &ModelSpec) -> Option<&CacheRules> {
 
 /// Dollars of a logged call at the model's prices. Writes of unknown lifetime count as the default
 /// tier; a model without caching bills cached tokens at the base rate.
-fn logged_usd(model: &ModelSpec, c: &LoggedCall) -> f64 {
+pub fn logged_usd(model: &ModelSpec, c: &LoggedCall) -> f64 {
     let (read_m, w5_m, w1h_m) = match pricing_rules(model) {
         None => (1.0, 1.0, 1.0),
         Some(r) => {
@@ -607,22 +174,96 @@ fn logged_usd(model: &ModelSpec, c: &LoggedCall) -> f64 {
     model.input_usd(weighted) + model.output_usd(c.output_tokens as f64)
 }
 
-/// Call start times in seconds from the first call: logged timestamps where present (in log order,
-/// never going backwards), else the previous call plus `gap`.
-pub fn call_times(calls: &[LoggedCall], gap: f64) -> Vec<f64> {
-    let t0 = calls.iter().find_map(|c| c.unix_time);
-    let mut out = Vec::with_capacity(calls.len());
-    let mut prev: Option<f64> = None;
+/// Where each call goes: its conversation (0-based, in order of first appearance) and its start time
+/// in seconds from the first call. Logged timestamps are used where present (never going backwards
+/// within a conversation); a call without one starts `gap` after its conversation's previous call,
+/// and a conversation without any starts `gap` after the latest call so far.
+pub fn conversations(calls: &[LoggedCall], opts: &ReplayOptions) -> (Vec<usize>, Vec<f64>) {
+    let t0 = calls
+        .iter()
+        .filter_map(|c| c.unix_time)
+        .fold(None::<f64>, |m, t| Some(m.map_or(t, |m| m.min(t))));
+    // (session, agent, sidechain) -> (conversation, time of its latest call)
+    type Key<'a> = (Option<&'a str>, Option<&'a str>, bool);
+    let mut by_key: HashMap<Key, (usize, f64)> = HashMap::new();
+    let mut conv = Vec::with_capacity(calls.len());
+    let mut times = Vec::with_capacity(calls.len());
+    let mut next = 0usize;
+    let mut latest: Option<f64> = None;
+    let gap = opts.gap_seconds;
     for c in calls {
-        let t = match (c.unix_time, t0, prev) {
-            (Some(t), Some(t0), p) => (t - t0).max(p.unwrap_or(0.0)),
-            (_, _, Some(p)) => p + gap,
-            (_, _, None) => 0.0,
+        let key = (c.session.as_deref(), c.agent.as_deref(), c.sidechain);
+        let logged = c.unix_time.zip(t0).map(|(t, t0)| t - t0);
+        let (idx, t) = match by_key.get(&key) {
+            Some(&(idx, prev)) => {
+                let t = logged.map_or(prev + gap, |t| t.max(prev));
+                let split = opts.session_gap_seconds > 0.0
+                    && logged.is_some()
+                    && t - prev > opts.session_gap_seconds;
+                if split {
+                    next += 1;
+                    (next - 1, t)
+                } else {
+                    (idx, t)
+                }
+            }
+            None => {
+                next += 1;
+                let t = logged.unwrap_or_else(|| latest.map_or(0.0, |l| l + gap));
+                (next - 1, t)
+            }
         };
-        out.push(t);
-        prev = Some(t);
+        by_key.insert(key, (idx, t));
+        latest = Some(latest.map_or(t, |l: f64| l.max(t)));
+        conv.push(idx);
+        times.push(t);
     }
-    out
+    (conv, times)
+}
+
+/// Call start times in seconds from the first call (see [`conversations`]).
+pub fn call_times(calls: &[LoggedCall], gap: f64) -> Vec<f64> {
+    let opts = ReplayOptions {
+        gap_seconds: gap,
+        ..ReplayOptions::default()
+    };
+    conversations(calls, &opts).1
+}
+
+/// The stable prefix (tools + system prompt) the log itself shows: the fewest tokens read from
+/// cache by a main-agent call that starts a conversation (or restarts one), when any such call reads.
+/// A fresh conversation can only read what an earlier one left, which is the shared prefix.
+pub fn infer_prefix_tokens(calls: &[LoggedCall], opts: &ReplayOptions) -> Option<u64> {
+    let (conv, _) = conversations(calls, opts);
+    let mut prev: HashMap<usize, u64> = HashMap::new();
+    let mut best: Option<u64> = None;
+    for (c, &k) in calls.iter().zip(&conv) {
+        let starts = prev.get(&k).is_none_or(|&p| c.prompt_tokens < p);
+        prev.insert(k, c.prompt_tokens);
+        if starts
+            && !c.sidechain
+            && c.cache_read_tokens > 0
+            && c.cache_read_tokens < c.prompt_tokens
+        {
+            best = Some(best.map_or(c.cache_read_tokens, |b| b.min(c.cache_read_tokens)));
+        }
+    }
+    best
+}
+
+/// True when the strategy places a breakpoint on the tool block or the system prompt, which a replay
+/// can only place with a known prefix.
+pub fn uses_prefix_anchors(strategy: &Strategy) -> bool {
+    strategy
+        .breakpoints
+        .iter()
+        .any(|b| matches!(b.anchor, Anchor::Tools | Anchor::System))
+}
+
+struct ConvState {
+    prompt: Prompt,
+    prev_prompt: u64,
+    restarts: u64,
 }
 
 /// Replays a log on one model with one strategy.
@@ -632,61 +273,91 @@ pub fn replay(
     strategy: &Strategy,
     opts: &ReplayOptions,
 ) -> Result<ReplayResult> {
-    if !(opts.gap_seconds.is_finite() && opts.gap_seconds >= 0.0) {
-        return Err(Error::invalid(
-            "command line",
-            "--gap-seconds",
-            format!("value {} must be a non-negative number", opts.gap_seconds),
-        ));
+    for (flag, v) in [
+        ("--gap-seconds", opts.gap_seconds),
+        ("--session-gap-minutes", opts.session_gap_seconds),
+    ] {
+        if !(v.is_finite() && v >= 0.0) {
+            return Err(Error::invalid(
+                "command line",
+                flag,
+                format!("value {v} must be a non-negative number"),
+            ));
+        }
     }
     let resolved = strategy.resolve(model)?;
     let setup = SimSetup::new(model, &resolved, opts.first_token_seconds);
-    let times = call_times(&log.calls, opts.gap_seconds);
+    let (conv, times) = conversations(&log.calls, opts);
+    let mut order: Vec<usize> = (0..log.calls.len()).collect();
+    // Calls are billed in time order (one account's cache); equal times keep log order.
+    order.sort_by(|&a, &b| times[a].total_cmp(&times[b]).then(a.cmp(&b)));
     let mut store = CacheStore::new();
     let mut rng = ChaCha8Rng::seed_from_u64(fnv1a(log.origin.as_bytes()));
-    let mut prompt = Prompt::default();
-    let prefix_id = fnv1a(b"replay-prefix");
-    let mut conversation = 0u64;
-    let mut prev_prompt = 0u64;
+    let mut states: HashMap<usize, ConvState> = HashMap::new();
+    let mut out: Vec<Option<CallComparison>> = vec![None; log.calls.len()];
+    let mut by_tier: BTreeMap<String, u64> = BTreeMap::new();
     let mut result = ReplayResult {
         model: model.id.clone(),
         strategy: resolved.name.clone(),
+        conversations: conv.iter().max().map_or(0, |m| m + 1),
         logged: Buckets::default(),
         predicted: Buckets::default(),
-        calls: Vec::with_capacity(log.calls.len()),
+        predicted_write_tokens_by_tier: BTreeMap::new(),
+        calls: Vec::new(),
     };
-    for (i, (c, &t)) in log.calls.iter().zip(&times).enumerate() {
+    for &i in &order {
+        let c = &log.calls[i];
+        let t = times[i];
+        let k = conv[i];
         let p = c.prompt_tokens;
-        let conv_id = |conv: u64| chain(fnv1a(b"replay-conversation"), conv);
-        if i == 0 || p < prev_prompt {
-            // A new conversation (the first, or after compaction): only the fixed prefix survives.
-            conversation += 1;
-            prompt.clear();
-            if opts.prefix_tokens > 0 && p > opts.prefix_tokens {
-                prompt.push(Segment {
-                    tokens: opts.prefix_tokens,
-                    id: prefix_id,
-                });
-                prompt.mark_tools_end();
-                prompt.mark_system_end();
-                prompt.push(Segment {
-                    tokens: p - opts.prefix_tokens,
-                    id: chain(conv_id(conversation), i as u64),
-                });
-            } else {
-                prompt.push(Segment {
-                    tokens: p,
-                    id: chain(conv_id(conversation), i as u64),
-                });
-            }
-        } else {
-            prompt.push(Segment {
-                tokens: p - prev_prompt,
-                id: chain(conv_id(conversation), i as u64),
-            });
+        let st = states.entry(k).or_insert_with(|| ConvState {
+            prompt: Prompt::default(),
+            prev_prompt: 0,
+            restarts: 0,
+        });
+        let fresh = st.prompt.tokens() == 0 || p < st.prev_prompt;
+        if fresh {
+            // A new conversation (or a restart after compaction): only the fixed prefix survives.
+            st.restarts += 1;
+            st.prompt.clear();
         }
-        prev_prompt = p;
-        let split = split_for_prompt(&setup, &mut store, &prompt, seconds_to_ms(t), &mut rng);
+        let conv_id = chain(chain(fnv1a(b"replay-conversation"), k as u64), st.restarts);
+        let seg = Segment {
+            tokens: if fresh { p } else { p - st.prev_prompt },
+            id: chain(conv_id, i as u64),
+        };
+        if fresh && opts.prefix_tokens > 0 && p > opts.prefix_tokens {
+            // The main agent's conversations share one prefix; a sub-agent has its own.
+            let owner = if c.sidechain {
+                c.agent.as_deref().unwrap_or("sidechain")
+            } else {
+                "main"
+            };
+            st.prompt.push(Segment {
+                tokens: opts.prefix_tokens,
+                id: chain(fnv1a(b"replay-prefix"), fnv1a(owner.as_bytes())),
+            });
+            st.prompt.mark_tools_end();
+            st.prompt.mark_system_end();
+            st.prompt.push(Segment {
+                tokens: p - opts.prefix_tokens,
+                id: seg.id,
+            });
+        } else {
+            st.prompt.push(seg);
+        }
+        st.prev_prompt = p;
+        let split = split_for_prompt(&setup, &mut store, &st.prompt, seconds_to_ms(t), &mut rng);
+        for (slot, n) in split.written.iter().enumerate() {
+            if *n > 0 {
+                let name = setup
+                    .tier_names
+                    .get(slot)
+                    .cloned()
+                    .unwrap_or_else(|| "default".into());
+                *by_tier.entry(name).or_default() += n;
+            }
+        }
         let predicted = Buckets {
             uncached_tokens: split.uncached,
             cache_write_tokens: split.written_total(),
@@ -699,10 +370,9 @@ pub fn replay(
             cache_read_tokens: c.cache_read_tokens,
             cost_usd: logged_usd(model, c),
         };
-        result.logged.add(&logged);
-        result.predicted.add(&predicted);
-        result.calls.push(CallComparison {
+        out[i] = Some(CallComparison {
             call: i + 1,
+            conversation: k + 1,
             time_s: t,
             prompt_tokens: p,
             output_tokens: c.output_tokens,
@@ -710,7 +380,74 @@ pub fn replay(
             predicted,
         });
     }
+    // Totals summed in log order, so a file's figures do not depend on how calls interleave.
+    result.calls = out.into_iter().flatten().collect();
+    for c in &result.calls {
+        result.logged.add(&c.logged);
+        result.predicted.add(&c.predicted);
+    }
+    result.predicted_write_tokens_by_tier = by_tier;
     Ok(result)
+}
+
+/// Calls, tokens and dollars of a set of calls, logged against predicted.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize)]
+pub struct Tally {
+    /// Calls.
+    pub calls: u64,
+    /// Prompt tokens.
+    pub prompt_tokens: u64,
+    /// Output tokens.
+    pub output_tokens: u64,
+    /// The log's buckets at the replay model's prices.
+    pub logged: Buckets,
+    /// pcsim's prediction.
+    pub predicted: Buckets,
+}
+
+impl Tally {
+    /// Adds one call.
+    pub fn add_call(&mut self, c: &CallComparison) {
+        self.calls += 1;
+        self.prompt_tokens += c.prompt_tokens;
+        self.output_tokens += c.output_tokens;
+        self.logged.add(&c.logged);
+        self.predicted.add(&c.predicted);
+    }
+
+    /// Adds another tally.
+    pub fn add(&mut self, o: &Tally) {
+        self.calls += o.calls;
+        self.prompt_tokens += o.prompt_tokens;
+        self.output_tokens += o.output_tokens;
+        self.logged.add(&o.logged);
+        self.predicted.add(&o.predicted);
+    }
+}
+
+/// The groupings totals are reported by.
+pub const GROUPINGS: [&str; 4] = ["day", "session", "project", "model"];
+
+/// A replay's calls grouped by UTC day, session, project and logged model: `(grouping, key)` to
+/// tally. Calls without the field are grouped under `(none)`.
+pub fn tally_groups(log: &UsageLog, r: &ReplayResult) -> BTreeMap<(&'static str, String), Tally> {
+    let mut out: BTreeMap<(&'static str, String), Tally> = BTreeMap::new();
+    let none = || "(none)".to_string();
+    for c in &r.calls {
+        let Some(l) = log.calls.get(c.call - 1) else {
+            continue;
+        };
+        let keys = [
+            l.unix_time.map_or_else(none, utc_date),
+            l.session.clone().unwrap_or_else(none),
+            l.project.clone().unwrap_or_else(none),
+            l.model.clone().unwrap_or_else(none),
+        ];
+        for (by, key) in GROUPINGS.iter().zip(keys) {
+            out.entry((by, key)).or_default().add_call(c);
+        }
+    }
+    out
 }
 
 /// The prices of a model with no caching, for comparisons.
@@ -778,31 +515,49 @@ mod tests {
     }
 
     #[test]
-    fn bad_values_name_the_line_and_field() {
-        let e = parse_log("{\"usage\":{\"input_tokens\":-3}}\n{\"x\":1}\n", "l.jsonl")
-            .unwrap_err()
-            .to_string();
-        assert!(
-            e.contains("l.jsonl") && e.contains("line 1: usage.input_tokens") && e.contains("-3"),
-            "{e}"
-        );
-        let e = parse_log(
-            "{\"usage\":{\"input_tokens\":1}}\n{oops\n{\"usage\":{\"input_tokens\":1}}\n",
+    fn bad_rows_are_counted_and_named_never_fatal() {
+        let log = parse_log(
+            "{\"usage\":{\"input_tokens\":-3}}\n{\"x\":1}\n{oops\n{\"usage\":{\"input_tokens\":7}}\n",
             "l.jsonl",
         )
-        .unwrap_err()
-        .to_string();
-        assert!(e.contains("line 2"), "{e}");
+        .unwrap();
+        assert_eq!(log.calls.len(), 1);
+        assert_eq!(log.unreadable, 2);
+        let e = &log.unreadable_examples;
+        assert!(
+            e[0].contains("l.jsonl")
+                && e[0].contains("line 1: usage.input_tokens")
+                && e[0].contains("-3"),
+            "{e:?}"
+        );
+        assert!(
+            e[1].contains("line 3") && e[1].contains("not valid JSON"),
+            "{e:?}"
+        );
         let log = parse_log(
             "{\"usage\":{\"input_tokens\":1}}\n{\"usage\":{\"inp",
             "l.jsonl",
         )
         .unwrap();
         assert!(log.truncated_last_line);
-        let e = parse_log(r#"{"usage":{"input_tokens":1,"cache_creation_input_tokens":5,"cache_creation":{"ephemeral_5m_input_tokens":1}}}"#, "x")
+        assert_eq!(log.unreadable, 0);
+        let log = parse_log(
+            "{\"usage\":{\"input_tokens\":1,\"cache_creation_input_tokens\":5,\"cache_creation\":{\"ephemeral_5m_input_tokens\":1}}}\n{\"usage\":{\"input_tokens\":1}}\n",
+            "x",
+        )
+        .unwrap();
+        assert!(
+            log.unreadable_examples[0].contains("do not add up"),
+            "{log:?}"
+        );
+        // Nothing readable at all: an error that says why, with the rows it could not read.
+        let e = parse_log("{\"usage\":{\"input_tokens\":\"ten\"}}\n", "b.jsonl")
             .unwrap_err()
             .to_string();
-        assert!(e.contains("do not add up"), "{e}");
+        assert!(
+            e.contains("no usage record") && e.contains("\"ten\""),
+            "{e}"
+        );
     }
 
     #[test]

@@ -9,15 +9,13 @@ use serde::Serialize;
 
 use super::uncertainty::{share, share_text, Interval};
 use super::{calls_word, percent, signed_usd, skip_lines, Skip, COMMAND_LINE};
+use crate::base::text::{field, usd, TextTable};
 use crate::error::{closest, Error, Result};
 use crate::input::scenario::{Scenario, ToolEvent};
 use crate::input::trim::Trim;
 use crate::model::catalog::Catalog;
 use crate::model::strategy::Mode;
 use crate::model::tools::Tool;
-use crate::report::csv::field;
-use crate::report::table::TextTable;
-use crate::report::usd;
 use crate::sim::billing::CallBill;
 use crate::sim::engine::PreparedSet;
 use crate::sim::request::{Request, Selection};
@@ -799,8 +797,8 @@ impl WhatifReport {
                 ),
                 match &r.breakeven_calls_extrapolated {
                     Some(i) => format!(
-                        "{} calls [{}, {}]",
-                        calls(i.median),
+                        "{} [{}, {}]",
+                        calls_word(i.median.round() as u64),
                         calls(i.p5),
                         calls(i.p95)
                     ),
@@ -1014,7 +1012,7 @@ mod tests {
         assert_eq!(a.write_at_change_tokens, 0);
         assert_eq!(a.tool_block_tokens_after, old_block);
         // What the beta is worth here: only the new tool's tokens, at the base rate, from call K on.
-        let tool = m.rendering().tool_tokens(&synthetic_tool(21, 3).metrics());
+        let tool = m.rendering().tool_tokens(&synthetic_tool(21, 3));
         let append_extra = tool as f64 * price * (8 - k + 1) as f64;
         assert!(
             (a.extra_usd - append_extra).abs() < 1e-12,
@@ -1046,7 +1044,8 @@ mod tests {
         let m = catalog.model("claude-opus-4.8").unwrap();
         let old = m.rendering().block_tokens(&synthetic_tools(1, 20, 3));
         let new = m.rendering().block_tokens(&synthetic_tools(1, 10, 3));
-        assert_eq!(old, 3682, "the measured Opus 4.8 20-tool block");
+        // The measured Opus 4.8 20-tool block is 3,682 tokens; the fitted family gives it within 1%.
+        assert!((old as f64 / 3682.0 - 1.0).abs() < 0.01, "{old}");
         let expected = hand_breakeven(old, new);
         let change = ToolChange {
             remove: (11..=20)
@@ -1164,7 +1163,14 @@ mod tests {
         let rep = whatif(&catalog, &later, 3, &earlier, &ids, &["none".into()]).unwrap();
         // Two calls (3 and 4) without the tool's tokens at the base rate.
         let m = catalog.model("claude-opus-4.8").unwrap();
-        let t = m.rendering().tool_tokens(&synthetic_tool(3, 3).metrics());
+        let r = m.rendering();
+        let without: Vec<Tool> = sc
+            .tools
+            .iter()
+            .filter(|t| t.name != "synthetic_tool_03")
+            .cloned()
+            .collect();
+        let t = r.block_tokens(&sc.tools) - r.block_tokens(&without);
         let saved = 2.0 * t as f64 * m.input_usd_per_mtok.value / 1e6;
         assert!(
             (rep.outcomes[0].extra_usd + saved).abs() < 1e-12,

@@ -1,7 +1,9 @@
-//! Foundation layer: content hashing, the deterministic random streams and the amounts (fixed numbers
-//! or distributions) that scenarios and catalogs are written in. Depends on nothing but
-//! [`crate::error`]; every other layer may use it.
+//! Foundation layer: content hashing, the deterministic random streams, the amounts (fixed numbers
+//! or distributions) that scenarios and catalogs are written in, and text formatting (dollars, CSV
+//! fields, aligned tables). Depends on nothing but [`crate::error`]; every other
+//! layer may use it.
 
 pub mod hash;
 pub mod quantity;
 pub mod rng;
+pub mod text;

@@ -1,12 +1,17 @@
-//! `pcsim replay LOG`: logged usage against pcsim's prediction, per call and in total.
+//! `pcsim replay LOG...`: logged usage against pcsim's prediction, per call and in total, over files
+//! and folders of logs.
 
+use std::collections::BTreeMap;
 use std::io::Write;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 use anyhow::Result;
 
 use super::Format;
-use pcsim::analysis::replay::{load_log, match_model, replay, uncached_usd, ReplayOptions};
+use pcsim::analysis::replay::{
+    infer_prefix_tokens, load_log, logged_usd, match_model, replay, tally_groups, uncached_usd,
+    uses_prefix_anchors, ReplayOptions, ReplayResult, Tally, UsageLog, GROUPINGS,
+};
 use pcsim::model::catalog::{Catalog, ModelSpec};
 use pcsim::model::strategy::Strategy;
 use pcsim::report::{self, table::TextTable, usd};
@@ -14,10 +19,13 @@ use pcsim::report::{self, table::TextTable, usd};
 /// Arguments of `replay`.
 #[derive(Debug, clap::Args)]
 pub struct ReplayArgs {
-    /// Usage log: Anthropic or OpenAI responses / usage objects (JSON or JSON Lines), or a Claude Code
-    /// session transcript (.jsonl).
-    pub log: PathBuf,
-    /// Model id to bill and simulate (repeatable); default: the log's model, if the catalog has it.
+    /// Usage logs, files or folders (searched for `.jsonl` and `.json` files): Anthropic, OpenAI,
+    /// LiteLLM, Gemini, Bedrock or Cohere responses / usage objects (JSON or JSON Lines), Claude Code
+    /// session transcripts, Codex CLI rollouts.
+    #[arg(required = true, num_args = 1.., value_name = "LOG")]
+    pub logs: Vec<PathBuf>,
+    /// Model id to bill and simulate (repeatable); default: each log's own model, if the catalog has
+    /// it.
     #[arg(long = "model", value_name = "ID")]
     pub models: Vec<String>,
     /// Caching strategy to simulate (repeatable); default: `cached` (the model's own default).
@@ -30,12 +38,140 @@ pub struct ReplayArgs {
     #[arg(long, value_name = "S", default_value_t = 30.0)]
     pub gap_seconds: f64,
     /// Tokens at the start of every prompt that never change (tools + system prompt), where the
-    /// `tools` and `system` breakpoints go; 0 when unknown.
+    /// `tools` and `system` breakpoints go; 0: inferred from the log's cache reads where it can be.
     #[arg(long, value_name = "N", default_value_t = 0)]
     pub prefix_tokens: u64,
-    /// Print the per-call table of every model and strategy (default: only the first).
+    /// A pause longer than this many minutes between two calls of a session starts a new
+    /// conversation; 0: never (sessions split by their id and agent only).
+    #[arg(long, value_name = "M", default_value_t = 0.0)]
+    pub session_gap_minutes: f64,
+    /// Print the per-call table of every model and strategy (default: only the first; per-call
+    /// tables are printed for a single log only).
     #[arg(long)]
     pub all_calls: bool,
+}
+
+/// The log files named by the arguments: files as given, folders searched recursively for `.jsonl`
+/// and `.json` files (sorted, so runs are repeatable).
+pub fn expand_logs(paths: &[PathBuf]) -> Result<Vec<PathBuf>> {
+    let mut out = Vec::new();
+    for p in paths {
+        if p.is_dir() {
+            let before = out.len();
+            walk(p, &mut out)?;
+            if out.len() == before {
+                anyhow::bail!(pcsim::Error::invalid(
+                    p.display().to_string(),
+                    "LOG",
+                    "the folder holds no .jsonl or .json file"
+                ));
+            }
+        } else {
+            out.push(p.clone());
+        }
+    }
+    Ok(out)
+}
+
+fn walk(dir: &Path, out: &mut Vec<PathBuf>) -> Result<()> {
+    let mut entries: Vec<PathBuf> = std::fs::read_dir(dir)
+        .map_err(|e| pcsim::Error::Io {
+            path: dir.to_path_buf(),
+            action: "listing",
+            source: e,
+        })?
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .collect();
+    entries.sort();
+    for p in entries {
+        if p.is_dir() {
+            walk(&p, out)?;
+        } else if matches!(
+            p.extension().and_then(|e| e.to_str()),
+            Some("jsonl") | Some("json")
+        ) {
+            out.push(p);
+        }
+    }
+    Ok(())
+}
+
+/// One (model, strategy) summed over files.
+struct Acc {
+    model: String,
+    strategy: String,
+    conversations: usize,
+    total: Tally,
+    uncached_usd: f64,
+    by_tier: BTreeMap<String, u64>,
+    groups: BTreeMap<(&'static str, String), Tally>,
+}
+
+/// Counters of the logs read, summed over files.
+#[derive(Default)]
+struct Read {
+    files: usize,
+    files_skipped: Vec<String>,
+    bytes: u64,
+    calls: usize,
+    timestamps: usize,
+    records_without_usage: usize,
+    duplicates_merged: usize,
+    sidechain_calls: usize,
+    failed_calls: usize,
+    unreadable: usize,
+    unreadable_examples: Vec<String>,
+    unknown_fields: BTreeMap<String, usize>,
+    truncated: Vec<String>,
+    prefix_inferred: Vec<u64>,
+    prefix_unknown: usize,
+    /// Logged buckets, each call at its own logged model's prices (the replay model where the
+    /// catalog does not know the logged one): what the log says was billed.
+    own_models_usd: f64,
+}
+
+impl Read {
+    fn add(&mut self, log: &UsageLog) {
+        self.files += 1;
+        self.bytes += log.bytes;
+        self.calls += log.calls.len();
+        self.timestamps += log.calls.iter().filter(|c| c.unix_time.is_some()).count();
+        self.records_without_usage += log.records_without_usage;
+        self.duplicates_merged += log.duplicates_merged;
+        self.sidechain_calls += log.sidechain_calls;
+        self.failed_calls += log.failed_calls;
+        self.unreadable += log.unreadable;
+        for e in &log.unreadable_examples {
+            if self.unreadable_examples.len() < pcsim::input::usagelog::UNREADABLE_EXAMPLES {
+                self.unreadable_examples.push(e.clone());
+            }
+        }
+        for (k, n) in &log.unknown_fields {
+            *self.unknown_fields.entry(k.clone()).or_default() += n;
+        }
+        if log.truncated_last_line {
+            self.truncated.push(log.origin.clone());
+        }
+    }
+}
+
+/// The log's most frequent model (the first of equals), with every model it names.
+fn log_models(log: &UsageLog) -> (Option<String>, Vec<(String, usize)>) {
+    let mut named: Vec<(String, usize)> = Vec::new();
+    for m in log.calls.iter().filter_map(|c| c.model.as_ref()) {
+        match named.iter_mut().find(|(n, _)| n == m) {
+            Some((_, k)) => *k += 1,
+            None => named.push((m.clone(), 1)),
+        }
+    }
+    let best = named
+        .iter()
+        .fold(None::<&(String, usize)>, |best, x| match best {
+            Some(b) if b.1 >= x.1 => Some(b),
+            _ => Some(x),
+        })
+        .map(|(n, _)| n.clone());
+    (best, named)
 }
 
 /// Runs `pcsim replay`.
@@ -43,48 +179,18 @@ pub fn cmd_replay(catalog: &Catalog, a: ReplayArgs, out: &mut dyn Write) -> Resu
     if a.format == Format::Csv {
         anyhow::bail!("`replay` supports --format table or json");
     }
-    let log = load_log(&a.log)?;
-    let mut named_models: Vec<(String, usize)> = Vec::new();
-    for m in log.calls.iter().filter_map(|c| c.model.as_ref()) {
-        match named_models.iter_mut().find(|(n, _)| n == m) {
-            Some((_, k)) => *k += 1,
-            None => named_models.push((m.clone(), 1)),
-        }
+    if !(a.session_gap_minutes.is_finite() && a.session_gap_minutes >= 0.0) {
+        anyhow::bail!(pcsim::Error::invalid(
+            "command line",
+            "--session-gap-minutes",
+            format!(
+                "value {} must be a non-negative number",
+                a.session_gap_minutes
+            )
+        ));
     }
-    if named_models.len() > 1 {
-        // One conversation on several models shares no cache across them; the replay treats it as one.
-        eprintln!(
-            "warning: the log mixes models: {}; all calls are replayed as one conversation",
-            named_models
-                .iter()
-                .map(|(n, k)| format!("{n} ({k} calls)"))
-                .collect::<Vec<_>>()
-                .join(", ")
-        );
-    }
-    let models: Vec<&ModelSpec> = if a.models.is_empty() {
-        // The log's most frequent model (the first of equals).
-        let named = named_models
-            .iter()
-            .fold(None::<&(String, usize)>, |best, x| match best {
-                Some(b) if b.1 >= x.1 => Some(b),
-                _ => Some(x),
-            })
-            .map(|(n, _)| n.clone());
-        match named.as_deref().and_then(|n| match_model(catalog, n)) {
-            Some(m) => vec![m],
-            None => anyhow::bail!(pcsim::Error::invalid(
-                log.origin.clone(),
-                "model",
-                match named {
-                    Some(n) => format!("the log's model `{n}` is not in the catalog; choose one with --model (see `pcsim models`)"),
-                    None => "the log names no model; choose one with --model (see `pcsim models`)".into(),
-                }
-            )),
-        }
-    } else {
-        catalog.select(&a.models)?
-    };
+    let files = expand_logs(&a.logs)?;
+    let single = files.len() == 1;
     let strategies: Vec<Strategy> = if a.strategies.is_empty() {
         vec![Strategy::parse("cached")?]
     } else {
@@ -93,70 +199,204 @@ pub fn cmd_replay(catalog: &Catalog, a: ReplayArgs, out: &mut dyn Write) -> Resu
             .map(|s| Strategy::parse(s))
             .collect::<pcsim::Result<_>>()?
     };
-    let opts = ReplayOptions {
+    let chosen: Vec<&ModelSpec> = if a.models.is_empty() {
+        Vec::new()
+    } else {
+        catalog.select(&a.models)?
+    };
+    let base_opts = ReplayOptions {
         gap_seconds: a.gap_seconds,
         prefix_tokens: a.prefix_tokens,
+        session_gap_seconds: a.session_gap_minutes * 60.0,
         ..ReplayOptions::default()
     };
-    let mut results = Vec::new();
-    for m in &models {
-        for s in &strategies {
-            results.push(replay(&log, m, s, &opts)?);
+    let needs_prefix = strategies.iter().any(uses_prefix_anchors);
+    let mut read = Read::default();
+    let mut accs: Vec<Acc> = Vec::new();
+    let mut kept: Option<(UsageLog, Vec<ReplayResult>)> = None;
+    for f in &files {
+        // One unreadable file of many is reported and skipped; a single log's problem is the error.
+        let log = match load_log(f) {
+            Ok(l) => l,
+            Err(e) if !single => {
+                read.files_skipped.push(e.to_string());
+                continue;
+            }
+            Err(e) => return Err(e.into()),
+        };
+        let (named, all_named) = log_models(&log);
+        if all_named.len() > 1 && single {
+            // One conversation on several models shares no cache across them; the replay bills
+            // every call on the replay model.
+            eprintln!(
+                "warning: the log mixes models: {}; all calls are replayed on one model",
+                all_named
+                    .iter()
+                    .map(|(n, k)| format!("{n} ({k} calls)"))
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            );
+        }
+        let models: Vec<&ModelSpec> = if !chosen.is_empty() {
+            chosen.clone()
+        } else {
+            match named.as_deref().and_then(|n| match_model(catalog, n)) {
+                Some(m) => vec![m],
+                None => {
+                    let problem = match named {
+                        Some(n) => format!("the log's model `{n}` is not in the catalog; choose one with --model (see `pcsim models`)"),
+                        None => "the log names no model; choose one with --model (see `pcsim models`)".into(),
+                    };
+                    let e = pcsim::Error::invalid(log.origin.clone(), "model", problem);
+                    if single {
+                        anyhow::bail!(e);
+                    }
+                    read.files_skipped.push(e.to_string());
+                    continue;
+                }
+            }
+        };
+        read.add(&log);
+        read.own_models_usd += log
+            .calls
+            .iter()
+            .map(|c| {
+                let m = c
+                    .model
+                    .as_deref()
+                    .and_then(|n| match_model(catalog, n))
+                    .unwrap_or(models[0]);
+                logged_usd(m, c)
+            })
+            .sum::<f64>();
+        let mut opts = base_opts.clone();
+        if needs_prefix && opts.prefix_tokens == 0 {
+            match infer_prefix_tokens(&log.calls, &opts) {
+                Some(n) => {
+                    opts.prefix_tokens = n;
+                    read.prefix_inferred.push(n);
+                }
+                None => read.prefix_unknown += 1,
+            }
+        }
+        let mut results = Vec::new();
+        for m in &models {
+            for s in &strategies {
+                let r = replay(&log, m, s, &opts)?;
+                let i = match accs
+                    .iter()
+                    .position(|x| x.model == r.model && x.strategy == r.strategy)
+                {
+                    Some(i) => i,
+                    None => {
+                        accs.push(Acc {
+                            model: r.model.clone(),
+                            strategy: r.strategy.clone(),
+                            conversations: 0,
+                            total: Tally::default(),
+                            uncached_usd: 0.0,
+                            by_tier: BTreeMap::new(),
+                            groups: BTreeMap::new(),
+                        });
+                        accs.len() - 1
+                    }
+                };
+                let acc = &mut accs[i];
+                acc.conversations += r.conversations;
+                for c in &r.calls {
+                    acc.total.add_call(c);
+                }
+                acc.uncached_usd += uncached_usd(m, &log);
+                for (k, n) in &r.predicted_write_tokens_by_tier {
+                    *acc.by_tier.entry(k.clone()).or_default() += n;
+                }
+                for (k, t) in tally_groups(&log, &r) {
+                    acc.groups.entry(k).or_default().add(&t);
+                }
+                if single {
+                    results.push(r);
+                }
+            }
+        }
+        if single {
+            kept = Some((log, results));
         }
     }
-    // Warnings go to stderr so JSON on stdout stays clean.
-    if !log.unknown_fields.is_empty() {
-        eprintln!(
-            "warning: {} unknown usage field{} ignored: {}",
-            log.unknown_field_count(),
-            if log.unknown_field_count() == 1 {
-                ""
-            } else {
-                "s"
-            },
-            log.unknown_fields
+    if accs.is_empty() {
+        anyhow::bail!(pcsim::Error::Unsupported(format!(
+            "no log could be replayed: {}",
+            read.files_skipped.join("; ")
+        )));
+    }
+    warn(&read, needs_prefix, a.prefix_tokens);
+    let origin = if single {
+        files[0].display().to_string()
+    } else {
+        format!(
+            "{} ({} files)",
+            a.logs
                 .iter()
-                .map(|(k, n)| format!("{k} ({n})"))
+                .map(|p| p.display().to_string())
                 .collect::<Vec<_>>()
-                .join(", ")
-        );
-    }
-    if log.sidechain_skipped > 0 {
-        eprintln!(
-            "warning: {} sub-agent (sidechain) calls left out: they have their own conversation and cache",
-            log.sidechain_skipped
-        );
-    }
-    if log.truncated_last_line {
-        eprintln!(
-            "warning: the last line of {} is cut off and was ignored",
-            log.origin
-        );
-    }
-    let timed = log.calls.iter().filter(|c| c.unix_time.is_some()).count();
+                .join(", "),
+            read.files
+        )
+    };
     match a.format {
         Format::Json => {
+            let results: Vec<serde_json::Value> = accs
+                .iter()
+                .enumerate()
+                .map(|(i, acc)| {
+                    let mut v = serde_json::json!({
+                        "model": acc.model,
+                        "strategy": acc.strategy,
+                        "conversations": acc.conversations,
+                        "logged": acc.total.logged,
+                        "predicted": acc.total.predicted,
+                        "predicted_write_tokens_by_tier": acc.by_tier,
+                        "uncached_usd": acc.uncached_usd,
+                        "calls_total": acc.total.calls,
+                        "totals_by": groups_json(&acc.groups),
+                    });
+                    if let Some((_, rs)) = &kept {
+                        v["calls"] = serde_json::to_value(&rs[i].calls).unwrap_or_default();
+                    }
+                    v
+                })
+                .collect();
             let v = serde_json::json!({
-                "log": log.origin,
-                "calls_logged": log.calls.len(),
-                "timestamps": timed,
-                "records_without_usage": log.records_without_usage,
-                "duplicates_merged": log.duplicates_merged,
-                "sidechain_skipped": log.sidechain_skipped,
-                "unknown_fields": log.unknown_fields,
+                "log": origin,
+                "files": read.files,
+                "files_skipped": read.files_skipped,
+                "bytes": read.bytes,
+                "calls_logged": read.calls,
+                "timestamps": read.timestamps,
+                "records_without_usage": read.records_without_usage,
+                "duplicates_merged": read.duplicates_merged,
+                "sidechain_calls": read.sidechain_calls,
+                "sidechain_skipped": 0,
+                "failed_calls": read.failed_calls,
+                "unreadable_records": read.unreadable,
+                "unreadable_examples": read.unreadable_examples,
+                "unknown_fields": read.unknown_fields,
+                "prefix_tokens_inferred": read.prefix_inferred,
+                "logged_own_models_usd": read.own_models_usd,
                 "results": results,
             });
             out.write_all(report::json::to_json(&v)?.as_bytes())?;
         }
         Format::Table | Format::Csv => {
+            let conv = accs.first().map_or(0, |x| x.conversations);
             writeln!(
                 out,
-                "{}: {} calls ({} with timestamps; {} records without usage, {} repeated transcript lines merged)\n",
-                log.origin,
-                log.calls.len(),
-                timed,
-                log.records_without_usage,
-                log.duplicates_merged
+                "{origin}: {} calls in {conv} conversation{} ({} with timestamps; {} sub-agent calls; {} records without usage, {} repeated transcript lines merged)\n",
+                read.calls,
+                if conv == 1 { "" } else { "s" },
+                read.timestamps,
+                read.sidechain_calls,
+                read.records_without_usage,
+                read.duplicates_merged
             )?;
             let mut t = TextTable::new(
                 &[
@@ -171,79 +411,214 @@ pub fn cmd_replay(catalog: &Catalog, a: ReplayArgs, out: &mut dyn Write) -> Resu
                 ],
                 &[false, false, true, true, true, true, true, true],
             );
-            for (r, m) in results.iter().zip(
-                models
-                    .iter()
-                    .flat_map(|m| std::iter::repeat(m).take(strategies.len())),
-            ) {
-                let diff = if r.logged.cost_usd > 0.0 {
-                    format!(
-                        "{:+.1}%",
-                        (r.predicted.cost_usd / r.logged.cost_usd - 1.0) * 100.0
-                    )
-                } else {
-                    "-".into()
-                };
+            for acc in &accs {
                 t.row(vec![
-                    r.model.clone(),
-                    r.strategy.clone(),
-                    usd(r.logged.cost_usd),
-                    usd(r.predicted.cost_usd),
-                    diff,
-                    usd(uncached_usd(m, &log)),
+                    acc.model.clone(),
+                    acc.strategy.clone(),
+                    usd(acc.total.logged.cost_usd),
+                    usd(acc.total.predicted.cost_usd),
+                    diff(&acc.total),
+                    usd(acc.uncached_usd),
                     format!(
                         "{}/{}",
-                        r.logged.cache_write_tokens, r.logged.cache_read_tokens
+                        acc.total.logged.cache_write_tokens, acc.total.logged.cache_read_tokens
                     ),
                     format!(
                         "{}/{}",
-                        r.predicted.cache_write_tokens, r.predicted.cache_read_tokens
+                        acc.total.predicted.cache_write_tokens,
+                        acc.total.predicted.cache_read_tokens
                     ),
                 ]);
             }
             out.write_all(t.render().as_bytes())?;
-            let shown = if a.all_calls { results.len() } else { 1 };
-            for r in results.iter().take(shown) {
+            writeln!(
+                out,
+                "\nlogged, each call at its own model's prices: {}",
+                usd(read.own_models_usd)
+            )?;
+            if let Some(acc) = accs.first() {
                 writeln!(
                     out,
-                    "\nPer call, {} / {} (logged -> predicted):\n",
-                    r.model, r.strategy
+                    "\nTotals by day, session, project and model, {} / {}:\n",
+                    acc.model, acc.strategy
                 )?;
                 let mut t = TextTable::new(
-                    &[
-                        "call",
-                        "time s",
-                        "prompt",
-                        "uncached",
-                        "written",
-                        "read",
-                        "logged $",
-                        "predicted $",
-                    ],
-                    &[true; 8],
+                    &["by", "key", "calls", "logged $", "predicted $", "diff"],
+                    &[false, false, true, true, true, true],
                 );
-                for c in &r.calls {
-                    let pair = |x: u64, y: u64| {
-                        if x == y {
-                            x.to_string()
-                        } else {
-                            format!("{x} -> {y}")
-                        }
-                    };
-                    t.row(vec![
-                        c.call.to_string(),
-                        format!("{:.0}", c.time_s),
-                        c.prompt_tokens.to_string(),
-                        pair(c.logged.uncached_tokens, c.predicted.uncached_tokens),
-                        pair(c.logged.cache_write_tokens, c.predicted.cache_write_tokens),
-                        pair(c.logged.cache_read_tokens, c.predicted.cache_read_tokens),
-                        usd(c.logged.cost_usd),
-                        usd(c.predicted.cost_usd),
-                    ]);
+                for by in GROUPINGS {
+                    for ((b, key), tally) in acc.groups.iter().filter(|((b, _), _)| *b == by) {
+                        t.row(vec![
+                            b.to_string(),
+                            key.clone(),
+                            tally.calls.to_string(),
+                            usd(tally.logged.cost_usd),
+                            usd(tally.predicted.cost_usd),
+                            diff(tally),
+                        ]);
+                    }
                 }
                 out.write_all(t.render().as_bytes())?;
             }
+            if let Some((_, results)) = &kept {
+                let shown = if a.all_calls { results.len() } else { 1 };
+                for r in results.iter().take(shown) {
+                    per_call_table(r, out)?;
+                }
+            }
         }
     }
+    Ok(())
+}
+
+fn diff(t: &Tally) -> String {
+    if t.logged.cost_usd > 0.0 {
+        format!(
+            "{:+.1}%",
+            (t.predicted.cost_usd / t.logged.cost_usd - 1.0) * 100.0
+        )
+    } else {
+        "-".into()
+    }
+}
+
+fn groups_json(groups: &BTreeMap<(&'static str, String), Tally>) -> serde_json::Value {
+    let mut m = serde_json::Map::new();
+    for by in GROUPINGS {
+        let rows: Vec<serde_json::Value> = groups
+            .iter()
+            .filter(|((b, _), _)| *b == by)
+            .map(|((_, key), t)| {
+                serde_json::json!({
+                    "key": key,
+                    "calls": t.calls,
+                    "prompt_tokens": t.prompt_tokens,
+                    "output_tokens": t.output_tokens,
+                    "logged": t.logged,
+                    "predicted": t.predicted,
+                })
+            })
+            .collect();
+        m.insert(by.to_string(), serde_json::Value::Array(rows));
+    }
+    serde_json::Value::Object(m)
+}
+
+/// Warnings go to stderr so JSON on stdout stays clean.
+fn warn(read: &Read, needs_prefix: bool, prefix_given: u64) {
+    if !read.unknown_fields.is_empty() {
+        let n: usize = read.unknown_fields.values().sum();
+        eprintln!(
+            "warning: {n} unknown usage field{} ignored: {}",
+            if n == 1 { "" } else { "s" },
+            read.unknown_fields
+                .iter()
+                .map(|(k, n)| format!("{k} ({n})"))
+                .collect::<Vec<_>>()
+                .join(", ")
+        );
+    }
+    if read.unreadable > 0 {
+        eprintln!(
+            "warning: {} record{} could not be read and {} left out: {}{}",
+            read.unreadable,
+            if read.unreadable == 1 { "" } else { "s" },
+            if read.unreadable == 1 { "is" } else { "are" },
+            read.unreadable_examples.join("; "),
+            if read.unreadable > read.unreadable_examples.len() {
+                "; ..."
+            } else {
+                ""
+            }
+        );
+    }
+    if read.failed_calls > 0 {
+        eprintln!(
+            "note: {} call{} logged as failed (not billed) left out",
+            read.failed_calls,
+            if read.failed_calls == 1 { "" } else { "s" }
+        );
+    }
+    if read.sidechain_calls > 0 {
+        eprintln!(
+            "note: {} sub-agent (sidechain) call{} replayed as {} own conversation{} (own cache prefix), included in the totals",
+            read.sidechain_calls,
+            if read.sidechain_calls == 1 { "" } else { "s" },
+            if read.sidechain_calls == 1 { "its" } else { "their" },
+            if read.sidechain_calls == 1 { "" } else { "s" },
+        );
+    }
+    for f in &read.truncated {
+        eprintln!("warning: the last line of {f} is cut off and was ignored");
+    }
+    for f in &read.files_skipped {
+        eprintln!("warning: skipped {f}");
+    }
+    if needs_prefix && prefix_given == 0 {
+        if !read.prefix_inferred.is_empty() {
+            let (lo, hi) = (
+                read.prefix_inferred.iter().min().copied().unwrap_or(0),
+                read.prefix_inferred.iter().max().copied().unwrap_or(0),
+            );
+            eprintln!(
+                "note: --prefix-tokens not given: the stable prefix (tools + system) inferred from the log's cache reads at conversation starts: {}",
+                if lo == hi {
+                    format!("{lo} tokens")
+                } else {
+                    format!("{lo} to {hi} tokens (per file)")
+                }
+            );
+        }
+        if read.prefix_unknown > 0 {
+            eprintln!(
+                "warning: the `tools` / `system` breakpoints (and any TTL tier on them, e.g. @1h) have no effect in {} log{}: the stable prefix is unknown and no conversation start reads a cached prefix; give --prefix-tokens N",
+                read.prefix_unknown,
+                if read.prefix_unknown == 1 { "" } else { "s" }
+            );
+        }
+    }
+}
+
+fn per_call_table(r: &ReplayResult, out: &mut dyn Write) -> Result<()> {
+    writeln!(
+        out,
+        "\nPer call, {} / {} (logged -> predicted):\n",
+        r.model, r.strategy
+    )?;
+    let mut t = TextTable::new(
+        &[
+            "call",
+            "conv",
+            "time s",
+            "prompt",
+            "uncached",
+            "written",
+            "read",
+            "logged $",
+            "predicted $",
+        ],
+        &[true; 9],
+    );
+    for c in &r.calls {
+        let pair = |x: u64, y: u64| {
+            if x == y {
+                x.to_string()
+            } else {
+                format!("{x} -> {y}")
+            }
+        };
+        t.row(vec![
+            c.call.to_string(),
+            c.conversation.to_string(),
+            format!("{:.0}", c.time_s),
+            c.prompt_tokens.to_string(),
+            pair(c.logged.uncached_tokens, c.predicted.uncached_tokens),
+            pair(c.logged.cache_write_tokens, c.predicted.cache_write_tokens),
+            pair(c.logged.cache_read_tokens, c.predicted.cache_read_tokens),
+            usd(c.logged.cost_usd),
+            usd(c.predicted.cost_usd),
+        ]);
+    }
+    out.write_all(t.render().as_bytes())?;
     Ok(())
 }

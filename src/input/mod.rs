@@ -7,3 +7,4 @@ pub mod litellm;
 pub mod mcpconfig;
 pub mod scenario;
 pub mod trim;
+pub mod usagelog;

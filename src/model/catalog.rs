@@ -2,11 +2,12 @@
 //! with its source. The catalog shipped at the project root is embedded in the binary as the default.
 
 use std::collections::BTreeMap;
-use std::path::Path;
 
 use serde::{Deserialize, Serialize};
 
-use crate::error::{closest, num, read_text, Error, Result};
+use crate::error::{closest, Error, Result};
+use crate::model::sourced::{check_number, check_source};
+pub use crate::model::sourced::{Sourced, SOURCE_KINDS};
 use crate::model::tokens::ToolRendering;
 
 /// The catalog embedded at build time from the project's `models.toml`.
@@ -22,30 +23,9 @@ pub const MEASURED_MODELS: [&str; 6] = [
     "kimi-k3",
 ];
 
-/// A number (or flag) together with where it comes from: `measured: …`, `documented: …`,
-/// `derived: …` or `assumed: …`.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct Sourced<T> {
-    /// The value itself.
-    pub value: T,
-    /// Where the value comes from, so a reader can audit it.
-    pub source: String,
-}
-
-impl<T: Copy> Sourced<T> {
-    /// The value, for arithmetic.
-    pub fn get(&self) -> T {
-        self.value
-    }
-}
-
 /// Upper bound on any price in the catalog (USD per million tokens, or per million tokens per hour):
 /// a thousand times the dearest real price, low enough that every cost stays a finite number.
 pub const MAX_USD_PER_MTOK: f64 = 1e6;
-
-/// Kinds of source a catalog number may cite.
-pub const SOURCE_KINDS: [&str; 4] = ["measured:", "documented:", "derived:", "assumed:"];
 
 /// What a change of the tool list does to cached prefixes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -234,19 +214,10 @@ pub struct Catalog {
 }
 
 impl Catalog {
-    /// The catalog embedded in the binary.
-    pub fn embedded() -> Result<Self> {
-        Self::from_toml_str(EMBEDDED_CATALOG, "built-in models.toml")
-    }
-
-    /// Loads and validates a catalog file.
-    pub fn load(path: &Path) -> Result<Self> {
-        let text = read_text(path)?;
-        Self::from_toml_str(&text, &path.display().to_string())
-    }
-
-    /// Parses and validates catalog text; `origin` names it in errors.
-    pub fn from_toml_str(text: &str, origin: &str) -> Result<Self> {
+    /// Parses catalog text and checks everything but the models' default strategies (checked by
+    /// [`Catalog::from_toml_str`], which sits above the strategy module); `origin` names it in
+    /// errors.
+    pub(crate) fn from_toml_str_unchecked_strategies(text: &str, origin: &str) -> Result<Self> {
         let raw: RawCatalog =
             toml::from_str(text).map_err(|e| crate::error::toml_error(origin, text, &e))?;
         let mut catalog = Catalog {
@@ -291,6 +262,23 @@ impl Catalog {
             ));
         }
         let mut seen = std::collections::HashSet::new();
+        // A family's tokenizer file is named relative to the catalog file that names it.
+        let dir = std::path::Path::new(&origin)
+            .is_file()
+            .then(|| {
+                std::path::Path::new(&origin)
+                    .parent()
+                    .map(std::path::Path::to_path_buf)
+            })
+            .flatten();
+        for family in &mut self.families {
+            family.tool_rendering.resolve(dir.as_deref());
+        }
+        for model in &mut self.models {
+            if let Some(r) = &mut model.tool_rendering {
+                r.resolve(dir.as_deref());
+            }
+        }
         for family in &self.families {
             if !seen.insert(family.id.clone()) {
                 return Err(Error::invalid(
@@ -358,94 +346,8 @@ impl Catalog {
                     validate_rules(&origin, &format!("{at}.cache.{mode}"), mode, rules)?;
                 }
             }
-            crate::model::strategy::Strategy::parse(&model.default_strategy)
-                .and_then(|s| s.resolve(model).map(|_| ()))
-                .map_err(|e| {
-                    Error::invalid(&origin, format!("{at}.default_strategy"), e.to_string())
-                })?;
         }
         Ok(())
-    }
-}
-
-/// Checks a sourced number: finite, within bounds, with a well-formed source.
-pub(crate) fn check_number<T: Copy + AsF64>(
-    origin: &str,
-    field: &str,
-    v: &Sourced<T>,
-    min: Option<f64>,
-    max: Option<f64>,
-) -> Result<()> {
-    let x: f64 = v.value.to_f64();
-    if !x.is_finite() {
-        return Err(Error::invalid(
-            origin,
-            field,
-            format!("value {} is not a finite number", num(x)),
-        ));
-    }
-    if let Some(min) = min {
-        if x < min {
-            let what = if min == f64::MIN_POSITIVE {
-                "must be greater than zero".to_string()
-            } else {
-                format!("must be at least {min}")
-            };
-            return Err(Error::invalid(
-                origin,
-                field,
-                format!("value {} {what}", num(x)),
-            ));
-        }
-    }
-    if let Some(max) = max {
-        if x > max {
-            return Err(Error::invalid(
-                origin,
-                field,
-                format!("value {} must be at most {max}", num(x)),
-            ));
-        }
-    }
-    check_source(origin, field, &v.source)
-}
-
-/// Numbers a catalog may hold, viewed as f64 for range checks.
-pub(crate) trait AsF64 {
-    fn to_f64(self) -> f64;
-}
-
-impl AsF64 for f64 {
-    fn to_f64(self) -> f64 {
-        self
-    }
-}
-
-impl AsF64 for u64 {
-    fn to_f64(self) -> f64 {
-        self as f64
-    }
-}
-
-impl AsF64 for u32 {
-    fn to_f64(self) -> f64 {
-        f64::from(self)
-    }
-}
-
-/// A source must start with one of [`SOURCE_KINDS`] and say something after it.
-pub(crate) fn check_source(origin: &str, field: &str, source: &str) -> Result<()> {
-    let s = source.trim();
-    match SOURCE_KINDS.iter().find(|k| s.starts_with(*k)) {
-        Some(kind) if s.len() > kind.len() + 3 => Ok(()),
-        _ => Err(Error::invalid(
-            origin,
-            format!("{field}.source"),
-            format!(
-                "source `{source}` must start with one of {} and say where the number comes from",
-                SOURCE_KINDS.join(" ")
-            ),
-        )),
     }
 }
 

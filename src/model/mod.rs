@@ -1,8 +1,13 @@
-//! Model layer: what is being priced. The catalog of models and their sourced numbers, caching
-//! strategies and their resolution against a model, tool definitions and their rendering into
-//! tokens per model family. Depends only on [`crate::base`] and [`crate::error`].
+//! Model layer: what is being priced. Sourced numbers (`sourced`), the catalog of models (`catalog`)
+//! and its loading (`load`, which checks every model's default strategy), caching strategies and
+//! their resolution against a model (`strategy`), tool definitions (`tools`) and their rendering into
+//! tokens per model family (`tokens`). Depends only on [`crate::base`] and [`crate::error`].
 
 pub mod catalog;
+mod load;
+pub mod render;
+pub mod sourced;
 pub mod strategy;
+pub mod tokenizer;
 pub mod tokens;
 pub mod tools;

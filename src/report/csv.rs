@@ -23,14 +23,7 @@ pub const CALL_COLUMNS: [&str; 15] = [
     "strategy_requested",
 ];
 
-/// Quotes a CSV field when it needs it.
-pub fn field(s: &str) -> String {
-    if s.contains([',', '"', '\n', '\r']) {
-        format!("\"{}\"", s.replace('"', "\"\""))
-    } else {
-        s.to_string()
-    }
-}
+pub use crate::base::text::field;
 
 /// Every call of every result.
 pub fn run_calls(report: &RunReport) -> String {

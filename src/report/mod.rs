@@ -1,4 +1,8 @@
-//! Reports: text tables, CSV, JSON (and charts), plus atomic file output.
+//! Report layer: the renderers of `run` (text tables, CSV, JSON), the charts of every report (PNG and
+//! SVG), and atomic file output. Renders what the simulation and analysis layers computed; computes
+//! no figures of its own (a chart's parts come from the prices each result was billed at). The
+//! formatting primitives (dollars, CSV fields, tables) live in [`crate::base::text`] so the analyses
+//! can use them too.
 
 pub mod chart;
 pub mod csv;
@@ -103,13 +107,4 @@ pub fn ensure_writable_dir(dir: &Path) -> Result<()> {
     Ok(())
 }
 
-/// Formats dollars with enough digits for sub-cent per-call figures.
-pub fn usd(x: f64) -> String {
-    if x.abs() >= 100.0 {
-        format!("${x:.2}")
-    } else if x.abs() >= 1.0 {
-        format!("${x:.4}")
-    } else {
-        format!("${x:.6}")
-    }
-}
+pub use crate::base::text::usd;

@@ -2,72 +2,9 @@
 
 use std::fmt::Write as _;
 
-use crate::report::usd;
+use crate::base::text::usd;
+pub use crate::base::text::TextTable;
 use crate::sim::simulate::RunReport;
-
-/// A simple left/right aligned text table.
-#[derive(Debug, Default)]
-pub struct TextTable {
-    header: Vec<String>,
-    rows: Vec<Vec<String>>,
-    right: Vec<bool>,
-}
-
-impl TextTable {
-    /// A table with these column headers; `right[i]` right-aligns column i.
-    pub fn new(header: &[&str], right: &[bool]) -> Self {
-        TextTable {
-            header: header.iter().map(|s| s.to_string()).collect(),
-            rows: Vec::new(),
-            right: right.to_vec(),
-        }
-    }
-
-    /// Adds a row.
-    pub fn row(&mut self, cells: Vec<String>) {
-        self.rows.push(cells);
-    }
-
-    /// Renders with two spaces between columns and a rule under the header.
-    pub fn render(&self) -> String {
-        let n = self.header.len();
-        let mut w = vec![0; n];
-        for r in std::iter::once(&self.header).chain(&self.rows) {
-            for (i, c) in r.iter().enumerate().take(n) {
-                w[i] = w[i].max(c.chars().count());
-            }
-        }
-        let mut out = String::new();
-        let line = |out: &mut String, r: &[String]| {
-            let cells: Vec<String> = r
-                .iter()
-                .enumerate()
-                .take(n)
-                .map(|(i, c)| {
-                    if self.right.get(i).copied().unwrap_or(false) {
-                        format!("{c:>width$}", width = w[i])
-                    } else {
-                        format!("{c:<width$}", width = w[i])
-                    }
-                })
-                .collect();
-            let _ = writeln!(out, "{}", cells.join("  ").trim_end());
-        };
-        line(&mut out, &self.header);
-        let _ = writeln!(
-            out,
-            "{}",
-            w.iter()
-                .map(|x| "-".repeat(*x))
-                .collect::<Vec<_>>()
-                .join("  ")
-        );
-        for r in &self.rows {
-            line(&mut out, r);
-        }
-        out
-    }
-}
 
 /// The summary of a run: one line per (model, strategy), then skipped pairs.
 pub fn run_summary(report: &RunReport) -> String {

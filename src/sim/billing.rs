@@ -3,7 +3,35 @@
 use serde::Serialize;
 
 use crate::model::catalog::ModelSpec;
-use crate::sim::engine::cache::Split;
+
+/// Token buckets of one request's prompt: `uncached + written + read == prompt`.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Split {
+    /// Prompt tokens.
+    pub prompt: u64,
+    /// Tokens read from cache.
+    pub read: u64,
+    /// Tokens written, per write slot (the strategy's tiers, in prompt order).
+    pub written: [u64; 3],
+    /// Tokens billed at the base rate.
+    pub uncached: u64,
+}
+
+impl Split {
+    /// All tokens written.
+    pub fn written_total(&self) -> u64 {
+        self.written.iter().sum()
+    }
+
+    /// Everything at the base rate (no caching).
+    pub fn uncached_only(prompt: u64) -> Self {
+        Split {
+            prompt,
+            uncached: prompt,
+            ..Default::default()
+        }
+    }
+}
 
 /// Prices that apply to one (model, strategy) pair, per token.
 #[derive(Debug, Clone, Copy)]
@@ -187,7 +215,7 @@ mod tests {
     /// The engine's combined pricing gives exactly the separate figures.
     #[test]
     fn combined_pricing_is_the_separate_pricing() {
-        use crate::sim::engine::cache::Split;
+        use super::Split;
         let sheet = super::PriceSheet {
             input: 3e-6,
             output: 15e-6,

@@ -1,7 +1,8 @@
-//! Simulation layer: the discrete-event engine (prompt segments, cache store, per-mode rules, event
-//! queue), billing, running a scenario over models and strategies, the Monte Carlo and its
-//! statistics, and the bench workload. Depends on [`crate::input`], [`crate::model`] and
-//! [`crate::base`].
+//! Simulation layer: the resolved request (`request`: the scenario with its overrides checked and
+//! every (model, strategy) pair with its prices), the discrete-event engine (prompt segments, cache
+//! store, per-mode rules, event queue), billing (the one place tokens become dollars), running a
+//! request (`simulate`), the Monte Carlo and its statistics, and the bench workload.
+//! Depends on [`crate::input`], [`crate::model`] and [`crate::base`].
 
 pub mod bench;
 pub mod billing;

@@ -16,10 +16,10 @@ use std::time::{Duration, Instant};
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 
-use pcsim::catalog::Catalog;
-use pcsim::scenario::Scenario;
-use pcsim::simulate::run_scenario;
-use pcsim::tools::parse_tool_list;
+use pcsim::input::scenario::Scenario;
+use pcsim::model::catalog::Catalog;
+use pcsim::model::tools::parse_tool_list;
+use pcsim::sim::simulate::run_scenario;
 
 /// Which parser an input is for.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -99,12 +99,12 @@ impl Corpus {
         entries.push((
             Target::Catalog,
             "built-in models.toml".into(),
-            pcsim::catalog::EMBEDDED_CATALOG.as_bytes().to_vec(),
+            pcsim::model::catalog::EMBEDDED_CATALOG.as_bytes().to_vec(),
         ));
         entries.push((
             Target::Scenario,
             "built-in default scenario".into(),
-            pcsim::scenario::DEFAULT_SCENARIO.as_bytes().to_vec(),
+            pcsim::input::scenario::DEFAULT_SCENARIO.as_bytes().to_vec(),
         ));
         Corpus {
             entries,
@@ -385,7 +385,7 @@ fn mutate_once(rng: &mut ChaCha8Rng, data: &mut Vec<u8>, others: &[&[u8]]) {
                 (b'{', b'}')
             };
             let mut v = vec![open; n];
-            v.extend(std::iter::repeat(close).take(n));
+            v.extend(std::iter::repeat_n(close, n));
             data.splice(i..i, v);
         }
     }
@@ -555,7 +555,7 @@ impl Failure {
     pub fn save(&self, dir: &Path) -> std::io::Result<PathBuf> {
         let d = dir.join(self.target.dir());
         std::fs::create_dir_all(&d)?;
-        let h = pcsim::hash::fnv1a(&self.input);
+        let h = pcsim::base::hash::fnv1a(&self.input);
         let p = d.join(format!("crash-{h:016x}.{}", self.target.extension()));
         std::fs::write(&p, &self.input)?;
         Ok(p)
@@ -595,7 +595,7 @@ pub fn fuzz(
     let mut stats = Stats::default();
     let start = Instant::now();
     let by_target: Vec<Vec<&[u8]>> = Target::ALL.iter().map(|t| corpus.of(*t)).collect();
-    while stats.executed < max_inputs && deadline.map_or(true, |d| start.elapsed() < d) {
+    while stats.executed < max_inputs && deadline.is_none_or(|d| start.elapsed() < d) {
         let ti = rng.gen_range(0..3);
         let target = Target::ALL[ti];
         let pool = &by_target[ti];

@@ -5,16 +5,16 @@
 
 use std::path::Path;
 
-use pcsim::catalog::Catalog;
-use pcsim::engine::{simulate_collect, SimSetup};
+use pcsim::input::scenario::Scenario;
+use pcsim::model::catalog::Catalog;
+use pcsim::model::strategy::Strategy;
+use pcsim::model::tools::synthetic_tools;
 use pcsim::report::chart::{
     horizontal_bar_chart, line_chart, percentile_series, run_charts, stacked_bar_chart, Axis,
     ChartOptions, LineSeries, Unit,
 };
-use pcsim::scenario::Scenario;
-use pcsim::simulate::run_scenario;
-use pcsim::strategy::Strategy;
-use pcsim::tools::synthetic_tools;
+use pcsim::sim::engine::{simulate_collect, SimSetup};
+use pcsim::sim::simulate::run_scenario;
 
 use crate::common;
 
@@ -212,7 +212,7 @@ fn monte_carlo_band(catalog: &Catalog, model: &str, strategy: &str) -> LineSerie
     let m = catalog.model(model).unwrap();
     let resolved = Strategy::parse(strategy).unwrap().resolve(m).unwrap();
     let setup = SimSetup::new(m, &resolved, scenario.first_token_seconds);
-    let runs: Vec<Vec<pcsim::billing::CallBill>> = (0..40)
+    let runs: Vec<Vec<pcsim::sim::billing::CallBill>> = (0..40)
         .map(|run| simulate_collect(&scenario, &setup, run))
         .collect();
     let series = percentile_series(model, strategy, &runs).unwrap();
@@ -305,17 +305,12 @@ fn tools_chart_lists_tools_largest_first() {
     let catalog = Catalog::embedded().unwrap();
     let m = catalog.model("claude-opus-4.8").unwrap();
     let tools = match common::capture("server-github") {
-        Some(p) if p.is_file() => pcsim::tools::load_tool_file(&p).unwrap(),
+        Some(p) if p.is_file() => pcsim::model::tools::load_tool_file(&p).unwrap(),
         _ => synthetic_tools(0, 30, 5),
     };
     let bars: Vec<(String, f64)> = tools
         .iter()
-        .map(|t| {
-            (
-                t.name.clone(),
-                m.rendering().tool_tokens(&t.metrics()) as f64,
-            )
-        })
+        .map(|t| (t.name.clone(), m.rendering().tool_tokens(t) as f64))
         .collect();
     let x = Axis::new("tokens per call (tokens)", Unit::Tokens);
     let title = format!("Tokens of each tool on {}\n{} tools", m.name, tools.len());

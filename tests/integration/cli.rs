@@ -21,7 +21,7 @@ fn default_job_runs_the_six_measured_models_with_and_without_caching() {
     let v = json_of(&["run", "--format", "json"]);
     let results = v["results"].as_array().unwrap();
     assert_eq!(results.len(), 12);
-    for id in pcsim::catalog::MEASURED_MODELS {
+    for id in pcsim::model::catalog::MEASURED_MODELS {
         let none = results
             .iter()
             .find(|r| r["model"] == id && r["strategy"] == "none")

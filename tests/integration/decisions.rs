@@ -393,17 +393,6 @@ fn advise_recommends_the_cheapest_one_breakpoint_placement_on_gemini() {
         .unwrap();
         assert!((rep.results[0].total_usd - system).abs() < 1e-9, "{file}");
     }
-    // The figures: $25.73 recommended before, $23.57 available.
-    let v = json_of(&[
-        "advise",
-        example("large-toolset.toml").to_str().unwrap(),
-        "--model",
-        "gemini-3.6-flash",
-        "--format",
-        "json",
-    ]);
-    let r = f(&v["advice"][0]["recommended"]["total_usd"]);
-    assert!((r - 23.57).abs() < 0.005, "{r}");
 }
 
 #[test]

@@ -3,12 +3,12 @@
 
 use std::path::Path;
 
-use pcsim::billing::CallBill;
-use pcsim::catalog::Catalog;
-use pcsim::engine::{simulate_collect, SimSetup};
-use pcsim::scenario::Scenario;
-use pcsim::strategy::Strategy;
-use pcsim::tools::{load_tool_file, synthetic_tools};
+use pcsim::input::scenario::Scenario;
+use pcsim::model::catalog::Catalog;
+use pcsim::model::strategy::Strategy;
+use pcsim::model::tools::{load_tool_file, synthetic_tools};
+use pcsim::sim::billing::CallBill;
+use pcsim::sim::engine::{simulate_collect, SimSetup};
 
 use crate::common::{capture, root};
 

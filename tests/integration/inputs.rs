@@ -55,8 +55,8 @@ fn capture_lists_tools_and_capabilities_change_the_list() {
         .clone();
     assert_eq!(tool_names(&out), ["echo", "add", "get_time"]);
     // The capture is a tool file pcsim reads like the stored ones.
-    let tools =
-        pcsim::tools::parse_tool_list(std::str::from_utf8(&out).unwrap(), "capture").unwrap();
+    let tools = pcsim::model::tools::parse_tool_list(std::str::from_utf8(&out).unwrap(), "capture")
+        .unwrap();
     assert_eq!(tools.len(), 3);
     let full = capture_mode("normal", &["--client-capabilities", "full"])
         .success()
@@ -166,7 +166,7 @@ fn capture_ends_a_server_that_ignores_sigterm() {
     let Some(server) = fake_server() else { return };
     let dir = tempfile::tempdir().unwrap();
     let pidfile = dir.path().join("pid");
-    let opts = pcsim::capture::CaptureOptions {
+    let opts = pcsim::input::capture::CaptureOptions {
         timeout: std::time::Duration::from_secs(2),
         ..Default::default()
     };
@@ -176,7 +176,7 @@ fn capture_ends_a_server_that_ignores_sigterm() {
     )]
     .into_iter()
     .collect();
-    let e = pcsim::capture::capture_command(
+    let e = pcsim::input::capture::capture_command(
         "silent",
         "python3",
         &[server.display().to_string(), "silent".into()],
@@ -285,9 +285,11 @@ fn config_captures_each_server_and_totals_the_overhead() {
     );
 
     // The figures are the library's rendering of the saved captures, per model.
-    let catalog = pcsim::catalog::Catalog::embedded().unwrap();
-    let normal = pcsim::tools::load_tool_file(&dir.path().join("fake-normal.tools.json")).unwrap();
-    let paged = pcsim::tools::load_tool_file(&dir.path().join("fake-paged.tools.json")).unwrap();
+    let catalog = pcsim::model::catalog::Catalog::embedded().unwrap();
+    let normal =
+        pcsim::model::tools::load_tool_file(&dir.path().join("fake-normal.tools.json")).unwrap();
+    let paged =
+        pcsim::model::tools::load_tool_file(&dir.path().join("fake-paged.tools.json")).unwrap();
     let all: Vec<_> = normal.iter().chain(&paged).cloned().collect();
     let rows = v["overhead"].as_array().unwrap();
     assert_eq!(rows.len(), 6);
@@ -432,11 +434,14 @@ fn replay_claude_code_transcript_matches_the_log() {
         err.contains("inference_geo (10)"),
         "unknown fields are counted: {err}"
     );
+    // The sub-agent's call is its own conversation, and in the totals.
     assert!(
-        err.contains("1 sub-agent (sidechain) calls left out"),
+        err.contains("1 sub-agent (sidechain) call replayed as its own conversation"),
         "{err}"
     );
-    assert_eq!(v["calls_logged"], 7);
+    assert_eq!(v["calls_logged"], 8);
+    assert_eq!(v["sidechain_calls"], 1);
+    assert_eq!(v["results"][0]["conversations"], 2);
     assert_eq!(v["duplicates_merged"], 3);
     let r = &v["results"][0];
     assert_eq!(r["model"], "claude-opus-4.8");
@@ -444,7 +449,7 @@ fn replay_claude_code_transcript_matches_the_log() {
     // The merged response keeps the final output count of its last transcript line.
     assert_eq!(calls[0]["output_tokens"], 187);
     // Logged dollars: the logged buckets at the catalog's prices (5m writes 1.25x, reads 0.1x).
-    let catalog = pcsim::catalog::Catalog::embedded().unwrap();
+    let catalog = pcsim::model::catalog::Catalog::embedded().unwrap();
     let m = catalog.model("claude-opus-4.8").unwrap();
     let rules = m.cache.explicit.as_ref().unwrap();
     let (w5, rd) = (
@@ -466,8 +471,18 @@ fn replay_claude_code_transcript_matches_the_log() {
     assert_eq!(calls[4]["logged"]["cache_read_tokens"], 0);
     assert_eq!(calls[4]["predicted"]["cache_read_tokens"], 0);
     assert_eq!(calls[4]["time_s"].as_f64().unwrap().round(), 634.0);
-    // pcsim's rules reproduce the logged session: every call within 1% and the total within 0.1%.
-    for c in calls {
+    let side: Vec<_> = calls.iter().filter(|c| c["conversation"] == 2).collect();
+    assert_eq!(side.len(), 1);
+    assert_eq!(side[0]["prompt_tokens"], 9120);
+    let sum: f64 = calls
+        .iter()
+        .map(|c| c["logged"]["cost_usd"].as_f64().unwrap())
+        .sum();
+    assert!((sum - r["logged"]["cost_usd"].as_f64().unwrap()).abs() < 1e-12);
+    // pcsim's rules reproduce the main conversation: every call within 1% and its total within
+    // 0.1%. (The sub-agent's call used no caching; pcsim's `cached` strategy writes its prompt.)
+    let calls: Vec<&Value> = calls.iter().filter(|c| c["conversation"] == 1).collect();
+    for c in &calls {
         let (l, p) = (
             c["logged"]["cost_usd"].as_f64().unwrap(),
             c["predicted"]["cost_usd"].as_f64().unwrap(),
@@ -478,10 +493,13 @@ fn replay_claude_code_transcript_matches_the_log() {
             c["call"]
         );
     }
-    let (l, p) = (
-        r["logged"]["cost_usd"].as_f64().unwrap(),
-        r["predicted"]["cost_usd"].as_f64().unwrap(),
-    );
+    let total = |k: &str| -> f64 {
+        calls
+            .iter()
+            .map(|c| c[k]["cost_usd"].as_f64().unwrap())
+            .sum()
+    };
+    let (l, p) = (total("logged"), total("predicted"));
     assert!(
         (p / l - 1.0).abs() < 0.001,
         "total: logged {l} predicted {p}"
@@ -504,7 +522,7 @@ fn replay_asks_what_the_session_costs_elsewhere() {
     ]);
     let results = v["results"].as_array().unwrap();
     assert_eq!(results.len(), 4);
-    let catalog = pcsim::catalog::Catalog::embedded().unwrap();
+    let catalog = pcsim::model::catalog::Catalog::embedded().unwrap();
     let total = |i: usize| results[i]["predicted"]["cost_usd"].as_f64().unwrap();
     // `none` bills every prompt token at the base rate: the plain prices times the logged tokens.
     let calls = results[0]["calls"].as_array().unwrap();
@@ -554,7 +572,7 @@ fn replay_reads_anthropic_and_openai_logs() {
         .collect();
     assert_eq!(times, [0.0, 20.0, 40.0, 60.0]);
     // The first call wrote its prompt with a 1-hour lifetime: billed at the 1h tier (2x).
-    let m = pcsim::catalog::Catalog::embedded().unwrap();
+    let m = pcsim::model::catalog::Catalog::embedded().unwrap();
     let m = m.model("claude-opus-4.8").unwrap();
     let want = m.input_usd(12.0 + 6200.0 * 2.0) + m.output_usd(350.0);
     assert!((calls[0]["logged"]["cost_usd"].as_f64().unwrap() - want).abs() < 1e-12);
@@ -584,6 +602,26 @@ fn replay_bad_logs_fail_clearly() {
         "{\"usage\":{\"input_tokens\":10}}\n{\"usage\":{\"input_tokens\":\"ten\"}}\n",
     )
     .unwrap();
+    // A bad row is counted and named, never fatal: the other rows are replayed.
+    let a = pcsim()
+        .arg("replay")
+        .arg(&p)
+        .args(["--model", "claude-opus-4.8", "--format", "json"])
+        .assert()
+        .success();
+    let err = String::from_utf8_lossy(&a.get_output().stderr).to_string();
+    assert!(
+        err.contains("1 record could not be read")
+            && err.contains("bad.jsonl")
+            && err.contains("line 2: usage.input_tokens")
+            && err.contains("\"ten\""),
+        "{err}"
+    );
+    let v: Value = serde_json::from_slice(&a.get_output().stdout).unwrap();
+    assert_eq!(v["calls_logged"], 1);
+    assert_eq!(v["unreadable_records"], 1);
+    // Only bad rows: an error naming them (exit 2).
+    std::fs::write(&p, "{\"usage\":{\"input_tokens\":\"ten\"}}\n").unwrap();
     let a = pcsim()
         .arg("replay")
         .arg(&p)
@@ -592,9 +630,7 @@ fn replay_bad_logs_fail_clearly() {
         .code(2);
     let err = String::from_utf8_lossy(&a.get_output().stderr).to_string();
     assert!(
-        err.contains("bad.jsonl")
-            && err.contains("line 2: usage.input_tokens")
-            && err.contains("\"ten\""),
+        err.contains("bad.jsonl") && err.contains("line 1: usage.input_tokens"),
         "{err}"
     );
     // A model the catalog does not know, with no --model: ask for one.

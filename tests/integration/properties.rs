@@ -13,16 +13,16 @@ use proptest::prelude::*;
 use proptest::test_runner::TestCaseError;
 use serde::Serialize;
 
-use pcsim::billing::CallBill;
-use pcsim::catalog::{
+use pcsim::base::quantity::Quantity;
+use pcsim::input::scenario::{Arrival, Scenario, ToolEvent};
+use pcsim::model::catalog::{
     CacheModes, CacheRules, Catalog, ModelSpec, Sourced, ToolChangeRule, TtlTier,
 };
-use pcsim::engine::{simulate_collect, SimSetup};
-use pcsim::quantity::Quantity;
-use pcsim::scenario::{Arrival, Scenario, ToolEvent};
-use pcsim::strategy::{Mode, ResolvedStrategy, Strategy as CacheStrategy};
-use pcsim::tokens::ToolRendering;
-use pcsim::tools::{synthetic_tool, Tool};
+use pcsim::model::strategy::{Mode, ResolvedStrategy, Strategy as CacheStrategy};
+use pcsim::model::tokens::ToolRendering;
+use pcsim::model::tools::{synthetic_tool, Tool};
+use pcsim::sim::billing::CallBill;
+use pcsim::sim::engine::{simulate_collect, SimSetup};
 
 /// Cases per property (`PCSIM_PROPTEST_CASES` overrides it for longer runs); the default keeps the
 /// module to a few seconds in debug builds.
@@ -107,12 +107,12 @@ prop_compose! {
             input_usd_per_mtok: src(input),
             output_usd_per_mtok: src(output),
             default_strategy: "automatic".into(),
-            tool_rendering: Some(ToolRendering {
-                preamble_tokens: src(rendering.0),
-                per_tool_tokens: src(rendering.1),
-                prose_tokens_per_byte: src(rendering.2),
-                structure_tokens_per_byte: src(rendering.3),
-            }),
+            tool_rendering: Some(ToolRendering::linear(
+                src(rendering.0),
+                src(rendering.1),
+                src(rendering.2),
+                src(rendering.3),
+            )),
             cache: CacheModes {
                 explicit: Some(explicit),
                 automatic: Some(automatic),
@@ -636,7 +636,7 @@ proptest! {
             .iter()
             .map(|s| s.to_string())
             .collect();
-        let report = pcsim::simulate::run_scenario(&catalog, &scenario, &["generated".into()], &strategies)
+        let report = pcsim::sim::simulate::run_scenario(&catalog, &scenario, &["generated".into()], &strategies)
             .map_err(|e| TestCaseError::fail(e.to_string()))?;
         prop_assert!(!report.results.is_empty());
         for r in &report.results {

@@ -2,14 +2,14 @@
 
 use std::path::Path;
 
-use pcsim::catalog::{Catalog, EMBEDDED_CATALOG};
-use pcsim::engine::{simulate_collect, SimSetup};
-use pcsim::quantity::Quantity;
-use pcsim::report::{write_atomic, write_atomic_with};
-use pcsim::scenario::{
+use pcsim::base::quantity::Quantity;
+use pcsim::input::scenario::{
     Arrival, Scenario, MAX_CALLS_PER_SESSION, MAX_TOKENS_PER_MESSAGE, MAX_TOOLS,
 };
-use pcsim::strategy::Strategy;
+use pcsim::model::catalog::{Catalog, EMBEDDED_CATALOG};
+use pcsim::model::strategy::Strategy;
+use pcsim::report::{write_atomic, write_atomic_with};
+use pcsim::sim::engine::{simulate_collect, SimSetup};
 
 use crate::common::pcsim;
 
@@ -133,7 +133,7 @@ fn unknown_model_in_a_scenario_names_file_field_and_closest_id() {
     )
     .unwrap();
     let catalog = Catalog::embedded().unwrap();
-    let e = pcsim::simulate::run_scenario(&catalog, &s, &[], &[])
+    let e = pcsim::sim::simulate::run_scenario(&catalog, &s, &[], &[])
         .unwrap_err()
         .to_string();
     assert!(
@@ -181,12 +181,12 @@ fn a_broken_real_capture_is_named_by_tool_index_and_name() {
         return;
     };
     let text = std::fs::read_to_string(&path).unwrap();
-    let tools = pcsim::tools::parse_tool_list(&text, "github.json").unwrap();
+    let tools = pcsim::model::tools::parse_tool_list(&text, "github.json").unwrap();
     // Break the third tool's schema; the error must say which tool, by index and name.
     let mut v: serde_json::Value = serde_json::from_str(&text).unwrap();
     v["tools"][2]["inputSchema"] = serde_json::json!([1, 2]);
     let broken = serde_json::to_string_pretty(&v).unwrap();
-    let e = pcsim::tools::parse_tool_list(&broken, "github.json")
+    let e = pcsim::model::tools::parse_tool_list(&broken, "github.json")
         .unwrap_err()
         .to_string();
     // Where the bad schema starts, computed from the text.
@@ -226,10 +226,12 @@ fn devices_and_oversized_files_are_refused_without_reading_them() {
     let big = dir.path().join("big.json");
     let f = std::fs::File::create(&big).unwrap();
     f.set_len(pcsim::error::MAX_INPUT_BYTES + 1).unwrap();
-    let e = pcsim::tools::load_tool_file(&big).unwrap_err().to_string();
+    let e = pcsim::model::tools::load_tool_file(&big)
+        .unwrap_err()
+        .to_string();
     assert!(e.contains("big.json") && e.contains("limit"), "{e}");
     if Path::new("/dev/zero").exists() {
-        let e = pcsim::tools::load_tool_file(Path::new("/dev/zero"))
+        let e = pcsim::model::tools::load_tool_file(Path::new("/dev/zero"))
             .unwrap_err()
             .to_string();
         assert!(
@@ -580,7 +582,7 @@ fn reports_too_large_for_memory_are_refused_before_simulating() {
     )
     .unwrap();
     // Refused, not simulated: 10^7 calls x 12 pairs would take minutes and gigabytes.
-    let e = pcsim::simulate::run_scenario(&catalog, &s, &[], &[])
+    let e = pcsim::sim::simulate::run_scenario(&catalog, &s, &[], &[])
         .unwrap_err()
         .to_string();
     assert!(

@@ -3,10 +3,10 @@
 
 use std::path::Path;
 
-use pcsim::billing::CallBill;
-use pcsim::catalog::{Catalog, EMBEDDED_CATALOG};
-use pcsim::scenario::Scenario;
-use pcsim::simulate::{run_scenario, SimResult};
+use pcsim::input::scenario::Scenario;
+use pcsim::model::catalog::{Catalog, EMBEDDED_CATALOG};
+use pcsim::sim::billing::CallBill;
+use pcsim::sim::simulate::{run_scenario, SimResult};
 
 use crate::common::pcsim;
 
@@ -258,7 +258,7 @@ count = 2
 poisson_per_hour = 30
 "#;
 
-fn mc(text: &str, runs: usize, seed: u64) -> pcsim::simulate::RunReport {
+fn mc(text: &str, runs: usize, seed: u64) -> pcsim::sim::simulate::RunReport {
     let mut s = scenario(text);
     s.runs = runs;
     s.seed = seed;
@@ -312,7 +312,7 @@ fn monte_carlo_is_reproducible_and_independent_of_threads() {
 
 #[test]
 fn monte_carlo_of_a_deterministic_scenario_has_zero_width() {
-    let text = pcsim::scenario::DEFAULT_SCENARIO;
+    let text = pcsim::input::scenario::DEFAULT_SCENARIO;
     let r = mc(text, 50, 1);
     for x in &r.results {
         let m = x.montecarlo.as_ref().unwrap();
@@ -476,7 +476,7 @@ fn real_github_tools_expire_between_sparse_calls_on_a_timeline() {
     let r = run_one(&c, &s, "claude-opus-4.8", "explicit:tools");
     assert_eq!(reads(&r.calls), [false, true, true, true]);
     // Calls 10 min apart: the block has expired every time and is written again.
-    s.gap_seconds = pcsim::quantity::Quantity::fixed(600.0);
+    s.gap_seconds = pcsim::base::quantity::Quantity::fixed(600.0);
     let r = run_one(&c, &s, "claude-opus-4.8", "explicit:tools");
     assert_eq!(reads(&r.calls), [false, false, false, false]);
     assert!(r

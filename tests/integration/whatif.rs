@@ -6,8 +6,8 @@ use std::path::{Path, PathBuf};
 use serde_json::Value;
 
 use crate::common::{capture, pcsim};
-use pcsim::catalog::Catalog;
-use pcsim::tools::{synthetic_tool, synthetic_tools};
+use pcsim::model::catalog::Catalog;
+use pcsim::model::tools::{synthetic_tool, synthetic_tools};
 
 /// Writes a scenario (and returns its path) in `dir`.
 fn scenario(dir: &Path, name: &str, text: &str) -> PathBuf {

@@ -196,7 +196,7 @@ impl Draw for LineChart<'_> {
         let (mut yt, ys) = style::fitting_ticks(&plot, ylo, yhi, self.y.unit, plot_h, true, sc);
         // End the axis on a tick so the top gridline is labelled.
         let ytop = (yhi / ys).ceil() * ys;
-        if yt.last().map_or(true, |t| *t < ytop - ys * 1e-9) {
+        if yt.last().is_none_or(|t| *t < ytop - ys * 1e-9) {
             yt.push(ytop);
         }
         let y_area = style::widest_label(&plot, &yt, ys, self.y.unit, sc)

@@ -144,7 +144,7 @@ impl Draw for Stacked<'_> {
         let plot_h = ph as i32 - x_area - margin_top - pad;
         let (mut yt, ys) = style::fitting_ticks(&plot, 0.0, yhi, self.y.unit, plot_h, true, sc);
         let ytop = (yhi / ys).ceil() * ys;
-        if yt.last().map_or(true, |t| *t < ytop - ys * 1e-9) {
+        if yt.last().is_none_or(|t| *t < ytop - ys * 1e-9) {
             yt.push(ytop);
         }
         let y_area = style::widest_label(&plot, &yt, ys, self.y.unit, sc)

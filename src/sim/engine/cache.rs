@@ -397,34 +397,7 @@ impl OwnEntries {
     }
 }
 
-/// Token buckets of one request's prompt: `uncached + written + read == prompt`.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-pub struct Split {
-    /// Prompt tokens.
-    pub prompt: u64,
-    /// Tokens read from cache.
-    pub read: u64,
-    /// Tokens written, per write slot (the strategy's tiers, in prompt order).
-    pub written: [u64; 3],
-    /// Tokens billed at the base rate.
-    pub uncached: u64,
-}
-
-impl Split {
-    /// All tokens written.
-    pub fn written_total(&self) -> u64 {
-        self.written.iter().sum()
-    }
-
-    /// Everything at the base rate (no caching).
-    pub fn uncached_only(prompt: u64) -> Self {
-        Split {
-            prompt,
-            uncached: prompt,
-            ..Default::default()
-        }
-    }
-}
+pub use crate::sim::billing::Split;
 
 /// Numbers of a mode's rules that the per-call functions need.
 #[derive(Debug, Clone, Copy)]

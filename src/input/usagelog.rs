@@ -1,0 +1,1175 @@
+//! Usage logs: the token buckets of each logged call, read from whatever a user has on disk.
+//!
+//! Formats are detected per record, so one file may mix them:
+//! - Anthropic Messages usage (`input_tokens`, `cache_creation_input_tokens`,
+//!   `cache_read_input_tokens`, `cache_creation.ephemeral_5m/1h_input_tokens`, and
+//!   `output_tokens_details`, which newer responses carry and which does not make them OpenAI's);
+//! - OpenAI Chat Completions (`prompt_tokens`, `prompt_tokens_details.cached_tokens`), DeepSeek's
+//!   `prompt_cache_hit_tokens`, and LiteLLM's normalised form of Anthropic usage (`prompt_tokens`
+//!   counting writes and reads, `cache_creation_input_tokens` beside it);
+//! - OpenAI Responses (`input_tokens`, `input_tokens_details.cached_tokens`);
+//! - LiteLLM `StandardLoggingPayload` records (`startTime`, `metadata.usage_object`, `trace_id`);
+//! - Gemini `usageMetadata` (`promptTokenCount`, `cachedContentTokenCount`, `candidatesTokenCount`,
+//!   `thoughtsTokenCount`, `toolUsePromptTokenCount`);
+//! - Amazon Bedrock Converse usage (`inputTokens`, `cacheReadInputTokens`, `cacheWriteInputTokens`)
+//!   and Bedrock model-invocation log records (`input.inputTokenCount`, ...);
+//! - Cohere `billed_units` (v2 `usage`, v1 `meta`);
+//! - Claude Code session transcripts (`message.usage`, `sessionId`, `cwd`, `isSidechain`, `agentId`);
+//! - Codex CLI rollouts (`session_meta`, `turn_context`, `event_msg` of type `token_count`).
+//!
+//! Every call keeps its session, agent, project and time where the record has them, so a replay can
+//! split the log into conversations. A record pcsim cannot read is counted, and the first few are
+//! described; it never stops the file.
+
+use std::collections::{BTreeMap, HashMap};
+use std::io::{BufRead, BufReader, Read};
+use std::path::Path;
+
+use serde::Serialize;
+use serde_json::value::RawValue;
+use serde_json::{Map, Value};
+
+use crate::error::{Error, Result};
+
+/// One logged call.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct LoggedCall {
+    /// Where it came from: `line N` or `record N`.
+    pub at: String,
+    /// Which kind of usage record it was (`anthropic`, `openai-chat`, `openai-responses`,
+    /// `litellm`, `gemini`, `bedrock`, `cohere`, `claude-code`, `codex`).
+    pub format: &'static str,
+    /// Model named by the record, if any.
+    pub model: Option<String>,
+    /// Start time in Unix seconds, if the record has one.
+    pub unix_time: Option<f64>,
+    /// Session (conversation) id, if the record has one.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub session: Option<String>,
+    /// Agent id within the session (a sub-agent), if any.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub agent: Option<String>,
+    /// A sub-agent (sidechain) call: its own conversation and cache, billed all the same.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub sidechain: bool,
+    /// Project (working directory) the call was made from, if the record says.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub project: Option<String>,
+    /// Prompt tokens (uncached + written + read).
+    pub prompt_tokens: u64,
+    /// Tokens billed at the base input rate.
+    pub uncached_tokens: u64,
+    /// Tokens written to cache with a 5-minute (or unspecified) lifetime.
+    pub cache_write_5m_tokens: u64,
+    /// Tokens written with a 1-hour lifetime.
+    pub cache_write_1h_tokens: u64,
+    /// Tokens read from cache.
+    pub cache_read_tokens: u64,
+    /// Output tokens.
+    pub output_tokens: u64,
+}
+
+impl LoggedCall {
+    fn empty(at: &str, format: &'static str) -> Self {
+        LoggedCall {
+            at: at.to_string(),
+            format,
+            model: None,
+            unix_time: None,
+            session: None,
+            agent: None,
+            sidechain: false,
+            project: None,
+            prompt_tokens: 0,
+            uncached_tokens: 0,
+            cache_write_5m_tokens: 0,
+            cache_write_1h_tokens: 0,
+            cache_read_tokens: 0,
+            output_tokens: 0,
+        }
+    }
+
+    /// Sets the buckets from uncached, written (5m, 1h), read and output counts.
+    fn set(&mut self, uncached: u64, w5: u64, w1h: u64, read: u64, output: u64) {
+        self.uncached_tokens = uncached;
+        self.cache_write_5m_tokens = w5;
+        self.cache_write_1h_tokens = w1h;
+        self.cache_read_tokens = read;
+        self.prompt_tokens = uncached + w5 + w1h + read;
+        self.output_tokens = output;
+    }
+}
+
+/// How many unreadable records are described by name (the rest are only counted).
+pub const UNREADABLE_EXAMPLES: usize = 5;
+
+/// A parsed log.
+#[derive(Debug, Clone, Default, Serialize)]
+pub struct UsageLog {
+    /// File it came from.
+    pub origin: String,
+    /// Calls in log order.
+    pub calls: Vec<LoggedCall>,
+    /// Fields of usage objects pcsim does not know, with how often they appeared (ignored).
+    pub unknown_fields: BTreeMap<String, usize>,
+    /// Records with no usage (user turns, summaries, tool results).
+    pub records_without_usage: usize,
+    /// Transcript lines that repeat an earlier response's usage (one line per content block).
+    pub duplicates_merged: usize,
+    /// Sub-agent (sidechain) calls among `calls` (replayed as their own conversations, in the
+    /// totals).
+    pub sidechain_calls: usize,
+    /// Kept for older readers of the JSON: sidechain calls are no longer left out, so this is 0.
+    pub sidechain_skipped: usize,
+    /// Calls a gateway logged as failed (LiteLLM `status: failure`), not billed and left out.
+    pub failed_calls: usize,
+    /// Records that could not be read (not JSON, or a usage object with a bad value).
+    pub unreadable: usize,
+    /// The first few unreadable records, each naming the file, line and field.
+    pub unreadable_examples: Vec<String>,
+    /// A final line that was cut off mid-write and was ignored.
+    pub truncated_last_line: bool,
+    /// Bytes read.
+    pub bytes: u64,
+}
+
+impl UsageLog {
+    /// Total warnings worth telling the user about.
+    pub fn unknown_field_count(&self) -> usize {
+        self.unknown_fields.values().sum()
+    }
+
+    fn unreadable(&mut self, message: String) {
+        self.unreadable += 1;
+        if self.unreadable_examples.len() < UNREADABLE_EXAMPLES {
+            self.unreadable_examples.push(message);
+        }
+    }
+}
+
+/// Loads a log file, streaming JSON Lines (memory follows the number of calls, not the file size).
+pub fn load_log(path: &Path) -> Result<UsageLog> {
+    let file = std::fs::File::open(path).map_err(|e| Error::Io {
+        path: path.to_path_buf(),
+        action: "reading",
+        source: e,
+    })?;
+    read_log(file, &path.display().to_string()).map_err(|e| match e {
+        Error::Io { source, .. } => Error::Io {
+            path: path.to_path_buf(),
+            action: "reading",
+            source,
+        },
+        other => other,
+    })
+}
+
+/// Parses log text: one JSON document (an array of records, or one record) or JSON Lines.
+pub fn parse_log(text: &str, origin: &str) -> Result<UsageLog> {
+    read_log(text.as_bytes(), origin)
+}
+
+/// Reads a log from any reader; `origin` names it in messages.
+pub fn read_log(reader: impl Read, origin: &str) -> Result<UsageLog> {
+    let mut r = BufReader::with_capacity(1 << 16, reader);
+    let mut log = UsageLog {
+        origin: origin.to_string(),
+        ..Default::default()
+    };
+    let mut state = FileState::default();
+    let mut first = String::new();
+    let io = |e: std::io::Error| Error::Io {
+        path: origin.into(),
+        action: "reading",
+        source: e,
+    };
+    // Skip leading blank lines; the first line decides between JSON Lines and one document.
+    let mut line_no = 0usize;
+    loop {
+        first.clear();
+        let n = read_line(&mut r, &mut first).map_err(io)?;
+        if n == 0 {
+            break;
+        }
+        line_no += 1;
+        log.bytes += n as u64;
+        if !first.trim().is_empty() {
+            break;
+        }
+    }
+    let lead = first.trim_start();
+    let one_line_record = lead.starts_with('{')
+        && serde_json::from_str::<&RawValue>(first.trim()).is_ok()
+        && !first.trim().is_empty();
+    if !lead.is_empty() && !one_line_record {
+        // One JSON document over several lines (or garbage): read it whole.
+        let mut rest = first.clone();
+        r.read_to_string(&mut rest).map_err(io)?;
+        log.bytes = rest.len() as u64;
+        match serde_json::from_str::<&RawValue>(&rest) {
+            Ok(raw) => {
+                if raw.get().starts_with('[') {
+                    let items: Vec<&RawValue> = serde_json::from_str(raw.get())
+                        .map_err(|e| Error::parse(origin, format!("not valid JSON: {e}")))?;
+                    for (i, item) in items.into_iter().enumerate() {
+                        let at = format!("record {}", i + 1);
+                        record(item.get(), &at, &mut log, &mut state);
+                    }
+                } else {
+                    record(raw.get(), "record 1", &mut log, &mut state);
+                }
+            }
+            Err(e) => {
+                let lines: Vec<&str> = rest.lines().collect();
+                let records = lines.iter().filter(|l| obj(l.trim()).is_some()).count();
+                if lead.starts_with('[') || records == 0 {
+                    return Err(Error::parse(origin, format!("not valid JSON: {e}")));
+                }
+                // JSON Lines whose first line is bad: go through it line by line.
+                let n = lines.len();
+                for (i, line) in lines.into_iter().enumerate() {
+                    let at = format!("line {}", line_no + i);
+                    let last = i + 1 == n && !rest.ends_with('\n');
+                    jsonl_line(line, &at, last, &mut log, &mut state);
+                }
+            }
+        }
+    } else if !lead.is_empty() {
+        let mut line = std::mem::take(&mut first);
+        let mut at_line = line_no;
+        loop {
+            let mut next = String::new();
+            let n = read_line(&mut r, &mut next).map_err(io)?;
+            log.bytes += n as u64;
+            let last = n == 0 && !line.ends_with('\n');
+            jsonl_line(
+                &line,
+                &format!("line {at_line}"),
+                last,
+                &mut log,
+                &mut state,
+            );
+            if n == 0 {
+                break;
+            }
+            line = next;
+            at_line += 1;
+        }
+    }
+    if log.calls.is_empty() {
+        let mut problem = String::from(
+            "no usage record found (expected Anthropic, OpenAI, LiteLLM, Gemini, Bedrock or Cohere usage, or Claude Code / Codex CLI transcript lines)",
+        );
+        if log.unreadable > 0 {
+            problem.push_str(&format!(
+                "; {} record{} could not be read: {}",
+                log.unreadable,
+                if log.unreadable == 1 { "" } else { "s" },
+                log.unreadable_examples.join("; ")
+            ));
+        }
+        return Err(Error::invalid(origin, "usage", problem));
+    }
+    Ok(log)
+}
+
+/// Reads one line including its newline; invalid UTF-8 is replaced (it can only be in strings).
+fn read_line(r: &mut impl BufRead, buf: &mut String) -> std::io::Result<usize> {
+    let mut bytes = Vec::new();
+    let n = r.read_until(b'\n', &mut bytes)?;
+    match String::from_utf8(bytes) {
+        Ok(s) => buf.push_str(&s),
+        Err(e) => buf.push_str(&String::from_utf8_lossy(e.as_bytes())),
+    }
+    Ok(n)
+}
+
+fn jsonl_line(line: &str, at: &str, last: bool, log: &mut UsageLog, state: &mut FileState) {
+    let t = line.trim();
+    if t.is_empty() {
+        return;
+    }
+    // A log being written may end mid-line: that last record is dropped with a warning.
+    if last && serde_json::from_str::<&RawValue>(t).is_err() {
+        log.truncated_last_line = true;
+        return;
+    }
+    record(t, at, log, state);
+}
+
+/// What a file's earlier lines said that later lines rely on (Codex CLI rollouts).
+#[derive(Default)]
+struct FileState {
+    /// Response id -> index in `calls`, to merge Claude Code's repeated lines.
+    by_response: HashMap<String, usize>,
+    codex_session: Option<String>,
+    codex_cwd: Option<String>,
+    codex_model: Option<String>,
+    codex_last_total: Option<Value>,
+}
+
+type Obj<'a> = BTreeMap<String, &'a RawValue>;
+
+fn obj(text: &str) -> Option<Obj<'_>> {
+    if !text.trim_start().starts_with('{') {
+        return None;
+    }
+    serde_json::from_str(text).ok()
+}
+
+fn sub<'a>(o: &Obj<'a>, key: &str) -> Option<Obj<'a>> {
+    o.get(key).and_then(|r| obj(r.get()))
+}
+
+fn string(o: &Obj, key: &str) -> Option<String> {
+    let r = o.get(key)?;
+    serde_json::from_str::<String>(r.get()).ok()
+}
+
+fn value(o: &Obj, key: &str) -> Option<Value> {
+    serde_json::from_str(o.get(key)?.get()).ok()
+}
+
+fn boolean(o: &Obj, key: &str) -> Option<bool> {
+    serde_json::from_str(o.get(key)?.get()).ok()
+}
+
+fn first_string(o: &Obj, keys: &[&str]) -> Option<String> {
+    keys.iter().find_map(|k| match value(o, k)? {
+        Value::String(s) if !s.is_empty() => Some(s),
+        Value::Number(n) => Some(n.to_string()),
+        _ => None,
+    })
+}
+
+fn first_time(o: &Obj, keys: &[&str]) -> Option<f64> {
+    keys.iter()
+        .find_map(|k| value(o, k).as_ref().and_then(parse_time))
+}
+
+const TIME_KEYS: [&str; 8] = [
+    "timestamp",
+    "sent_at",
+    "startTime",
+    "start_time",
+    "created_at",
+    "created",
+    "createTime",
+    "request_time",
+];
+const SESSION_KEYS: [&str; 6] = [
+    "session_id",
+    "sessionId",
+    "conversation_id",
+    "conversationId",
+    "thread_id",
+    "litellm_session_id",
+];
+const AGENT_KEYS: [&str; 5] = ["agent", "agent_id", "agentId", "agent_name", "agentName"];
+const PROJECT_KEYS: [&str; 4] = ["project", "project_id", "cwd", "workspace"];
+
+/// The record-level context (time, session, agent, project) from an object and its wrapper.
+fn context(call: &mut LoggedCall, layers: &[&Obj]) {
+    for o in layers {
+        if call.unix_time.is_none() {
+            call.unix_time = first_time(o, &TIME_KEYS);
+        }
+        if call.session.is_none() {
+            call.session = first_string(o, &SESSION_KEYS);
+        }
+        if call.agent.is_none() {
+            call.agent = first_string(o, &AGENT_KEYS);
+        }
+        if call.project.is_none() {
+            call.project = first_string(o, &PROJECT_KEYS);
+        }
+        if call.model.is_none() {
+            call.model = first_string(o, &["model", "modelVersion", "modelId", "model_id"]);
+        }
+    }
+}
+
+/// Reads one record into `log`.
+fn record(text: &str, at: &str, log: &mut UsageLog, state: &mut FileState) {
+    // Lines that cannot hold a usage count (no "sage" as in usage/usageMetadata, no "oken" as in
+    // *_tokens/*TokenCount/token_count, no Codex context line) are checked for being JSON and
+    // counted without building a tree: most transcript lines are user turns and tool results.
+    let maybe_usage = ["sage", "oken", "session_meta", "turn_context"]
+        .iter()
+        .any(|m| text.contains(m));
+    if !maybe_usage {
+        match serde_json::from_str::<serde::de::IgnoredAny>(text) {
+            Ok(_) => log.records_without_usage += 1,
+            Err(e) => log.unreadable(format!("{}: {at}: not valid JSON: {e}", log.origin)),
+        }
+        return;
+    }
+    let Some(o) = obj(text) else {
+        match serde_json::from_str::<serde::de::IgnoredAny>(text) {
+            Ok(_) => log.records_without_usage += 1,
+            Err(e) => log.unreadable(format!("{}: {at}: not valid JSON: {e}", log.origin)),
+        }
+        return;
+    };
+    match read_record(&o, at, log, state) {
+        Ok(Some((call, id))) => push(call, id, log, state),
+        Ok(None) => log.records_without_usage += 1,
+        Err(e) => {
+            let msg = e.to_string();
+            log.unreadable(msg);
+        }
+    }
+}
+
+fn push(call: LoggedCall, id: Option<String>, log: &mut UsageLog, state: &mut FileState) {
+    // Claude Code writes one transcript line per content block, each repeating the response's
+    // usage; the response is one call, its usage the last line's (final output count).
+    if let Some(id) = id {
+        if let Some(&i) = state.by_response.get(&id) {
+            let first = &log.calls[i];
+            let merged = LoggedCall {
+                at: first.at.clone(),
+                unix_time: first.unix_time.or(call.unix_time),
+                ..call
+            };
+            log.calls[i] = merged;
+            log.duplicates_merged += 1;
+            return;
+        }
+        state.by_response.insert(id, log.calls.len());
+    }
+    if call.sidechain {
+        log.sidechain_calls += 1;
+    }
+    log.calls.push(call);
+}
+
+type Found = Option<(LoggedCall, Option<String>)>;
+
+fn read_record(o: &Obj, at: &str, log: &mut UsageLog, state: &mut FileState) -> Result<Found> {
+    let origin = log.origin.clone();
+    // Claude Code transcript line (or any wrapper with message.usage).
+    if let Some(msg) = sub(o, "message") {
+        if let Some(usage) = msg.get("usage").and_then(|r| as_map(r.get())) {
+            let mut call = read_usage(&usage, at, &origin, "message.usage", log, Hint::Anthropic)?;
+            call.format = "claude-code";
+            call.model = string(&msg, "model");
+            call.sidechain = boolean(o, "isSidechain") == Some(true);
+            context(&mut call, &[o]);
+            let id = string(&msg, "id").or_else(|| string(o, "requestId"));
+            return Ok(Some((call, id)));
+        }
+        // A transcript's user turn; other records with a `message` (Cohere v2) go on below.
+        if !o.contains_key("usage") && !o.contains_key("meta") {
+            return Ok(None);
+        }
+    }
+    // Codex CLI rollout lines.
+    if let (Some(kind), Some(payload)) = (string(o, "type"), sub(o, "payload")) {
+        return codex_line(&kind, &payload, o, at, &origin, log, state);
+    }
+    // LiteLLM: the payload may be wrapped as `standard_logging_object`.
+    if let Some(inner) = sub(o, "standard_logging_object") {
+        return litellm_payload(&inner, at, &origin, log);
+    }
+    if o.contains_key("startTime")
+        && (o.contains_key("prompt_tokens") || o.contains_key("call_type"))
+    {
+        return litellm_payload(o, at, &origin, log);
+    }
+    // Request/response log records: the response carries the usage, the wrapper the context.
+    if let Some(resp) = sub(o, "response") {
+        if resp.contains_key("usage") || resp.contains_key("usageMetadata") {
+            return match response_record(&resp, at, &origin, log)? {
+                Some((mut call, id)) => {
+                    context(&mut call, &[o, &resp]);
+                    Ok(Some((call, id)))
+                }
+                None => Ok(None),
+            };
+        }
+    }
+    // Bedrock model-invocation log record.
+    if let (Some(input), Some(output)) = (sub(o, "input"), sub(o, "output")) {
+        if input.contains_key("inputTokenCount") {
+            let n = |m: &Obj, k: &str, f: &str| count_raw(m, k, &origin, &format!("{at}: {f}"));
+            let mut call = LoggedCall::empty(at, "bedrock");
+            let uncached = n(&input, "inputTokenCount", "input.inputTokenCount")?;
+            let read = n(
+                &input,
+                "cacheReadInputTokenCount",
+                "input.cacheReadInputTokenCount",
+            )?;
+            let write = n(
+                &input,
+                "cacheWriteInputTokenCount",
+                "input.cacheWriteInputTokenCount",
+            )?;
+            let out = n(&output, "outputTokenCount", "output.outputTokenCount")?;
+            call.set(uncached, write, 0, read, out);
+            context(&mut call, &[o]);
+            return Ok(Some((call, string(o, "requestId"))));
+        }
+    }
+    if let Some(found) = response_record(o, at, &origin, log)? {
+        return Ok(Some(found));
+    }
+    // A bare usage object.
+    if [
+        "input_tokens",
+        "prompt_tokens",
+        "promptTokenCount",
+        "inputTokens",
+    ]
+    .iter()
+    .any(|k| o.contains_key(*k))
+    {
+        let map = as_map_obj(o);
+        let mut call = read_usage(&map, at, &origin, "", log, Hint::None)?;
+        context(&mut call, &[o]);
+        return Ok(Some((call, None)));
+    }
+    Ok(None)
+}
+
+/// An API response (Anthropic, OpenAI, Gemini, Bedrock, Cohere) with its usage object.
+fn response_record(o: &Obj, at: &str, origin: &str, log: &mut UsageLog) -> Result<Found> {
+    if let Some(meta) = o.get("usageMetadata").and_then(|r| as_map(r.get())) {
+        let mut call = read_usage(&meta, at, origin, "usageMetadata", log, Hint::Gemini)?;
+        context(&mut call, &[o]);
+        return Ok(Some((call, string(o, "responseId"))));
+    }
+    // Cohere v1 puts billed units under `meta`.
+    if let Some(meta) = sub(o, "meta") {
+        if meta.contains_key("billed_units") {
+            let map = as_map_obj(&meta);
+            let mut call = read_usage(&map, at, origin, "meta", log, Hint::Cohere)?;
+            context(&mut call, &[o]);
+            return Ok(Some((
+                call,
+                string(o, "response_id").or_else(|| string(o, "generation_id")),
+            )));
+        }
+    }
+    let Some(usage) = o.get("usage").and_then(|r| as_map(r.get())) else {
+        return Ok(None);
+    };
+    let hint = match string(o, "type").as_deref() {
+        Some("message") => Hint::Anthropic,
+        _ if string(o, "object").as_deref() == Some("response") => Hint::OpenAiResponses,
+        _ if o.contains_key("stopReason") || o.contains_key("metrics") => Hint::Bedrock,
+        _ => Hint::None,
+    };
+    let mut call = read_usage(&usage, at, origin, "usage", log, hint)?;
+    context(&mut call, &[o]);
+    Ok(Some((call, string(o, "id"))))
+}
+
+fn litellm_payload(o: &Obj, at: &str, origin: &str, log: &mut UsageLog) -> Result<Found> {
+    if string(o, "status").as_deref() == Some("failure") {
+        log.failed_calls += 1;
+        return Ok(None);
+    }
+    let metadata = sub(o, "metadata");
+    // The full usage object (cache counts included) is kept in metadata.usage_object; the top-level
+    // counts are a fallback.
+    let usage = metadata
+        .as_ref()
+        .and_then(|m| m.get("usage_object"))
+        .and_then(|r| as_map(r.get()));
+    let mut call = match usage {
+        Some(u) => read_usage(&u, at, origin, "metadata.usage_object", log, Hint::None)?,
+        None => {
+            let mut m = Map::new();
+            for k in ["prompt_tokens", "completion_tokens", "total_tokens"] {
+                if let Some(v) = value(o, k) {
+                    m.insert(k.into(), v);
+                }
+            }
+            if m.is_empty() {
+                return Ok(None);
+            }
+            read_usage(&m, at, origin, "", log, Hint::None)?
+        }
+    };
+    call.format = "litellm";
+    call.unix_time = first_time(o, &["startTime"]);
+    let mut layers: Vec<&Obj> = vec![o];
+    if let Some(m) = &metadata {
+        layers.push(m);
+    }
+    context(&mut call, &layers);
+    if call.session.is_none() {
+        call.session = string(o, "trace_id");
+    }
+    Ok(Some((call, string(o, "id"))))
+}
+
+fn codex_line(
+    kind: &str,
+    payload: &Obj,
+    o: &Obj,
+    at: &str,
+    origin: &str,
+    log: &mut UsageLog,
+    state: &mut FileState,
+) -> Result<Found> {
+    match kind {
+        "session_meta" => {
+            state.codex_session = string(payload, "id");
+            state.codex_cwd = string(payload, "cwd");
+            if let Some(m) = string(payload, "model") {
+                state.codex_model = Some(m);
+            }
+            Ok(None)
+        }
+        "turn_context" => {
+            if let Some(m) = string(payload, "model") {
+                state.codex_model = Some(m);
+            }
+            if let Some(c) = string(payload, "cwd") {
+                state.codex_cwd = Some(c);
+            }
+            Ok(None)
+        }
+        "event_msg" if string(payload, "type").as_deref() == Some("token_count") => {
+            let Some(info) = sub(payload, "info") else {
+                return Ok(None);
+            };
+            // Codex repeats a token_count event without a new call (the totals unchanged).
+            let total = value(&info, "total_token_usage");
+            if total.is_some() && total == state.codex_last_total {
+                log.duplicates_merged += 1;
+                return Ok(None);
+            }
+            state.codex_last_total = total;
+            let Some(last) = info.get("last_token_usage").and_then(|r| as_map(r.get())) else {
+                return Ok(None);
+            };
+            let n = |k: &str| -> Result<u64> {
+                match last.get(k) {
+                    None | Some(Value::Null) => Ok(0),
+                    Some(v) => v.as_u64().ok_or_else(|| {
+                        Error::invalid(
+                            origin,
+                            format!("{at}: payload.info.last_token_usage.{k}"),
+                            format!("value {v} is not a token count"),
+                        )
+                    }),
+                }
+            };
+            let input = n("input_tokens")?;
+            let cached = n("cached_input_tokens")?;
+            if cached > input {
+                return Err(Error::invalid(
+                    origin,
+                    format!("{at}: payload.info.last_token_usage"),
+                    format!("{input} input tokens but {cached} cached"),
+                ));
+            }
+            let mut call = LoggedCall::empty(at, "codex");
+            call.set(input - cached, 0, 0, cached, n("output_tokens")?);
+            call.model = state.codex_model.clone();
+            call.session = state.codex_session.clone();
+            call.project = state.codex_cwd.clone();
+            call.unix_time = first_time(o, &["timestamp"]);
+            Ok(Some((call, None)))
+        }
+        _ => Ok(None),
+    }
+}
+
+fn as_map(text: &str) -> Option<Map<String, Value>> {
+    if !text.trim_start().starts_with('{') {
+        return None;
+    }
+    serde_json::from_str(text).ok()
+}
+
+fn as_map_obj(o: &Obj) -> Map<String, Value> {
+    o.iter()
+        .filter_map(|(k, r)| serde_json::from_str(r.get()).ok().map(|v| (k.clone(), v)))
+        .collect()
+}
+
+fn count_raw(o: &Obj, key: &str, origin: &str, field: &str) -> Result<u64> {
+    match value(o, key) {
+        None | Some(Value::Null) => Ok(0),
+        Some(v) => v.as_u64().ok_or_else(|| {
+            Error::invalid(origin, field, format!("value {v} is not a token count"))
+        }),
+    }
+}
+
+/// What the surrounding record says the usage object is.
+#[derive(Clone, Copy, PartialEq)]
+enum Hint {
+    None,
+    Anthropic,
+    OpenAiResponses,
+    Gemini,
+    Bedrock,
+    Cohere,
+}
+
+const ANTHROPIC_FIELDS: [&str; 8] = [
+    "input_tokens",
+    "output_tokens",
+    "cache_creation_input_tokens",
+    "cache_read_input_tokens",
+    "cache_creation",
+    "service_tier",
+    "server_tool_use",
+    "output_tokens_details",
+];
+/// Fields only Anthropic's usage has: their presence settles the format.
+const ANTHROPIC_ONLY: [&str; 4] = [
+    "cache_creation_input_tokens",
+    "cache_read_input_tokens",
+    "cache_creation",
+    "server_tool_use",
+];
+const OPENAI_CHAT_FIELDS: [&str; 11] = [
+    "prompt_tokens",
+    "completion_tokens",
+    "total_tokens",
+    "prompt_tokens_details",
+    "completion_tokens_details",
+    "prompt_cache_hit_tokens",
+    "prompt_cache_miss_tokens",
+    // LiteLLM's normalised Anthropic usage keeps these beside the OpenAI fields.
+    "cache_creation_input_tokens",
+    "cache_read_input_tokens",
+    "server_tool_use",
+    "cost",
+];
+const OPENAI_RESPONSES_FIELDS: [&str; 5] = [
+    "input_tokens",
+    "output_tokens",
+    "total_tokens",
+    "input_tokens_details",
+    "output_tokens_details",
+];
+const GEMINI_FIELDS: [&str; 10] = [
+    "promptTokenCount",
+    "candidatesTokenCount",
+    "totalTokenCount",
+    "cachedContentTokenCount",
+    "thoughtsTokenCount",
+    "toolUsePromptTokenCount",
+    "promptTokensDetails",
+    "cacheTokensDetails",
+    "candidatesTokensDetails",
+    "toolUsePromptTokensDetails",
+];
+const BEDROCK_FIELDS: [&str; 6] = [
+    "inputTokens",
+    "outputTokens",
+    "totalTokens",
+    "cacheReadInputTokens",
+    "cacheWriteInputTokens",
+    "cacheDetails",
+];
+const COHERE_FIELDS: [&str; 4] = ["billed_units", "tokens", "cached_tokens", "api_version"];
+/// Keys a bare usage record may carry besides the usage fields.
+const RECORD_FIELDS: [&str; 22] = [
+    "timestamp",
+    "model",
+    "sent_at",
+    "startTime",
+    "start_time",
+    "created_at",
+    "created",
+    "createTime",
+    "request_time",
+    "session_id",
+    "sessionId",
+    "conversation_id",
+    "conversationId",
+    "thread_id",
+    "litellm_session_id",
+    "agent",
+    "agent_id",
+    "agentId",
+    "agent_name",
+    "agentName",
+    "project",
+    "cwd",
+];
+
+fn read_usage(
+    u: &Map<String, Value>,
+    at: &str,
+    origin: &str,
+    prefix: &str,
+    log: &mut UsageLog,
+    hint: Hint,
+) -> Result<LoggedCall> {
+    let path = |k: &str| {
+        if prefix.is_empty() {
+            format!("{at}: {k}")
+        } else {
+            format!("{at}: {prefix}.{k}")
+        }
+    };
+    let count = |m: &Map<String, Value>, k: &str, field: String| -> Result<u64> {
+        match m.get(k) {
+            None | Some(Value::Null) => Ok(0),
+            Some(v) => v.as_u64().ok_or_else(|| {
+                Error::invalid(origin, field, format!("value {v} is not a token count"))
+            }),
+        }
+    };
+    let mut note_unknown = |m: &Map<String, Value>, known: &[&str], within: &str| {
+        for k in m.keys() {
+            let known_here = known.contains(&k.as_str())
+                || (within.is_empty()
+                    && (RECORD_FIELDS.contains(&k.as_str()) || PROJECT_KEYS.contains(&k.as_str())));
+            if !known_here {
+                let name = if within.is_empty() {
+                    k.clone()
+                } else {
+                    format!("{within}.{k}")
+                };
+                *log.unknown_fields.entry(name).or_default() += 1;
+            }
+        }
+    };
+    let mut call = LoggedCall::empty(at, "anthropic");
+    let details = |k: &str| u.get(k).and_then(Value::as_object);
+    let anthropic_only = ANTHROPIC_ONLY.iter().any(|k| u.contains_key(*k));
+    if hint == Hint::Gemini || u.contains_key("promptTokenCount") {
+        call.format = "gemini";
+        note_unknown(u, &GEMINI_FIELDS, "");
+        // promptTokenCount includes the cached tokens; tool-use prompt tokens are input too.
+        let prompt = count(u, "promptTokenCount", path("promptTokenCount"))?
+            + count(
+                u,
+                "toolUsePromptTokenCount",
+                path("toolUsePromptTokenCount"),
+            )?;
+        let read = count(
+            u,
+            "cachedContentTokenCount",
+            path("cachedContentTokenCount"),
+        )?;
+        if read > prompt {
+            return Err(Error::invalid(
+                origin,
+                path("cachedContentTokenCount"),
+                format!("{read} cached tokens but only {prompt} prompt tokens"),
+            ));
+        }
+        let output = count(u, "candidatesTokenCount", path("candidatesTokenCount"))?
+            + count(u, "thoughtsTokenCount", path("thoughtsTokenCount"))?;
+        call.set(prompt - read, 0, 0, read, output);
+    } else if hint == Hint::Bedrock || u.contains_key("inputTokens") {
+        call.format = "bedrock";
+        note_unknown(u, &BEDROCK_FIELDS, "");
+        // Converse counts cache reads and writes beside inputTokens, as Anthropic does.
+        let uncached = count(u, "inputTokens", path("inputTokens"))?;
+        let read = count(u, "cacheReadInputTokens", path("cacheReadInputTokens"))?;
+        let write = count(u, "cacheWriteInputTokens", path("cacheWriteInputTokens"))?;
+        call.set(
+            uncached,
+            write,
+            0,
+            read,
+            count(u, "outputTokens", path("outputTokens"))?,
+        );
+    } else if hint == Hint::Cohere || u.contains_key("billed_units") {
+        call.format = "cohere";
+        note_unknown(u, &COHERE_FIELDS, "");
+        let billed = details("billed_units").ok_or_else(|| {
+            Error::invalid(
+                origin,
+                path("billed_units"),
+                "must be an object of token counts",
+            )
+        })?;
+        note_unknown(
+            billed,
+            &[
+                "input_tokens",
+                "output_tokens",
+                "search_units",
+                "classifications",
+                "images",
+            ],
+            "billed_units",
+        );
+        let input = count(billed, "input_tokens", path("billed_units.input_tokens"))?;
+        let read = count(u, "cached_tokens", path("cached_tokens"))?.min(input);
+        let output = count(billed, "output_tokens", path("billed_units.output_tokens"))?;
+        call.set(input - read, 0, 0, read, output);
+    } else if u.contains_key("prompt_tokens") {
+        call.format = "openai-chat";
+        note_unknown(u, &OPENAI_CHAT_FIELDS, "");
+        let prompt = count(u, "prompt_tokens", path("prompt_tokens"))?;
+        let mut read = count(
+            u,
+            "prompt_cache_hit_tokens",
+            path("prompt_cache_hit_tokens"),
+        )?;
+        // LiteLLM's normalised Anthropic usage: prompt_tokens counts the writes and the reads, which
+        // are also given as cache_creation_input_tokens / cache_read_input_tokens.
+        let mut write = count(
+            u,
+            "cache_creation_input_tokens",
+            path("cache_creation_input_tokens"),
+        )?;
+        read = read.max(count(
+            u,
+            "cache_read_input_tokens",
+            path("cache_read_input_tokens"),
+        )?);
+        let mut split: Option<(u64, u64)> = None;
+        if let Some(d) = details("prompt_tokens_details") {
+            note_unknown(
+                d,
+                &[
+                    "cached_tokens",
+                    "cache_write_tokens",
+                    "cache_creation_tokens",
+                    "cache_creation_token_details",
+                    "audio_tokens",
+                    "text_tokens",
+                    "image_tokens",
+                ],
+                "prompt_tokens_details",
+            );
+            read = read.max(count(
+                d,
+                "cached_tokens",
+                path("prompt_tokens_details.cached_tokens"),
+            )?);
+            write = write
+                .max(count(
+                    d,
+                    "cache_write_tokens",
+                    path("prompt_tokens_details.cache_write_tokens"),
+                )?)
+                .max(count(
+                    d,
+                    "cache_creation_tokens",
+                    path("prompt_tokens_details.cache_creation_tokens"),
+                )?);
+            if let Some(cd) = d
+                .get("cache_creation_token_details")
+                .and_then(Value::as_object)
+            {
+                let a = count(
+                    cd,
+                    "ephemeral_5m_input_tokens",
+                    path("prompt_tokens_details.cache_creation_token_details.ephemeral_5m_input_tokens"),
+                )?;
+                let b = count(
+                    cd,
+                    "ephemeral_1h_input_tokens",
+                    path("prompt_tokens_details.cache_creation_token_details.ephemeral_1h_input_tokens"),
+                )?;
+                if a + b > 0 {
+                    split = Some((a, b));
+                }
+            }
+        }
+        if let Some(d) = details("completion_tokens_details") {
+            note_unknown(
+                d,
+                &[
+                    "reasoning_tokens",
+                    "audio_tokens",
+                    "accepted_prediction_tokens",
+                    "rejected_prediction_tokens",
+                    "text_tokens",
+                ],
+                "completion_tokens_details",
+            );
+        }
+        if read + write > prompt {
+            return Err(Error::invalid(
+                origin,
+                path("prompt_tokens"),
+                format!("{prompt} prompt tokens but {read} cached and {write} written"),
+            ));
+        }
+        let (w5, w1h) = match split {
+            Some((a, b)) if a + b == write => (a, b),
+            _ => (write, 0),
+        };
+        call.set(
+            prompt - read - write,
+            w5,
+            w1h,
+            read,
+            count(u, "completion_tokens", path("completion_tokens"))?,
+        );
+    } else if hint == Hint::OpenAiResponses
+        || (hint != Hint::Anthropic
+            && !anthropic_only
+            && (u.contains_key("input_tokens_details") || u.contains_key("output_tokens_details")))
+    {
+        call.format = "openai-responses";
+        note_unknown(u, &OPENAI_RESPONSES_FIELDS, "");
+        let prompt = count(u, "input_tokens", path("input_tokens"))?;
+        let (mut read, mut write) = (0, 0);
+        if let Some(d) = details("input_tokens_details") {
+            note_unknown(
+                d,
+                &["cached_tokens", "cache_write_tokens"],
+                "input_tokens_details",
+            );
+            read = count(
+                d,
+                "cached_tokens",
+                path("input_tokens_details.cached_tokens"),
+            )?;
+            write = count(
+                d,
+                "cache_write_tokens",
+                path("input_tokens_details.cache_write_tokens"),
+            )?;
+        }
+        if let Some(d) = details("output_tokens_details") {
+            note_unknown(d, &["reasoning_tokens"], "output_tokens_details");
+        }
+        if read + write > prompt {
+            return Err(Error::invalid(
+                origin,
+                path("input_tokens"),
+                format!("{prompt} input tokens but {read} cached and {write} written"),
+            ));
+        }
+        call.set(
+            prompt - read - write,
+            write,
+            0,
+            read,
+            count(u, "output_tokens", path("output_tokens"))?,
+        );
+    } else if u.contains_key("input_tokens") {
+        note_unknown(u, &ANTHROPIC_FIELDS, "");
+        let uncached = count(u, "input_tokens", path("input_tokens"))?;
+        let written = count(
+            u,
+            "cache_creation_input_tokens",
+            path("cache_creation_input_tokens"),
+        )?;
+        let read = count(
+            u,
+            "cache_read_input_tokens",
+            path("cache_read_input_tokens"),
+        )?;
+        let (mut w5, mut w1h) = (written, 0);
+        if let Some(cc) = details("cache_creation") {
+            note_unknown(
+                cc,
+                &["ephemeral_5m_input_tokens", "ephemeral_1h_input_tokens"],
+                "cache_creation",
+            );
+            let a = count(
+                cc,
+                "ephemeral_5m_input_tokens",
+                path("cache_creation.ephemeral_5m_input_tokens"),
+            )?;
+            let b = count(
+                cc,
+                "ephemeral_1h_input_tokens",
+                path("cache_creation.ephemeral_1h_input_tokens"),
+            )?;
+            if a + b != written {
+                return Err(Error::invalid(
+                    origin,
+                    path("cache_creation"),
+                    format!("the 5m and 1h writes ({a} + {b}) do not add up to cache_creation_input_tokens ({written})"),
+                ));
+            }
+            (w5, w1h) = (a, b);
+        }
+        call.set(
+            uncached,
+            w5,
+            w1h,
+            read,
+            count(u, "output_tokens", path("output_tokens"))?,
+        );
+    } else {
+        return Err(Error::invalid(
+            origin,
+            path("input_tokens"),
+            "a usage object needs input_tokens (Anthropic, OpenAI Responses), prompt_tokens (OpenAI Chat), promptTokenCount (Gemini), inputTokens (Bedrock) or billed_units (Cohere)",
+        ));
+    }
+    Ok(call)
+}
+
+/// Unix seconds from a number (seconds, or milliseconds when very large) or an RFC 3339 string.
+pub fn parse_time(v: &Value) -> Option<f64> {
+    match v {
+        Value::Number(n) => n.as_f64().map(|x| if x > 1e11 { x / 1000.0 } else { x }),
+        Value::String(s) => parse_rfc3339(s).or_else(|| s.parse::<f64>().ok()),
+        _ => None,
+    }
+}
+
+/// `YYYY-MM-DDTHH:MM:SS[.fff](Z|±HH:MM)` to Unix seconds.
+pub fn parse_rfc3339(s: &str) -> Option<f64> {
+    let s = s.trim();
+    if s.len() < 19 || !s.is_char_boundary(19) || !s.is_char_boundary(10) {
+        return None;
+    }
+    let (date, rest) = s.split_at(10);
+    let d: Vec<i64> = date
+        .split('-')
+        .map(|x| x.parse().ok())
+        .collect::<Option<_>>()?;
+    if d.len() != 3 || !rest.is_char_boundary(1) || !matches!(&rest[..1], "T" | "t" | " ") {
+        return None;
+    }
+    let time = &rest[1..];
+    let (clock, zone) = match time.find(['Z', 'z', '+', '-']) {
+        Some(i) => time.split_at(i),
+        None => (time, ""),
+    };
+    let mut parts = clock.split(':');
+    let h: f64 = parts.next()?.parse().ok()?;
+    let m: f64 = parts.next()?.parse().ok()?;
+    let sec: f64 = parts.next()?.parse().ok()?;
+    let offset = match zone {
+        "" | "Z" | "z" => 0.0,
+        z => {
+            let sign = if z.starts_with('-') { -1.0 } else { 1.0 };
+            let (oh, om) = z.get(1..)?.split_once(':')?;
+            sign * (oh.parse::<f64>().ok()? * 3600.0 + om.parse::<f64>().ok()? * 60.0)
+        }
+    };
+    // Days from the civil date (Howard Hinnant's algorithm).
+    let (y, mo, day) = (d[0], d[1], d[2]);
+    if !(1..=12).contains(&mo) || !(1..=31).contains(&day) {
+        return None;
+    }
+    let y = if mo <= 2 { y - 1 } else { y };
+    let era = y.div_euclid(400);
+    let yoe = y - era * 400;
+    let mp = (mo + 9) % 12;
+    let doy = (153 * mp + 2) / 5 + day - 1;
+    let doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
+    let days = era * 146_097 + doe - 719_468;
+    Some(days as f64 * 86_400.0 + h * 3600.0 + m * 60.0 + sec - offset)
+}
+
+/// The UTC date (`YYYY-MM-DD`) of Unix seconds.
+pub fn utc_date(unix: f64) -> String {
+    let days = (unix / 86_400.0).floor() as i64;
+    // Civil from days (Howard Hinnant's algorithm).
+    let z = days + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z - era * 146_097;
+    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
+    let y = yoe + era * 400;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let d = doy - (153 * mp + 2) / 5 + 1;
+    let m = if mp < 10 { mp + 3 } else { mp - 9 };
+    format!("{:04}-{:02}-{:02}", if m <= 2 { y + 1 } else { y }, m, d)
+}

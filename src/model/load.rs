@@ -1,0 +1,40 @@
+//! Loading a catalog: parsing and checking `models.toml` (in [`crate::model::catalog`]), then checking
+//! that every model's `default_strategy` resolves on that model (which needs
+//! [`crate::model::strategy`], itself built on the catalog's types).
+
+use std::path::Path;
+
+use crate::error::{read_text, Error, Result};
+use crate::model::catalog::{Catalog, EMBEDDED_CATALOG};
+use crate::model::strategy::Strategy;
+
+impl Catalog {
+    /// The catalog embedded in the binary.
+    pub fn embedded() -> Result<Self> {
+        Self::from_toml_str(EMBEDDED_CATALOG, "built-in models.toml")
+    }
+
+    /// Loads and validates a catalog file.
+    pub fn load(path: &Path) -> Result<Self> {
+        let text = read_text(path)?;
+        Self::from_toml_str(&text, &path.display().to_string())
+    }
+
+    /// Parses and validates catalog text; `origin` names it in errors.
+    pub fn from_toml_str(text: &str, origin: &str) -> Result<Self> {
+        let catalog = Catalog::from_toml_str_unchecked_strategies(text, origin)?;
+        for model in &catalog.models {
+            Strategy::parse(&model.default_strategy)
+                .and_then(|s| s.resolve(model).map(|_| ()))
+                .map_err(|e| {
+                    Error::invalid(
+                        origin,
+                        format!("model `{}`.default_strategy", model.id),
+                        e.to_string(),
+                    )
+                    .located_in(text, origin)
+                })?;
+        }
+        Ok(catalog)
+    }
+}
