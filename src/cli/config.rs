@@ -7,7 +7,7 @@ use std::path::PathBuf;
 use anyhow::{Context, Result};
 
 use super::capture::ServerOptions;
-use super::Format;
+use super::{Format, TextFormat};
 use pcsim::input::mcpconfig::{capture_all, load_config, overheads};
 use pcsim::model::catalog::Catalog;
 use pcsim::report::{self, table::TextTable, usd};
@@ -21,8 +21,8 @@ pub struct ConfigArgs {
     #[arg(long = "model", value_name = "ID")]
     pub models: Vec<String>,
     /// Output format (table or json).
-    #[arg(long, value_enum, default_value_t = Format::Table)]
-    pub format: Format,
+    #[arg(long, value_enum, default_value_t = TextFormat::Table)]
+    pub format: TextFormat,
     /// Also save each server's tool list as DIR/<server>.tools.json.
     #[arg(long, value_name = "DIR")]
     pub save: Option<PathBuf>,
@@ -32,9 +32,7 @@ pub struct ConfigArgs {
 
 /// Runs `pcsim config`.
 pub fn cmd_config(catalog: &Catalog, a: ConfigArgs, out: &mut dyn Write) -> Result<()> {
-    if a.format == Format::Csv {
-        anyhow::bail!("`config` supports --format table or json");
-    }
+    let format = Format::from(a.format);
     let opts = a.server.to_options()?;
     let models = catalog.select(&a.models)?;
     let cfg = load_config(&a.file)?;
@@ -82,7 +80,7 @@ pub fn cmd_config(catalog: &Catalog, a: ConfigArgs, out: &mut dyn Write) -> Resu
             dups.join(", ")
         );
     }
-    match a.format {
+    match format {
         Format::Json => {
             let servers: Vec<_> = outcomes
                 .iter()

@@ -49,6 +49,26 @@ pub enum Format {
     Json,
 }
 
+/// Output formats of reports that have no CSV form (nested or one per server); `--format csv` is
+/// refused by the argument parser (exit 2) and `--help` does not offer it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum, Default)]
+pub enum TextFormat {
+    /// Aligned text for the terminal.
+    #[default]
+    Table,
+    /// JSON.
+    Json,
+}
+
+impl From<TextFormat> for Format {
+    fn from(f: TextFormat) -> Self {
+        match f {
+            TextFormat::Table => Format::Table,
+            TextFormat::Json => Format::Json,
+        }
+    }
+}
+
 /// Subcommands.
 #[derive(Debug, Subcommand)]
 pub enum Command {
