@@ -6,6 +6,7 @@ mod capture;
 mod compare;
 mod config;
 mod diff;
+mod docreport;
 mod import_litellm;
 mod models;
 mod progress;
@@ -23,6 +24,7 @@ use clap::{Parser, Subcommand, ValueEnum};
 
 use pcsim::input::scenario::Scenario;
 use pcsim::model::catalog::Catalog;
+use pcsim::model::pricing::{parse_day, Pricing};
 use pcsim::report;
 use pcsim::report::chart::{ChartFile, ChartOptions};
 
@@ -33,6 +35,19 @@ pub struct Cli {
     /// Model catalog to use instead of the built-in models.toml.
     #[arg(long, global = true, value_name = "FILE")]
     pub catalog: Option<PathBuf>,
+    /// Price at the list prices in force on this day (YYYY-MM-DD) [default: today, UTC].
+    #[arg(long, global = true, value_name = "DATE")]
+    pub on: Option<String>,
+    /// Price at a named price sheet of the catalog, e.g. `study-2026-07-31` (the measured study's
+    /// gateway rates, on which the measured facts hold).
+    #[arg(long, global = true, value_name = "SHEET")]
+    pub price_sheet: Option<String>,
+    /// Service tier: standard, batch, flex or priority (each model's own multipliers).
+    #[arg(long, global = true, value_name = "TIER", value_parser = ["standard", "batch", "flex", "priority"])]
+    pub service_tier: Option<String>,
+    /// Price at regional / data-residency endpoints (each model's regional multiplier, e.g. 1.1x).
+    #[arg(long, global = true)]
+    pub regional: bool,
     #[command(subcommand)]
     pub command: Option<Command>,
 }
@@ -106,6 +121,17 @@ pub fn run(cli: Cli, out: &mut dyn Write) -> Result<()> {
         Some(p) => Catalog::load(p)?,
         None => Catalog::embedded()?,
     };
+    let pricing = Pricing {
+        sheet: cli.price_sheet.clone(),
+        on: cli
+            .on
+            .as_deref()
+            .map(|d| parse_day("--on", d, d))
+            .transpose()?,
+        service_tier: cli.service_tier.clone(),
+        regional: cli.regional,
+    };
+    let catalog = catalog.priced(&pricing)?;
     match cli.command.unwrap_or(Command::Run(run::RunArgs::default())) {
         Command::Run(a) => run::cmd_run(&catalog, a, out),
         Command::Models(a) => models::cmd_models(&catalog, a, out),
