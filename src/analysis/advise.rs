@@ -26,6 +26,7 @@ pub const TOP_TOOLS: usize = 3;
 
 /// One simulated strategy.
 #[derive(Debug, Clone, Serialize)]
+#[non_exhaustive]
 pub struct Candidate {
     /// Canonical strategy.
     pub strategy: String,
@@ -55,6 +56,7 @@ pub struct CandidateRuns {
 
 /// Where to put breakpoints (or which caching mode to use).
 #[derive(Debug, Clone, Serialize)]
+#[non_exhaustive]
 pub struct Placement {
     /// The cheapest strategy simulated (`none` when no caching strategy beats it).
     pub recommended: String,
@@ -76,6 +78,7 @@ pub struct Placement {
 
 /// One TTL tier, simulated.
 #[derive(Debug, Clone, Serialize)]
+#[non_exhaustive]
 pub struct TierOutcome {
     /// Tier name.
     pub tier: String,
@@ -97,6 +100,7 @@ pub struct TierOutcome {
 
 /// Which TTL tier to use.
 #[derive(Debug, Clone, Serialize)]
+#[non_exhaustive]
 pub struct TtlAdvice {
     /// Caching mode the tiers belong to.
     pub mode: String,
@@ -112,6 +116,7 @@ pub struct TtlAdvice {
 
 /// Dropping one tool, simulated.
 #[derive(Debug, Clone, Serialize)]
+#[non_exhaustive]
 pub struct DropTool {
     /// Tool name.
     pub name: String,
@@ -129,6 +134,7 @@ pub struct DropTool {
 
 /// Everything recommended for one model.
 #[derive(Debug, Clone, Serialize)]
+#[non_exhaustive]
 pub struct ModelAdvice {
     /// Model id.
     pub model: String,
@@ -155,6 +161,7 @@ pub struct ModelAdvice {
 
 /// Everything `advise` reports.
 #[derive(Debug, Clone, Serialize)]
+#[non_exhaustive]
 pub struct AdviceReport {
     /// Scenario name.
     pub scenario: String,

@@ -35,6 +35,7 @@ pub const DEFAULT_STRATEGIES: [&str; 9] = [
 
 /// One strategy's outcome on one model.
 #[derive(Debug, Clone, Serialize)]
+#[non_exhaustive]
 pub struct StrategyOutcome {
     /// Canonical strategy simulated.
     pub strategy: String,
@@ -81,6 +82,7 @@ pub struct OutcomeRuns {
 
 /// All strategies on one model.
 #[derive(Debug, Clone, Serialize)]
+#[non_exhaustive]
 pub struct ModelComparison {
     /// Model id.
     pub model: String,
@@ -99,6 +101,7 @@ pub struct ModelComparison {
 
 /// Everything `compare` reports.
 #[derive(Debug, Clone, Serialize)]
+#[non_exhaustive]
 pub struct CompareReport {
     /// Scenario name.
     pub scenario: String,

@@ -48,6 +48,7 @@ pub struct ToolChange {
 
 /// What the change does to the tool list at call K.
 #[derive(Debug, Clone, Serialize)]
+#[non_exhaustive]
 pub struct ChangeSummary {
     /// One line, e.g. `add 1 tool (x)`.
     pub description: String,
@@ -63,6 +64,7 @@ pub struct ChangeSummary {
 
 /// Baseline against changed session for one (model, strategy).
 #[derive(Debug, Clone, Serialize)]
+#[non_exhaustive]
 pub struct WhatifOutcome {
     /// Model id.
     pub model: String,
@@ -151,6 +153,7 @@ pub struct WhatifRuns {
 
 /// Everything `whatif` reports.
 #[derive(Debug, Clone, Serialize)]
+#[non_exhaustive]
 pub struct WhatifReport {
     /// Scenario name.
     pub scenario: String,

@@ -170,7 +170,7 @@ pub fn cmd_config(catalog: &Catalog, a: ConfigArgs, out: &mut dyn Write) -> Resu
     if let (Some(kind), Some(path)) = (doc_kind, &a.doc.report) {
         let doc = config_document(catalog, &cfg, &outcomes, &rows, &dups, &models)?;
         out.flush()?;
-        super::docreport::write(path, kind, &doc, format == Format::Table)?;
+        super::docreport::write(path, kind, &doc, a.format == TextFormat::Table)?;
     }
     Ok(())
 }

@@ -2,6 +2,7 @@
 
 mod advise;
 mod bench;
+mod calibrate;
 mod capture;
 mod compare;
 mod config;
@@ -113,6 +114,9 @@ pub enum Command {
     Replay(replay::ReplayArgs),
     /// Measure simulator speed on a built-in workload (calls per second, Monte Carlo time).
     Bench(bench::BenchArgs),
+    /// Fit a family's tool-token factor and preamble to measured tokens (a catalog overlay), or
+    /// show the built-in fit to the measured facts (`--facts`).
+    Calibrate(calibrate::CalibrateArgs),
 }
 
 /// Runs the parsed command, writing to `out`.
@@ -146,6 +150,7 @@ pub fn run(cli: Cli, out: &mut dyn Write) -> Result<()> {
         Command::ImportLitellm(a) => import_litellm::cmd_import_litellm(a, out),
         Command::Replay(a) => replay::cmd_replay(&catalog, a, out),
         Command::Bench(a) => bench::cmd_bench(&catalog, a, out),
+        Command::Calibrate(a) => calibrate::cmd_calibrate(&catalog, a, out),
     }
 }
 

@@ -254,8 +254,22 @@ impl Catalog {
     /// [`Catalog::from_toml_str`], which sits above the strategy module); `origin` names it in
     /// errors.
     pub(crate) fn from_toml_str_unchecked_strategies(text: &str, origin: &str) -> Result<Self> {
-        let raw: RawCatalog =
+        let mut raw: RawCatalog =
             toml::from_str(text).map_err(|e| crate::error::toml_error(origin, text, &e))?;
+        // A file of families only is an overlay on the built-in catalog (what `pcsim calibrate`
+        // writes): its families replace the built-in ones of the same id.
+        if raw.model.is_empty() && !raw.family.is_empty() && text != EMBEDDED_CATALOG {
+            let mut base: RawCatalog = toml::from_str(EMBEDDED_CATALOG).map_err(|e| {
+                crate::error::toml_error("built-in models.toml", EMBEDDED_CATALOG, &e)
+            })?;
+            for f in raw.family {
+                match base.family.iter_mut().find(|b| b.id == f.id) {
+                    Some(b) => *b = f,
+                    None => base.family.push(f),
+                }
+            }
+            raw = base;
+        }
         let mut catalog = Catalog {
             origin: origin.to_string(),
             families: raw.family,
