@@ -9,6 +9,7 @@ use serde_json::Value;
 
 use crate::error::{Error, Result};
 use crate::model::catalog::{Catalog, ModelSpec};
+use crate::model::pricing::Pricing;
 use crate::model::tokens::ToolRendering;
 use crate::model::tools::{parse_tool_list, synthetic_tools, Tool};
 
@@ -214,6 +215,9 @@ impl Fit {
 // ---------------------------------------------------------------------------------------------
 // The built-in catalog against the measured facts and on the real captures.
 
+/// The price sheet of the measurement study, on which its dollar facts hold.
+pub const STUDY_SHEET: &str = "study-2026-07-31";
+
 const GET_WEATHER: &str = include_str!("../../examples/tools/get_weather.json");
 
 /// One measured fact reproduced by the catalog.
@@ -315,12 +319,17 @@ pub fn fact_rows(catalog: &Catalog, github: Option<&[Tool]>) -> Result<Vec<FactR
         4082.0,
         block(opus5, &synthetic_tools(1, 21, 3)),
     );
+    // Dollars as the study's gateway billed them: on its price sheet when the catalog has it.
+    let study = catalog.priced(&Pricing::sheet(STUDY_SHEET)).ok();
+    let priced = study.as_ref().unwrap_or(catalog);
+    let gemini_usd = priced.model("gemini-3.6-flash")?;
+    let glm_usd = priced.model("glm-5.2")?;
     if let Some(gh) = github {
         add(
             &gemini.id,
-            "GitHub server: $0.0029 per call",
+            "GitHub server: $0.0029 per call (study price sheet)",
             0.0029,
-            gemini.input_usd(block(gemini, gh)),
+            gemini_usd.input_usd(block(gemini, gh)),
         );
         add(
             &glm.id,
@@ -330,9 +339,9 @@ pub fn fact_rows(catalog: &Catalog, github: Option<&[Tool]>) -> Result<Vec<FactR
         );
         add(
             &glm.id,
-            "GitHub server: cheaper than Gemini (USD ratio < 1)",
+            "GitHub server: cheaper than Gemini (USD ratio < 1, study sheet)",
             1.0,
-            glm.input_usd(block(glm, gh)) / gemini.input_usd(block(gemini, gh)),
+            glm_usd.input_usd(block(glm, gh)) / gemini_usd.input_usd(block(gemini, gh)),
         );
     }
     Ok(rows)
