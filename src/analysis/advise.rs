@@ -328,7 +328,7 @@ fn advise_model(
     let mut ranked: Vec<(Tool, u64)> = session_tools(scenario)
         .into_iter()
         .map(|t| {
-            let n = rendering.tool_tokens(&t.metrics());
+            let n = rendering.tool_tokens(&t);
             (t, n)
         })
         .collect();
@@ -693,7 +693,7 @@ mod tests {
         let d = &a.drop_tools[0];
         let tools = synthetic_tools(1, 12, 3);
         let t = tools.iter().find(|t| t.name == d.name).unwrap();
-        assert_eq!(d.tokens, m.rendering().tool_tokens(&t.metrics()));
+        assert_eq!(d.tokens, m.rendering().tool_tokens(t));
         let expected = d.tokens as f64 * 6.0 * m.input_usd_per_mtok.value / 1e6;
         assert!(
             (d.saving_usd - expected).abs() < 1e-12,

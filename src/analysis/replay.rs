@@ -238,7 +238,7 @@ pub fn infer_prefix_tokens(calls: &[LoggedCall], opts: &ReplayOptions) -> Option
     let mut prev: HashMap<usize, u64> = HashMap::new();
     let mut best: Option<u64> = None;
     for (c, &k) in calls.iter().zip(&conv) {
-        let starts = prev.get(&k).map_or(true, |&p| c.prompt_tokens < p);
+        let starts = prev.get(&k).is_none_or(|&p| c.prompt_tokens < p);
         prev.insert(k, c.prompt_tokens);
         if starts
             && !c.sidechain

@@ -82,8 +82,11 @@ pub struct ToolReport {
 /// Tokens of `tools` on `model` (preamble included), each tool's tokens in input order.
 fn block(model: &ModelSpec, tools: &[Tool]) -> (u64, Vec<u64>) {
     let r = model.rendering();
-    let per: Vec<u64> = tools.iter().map(|t| r.tool_tokens(&t.metrics())).collect();
-    (r.preamble(tools.len()) + per.iter().sum::<u64>(), per)
+    let per: Vec<u64> = tools.iter().map(|t| r.tool_tokens(t)).collect();
+    (
+        r.preamble_for(tools, per.iter().sum()) + per.iter().sum::<u64>(),
+        per,
+    )
 }
 
 /// Prices a tool list on each model, with per-tool shares and the trimming what-ifs.
@@ -135,7 +138,7 @@ pub fn tool_report(models: &[&ModelSpec], tools: &[Tool], warnings: Vec<String>)
                 family: m.family.clone(),
                 input_usd_per_mtok: m.input_usd_per_mtok.value,
                 tool_block_tokens: total,
-                preamble_tokens: m.rendering().preamble(tools.len()),
+                preamble_tokens: total - per.iter().sum::<u64>(),
                 usd_per_call,
                 usd_per_10_calls: usd_per_call * EPISODE_CALLS as f64,
                 tools: costs,
@@ -315,14 +318,13 @@ pub fn sweep(models: &[&ModelSpec], max_tools: usize, params: usize) -> SweepRep
     let mut slopes = Vec::with_capacity(models.len());
     for m in models {
         let r = m.rendering();
-        // Tokens are a sum over tools, so a running total avoids re-measuring each prefix.
-        let per: Vec<u64> = all.iter().map(|t| r.tool_tokens(&t.metrics())).collect();
+        let per: Vec<u64> = all.iter().map(|t| r.tool_tokens(t)).collect();
         let mut sum = 0;
         for n in 0..=max_tools {
             if n > 0 {
                 sum += per[n - 1];
             }
-            let tokens = r.preamble(n) + sum;
+            let tokens = r.preamble_for(&all[..n], sum) + sum;
             points.push(SweepPoint {
                 model: m.id.clone(),
                 tools: n,
@@ -338,7 +340,8 @@ pub fn sweep(models: &[&ModelSpec], max_tools: usize, params: usize) -> SweepRep
         slopes.push(SweepSlope {
             model: m.id.clone(),
             tokens_per_tool: slope,
-            preamble_tokens: r.preamble(1),
+            preamble_tokens: r
+                .preamble_for(&all[..all.len().min(1)], per.first().copied().unwrap_or(0)),
             usd_per_tool_per_call: m.input_usd(slope),
         });
     }

@@ -816,7 +816,7 @@ mod tests {
         assert_eq!(a.write_at_change_tokens, 0);
         assert_eq!(a.tool_block_tokens_after, old_block);
         // What the beta is worth here: only the new tool's tokens, at the base rate, from call K on.
-        let tool = m.rendering().tool_tokens(&synthetic_tool(21, 3).metrics());
+        let tool = m.rendering().tool_tokens(&synthetic_tool(21, 3));
         let append_extra = tool as f64 * price * (8 - k + 1) as f64;
         assert!(
             (a.extra_usd - append_extra).abs() < 1e-12,
@@ -848,7 +848,8 @@ mod tests {
         let m = catalog.model("claude-opus-4.8").unwrap();
         let old = m.rendering().block_tokens(&synthetic_tools(1, 20, 3));
         let new = m.rendering().block_tokens(&synthetic_tools(1, 10, 3));
-        assert_eq!(old, 3682, "the measured Opus 4.8 20-tool block");
+        // The measured Opus 4.8 20-tool block is 3,682 tokens; the fitted family gives it within 1%.
+        assert!((old as f64 / 3682.0 - 1.0).abs() < 0.01, "{old}");
         let expected = hand_breakeven(old, new);
         let change = ToolChange {
             remove: (11..=20)
@@ -966,7 +967,14 @@ mod tests {
         let rep = whatif(&catalog, &later, 3, &earlier, &ids, &["none".into()]).unwrap();
         // Two calls (3 and 4) without the tool's tokens at the base rate.
         let m = catalog.model("claude-opus-4.8").unwrap();
-        let t = m.rendering().tool_tokens(&synthetic_tool(3, 3).metrics());
+        let r = m.rendering();
+        let without: Vec<Tool> = sc
+            .tools
+            .iter()
+            .filter(|t| t.name != "synthetic_tool_03")
+            .cloned()
+            .collect();
+        let t = r.block_tokens(&sc.tools) - r.block_tokens(&without);
         let saved = 2.0 * t as f64 * m.input_usd_per_mtok.value / 1e6;
         assert!(
             (rep.outcomes[0].extra_usd + saved).abs() < 1e-12,

@@ -5,10 +5,11 @@ use std::path::PathBuf;
 
 use anyhow::{bail, Result};
 
-use super::{load_scenario, write_reported, Format};
+use super::{load_scenario, write_charts, write_reported, ChartArgs, Format};
 use pcsim::analysis::advise;
 use pcsim::model::catalog::Catalog;
 use pcsim::report;
+use pcsim::report::chart::advise_charts;
 
 /// Arguments of `advise`.
 #[derive(Debug, clap::Args)]
@@ -21,9 +22,11 @@ pub struct AdviseArgs {
     /// Output format on standard output (table or json; the advice is nested, so no CSV).
     #[arg(long, value_enum, default_value_t = Format::Table)]
     pub format: Format,
-    /// Also write advice.json and advice.txt into this folder.
+    /// Also write advice.json and advice.txt and the charts into this folder.
     #[arg(long, value_name = "DIR")]
     pub out: Option<PathBuf>,
+    #[command(flatten)]
+    pub charts: ChartArgs,
 }
 
 /// Runs `pcsim advise`.
@@ -35,6 +38,7 @@ pub fn cmd_advise(catalog: &Catalog, a: AdviseArgs, out: &mut dyn Write) -> Resu
             "value csv: advice is nested; use table or json"
         ));
     }
+    let png = a.charts.png_options()?;
     if let Some(dir) = &a.out {
         report::ensure_writable_dir(dir)?;
     }
@@ -48,9 +52,11 @@ pub fn cmd_advise(catalog: &Catalog, a: AdviseArgs, out: &mut dyn Write) -> Resu
         _ => out.write_all(text.as_bytes())?,
     }
     if let Some(dir) = &a.out {
+        let charts = a.charts.render(png, |o| advise_charts(&rep, o))?;
         out.flush()?; // the report first, then the paths of the files written
         write_reported(dir, "advice.json", json.as_bytes(), a.format)?;
         write_reported(dir, "advice.txt", text.as_bytes(), a.format)?;
+        write_charts(dir, &charts, a.format)?;
     }
     Ok(())
 }

@@ -137,6 +137,9 @@ pub struct ChartArgs {
     /// Size of the charts in pixels [default: 1600x1000].
     #[arg(long, value_name = "WxH")]
     pub chart_size: Option<String>,
+    /// Cost axes of the line charts on a logarithmic scale.
+    #[arg(long)]
+    pub log_scale: bool,
 }
 
 impl ChartArgs {
@@ -150,6 +153,7 @@ impl ChartArgs {
             width,
             height,
             svg: false,
+            log_scale: self.log_scale,
         })
     }
 

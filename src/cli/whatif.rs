@@ -5,12 +5,13 @@ use std::path::PathBuf;
 
 use anyhow::Result;
 
-use super::{load_scenario, write_reported, Format};
+use super::{load_scenario, write_charts, write_reported, ChartArgs, Format};
 use pcsim::analysis::whatif::{self, ToolChange};
 use pcsim::input::trim::Trim;
 use pcsim::model::catalog::Catalog;
 use pcsim::model::tools::load_tool_files;
 use pcsim::report;
+use pcsim::report::chart::whatif_charts;
 
 /// Arguments of `whatif`.
 #[derive(Debug, clap::Args)]
@@ -52,9 +53,11 @@ pub struct WhatifArgs {
     /// Output format on standard output.
     #[arg(long, value_enum, default_value_t = Format::Table)]
     pub format: Format,
-    /// Also write whatif.json and whatif.csv into this folder.
+    /// Also write whatif.json and whatif.csv and the charts into this folder.
     #[arg(long, value_name = "DIR")]
     pub out: Option<PathBuf>,
+    #[command(flatten)]
+    pub charts: ChartArgs,
 }
 
 /// A trim name for `--trim`.
@@ -67,6 +70,7 @@ pub fn parse_trim(text: &str) -> std::result::Result<Trim, String> {
 
 /// Runs `pcsim whatif`.
 pub fn cmd_whatif(catalog: &Catalog, a: WhatifArgs, out: &mut dyn Write) -> Result<()> {
+    let png = a.charts.png_options()?;
     if let Some(dir) = &a.out {
         report::ensure_writable_dir(dir)?;
     }
@@ -112,9 +116,11 @@ pub fn cmd_whatif(catalog: &Catalog, a: WhatifArgs, out: &mut dyn Write) -> Resu
         Format::Json => out.write_all(json.as_bytes())?,
     }
     if let Some(dir) = &a.out {
+        let charts = a.charts.render(png, |o| whatif_charts(&rep, o))?;
         out.flush()?; // the report first, then the paths of the files written
         write_reported(dir, "whatif.json", json.as_bytes(), a.format)?;
         write_reported(dir, "whatif.csv", csv.as_bytes(), a.format)?;
+        write_charts(dir, &charts, a.format)?;
     }
     Ok(())
 }

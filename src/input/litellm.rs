@@ -262,7 +262,7 @@ pub fn import(text: &str, origin: &str, keys: &[String]) -> Result<Import> {
             .get("tool_use_system_prompt_tokens")
             .and_then(Value::as_f64)
         {
-            // The documented tool system prompt replaces the family's preamble; the per-tool rates stay.
+            // The documented tool system prompt replaces the family's preamble; its template and calibration stay.
             let fam = embedded.families.iter().find(|x| x.id == family);
             if let Some(fam) = fam {
                 let r = &fam.tool_rendering;
@@ -273,24 +273,9 @@ pub fn import(text: &str, origin: &str, keys: &[String]) -> Result<Import> {
                     f(preamble),
                     &src("tool_use_system_prompt_tokens"),
                 );
-                num(
-                    m,
-                    "per_tool_tokens",
-                    f(r.per_tool_tokens.value),
-                    &r.per_tool_tokens.source,
-                );
-                num(
-                    m,
-                    "prose_tokens_per_byte",
-                    f(r.prose_tokens_per_byte.value),
-                    &r.prose_tokens_per_byte.source,
-                );
-                num(
-                    m,
-                    "structure_tokens_per_byte",
-                    f(r.structure_tokens_per_byte.value),
-                    &r.structure_tokens_per_byte.source,
-                );
+                for line in r.overlay_lines() {
+                    let _ = writeln!(m, "{line}");
+                }
             }
         }
         if let Some(read) = read {
@@ -410,24 +395,9 @@ fn write_family(out: &mut String, fam: &Family) {
         f(r.preamble_tokens.value),
         &r.preamble_tokens.source,
     );
-    num(
-        out,
-        "per_tool_tokens",
-        f(r.per_tool_tokens.value),
-        &r.per_tool_tokens.source,
-    );
-    num(
-        out,
-        "prose_tokens_per_byte",
-        f(r.prose_tokens_per_byte.value),
-        &r.prose_tokens_per_byte.source,
-    );
-    num(
-        out,
-        "structure_tokens_per_byte",
-        f(r.structure_tokens_per_byte.value),
-        &r.structure_tokens_per_byte.source,
-    );
+    for line in r.overlay_lines() {
+        let _ = writeln!(out, "{line}");
+    }
     let _ = writeln!(out);
 }
 

@@ -1080,10 +1080,11 @@ mod tests {
             "off":{"command":"x","disabled":true}}}"#;
         let c = parse_config(desktop, "c.json").unwrap();
         let names: Vec<_> = c.servers.iter().map(|s| s.name.as_str()).collect();
-        assert_eq!(names, ["github", "memory"]);
-        assert_eq!(c.servers[0].env["PORT"], "8080");
+        // In the file's order (serde_json keeps it: the tool renderers need schemas as sent).
+        assert_eq!(names, ["memory", "github"]);
+        assert_eq!(c.servers[1].env["PORT"], "8080");
         assert_eq!(
-            c.servers[1].args,
+            c.servers[0].args,
             ["-y", "@modelcontextprotocol/server-memory"]
         );
         let skipped: Vec<_> = c
@@ -1091,8 +1092,8 @@ mod tests {
             .iter()
             .map(|s| (s.name.as_str(), s.reason.as_str()))
             .collect();
-        assert_eq!(skipped[0].0, "off");
-        assert!(skipped[1].1.contains("http"), "{skipped:?}");
+        assert_eq!(skipped[1].0, "off");
+        assert!(skipped[0].1.contains("http"), "{skipped:?}");
         let vscode =
             r#"{"servers":{"time":{"type":"stdio","command":"uvx","args":["mcp-server-time"]}}}"#;
         assert_eq!(
@@ -1175,17 +1176,13 @@ mod tests {
         let (rows, dups) = overheads(&[m], &outcomes);
         assert!(dups.is_empty());
         assert_eq!(rows.len(), 3);
-        let preamble = m.rendering().preamble(1);
-        assert!(preamble > 0);
-        assert_eq!(
-            rows[2].block_tokens,
-            rows[0].block_tokens + rows[1].block_tokens - preamble
-        );
+        // Two lists rendered together are one block: its count is the whole text's, not the sum.
+        let r = m.rendering();
+        let all = crate::model::tools::synthetic_tools(1, 5, 3);
+        assert_eq!(rows[2].block_tokens, r.block_tokens(&all));
         assert_eq!(rows[2].tools, 5);
-        let per_tool = m
-            .rendering()
-            .tool_tokens(&crate::model::tools::synthetic_tool(1, 3).metrics());
-        assert_eq!(rows[0].block_tokens, preamble + 2 * per_tool);
+        assert_eq!(rows[0].block_tokens, r.block_tokens(&all[..2]));
+        assert!(rows[0].block_tokens + rows[1].block_tokens > rows[2].block_tokens);
         let cached = rows[0].usd_per_call_cached.unwrap();
         assert!((cached - rows[0].usd_per_call * 0.1).abs() < 1e-12);
     }

@@ -677,7 +677,7 @@ fn filter_tools(
     }
     Ok(list
         .into_iter()
-        .filter(|t| !drop.contains(&t.name) && keep.map_or(true, |k| k.contains(&t.name)))
+        .filter(|t| !drop.contains(&t.name) && keep.is_none_or(|k| k.contains(&t.name)))
         .collect())
 }
 

@@ -84,7 +84,7 @@ pub fn first_sentence(text: &str) -> String {
         let end = i + c.len_utf8();
         let next = text[end..].chars().next();
         match c {
-            '.' | '!' | '?' if next.map_or(true, char::is_whitespace) => {
+            '.' | '!' | '?' if next.is_none_or(char::is_whitespace) => {
                 let word_start = text[..i]
                     .rfind(|ch: char| ch.is_whitespace() || ch == '(')
                     .map_or(0, |p| p + 1);

@@ -262,6 +262,23 @@ impl Catalog {
             ));
         }
         let mut seen = std::collections::HashSet::new();
+        // A family's tokenizer file is named relative to the catalog file that names it.
+        let dir = std::path::Path::new(&origin)
+            .is_file()
+            .then(|| {
+                std::path::Path::new(&origin)
+                    .parent()
+                    .map(std::path::Path::to_path_buf)
+            })
+            .flatten();
+        for family in &mut self.families {
+            family.tool_rendering.resolve(dir.as_deref());
+        }
+        for model in &mut self.models {
+            if let Some(r) = &mut model.tool_rendering {
+                r.resolve(dir.as_deref());
+            }
+        }
         for family in &self.families {
             if !seen.insert(family.id.clone()) {
                 return Err(Error::invalid(

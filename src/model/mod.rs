@@ -5,7 +5,9 @@
 
 pub mod catalog;
 mod load;
+pub mod render;
 pub mod sourced;
 pub mod strategy;
+pub mod tokenizer;
 pub mod tokens;
 pub mod tools;

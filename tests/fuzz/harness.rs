@@ -385,7 +385,7 @@ fn mutate_once(rng: &mut ChaCha8Rng, data: &mut Vec<u8>, others: &[&[u8]]) {
                 (b'{', b'}')
             };
             let mut v = vec![open; n];
-            v.extend(std::iter::repeat(close).take(n));
+            v.extend(std::iter::repeat_n(close, n));
             data.splice(i..i, v);
         }
     }
@@ -595,7 +595,7 @@ pub fn fuzz(
     let mut stats = Stats::default();
     let start = Instant::now();
     let by_target: Vec<Vec<&[u8]>> = Target::ALL.iter().map(|t| corpus.of(*t)).collect();
-    while stats.executed < max_inputs && deadline.map_or(true, |d| start.elapsed() < d) {
+    while stats.executed < max_inputs && deadline.is_none_or(|d| start.elapsed() < d) {
         let ti = rng.gen_range(0..3);
         let target = Target::ALL[ti];
         let pool = &by_target[ti];

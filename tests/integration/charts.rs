@@ -17,6 +17,7 @@ use pcsim::sim::engine::{simulate_collect, SimSetup};
 use pcsim::sim::simulate::run_scenario;
 
 use crate::common;
+use predicates::prelude::*;
 
 const SMALL: &str = r#"
 name = "charts-test"
@@ -47,6 +48,7 @@ fn opts(w: u32, h: u32, svg: bool) -> ChartOptions {
         width: w,
         height: h,
         svg,
+        log_scale: false,
     }
 }
 
@@ -310,12 +312,7 @@ fn tools_chart_lists_tools_largest_first() {
     };
     let bars: Vec<(String, f64)> = tools
         .iter()
-        .map(|t| {
-            (
-                t.name.clone(),
-                m.rendering().tool_tokens(&t.metrics()) as f64,
-            )
-        })
+        .map(|t| (t.name.clone(), m.rendering().tool_tokens(t) as f64))
         .collect();
     let x = Axis::new("tokens per call (tokens)", Unit::Tokens);
     let title = format!("Tokens of each tool on {}\n{} tools", m.name, tools.len());
@@ -598,4 +595,370 @@ fn run_with_several_runs_draws_median_and_band_in_the_by_call_chart() {
         a[0].bytes, b[0].bytes,
         "the band and median change the by-call chart"
     );
+}
+
+/// The stroke colour of the legend sample drawn just before the text `label` (legend rows draw
+/// their line sample, then their text).
+fn legend_colour(svg: &[u8], label: &str) -> Option<String> {
+    let text = std::str::from_utf8(svg).unwrap();
+    let doc = roxmltree::Document::parse(text).unwrap();
+    let mut last = None;
+    for n in doc.descendants() {
+        if n.has_tag_name("polyline") || n.has_tag_name("line") || n.has_tag_name("rect") {
+            last = n
+                .attribute("stroke")
+                .filter(|s| s.starts_with('#'))
+                .or_else(|| n.attribute("fill").filter(|s| s.starts_with('#')))
+                .map(str::to_string);
+        }
+        if n.has_tag_name("text") && n.text().map(str::trim) == Some(label) {
+            return last;
+        }
+    }
+    None
+}
+
+fn svg_files(dir: &Path) -> Vec<(String, Vec<u8>)> {
+    let mut out: Vec<(String, Vec<u8>)> = std::fs::read_dir(dir)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.extension().is_some_and(|e| e == "svg"))
+        .map(|p| {
+            let name = p.file_name().unwrap().to_string_lossy().into_owned();
+            (name, std::fs::read(&p).unwrap())
+        })
+        .collect();
+    out.sort();
+    out
+}
+
+#[test]
+fn a_model_keeps_its_colour_in_every_chart_of_a_report() {
+    // run, compare and whatif of one scenario: every chart that shows a model uses one colour for
+    // it, and different models get different colours.
+    let dir = tempfile::tempdir().unwrap();
+    let scenario = dir.path().join("small.toml");
+    std::fs::write(&scenario, SMALL).unwrap();
+    let models = [
+        "--model",
+        "kimi-k3",
+        "--model",
+        "gpt-5.6",
+        "--model",
+        "claude-opus-4.8",
+    ];
+    let common_args = ["--svg", "--chart-size", "800x500", "--out"];
+    for (cmd, extra) in [
+        ("run", vec![]),
+        ("compare", vec![]),
+        (
+            "whatif",
+            vec!["--at-call", "4", "--remove-tools", "synthetic_tool_12"],
+        ),
+    ] {
+        common::pcsim()
+            .arg(cmd)
+            .arg(&scenario)
+            .args(&extra)
+            .args(models)
+            .args(common_args)
+            .arg(dir.path().join(cmd))
+            .assert()
+            .success();
+    }
+    let mut colour_of: std::collections::BTreeMap<&str, String> = Default::default();
+    let mut checked = 0;
+    for cmd in ["run", "compare", "whatif"] {
+        for (name, svg) in svg_files(&dir.path().join(cmd)) {
+            for m in ["kimi-k3", "gpt-5.6", "claude-opus-4.8"] {
+                let Some(c) = legend_colour(&svg, m) else {
+                    continue;
+                };
+                checked += 1;
+                let first = colour_of.entry(m).or_insert_with(|| c.clone());
+                assert_eq!(*first, c, "{cmd}/{name}: {m}");
+            }
+        }
+    }
+    // run: 2 cumulative charts; compare: 2 + totals; whatif: 2, each with three models.
+    assert!(checked >= 7 * 3, "{checked}");
+    let distinct: std::collections::BTreeSet<&String> = colour_of.values().collect();
+    assert_eq!(distinct.len(), 3, "{colour_of:?}");
+}
+
+#[test]
+fn a_chart_showing_some_models_keeps_the_report_colours() {
+    // The key fixes colours before drawing: a chart with only the second model still gives it
+    // the second colour (first-appearance order would give it the first).
+    use pcsim::report::chart::{line_chart_with, ColourKey, LineExtras};
+    let x = Axis::new("call", Unit::Count);
+    let s = LineSeries {
+        group: "b".into(),
+        style: "none".into(),
+        points: vec![(1.0, 1.0), (2.0, 2.0)],
+        band: None,
+    };
+    let extras = LineExtras {
+        colours: ColourKey::new(["a", "b"]),
+        ..LineExtras::default()
+    };
+    let svg = line_chart_with(
+        "t",
+        &x,
+        &x,
+        std::slice::from_ref(&s),
+        &extras,
+        &opts(800, 500, true),
+    )
+    .unwrap();
+    assert_eq!(legend_colour(&svg, "b").as_deref(), Some("#D55E00"));
+    let plain = line_chart("t", &x, &x, &[s], &opts(800, 500, true)).unwrap();
+    assert_eq!(legend_colour(&plain, "b").as_deref(), Some("#0072B2"));
+}
+
+#[test]
+fn identical_lines_are_named_in_the_legend() {
+    // Gemini 3.6 Flash's implicit cache never hits (measured): cached and none cost the same and
+    // one line hides the other, so the legend says so; Opus's two lines differ.
+    let catalog = Catalog::embedded().unwrap();
+    let s = small_scenario();
+    let models = [
+        "gemini-3.6-flash".to_string(),
+        "claude-opus-4.8".to_string(),
+    ];
+    let rep = run_scenario(&catalog, &s, &models, &[]).unwrap();
+    let files = run_charts(&rep, &opts(1000, 600, true)).unwrap();
+    let texts = svg_texts(&files[0].bytes, 1000, 600, &files[0].name).concat();
+    assert!(texts.contains("Same line (one hides the other)"), "{texts}");
+    assert!(
+        texts.contains("gemini-3.6-flash none = gemini-3.6-flash cached"),
+        "{texts}"
+    );
+    assert!(!texts.contains("claude-opus-4.8 none ="), "{texts}");
+    let only_opus = run_scenario(&catalog, &s, &models[1..], &[]).unwrap();
+    let files = run_charts(&only_opus, &opts(1000, 600, true)).unwrap();
+    let texts = svg_texts(&files[0].bytes, 1000, 600, &files[0].name).concat();
+    assert!(!texts.contains("Same line"), "{texts}");
+}
+
+#[test]
+fn whatif_out_writes_baseline_and_difference_charts_with_call_k_marked() {
+    let out = tempfile::tempdir().unwrap();
+    common::pcsim()
+        .current_dir(common::root())
+        .args([
+            "whatif",
+            "examples/tool-change.toml",
+            "--at-call",
+            "25",
+            "--remove-tools",
+            "web_search,fetch_page,search_code",
+            "--model",
+            "claude-opus-4.8",
+            "--model",
+            "kimi-k3",
+            "--svg",
+            "--chart-size",
+            "1000x600",
+            "--out",
+        ])
+        .arg(out.path())
+        .assert()
+        .success()
+        .stdout(predicate::str::contains("whatif-cumulative.png"))
+        .stdout(predicate::str::contains("whatif-difference.svg"));
+    for name in ["whatif-cumulative.png", "whatif-difference.png"] {
+        assert_png_chart(
+            &std::fs::read(out.path().join(name)).unwrap(),
+            1000,
+            600,
+            name,
+        );
+    }
+    let cumulative = std::fs::read(out.path().join("whatif-cumulative.svg")).unwrap();
+    dump("whatif-cumulative.svg", &cumulative);
+    let texts = svg_texts(&cumulative, 1000, 600, "whatif-cumulative").concat();
+    for want in [
+        "before call 25",
+        "3 tools removed (19 -> 16 tools)",
+        "as it is",
+        "with the change, cached",
+        "with the change, cached/tool-changes=append",
+    ] {
+        assert!(texts.contains(want), "{want} missing from {texts}");
+    }
+    // The marker is a vertical dotted line: many short pieces at one x, in the neutral grey.
+    let diff = std::fs::read(out.path().join("whatif-difference.svg")).unwrap();
+    let text = std::str::from_utf8(&diff).unwrap();
+    let doc = roxmltree::Document::parse(text).unwrap();
+    let mut vertical: std::collections::BTreeMap<i64, usize> = Default::default();
+    for n in doc.descendants().filter(|n| n.has_tag_name("polyline")) {
+        if n.attribute("stroke") != Some("#555555") {
+            continue;
+        }
+        let xs: Vec<i64> = n
+            .attribute("points")
+            .unwrap()
+            .split_whitespace()
+            .filter_map(|p| p.split(',').next()?.parse().ok())
+            .collect();
+        if xs.len() >= 2 && xs.iter().all(|x| *x == xs[0]) {
+            *vertical.entry(xs[0]).or_default() += 1;
+        }
+    }
+    assert!(
+        vertical.values().any(|n| *n >= 10),
+        "no dotted vertical marker: {vertical:?}"
+    );
+    let texts = svg_texts(&diff, 1000, 600, "whatif-difference").concat();
+    assert!(
+        texts.contains("below zero: the change has saved so far"),
+        "{texts}"
+    );
+}
+
+#[test]
+fn compare_totals_chart_has_one_bar_per_simulated_strategy() {
+    let dir = tempfile::tempdir().unwrap();
+    let scenario = dir.path().join("small.toml");
+    std::fs::write(&scenario, SMALL).unwrap();
+    let out = dir.path().join("cmp");
+    let json = common::pcsim()
+        .arg("compare")
+        .arg(&scenario)
+        .args([
+            "--format",
+            "json",
+            "--svg",
+            "--chart-size",
+            "1000x700",
+            "--out",
+        ])
+        .arg(&out)
+        .assert()
+        .success()
+        .get_output()
+        .stdout
+        .clone();
+    let v: serde_json::Value = serde_json::from_slice(&json).unwrap();
+    let outcomes: Vec<(String, String, f64)> = v["comparisons"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .flat_map(|m| {
+            m["strategies"].as_array().unwrap().iter().map(|o| {
+                (
+                    m["model"].as_str().unwrap().to_string(),
+                    o["strategy_requested"].as_str().unwrap().to_string(),
+                    o["total_usd"].as_f64().unwrap(),
+                )
+            })
+        })
+        .collect();
+    assert!(outcomes.len() >= 6, "{outcomes:?}");
+    let svg = std::fs::read(out.join("compare-totals.svg")).unwrap();
+    dump("compare-totals.svg", &svg);
+    let texts = svg_texts(&svg, 1000, 700, "compare-totals");
+    for (m, s, _) in &outcomes {
+        let label = format!("{m} {s}");
+        assert!(texts.contains(&label), "{label} missing from {texts:?}");
+    }
+    // Bars: filled rectangles in a model colour; their widths follow the totals.
+    let text = std::str::from_utf8(&svg).unwrap();
+    let doc = roxmltree::Document::parse(text).unwrap();
+    let palette = ["#0072B2", "#D55E00"];
+    let widths: Vec<f64> = doc
+        .descendants()
+        .filter(|n| n.has_tag_name("rect"))
+        .filter(|n| n.attribute("fill").is_some_and(|f| palette.contains(&f)))
+        .filter_map(|n| n.attribute("width")?.parse().ok())
+        .collect();
+    // One bar per outcome plus one legend swatch per model (small squares).
+    let bars: Vec<f64> = widths.iter().copied().filter(|w| *w > 20.0).collect();
+    assert_eq!(bars.len(), outcomes.len(), "{widths:?}");
+    let (imax, _) = outcomes
+        .iter()
+        .enumerate()
+        .max_by(|a, b| a.1 .2.total_cmp(&b.1 .2))
+        .unwrap();
+    let bmax = bars
+        .iter()
+        .enumerate()
+        .max_by(|a, b| a.1.total_cmp(b.1))
+        .unwrap()
+        .0;
+    assert_eq!(imax, bmax, "the longest bar is the dearest strategy");
+    assert!(texts.iter().any(|t| t.contains("baseline")));
+    assert!(texts.iter().any(|t| t.contains("saves")));
+}
+
+#[test]
+fn per_call_chart_draws_base_rate_storage_apart_from_the_write_surcharge() {
+    let catalog = Catalog::embedded().unwrap();
+    let models = [
+        "gemini-3.6-flash".to_string(),
+        "claude-opus-4.8".to_string(),
+    ];
+    let rep = run_scenario(&catalog, &small_scenario(), &models, &["cached".into()]).unwrap();
+    let files = run_charts(&rep, &opts(1000, 600, true)).unwrap();
+    let legend = |stem: &str| {
+        let f = files.iter().find(|f| f.name.starts_with(stem)).unwrap();
+        // Long legend labels wrap onto a second line: compare the joined text.
+        svg_texts(&f.bytes, 1000, 600, &f.name).join(" ")
+    };
+    // Gemini's implicit cache stores at no surcharge: no "cache writes", no surcharge part.
+    let gemini = legend("per-call-gemini-3.6-flash");
+    assert!(
+        gemini.contains("stored in cache (base input rate)"),
+        "{gemini}"
+    );
+    assert!(
+        !gemini.contains("surcharge") && !gemini.contains("cache writes"),
+        "{gemini}"
+    );
+    // Opus writes at 1.25x: the base-rate part and the 0.25x surcharge are separate parts.
+    let opus = legend("per-call-claude-opus-4.8");
+    for want in [
+        "stored in cache (base input rate)",
+        "cache-write surcharge",
+        "cache reads",
+    ] {
+        assert!(opus.contains(want), "{want}: {opus}");
+    }
+}
+
+#[test]
+fn log_scale_puts_the_cost_axis_on_decades() {
+    let dir = tempfile::tempdir().unwrap();
+    let run = |extra: &[&str], out: &str| {
+        common::pcsim()
+            .args([
+                "run",
+                "--strategy",
+                "none",
+                "--svg",
+                "--chart-size",
+                "1000x600",
+            ])
+            .args(extra)
+            .arg("--out")
+            .arg(dir.path().join(out))
+            .assert()
+            .success();
+        let svg = std::fs::read(dir.path().join(out).join("cumulative-by-call.svg")).unwrap();
+        svg_texts(&svg, 1000, 600, out)
+    };
+    let log = run(&["--log-scale"], "log");
+    let linear = run(&[], "linear");
+    assert!(log.iter().any(|t| t.contains("log scale")), "{log:?}");
+    assert!(!linear.iter().any(|t| t.contains("log scale")));
+    // Ticks at 1, 2, 5 times powers of ten: from Gemini's first call (under a cent) to Opus's
+    // total (about $2).
+    for tick in ["$0.01", "$0.10", "$1"] {
+        assert!(log.iter().any(|t| t == tick), "{tick} missing from {log:?}");
+        assert!(
+            !linear.iter().any(|t| t == tick && tick == "$0.01"),
+            "{linear:?}"
+        );
+    }
 }

@@ -15,5 +15,6 @@ mod properties;
 mod reliability;
 mod replay_logs;
 mod time;
+mod tokens;
 mod tools;
 mod whatif;

@@ -107,12 +107,12 @@ prop_compose! {
             input_usd_per_mtok: src(input),
             output_usd_per_mtok: src(output),
             default_strategy: "automatic".into(),
-            tool_rendering: Some(ToolRendering {
-                preamble_tokens: src(rendering.0),
-                per_tool_tokens: src(rendering.1),
-                prose_tokens_per_byte: src(rendering.2),
-                structure_tokens_per_byte: src(rendering.3),
-            }),
+            tool_rendering: Some(ToolRendering::linear(
+                src(rendering.0),
+                src(rendering.1),
+                src(rendering.2),
+                src(rendering.3),
+            )),
             cache: CacheModes {
                 explicit: Some(explicit),
                 automatic: Some(automatic),

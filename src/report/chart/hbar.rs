@@ -11,8 +11,81 @@ use crate::error::{Error, Result};
 struct HBars<'a> {
     title: &'a str,
     x: &'a Axis,
-    /// Sorted largest first.
+    /// In drawing order, top first.
     bars: Vec<(&'a str, f64)>,
+    /// Fill of each bar.
+    colours: Vec<RGBColor>,
+    /// Text after each bar's value (may be empty).
+    notes: Vec<&'a str>,
+    /// Legend entries (colour, text), beside the bars; none for a single-colour chart.
+    legend: Vec<(RGBColor, String)>,
+}
+
+/// One bar of a [`grouped_bar_chart`].
+#[derive(Debug, Clone, PartialEq)]
+pub struct Bar {
+    /// Label left of the bar.
+    pub label: String,
+    /// Length of the bar (finite, >= 0).
+    pub value: f64,
+    /// What the colour stands for (a model id, looked up in the key).
+    pub group: String,
+    /// Text after the value label, e.g. `-76.3% vs none`.
+    pub note: String,
+}
+
+/// Draws `bars` as horizontal bars in the order given (top first), coloured by group through
+/// `colours` (groups not in the key continue the palette), each labelled with its value and note,
+/// with a legend of the groups. For totals side by side: `compare`'s strategies per model.
+///
+/// Errors with [`Error::Unsupported`] when `bars` is empty or a value is negative or not finite.
+pub fn grouped_bar_chart(
+    title: &str,
+    x: &Axis,
+    bars: &[Bar],
+    colours: &style::ColourKey,
+    opts: &ChartOptions,
+) -> Result<Vec<u8>> {
+    if bars.is_empty() {
+        return Err(nothing_to_draw(title, "no bars"));
+    }
+    if let Some(b) = bars.iter().find(|b| !b.value.is_finite() || b.value < 0.0) {
+        return Err(Error::Unsupported(format!(
+            "chart `{}`: bar `{}` has the value {} (bars need finite values >= 0)",
+            title.lines().next().unwrap_or(""),
+            b.label,
+            b.value
+        )));
+    }
+    let mut groups: Vec<&str> = Vec::new();
+    for b in bars {
+        if !groups.contains(&b.group.as_str()) {
+            groups.push(&b.group);
+        }
+    }
+    let unkeyed: Vec<&str> = groups
+        .iter()
+        .copied()
+        .filter(|g| colours.get(g).is_none())
+        .collect();
+    let colour = |g: &str| {
+        colours.get(g).unwrap_or_else(|| {
+            let i = unkeyed.iter().position(|u| *u == g).unwrap_or(0);
+            style::colour(colours.ids().count() + i)
+        })
+    };
+    render(
+        title,
+        opts,
+        &HBars {
+            title,
+            x,
+            bars: bars.iter().map(|b| (b.label.as_str(), b.value)).collect(),
+            colours: bars.iter().map(|b| colour(&b.group)).collect(),
+            notes: bars.iter().map(|b| b.note.as_str()).collect(),
+            legend: groups.iter().map(|g| (colour(g), g.to_string())).collect(),
+        },
+    )
 }
 
 /// Draws horizontal bars of `bars` (name, value), sorted largest first (ties by name), each labelled
@@ -37,6 +110,7 @@ pub fn horizontal_bar_chart(
     }
     let mut sorted: Vec<(&str, f64)> = bars.iter().map(|(n, v)| (n.as_str(), *v)).collect();
     sorted.sort_by(|a, b| b.1.total_cmp(&a.1).then_with(|| a.0.cmp(b.0)));
+    let n = sorted.len();
     render(
         title,
         opts,
@@ -44,6 +118,9 @@ pub fn horizontal_bar_chart(
             title,
             x,
             bars: sorted,
+            colours: vec![style::PALETTE[0]; n],
+            notes: vec![""; n],
+            legend: Vec::new(),
         },
     )
 }
@@ -54,7 +131,23 @@ impl Draw for HBars<'_> {
         root: &DrawingArea<DB, Shift>,
         sc: &Scale,
     ) -> std::result::Result<(), String> {
-        let body = style::page(root, self.title, sc)?;
+        let page = style::page(root, self.title, sc)?;
+        let body = if self.legend.is_empty() {
+            page
+        } else {
+            let items: Vec<style::LegendItem> = self
+                .legend
+                .iter()
+                .map(|(c, t)| style::LegendItem::Swatch {
+                    colour: c.to_rgba(),
+                    text: t.clone(),
+                })
+                .collect();
+            let lw = style::legend_width(&page, &items, sc, (sc.width as f64 * 0.25) as u32);
+            let (bars, legend) = page.split_horizontally(sc.width as i32 - lw as i32);
+            style::draw_legend(&legend, &items, sc, sc.ipx(8.0))?;
+            bars
+        };
         let pad = sc.pad();
         let margin_top = sc.ipx(8.0);
         let x_area = (sc.label() + sc.axis() + sc.px(28.0)).round() as i32;
@@ -71,7 +164,7 @@ impl Draw for HBars<'_> {
             body.split_vertically(bh as i32)
         };
         if shown < self.bars.len() {
-            let rest: f64 = self.bars[shown..].iter().map(|b| b.1).sum();
+            let rest: f64 = self.bars[shown..].iter().map(|b| b.1).sum::<f64>();
             let hidden = self.bars.len() - shown;
             let unit = if self.x.unit == style::Unit::Tokens {
                 " tokens"
@@ -96,7 +189,7 @@ impl Draw for HBars<'_> {
         }
 
         let label_font = style::font(sc.label());
-        let max_name = (sc.width as f64 * 0.38) as u32;
+        let max_name = (sc.width as f64 * if self.legend.is_empty() { 0.38 } else { 0.5 }) as u32;
         let names: Vec<String> = bars
             .iter()
             .map(|(n, _)| style::fit(&plot, n, &label_font, max_name))
@@ -110,12 +203,22 @@ impl Draw for HBars<'_> {
         let (pw, _) = plot.dim_in_pixel();
         let margin_right = sc.ipx(36.0);
         let plot_w = pw as i32 - y_area - pad - margin_right;
-        let vmax = bars.first().map_or(0.0, |b| b.1);
+        let vmax = bars.iter().map(|b| b.1).fold(0.0, f64::max);
         let xhi = if vmax > 0.0 { vmax } else { 1.0 };
         // Room right of the longest bar for its value label.
+        let label = |i: usize, v: f64| {
+            let note = self.notes[i];
+            if note.is_empty() {
+                value_text(v, self.x)
+            } else {
+                format!("{}  {note}", value_text(v, self.x))
+            }
+        };
+        // Room right of each bar for its label: the widest bar-plus-label sets the scale.
         let widest_value = bars
             .iter()
-            .map(|(_, v)| style::text_width(&plot, &value_text(*v, self.x), &label_font))
+            .enumerate()
+            .map(|(i, (_, v))| style::text_width(&plot, &label(i, *v), &label_font))
             .max()
             .unwrap_or(0) as f64
             + sc.px(16.0);
@@ -153,12 +256,12 @@ impl Draw for HBars<'_> {
             .y_label_formatter(&name_of)
             .draw()
             .map_err(err)?;
-        let colour = style::PALETTE[0];
         let half = 0.36;
+        let colours = &self.colours;
         chart
             .draw_series(bars.iter().enumerate().map(|(rank, (_, v))| {
                 let y = (n - 1 - rank) as f64;
-                Rectangle::new([(0.0, y - half), (*v, y + half)], colour.filled())
+                Rectangle::new([(0.0, y - half), (*v, y + half)], colours[rank].filled())
             }))
             .map_err(err)?;
         let gap = xhi * sc.px(8.0) / plot_w.max(1) as f64;
@@ -166,7 +269,7 @@ impl Draw for HBars<'_> {
             .draw_series(bars.iter().enumerate().map(|(rank, (_, v))| {
                 let y = (n - 1 - rank) as f64;
                 Text::new(
-                    value_text(*v, self.x),
+                    label(rank, *v),
                     (*v + gap, y),
                     style::anchored(style::font(sc.label()), HPos::Left, VPos::Center),
                 )

@@ -4,7 +4,7 @@
 use plotters::coord::Shift;
 use plotters::prelude::*;
 
-use super::style::{self, err, Axis, LegendItem, Scale, DASHES};
+use super::style::{self, err, Axis, ColourKey, LegendItem, Scale, DASHES};
 use super::{nothing_to_draw, render, ChartOptions, Draw};
 use crate::error::{Error, Result};
 
@@ -23,11 +23,30 @@ pub struct LineSeries {
     pub band: Option<Vec<(f64, f64, f64)>>,
 }
 
+/// What a line chart can show beyond its series.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct LineExtras {
+    /// Fixed colours by group (model id), shared by every chart of a report; groups not in the key
+    /// take the next palette colours in order of first appearance.
+    pub colours: ColourKey,
+    /// Vertical markers: at x, with a label drawn at the top of the plot (e.g. the call of a
+    /// tool-list change).
+    pub markers: Vec<(f64, String)>,
+    /// A logarithmic y axis (for costs spanning decades); needs positive values, so points at or
+    /// below zero sit on the bottom edge.
+    pub log_y: bool,
+    /// A horizontal line at y = 0 (for differences that change sign).
+    pub zero_line: bool,
+    /// Styles drawn solid besides `none` and the empty style (e.g. `as it is` for a baseline).
+    pub solid: Vec<String>,
+}
+
 struct LineChart<'a> {
     title: &'a str,
     x: &'a Axis,
     y: &'a Axis,
     series: &'a [LineSeries],
+    extras: &'a LineExtras,
 }
 
 /// Draws a line chart: `title` (a second line after `\n` becomes a subtitle), axes `x` and `y`, and a
@@ -39,6 +58,19 @@ pub fn line_chart(
     x: &Axis,
     y: &Axis,
     series: &[LineSeries],
+    opts: &ChartOptions,
+) -> Result<Vec<u8>> {
+    line_chart_with(title, x, y, series, &LineExtras::default(), opts)
+}
+
+/// [`line_chart`] with fixed model colours, markers, a log scale or a zero line. Series whose points
+/// are identical are listed in the legend under "Same line", since one hides the other.
+pub fn line_chart_with(
+    title: &str,
+    x: &Axis,
+    y: &Axis,
+    series: &[LineSeries],
+    extras: &LineExtras,
     opts: &ChartOptions,
 ) -> Result<Vec<u8>> {
     if series.iter().all(|s| s.points.is_empty()) {
@@ -64,8 +96,50 @@ pub fn line_chart(
             x,
             y,
             series,
+            extras,
         },
     )
+}
+
+/// Whether two lines would be drawn on top of each other: same x values, and y values equal to a
+/// millionth of the larger (sums of the same bills in another order differ in the last bits).
+fn same_line(a: &LineSeries, b: &LineSeries) -> bool {
+    a.points.len() == b.points.len()
+        && !a.points.is_empty()
+        && a.points.iter().zip(&b.points).all(|(p, q)| {
+            p.0 == q.0 && (p.1 - q.1).abs() <= 1e-6 * p.1.abs().max(q.1.abs()).max(1e-12)
+        })
+}
+
+/// Groups of series indices whose lines coincide (each group has at least two members).
+fn coinciding(series: &[LineSeries]) -> Vec<Vec<usize>> {
+    let mut groups: Vec<Vec<usize>> = Vec::new();
+    let mut placed = vec![false; series.len()];
+    for i in 0..series.len() {
+        if placed[i] {
+            continue;
+        }
+        let mut g = vec![i];
+        for j in i + 1..series.len() {
+            if !placed[j] && same_line(&series[i], &series[j]) {
+                placed[j] = true;
+                g.push(j);
+            }
+        }
+        if g.len() > 1 {
+            groups.push(g);
+        }
+    }
+    groups
+}
+
+/// `model strategy` of a series for legend notes.
+fn series_name(s: &LineSeries) -> String {
+    match (s.group.is_empty(), s.style.is_empty()) {
+        (false, false) => format!("{} {}", s.group, s.style),
+        (false, true) => s.group.clone(),
+        _ => s.style.clone(),
+    }
 }
 
 /// Distinct values in order of first appearance.
@@ -93,18 +167,35 @@ impl LineChart<'_> {
     }
 
     /// Dash pattern of `style`: solid for no caching, then the patterns in order.
+    fn is_solid(&self, style: &str) -> bool {
+        is_solid(style) || self.extras.solid.iter().any(|s| s == style)
+    }
+
     fn dash(&self, style: &str) -> style::Dash {
-        if is_solid(style) {
+        if self.is_solid(style) {
             return DASHES[0];
         }
-        let others: Vec<&str> = self.styles().into_iter().filter(|s| !is_solid(s)).collect();
+        let others: Vec<&str> = self
+            .styles()
+            .into_iter()
+            .filter(|s| !self.is_solid(s))
+            .collect();
         let i = others.iter().position(|s| *s == style).unwrap_or(0);
         DASHES[1 + i % (DASHES.len() - 1)]
     }
 
     fn colour(&self, group: &str) -> RGBColor {
-        let i = self.groups().iter().position(|g| *g == group).unwrap_or(0);
-        style::colour(i)
+        if let Some(c) = self.extras.colours.get(group) {
+            return c;
+        }
+        // Groups outside the key continue the palette after it.
+        let unkeyed: Vec<&str> = self
+            .groups()
+            .into_iter()
+            .filter(|g| self.extras.colours.get(g).is_none())
+            .collect();
+        let i = unkeyed.iter().position(|g| *g == group).unwrap_or(0);
+        style::colour(self.extras.colours.ids().count() + i)
     }
 
     fn legend(&self) -> Vec<LegendItem> {
@@ -128,6 +219,26 @@ impl LineChart<'_> {
                     colour: style::NEUTRAL,
                     dash: self.dash(s),
                     text: if s.is_empty() { "(none)" } else { s }.to_string(),
+                });
+            }
+        }
+        let same = coinciding(self.series);
+        if !same.is_empty() {
+            items.push(LegendItem::Heading(
+                "Same line (one hides the other)".into(),
+            ));
+            for g in same {
+                let names: Vec<String> = g.iter().map(|&i| series_name(&self.series[i])).collect();
+                items.push(LegendItem::Note(names.join(" = ")));
+            }
+        }
+        if !self.extras.markers.is_empty() {
+            items.push(LegendItem::Heading("Marked".into()));
+            for (_, text) in &self.extras.markers {
+                items.push(LegendItem::Line {
+                    colour: style::NEUTRAL,
+                    dash: DASHES[8],
+                    text: text.clone(),
                 });
             }
         }
@@ -186,7 +297,19 @@ impl Draw for LineChart<'_> {
         } else {
             (xlo - 0.5, xhi + 0.5)
         };
-        let ylo = ymin.min(0.0);
+        let log_y = self.extras.log_y && ymax > 0.0;
+        let ylo = if log_y {
+            // The smallest positive value, down to the power of ten below it.
+            let min_pos = self
+                .series
+                .iter()
+                .flat_map(|s| s.points.iter().map(|p| p.1))
+                .filter(|v| *v > 0.0)
+                .fold(f64::INFINITY, f64::min);
+            10f64.powf(min_pos.log10().floor())
+        } else {
+            ymin.min(0.0)
+        };
         let yhi = if ymax > ylo { ymax } else { ylo + 1.0 };
         let (pw, ph) = plot.dim_in_pixel();
         let pad = sc.pad();
@@ -195,9 +318,20 @@ impl Draw for LineChart<'_> {
         let plot_h = ph as i32 - x_area - margin_top - pad;
         let (mut yt, ys) = style::fitting_ticks(&plot, ylo, yhi, self.y.unit, plot_h, true, sc);
         // End the axis on a tick so the top gridline is labelled.
-        let ytop = (yhi / ys).ceil() * ys;
-        if yt.last().map_or(true, |t| *t < ytop - ys * 1e-9) {
+        let mut ytop = (yhi / ys).ceil() * ys;
+        if yt.last().is_none_or(|t| *t < ytop - ys * 1e-9) {
             yt.push(ytop);
+        }
+        if log_y {
+            let rows = (plot_h as f64 / (sc.label() * 2.2)).max(2.0) as usize;
+            // The first 1, 2 or 5 times a power of ten at or above the highest value.
+            let decade = 10f64.powf(yhi.log10().floor());
+            ytop = [1.0, 2.0, 5.0, 10.0]
+                .iter()
+                .map(|m| m * decade)
+                .find(|v| *v >= yhi * (1.0 - 1e-9))
+                .unwrap_or(10.0 * decade);
+            yt = style::log_ticks(ylo, ytop, rows);
         }
         let y_area = style::widest_label(&plot, &yt, ys, self.y.unit, sc)
             + (sc.axis() + sc.px(30.0)).round() as i32;
@@ -213,12 +347,24 @@ impl Draw for LineChart<'_> {
             .y_label_area_size(y_area)
             .build_cartesian_2d(
                 style::Ticked::new(xlo, xhi, xt),
-                style::Ticked::new(ylo, ytop, yt),
+                if log_y {
+                    style::Ticked::log(ylo, ytop, yt)
+                } else {
+                    style::Ticked::new(ylo, ytop, yt)
+                },
             )
             .map_err(err)?;
         let (xu, yu) = (self.x.unit, self.y.unit);
         let fx = move |v: &f64| style::tick_label(*v, xs, xu);
-        let fy = move |v: &f64| style::tick_label(*v, ys, yu);
+        // On a log axis each tick is formatted at its own decade's precision.
+        let fy = move |v: &f64| {
+            let step = if log_y && *v > 0.0 {
+                10f64.powf(v.log10().floor())
+            } else {
+                ys
+            };
+            style::tick_label(*v, step, yu)
+        };
         style::house_mesh(&mut chart.configure_mesh(), sc)
             .x_desc(self.x.label.as_str())
             .y_desc(self.y.label.as_str())
@@ -227,6 +373,38 @@ impl Draw for LineChart<'_> {
             .draw()
             .map_err(err)?;
 
+        if self.extras.zero_line && ylo < 0.0 {
+            chart
+                .draw_series(std::iter::once(PathElement::new(
+                    vec![(xlo, 0.0), (xhi, 0.0)],
+                    style::INK.stroke_width(sc.stroke().div_ceil(2)),
+                )))
+                .map_err(err)?;
+        }
+        for (x, text) in &self.extras.markers {
+            let area = chart.plotting_area();
+            let top = area.map_coordinate(&(*x, ytop));
+            let bottom = area.map_coordinate(&(*x, ylo));
+            for piece in DASHES[8].pieces(&[top, bottom], sc) {
+                root.draw(&PathElement::new(
+                    piece,
+                    style::NEUTRAL.stroke_width(sc.stroke()),
+                ))
+                .map_err(err)?;
+            }
+            // The short name (before any `:`) beside the line; the legend has the whole text.
+            let short = text.split(':').next().unwrap_or(text).to_string();
+            root.draw(&Text::new(
+                short,
+                (top.0 + sc.ipx(8.0), top.1 + sc.ipx(6.0)),
+                style::anchored(
+                    style::font(sc.label()).color(&style::NEUTRAL),
+                    plotters::style::text_anchor::HPos::Left,
+                    plotters::style::text_anchor::VPos::Top,
+                ),
+            ))
+            .map_err(err)?;
+        }
         // Bands first, so every line stays visible on top of every band.
         for s in self.series {
             let Some(band) = &s.band else { continue };
@@ -331,11 +509,13 @@ mod tests {
     fn chart(s: &[LineSeries]) -> LineChart<'_> {
         static X: std::sync::OnceLock<Axis> = std::sync::OnceLock::new();
         let x = X.get_or_init(|| Axis::new("call", Unit::Count));
+        static E: std::sync::OnceLock<LineExtras> = std::sync::OnceLock::new();
         LineChart {
             title: "t",
             x,
             y: x,
             series: s,
+            extras: E.get_or_init(LineExtras::default),
         }
     }
 
@@ -356,7 +536,7 @@ mod tests {
 
     #[test]
     fn legend_lists_models_then_strategies_then_band() {
-        let mut s = vec![series("m1", "none", 1.0), series("m2", "cached", 1.0)];
+        let mut s = vec![series("m1", "none", 1.0), series("m2", "cached", 2.0)];
         s[0].band = Some(vec![(1.0, 0.5, 1.5)]);
         let texts: Vec<String> = chart(&s)
             .legend()
@@ -377,6 +557,29 @@ mod tests {
                 "median"
             ]
         );
+    }
+
+    #[test]
+    fn coinciding_lines_are_grouped_and_named() {
+        let s = [
+            series("a", "none", 1.0),
+            series("a", "cached", 2.0),
+            series("b", "none", 1.0),
+            series("b", "cached", 1.0 + 1e-9),
+            series("c", "none", 3.0),
+        ];
+        assert_eq!(coinciding(&s), vec![vec![0, 2, 3]]);
+        let texts: Vec<String> = chart(&s)
+            .legend()
+            .iter()
+            .map(|i| i.text_for_test().to_string())
+            .collect();
+        assert!(
+            texts.contains(&"a none = b none = b cached".to_string()),
+            "{texts:?}"
+        );
+        // A relative difference of a millionth is a different line.
+        assert!(coinciding(&[series("a", "", 1.0), series("b", "", 1.00001)]).is_empty());
     }
 
     #[test]

@@ -7,6 +7,7 @@
 //! their `--out` option writes. Output is byte-identical for
 //! identical input: no system font, no timestamps, a deterministic PNG encoder.
 
+mod advise;
 mod hbar;
 mod line;
 mod run;
@@ -14,13 +15,19 @@ mod stacked;
 pub mod style;
 mod text;
 mod tools;
+mod whatif;
 
-pub use hbar::horizontal_bar_chart;
-pub use line::{line_chart, LineSeries};
-pub use run::{compare_charts, percentile_series, run_charts, sanitize_file_stem, ChartFile};
+pub use advise::advise_charts;
+pub use hbar::{grouped_bar_chart, horizontal_bar_chart, Bar};
+pub use line::{line_chart, line_chart_with, LineExtras, LineSeries};
+pub use run::{
+    compare_charts, compare_totals_chart, percentile_series, run_charts, sanitize_file_stem,
+    ChartFile,
+};
 pub use stacked::stacked_bar_chart;
-pub use style::{Axis, Unit};
+pub use style::{Axis, ColourKey, Unit};
 pub use tools::{sweep_charts, tools_charts};
+pub use whatif::whatif_charts;
 
 use plotters::coord::Shift;
 use plotters::prelude::*;
@@ -42,6 +49,9 @@ pub struct ChartOptions {
     pub height: u32,
     /// SVG text instead of PNG bytes.
     pub svg: bool,
+    /// Cost axes of line charts on a logarithmic scale (`--log-scale`), for costs that span
+    /// decades (a cheap model beside an expensive one). Charts of differences stay linear.
+    pub log_scale: bool,
 }
 
 impl Default for ChartOptions {
@@ -50,6 +60,7 @@ impl Default for ChartOptions {
             width: 1600,
             height: 1000,
             svg: false,
+            log_scale: false,
         }
     }
 }

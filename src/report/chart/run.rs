@@ -1,8 +1,11 @@
 //! The charts of a `run` report: cumulative cost by call and by time, and a per-call breakdown for
 //! every (model, strategy).
 
+use super::hbar::{grouped_bar_chart, Bar};
 use super::style::group;
-use super::{line_chart, stacked_bar_chart, Axis, ChartOptions, LineSeries, Unit};
+use super::{
+    line_chart_with, stacked_bar_chart, Axis, ChartOptions, ColourKey, LineExtras, LineSeries, Unit,
+};
 use crate::analysis::compare::CompareReport;
 use crate::error::{Error, Result};
 use crate::report::usd;
@@ -55,7 +58,19 @@ pub fn run_charts(report: &RunReport, opts: &ChartOptions) -> Result<Vec<ChartFi
             curve: r.montecarlo.as_ref().map(|m| (m.runs, m.curve.as_slice())),
         })
         .collect();
-    let mut files = cumulative_charts(&report.scenario, &report.description, "", &runs, opts)?;
+    let extras = LineExtras {
+        colours: ColourKey::new(runs.iter().map(|r| r.model)),
+        log_y: opts.log_scale,
+        ..LineExtras::default()
+    };
+    let mut files = cumulative_charts(
+        &report.scenario,
+        &report.description,
+        "",
+        &runs,
+        &extras,
+        opts,
+    )?;
     let call_axis = call_axis(&runs);
     let mut used: Vec<String> = files.iter().map(|f| f.name.clone()).collect();
     for r in &report.results {
@@ -103,6 +118,7 @@ fn cumulative_charts(
     description: &str,
     what_prefix: &str,
     runs: &[Run],
+    extras: &LineExtras,
     opts: &ChartOptions,
 ) -> Result<Vec<ChartFile>> {
     let ext = opts.extension();
@@ -173,34 +189,44 @@ fn cumulative_charts(
         ),
         None => (String::new(), String::new()),
     };
-    let y = Axis::new("cumulative cost (USD)", Unit::Usd);
+    let y = Axis::new(
+        if extras.log_y {
+            "cumulative cost (USD, log scale)"
+        } else {
+            "cumulative cost (USD)"
+        },
+        Unit::Usd,
+    );
     Ok(vec![
         ChartFile {
             name: format!("cumulative-by-call.{ext}"),
-            bytes: line_chart(
+            bytes: line_chart_with(
                 &format!("Cumulative cost by call: {scenario}\n{subtitle}{call_note}"),
                 &Axis::new(call_axis(runs), Unit::Count),
                 &y,
                 &by_call,
+                extras,
                 opts,
             )?,
         },
         ChartFile {
             name: format!("cumulative-by-time.{ext}"),
-            bytes: line_chart(
+            bytes: line_chart_with(
                 &format!("Cumulative cost over time: {scenario}\n{subtitle}{time_note}"),
                 &Axis::new("time since the start (seconds)", Unit::Seconds),
                 &y,
                 &lines(&|_, c| (c.time_s, c.cumulative_usd)),
+                extras,
                 opts,
             )?,
         },
     ])
 }
 
-/// Renders `cumulative-by-call` and `cumulative-by-time` for a `compare` report: one line per
-/// (model, strategy) that was simulated, `none` solid and every other strategy in its own dash
-/// pattern.
+/// Renders the charts of a `compare` report: `cumulative-by-call` and `cumulative-by-time`, one
+/// line per (model, strategy) that was simulated (`none` solid, every other strategy in its own
+/// dash pattern), and `compare-totals`, the total of every (model, strategy) as a bar with its
+/// saving against `none`, grouped by model. A model has the same colour in all three.
 ///
 /// Errors with [`Error::Unsupported`] when nothing was simulated.
 pub fn compare_charts(report: &CompareReport, opts: &ChartOptions) -> Result<Vec<ChartFile>> {
@@ -219,40 +245,105 @@ pub fn compare_charts(report: &CompareReport, opts: &ChartOptions) -> Result<Vec
     let mut strategies: Vec<&str> = runs.iter().map(|r| r.strategy).collect();
     strategies.sort_unstable();
     strategies.dedup();
-    cumulative_charts(
+    let extras = LineExtras {
+        colours: ColourKey::new(runs.iter().map(|r| r.model)),
+        log_y: opts.log_scale,
+        ..LineExtras::default()
+    };
+    let mut files = cumulative_charts(
         &report.scenario,
         &report.description,
         &format!("{} strategies compared, ", strategies.len()),
         &runs,
+        &extras,
+        opts,
+    )?;
+    files.push(ChartFile {
+        name: format!("compare-totals.{}", opts.extension()),
+        bytes: compare_totals_chart(report, &extras.colours, opts)?,
+    });
+    Ok(files)
+}
+
+/// The bar chart of a `compare` report's totals: per model, `none` first, then each strategy with
+/// its saving against `none` (positive: cheaper); the cheapest of each model is starred.
+pub fn compare_totals_chart(
+    report: &CompareReport,
+    colours: &ColourKey,
+    opts: &ChartOptions,
+) -> Result<Vec<u8>> {
+    let mut bars = Vec::new();
+    for m in &report.comparisons {
+        for o in &m.strategies {
+            let star = if o.strategy == m.cheapest { " *" } else { "" };
+            bars.push(Bar {
+                label: format!("{} {}", m.model, o.strategy_requested),
+                value: o.total_usd,
+                group: m.model.clone(),
+                note: if o.strategy == "none" {
+                    "baseline".to_string()
+                } else {
+                    format!("saves {:.1}%{star}", o.saving_percent)
+                },
+            });
+        }
+    }
+    let sessions = if report.sessions > 1 {
+        format!(" x {} sessions", group(report.sessions as f64, 0))
+    } else {
+        String::new()
+    };
+    grouped_bar_chart(
+        &format!(
+            "Total cost per strategy: {}\n{} calls{sessions}, seed {}; saving against no caching on the same model, * = cheapest",
+            report.scenario,
+            group(report.calls_per_session as f64, 0),
+            report.seed
+        ),
+        &Axis::new("total cost of the scenario (USD)", Unit::Usd),
+        &bars,
+        colours,
         opts,
     )
 }
 
-/// The four dollar parts of every call of `r`, in stacking order.
+/// The dollar parts of every call of `r`, in stacking order: uncached input; tokens stored in the
+/// cache, at the base input rate; the write surcharge above that rate (where the tier's multiplier
+/// exceeds 1); storage fees; cache reads; output. Storing at the base rate is drawn apart from the
+/// surcharge, so a provider that stores for free (Gemini's implicit cache) is not shown paying for
+/// "cache writes". Parts that are zero on every call are left out (uncached input and output are
+/// always shown). The parts of a call add up to its bill.
 pub(crate) fn parts(r: &SimResult) -> Vec<(String, Vec<f64>)> {
     let prices = r.prices;
-    let p: Vec<_> = r.calls.iter().map(|c| prices.parts_usd(c)).collect();
-    let storage = r.calls.iter().any(|c| c.storage_usd > 0.0);
-    let write_label = if storage {
-        "cache writes (with storage)"
-    } else {
-        "cache writes"
-    };
-    vec![
-        (
-            "uncached input".into(),
-            p.iter().map(|x| x.uncached_usd).collect(),
-        ),
-        (
-            write_label.into(),
-            p.iter().map(|x| x.cache_write_usd).collect(),
-        ),
-        (
-            "cache reads".into(),
-            p.iter().map(|x| x.cache_read_usd).collect(),
-        ),
-        ("output".into(), p.iter().map(|x| x.output_usd).collect()),
-    ]
+    let n = r.calls.len();
+    let (mut base, mut surcharge, mut storage) = (vec![0.0; n], vec![0.0; n], vec![0.0; n]);
+    let (mut uncached, mut reads, mut output) = (vec![0.0; n], vec![0.0; n], vec![0.0; n]);
+    for (i, c) in r.calls.iter().enumerate() {
+        let p = prices.parts_usd(c);
+        for slot in 0..3 {
+            let w = c.written_by_slot[slot] as f64;
+            let m = prices.write_multipliers[slot];
+            base[i] += w * m.min(1.0) * prices.input;
+            surcharge[i] += w * (m - 1.0).max(0.0) * prices.input;
+            storage[i] += w * prices.storage_per_written_token[slot];
+        }
+        uncached[i] = p.uncached_usd;
+        reads[i] = p.cache_read_usd;
+        output[i] = p.output_usd;
+    }
+    let all = vec![
+        ("uncached input".to_string(), uncached),
+        ("stored in cache (base input rate)".to_string(), base),
+        ("cache-write surcharge".to_string(), surcharge),
+        ("cache storage fee".to_string(), storage),
+        ("cache reads".to_string(), reads),
+        ("output".to_string(), output),
+    ];
+    all.into_iter()
+        .filter(|(name, v)| {
+            name == "uncached input" || name == "output" || v.iter().any(|x| *x != 0.0)
+        })
+        .collect()
 }
 
 fn per_call_chart(
@@ -332,6 +423,45 @@ pub fn percentile_series(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn per_call_parts_add_up_to_the_bill_and_name_storage_apart_from_surcharge() {
+        let catalog = crate::model::catalog::Catalog::embedded().unwrap();
+        let scenario = crate::analysis::testutil::scenario(
+            "[tools]\nsynthetic = { count = 12, params = 3 }\n[session]\ncalls = 6\n",
+        );
+        let rep = crate::sim::simulate::run_scenario(&catalog, &scenario, &[], &[]).unwrap();
+        let mut surcharged = 0;
+        for r in &rep.results {
+            let p = parts(r);
+            for (i, c) in r.calls.iter().enumerate() {
+                let sum: f64 = p.iter().map(|(_, v)| v[i]).sum();
+                assert!(
+                    (sum - c.cost_usd).abs() <= 1e-12 + 1e-9 * c.cost_usd,
+                    "{} {} call {}: {sum} vs {}",
+                    r.model,
+                    r.strategy,
+                    i + 1,
+                    c.cost_usd
+                );
+            }
+            let names: Vec<&str> = p.iter().map(|(n, _)| n.as_str()).collect();
+            let wrote = r.totals.cache_write_tokens > 0;
+            assert_eq!(
+                names.contains(&"stored in cache (base input rate)"),
+                wrote,
+                "{} {}: {names:?}",
+                r.model,
+                r.strategy
+            );
+            if names.contains(&"cache-write surcharge") {
+                surcharged += 1;
+                assert!(r.prices.write_multipliers.iter().any(|m| *m > 1.0));
+            }
+        }
+        // Claude and GPT-5.6 write at 1.25x; Gemini's implicit and the automatic modes do not.
+        assert!(surcharged >= 2, "{surcharged}");
+    }
 
     #[test]
     fn file_stems_are_safe() {

@@ -17,8 +17,21 @@ const PART_COLOURS: [RGBColor; 4] = [
     style::PALETTE[0],
 ];
 
-fn part_colour(i: usize) -> RGBColor {
-    if i < PART_COLOURS.len() {
+/// Colours of the named parts of per-call cost charts, so a part keeps its colour whichever parts
+/// a chart leaves out: base-rate storage in sky blue, apart from the orange write surcharge.
+const NAMED_PARTS: [(&str, RGBColor); 6] = [
+    ("uncached input", style::PALETTE[1]),
+    ("stored in cache (base input rate)", style::PALETTE[5]),
+    ("cache-write surcharge", style::PALETTE[4]),
+    ("cache storage fee", style::PALETTE[3]),
+    ("cache reads", style::PALETTE[2]),
+    ("output", style::PALETTE[0]),
+];
+
+fn part_colour(i: usize, name: &str) -> RGBColor {
+    if let Some((_, c)) = NAMED_PARTS.iter().find(|(n, _)| *n == name) {
+        *c
+    } else if i < PART_COLOURS.len() {
         PART_COLOURS[i]
     } else {
         style::colour(i)
@@ -122,7 +135,7 @@ impl Draw for Stacked<'_> {
         let mut items = vec![LegendItem::Heading("Part of each call".into())];
         for (i, (label, _)) in self.stacks.iter().enumerate().rev() {
             items.push(LegendItem::Swatch {
-                colour: part_colour(i).to_rgba(),
+                colour: part_colour(i, label).to_rgba(),
                 text: label.clone(),
             });
         }
@@ -144,7 +157,7 @@ impl Draw for Stacked<'_> {
         let plot_h = ph as i32 - x_area - margin_top - pad;
         let (mut yt, ys) = style::fitting_ticks(&plot, 0.0, yhi, self.y.unit, plot_h, true, sc);
         let ytop = (yhi / ys).ceil() * ys;
-        if yt.last().map_or(true, |t| *t < ytop - ys * 1e-9) {
+        if yt.last().is_none_or(|t| *t < ytop - ys * 1e-9) {
             yt.push(ytop);
         }
         let y_area = style::widest_label(&plot, &yt, ys, self.y.unit, sc)
@@ -190,8 +203,8 @@ impl Draw for Stacked<'_> {
         // Bars keep a gap while they are wide enough to show one; dense charts become a histogram.
         let px_per_bar = plot_w as f64 / n as f64;
         let half = if px_per_bar >= 6.0 { 0.36 } else { 0.5 };
-        for (p, (_, values)) in self.stacks.iter().enumerate() {
-            let colour = part_colour(p);
+        for (p, (label, values)) in self.stacks.iter().enumerate() {
+            let colour = part_colour(p, label);
             let rects = (0..n).filter(|&i| values[i] > 0.0).map(|i| {
                 let base: f64 = self.stacks[..p].iter().map(|(_, v)| v[i]).sum();
                 let x = i as f64;

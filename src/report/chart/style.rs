@@ -42,6 +42,36 @@ pub fn colour(i: usize) -> RGBColor {
     PALETTE[i % PALETTE.len()]
 }
 
+/// The colour of every model of one report, fixed before any chart is drawn, so a model has the
+/// same colour in every chart of the report (a chart showing only some of the models does not
+/// shift the others). Ids take palette colours in the order given (the order of the report's models).
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct ColourKey(Vec<(String, RGBColor)>);
+
+impl ColourKey {
+    /// Colours for `ids` (duplicates ignored) in order; cycles after eight ids.
+    pub fn new<'a>(ids: impl IntoIterator<Item = &'a str>) -> Self {
+        let mut out: Vec<(String, RGBColor)> = Vec::new();
+        for id in ids {
+            if !out.iter().any(|(k, _)| k == id) {
+                let c = colour(out.len());
+                out.push((id.to_string(), c));
+            }
+        }
+        ColourKey(out)
+    }
+
+    /// The colour of `id`, if the key has it.
+    pub fn get(&self, id: &str) -> Option<RGBColor> {
+        self.0.iter().find(|(k, _)| k == id).map(|(_, c)| *c)
+    }
+
+    /// The ids in the key, in colour order.
+    pub fn ids(&self) -> impl Iterator<Item = &str> {
+        self.0.iter().map(|(k, _)| k.as_str())
+    }
+}
+
 /// Text colour (near-black) and grid colour.
 pub const INK: RGBColor = RGBColor(0x20, 0x20, 0x20);
 /// Light grey of grid lines.
@@ -517,6 +547,8 @@ pub enum LegendItem {
         /// Label.
         text: String,
     },
+    /// Plain text without a sample (e.g. which lines coincide), wrapped over the panel's width.
+    Note(String),
 }
 
 impl LegendItem {
@@ -528,7 +560,7 @@ impl LegendItem {
 
     fn text(&self) -> &str {
         match self {
-            LegendItem::Heading(t) => t,
+            LegendItem::Heading(t) | LegendItem::Note(t) => t,
             LegendItem::Line { text, .. } | LegendItem::Swatch { text, .. } => text,
         }
     }
@@ -557,6 +589,8 @@ pub fn legend_width<DB: DrawingBackend>(
         .iter()
         .map(|i| match i {
             LegendItem::Heading(t) => text_width(area, t, &head),
+            // Notes wrap to whatever width the samples and labels need.
+            LegendItem::Note(_) => 0,
             _ => text_width(area, i.text(), &body) + (sample_len(items, sc) + sc.ipx(12.0)) as u32,
         })
         .max()
@@ -613,6 +647,9 @@ fn legend_layout<DB: DrawingBackend>(
                     &bold(size),
                     (w as i32 - 2 * pad).max(10) as u32,
                 )]
+            }
+            LegendItem::Note(t) => {
+                wrap(area, t, &font(size), (w as i32 - 2 * pad).max(10) as u32, 4)
             }
             _ => wrap(area, i.text(), &font(size), max_text, 3),
         })
@@ -687,6 +724,18 @@ fn draw_legend_at<DB: DrawingBackend>(
                     colour.filled(),
                 ))
                 .map_err(err)?;
+            }
+            LegendItem::Note(_) => {
+                for (j, l) in text.iter().enumerate() {
+                    area.draw(&Text::new(
+                        l.clone(),
+                        (pad, cy + j as i32 * line_step),
+                        anchored(body.clone(), HPos::Left, VPos::Center),
+                    ))
+                    .map_err(err)?;
+                }
+                y += height(text);
+                continue;
             }
         }
         for (j, l) in text.iter().enumerate() {
@@ -791,13 +840,51 @@ pub struct Ticked {
     lo: f64,
     hi: f64,
     ticks: Vec<f64>,
+    log: bool,
 }
 
 impl Ticked {
     /// The axis `lo..hi` with `ticks`.
     pub fn new(lo: f64, hi: f64, ticks: Vec<f64>) -> Self {
-        Ticked { lo, hi, ticks }
+        Ticked {
+            lo,
+            hi,
+            ticks,
+            log: false,
+        }
     }
+
+    /// A logarithmic axis `lo..hi` (both > 0) with `ticks`; values at or below zero map to the
+    /// bottom.
+    pub fn log(lo: f64, hi: f64, ticks: Vec<f64>) -> Self {
+        Ticked {
+            lo,
+            hi,
+            ticks,
+            log: true,
+        }
+    }
+}
+
+/// Ticks of a logarithmic axis from `lo` to `hi` (> 0): 1, 2 and 5 times each power of ten, thinned
+/// to 1 and 10^k when there would be more than `max_count`.
+pub fn log_ticks(lo: f64, hi: f64, max_count: usize) -> Vec<f64> {
+    let (a, b) = (lo.log10().floor() as i32, hi.log10().ceil() as i32);
+    for mantissas in [&[1.0, 2.0, 5.0][..], &[1.0][..]] {
+        let ticks: Vec<f64> = (a..=b)
+            .flat_map(|k| mantissas.iter().map(move |m| m * 10f64.powi(k)))
+            .filter(|v| *v >= lo * (1.0 - 1e-9) && *v <= hi * (1.0 + 1e-9))
+            .collect();
+        if ticks.len() <= max_count.max(2) {
+            return ticks;
+        }
+    }
+    let step = ((b - a) as usize / max_count.max(1)).max(1);
+    (a..=b)
+        .step_by(step)
+        .map(|k| 10f64.powi(k))
+        .filter(|v| *v >= lo * (1.0 - 1e-9) && *v <= hi * (1.0 + 1e-9))
+        .collect()
 }
 
 impl Ranged for Ticked {
@@ -805,8 +892,13 @@ impl Ranged for Ticked {
     type ValueType = f64;
 
     fn map(&self, v: &f64, limit: (i32, i32)) -> i32 {
-        // Same arithmetic as plotters' RangedCoordf64.
-        let logic = (*v - self.lo) / (self.hi - self.lo);
+        // Same arithmetic as plotters' RangedCoordf64 (on log10 values for a log axis).
+        let logic = if self.log {
+            let (lo, hi) = (self.lo.log10(), self.hi.log10());
+            (v.max(self.lo).log10() - lo) / (hi - lo)
+        } else {
+            (*v - self.lo) / (self.hi - self.lo)
+        };
         let actual = limit.1 - limit.0;
         if actual == 0 || !logic.is_finite() {
             return limit.1;

@@ -226,9 +226,7 @@ impl<'a> Prepared<'a> {
         let mut sizes: HashMap<u64, u64> = HashMap::new();
         let mut measure = |t: &Tool| -> (u64, u64) {
             let h = t.content_hash();
-            let n = *sizes
-                .entry(h)
-                .or_insert_with(|| rendering.tool_tokens(&t.metrics()));
+            let n = *sizes.entry(h).or_insert_with(|| rendering.tool_tokens(t));
             (n, h)
         };
         let base_of = |list: &[Tool], measure: &mut dyn FnMut(&Tool) -> (u64, u64)| {
@@ -241,9 +239,10 @@ impl<'a> Prepared<'a> {
             } else {
                 0
             };
+            let tools_sum: u64 = measured.iter().map(|&(n, _)| n).sum();
             let mut p = Prompt::default();
             p.push(Segment {
-                tokens: rendering.preamble(list.len()),
+                tokens: rendering.preamble_for(list, tools_sum),
                 id: chain(chain(family_id, salt), 1),
             });
             for &(tokens, h) in &measured {

@@ -40,21 +40,31 @@ struct Session {
     last_output: u64,
 }
 
-/// Caches rendered tool sizes by content so events and sessions do not re-measure.
+/// Caches rendered tool sizes by content, and list preambles by list, so events and sessions do
+/// not re-measure.
 struct ToolSizer<'r> {
     rendering: &'r ToolRendering,
     sizes: HashMap<u64, u64>,
+    preambles: HashMap<u64, u64>,
 }
 
 impl ToolSizer<'_> {
     fn tokens(&mut self, t: &Tool) -> (u64, u64) {
         let h = t.content_hash();
         let r = self.rendering;
-        let n = *self
-            .sizes
-            .entry(h)
-            .or_insert_with(|| r.tool_tokens(&t.metrics()));
+        let n = *self.sizes.entry(h).or_insert_with(|| r.tool_tokens(t));
         (n, h)
+    }
+
+    /// The list's preamble ([`ToolRendering::preamble_for`]), by the list's content hash.
+    fn preamble(&mut self, list: &[Tool], list_hash: u64) -> u64 {
+        if let Some(&p) = self.preambles.get(&list_hash) {
+            return p;
+        }
+        let sum: u64 = list.iter().map(|t| self.tokens(t).0).sum();
+        let p = self.rendering.preamble_for(list, sum);
+        self.preambles.insert(list_hash, p);
+        p
     }
 }
 
@@ -80,6 +90,7 @@ pub fn reference_run(
     let mut sizer = ToolSizer {
         rendering: model.rendering(),
         sizes: HashMap::new(),
+        preambles: HashMap::new(),
     };
     let family_id = fnv1a(model.family.as_bytes());
     let system_id = chain(fnv1a(b"system"), scenario.system_tokens);
@@ -196,8 +207,9 @@ pub fn reference_run(
             } else {
                 0
             };
+            let preamble = sizer.preamble(&s.block, list_hash);
             s.prompt.push(Segment {
-                tokens: sizer.rendering.preamble(s.block.len()),
+                tokens: preamble,
                 id: chain(chain(family_id, salt), 1),
             });
             for tool in &s.block {
