@@ -154,7 +154,7 @@ impl ServerEntry {
             && self
                 .include_tools
                 .as_ref()
-                .map_or(true, |inc| inc.iter().any(|t| t == tool))
+                .is_none_or(|inc| inc.iter().any(|t| t == tool))
     }
 }
 
@@ -174,7 +174,7 @@ pub struct McpConfig {
     pub origin: String,
     /// The client format it was read in.
     pub client: Client,
-    /// Stdio servers, in the file's order (name order for JSON maps).
+    /// Stdio servers, in the file's order.
     pub servers: Vec<ServerEntry>,
     /// Entries not captured (remote transports, disabled entries, unresolved variables).
     pub skipped: Vec<SkippedServer>,
@@ -1243,22 +1243,22 @@ mod tests {
         assert_eq!(names(&c), ["fake"]);
         assert_eq!(c.servers[0].env["FAKE_API_KEY"], "k123");
         let sk = skipped(&c);
-        assert_eq!(sk[0].0, "off");
-        assert!(sk[1].1.contains("https://mcp.example.com/mcp"), "{sk:?}");
+        assert!(sk[0].1.contains("https://mcp.example.com/mcp"), "{sk:?}");
+        assert_eq!(sk[1].0, "off");
     }
 
     #[test]
     fn gemini_cli_filters_cwd_and_remote_entries() {
         let c = client_fixture("gemini/.gemini/settings.json", &LoadOptions::default());
         assert_eq!(c.client, Client::GeminiCli);
-        assert_eq!(names(&c), ["no-time", "only-two"]);
-        let two = &c.servers[1];
+        assert_eq!(names(&c), ["only-two", "no-time"]);
+        let two = &c.servers[0];
         assert_eq!(
             two.include_tools.as_deref(),
             Some(&["echo".to_string(), "add".to_string()][..])
         );
         assert!(two.exposes("echo") && !two.exposes("get_time"));
-        assert!(!c.servers[0].exposes("get_time") && c.servers[0].exposes("echo"));
+        assert!(!c.servers[1].exposes("get_time") && c.servers[1].exposes("echo"));
         // `$VAR` resolves; an unset one stays as written, as Gemini CLI leaves it.
         assert_eq!(two.env["FAKE_API_KEY"], "k123");
         assert_eq!(two.env["UNSET"], "${PCSIM_TEST_UNSET}");

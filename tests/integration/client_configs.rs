@@ -78,13 +78,13 @@ fn gemini_cli_include_exclude_and_cwd_are_honoured() {
         s,
         [
             (
-                "no-time".to_string(),
+                "only-two".to_string(),
                 2,
                 3,
                 vec!["echo".to_string(), "add".to_string()]
             ),
             (
-                "only-two".to_string(),
+                "no-time".to_string(),
                 2,
                 3,
                 vec!["echo".to_string(), "add".to_string()]
@@ -92,7 +92,7 @@ fn gemini_cli_include_exclude_and_cwd_are_honoured() {
         ],
         "{err}"
     );
-    assert_eq!(skipped(&v), ["experimental", "github"]);
+    assert_eq!(skipped(&v), ["github", "experimental"]);
     // The whole configuration counts the exposed tools only.
     let total = v["overhead"]
         .as_array()
