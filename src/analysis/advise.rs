@@ -668,9 +668,13 @@ mod tests {
         assert_eq!(best.strategy, format!("automatic@{longest}"));
         // The overall recommendation takes the cheaper tier, and tools are dropped under it.
         let a = &rep.advice[0];
-        assert_eq!(a.recommended.strategy, best.strategy);
+        // When the cheapest tier is the model's default (gpt-5.2: 24h), the plain `automatic` is
+        // the same strategy under its shorter name.
+        let same =
+            |s: &str| s == best.strategy || (longest == rules.default_tier && s == "automatic");
+        assert!(same(&a.recommended.strategy), "{}", a.recommended.strategy);
         assert_eq!(a.recommended.total_usd, best.total_usd);
-        assert!(a.drop_tools.iter().all(|d| d.strategy == best.strategy));
+        assert!(a.drop_tools.iter().all(|d| same(&d.strategy)));
         let gap_s: f64 = gap.parse().unwrap();
         for x in &t.tiers {
             let expected = if gap_s < x.ttl_seconds { 1.0 } else { 0.0 };

@@ -8,6 +8,7 @@
 
 pub mod advise;
 pub mod breakeven;
+pub mod calibrate;
 pub mod compare;
 pub mod diff;
 pub mod replay;

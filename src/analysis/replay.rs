@@ -133,6 +133,9 @@ pub struct ReplayOptions {
     pub first_token_seconds: f64,
     /// A pause longer than this between two calls of a session starts a new conversation; 0 = never.
     pub session_gap_seconds: f64,
+    /// Seed of the best-effort hit draws (`--seed`); `None`: derived from the logged calls, so the
+    /// same log gives the same prediction whatever its file is called.
+    pub seed: Option<u64>,
 }
 
 impl Default for ReplayOptions {
@@ -142,6 +145,7 @@ impl Default for ReplayOptions {
             prefix_tokens: 0,
             first_token_seconds: 1.0,
             session_gap_seconds: 0.0,
+            seed: None,
         }
     }
 }
@@ -266,6 +270,24 @@ struct ConvState {
     restarts: u64,
 }
 
+/// A seed from what the calls logged (not where the log is stored): the same calls, the same seed.
+pub fn content_seed(calls: &[LoggedCall]) -> u64 {
+    calls.iter().fold(fnv1a(b"replay-seed"), |h, c| {
+        let time = c.unix_time.map_or(u64::MAX, f64::to_bits);
+        [
+            time,
+            c.prompt_tokens,
+            c.uncached_tokens,
+            c.cache_write_5m_tokens,
+            c.cache_write_1h_tokens,
+            c.cache_read_tokens,
+            c.output_tokens,
+        ]
+        .into_iter()
+        .fold(h, chain)
+    })
+}
+
 /// Replays a log on one model with one strategy.
 pub fn replay(
     log: &UsageLog,
@@ -292,7 +314,7 @@ pub fn replay(
     // Calls are billed in time order (one account's cache); equal times keep log order.
     order.sort_by(|&a, &b| times[a].total_cmp(&times[b]).then(a.cmp(&b)));
     let mut store = CacheStore::new();
-    let mut rng = ChaCha8Rng::seed_from_u64(fnv1a(log.origin.as_bytes()));
+    let mut rng = ChaCha8Rng::seed_from_u64(opts.seed.unwrap_or_else(|| content_seed(&log.calls)));
     let mut states: HashMap<usize, ConvState> = HashMap::new();
     let mut out: Vec<Option<CallComparison>> = vec![None; log.calls.len()];
     let mut by_tier: BTreeMap<String, u64> = BTreeMap::new();

@@ -3,6 +3,7 @@
 //! fields, aligned tables). Depends on nothing but [`crate::error`]; every other
 //! layer may use it.
 
+pub mod date;
 pub mod hash;
 pub mod quantity;
 pub mod rng;

@@ -27,6 +27,8 @@ pub struct AdviseArgs {
     pub out: Option<PathBuf>,
     #[command(flatten)]
     pub charts: ChartArgs,
+    #[command(flatten)]
+    pub doc: super::docreport::ReportArgs,
 }
 
 /// Runs `pcsim advise`.
@@ -39,6 +41,7 @@ pub fn cmd_advise(catalog: &Catalog, a: AdviseArgs, out: &mut dyn Write) -> Resu
         ));
     }
     let png = a.charts.png_options()?;
+    let doc_kind = a.doc.check()?;
     if let Some(dir) = &a.out {
         report::ensure_writable_dir(dir)?;
     }
@@ -57,6 +60,18 @@ pub fn cmd_advise(catalog: &Catalog, a: AdviseArgs, out: &mut dyn Write) -> Resu
         write_reported(dir, "advice.json", json.as_bytes(), a.format)?;
         write_reported(dir, "advice.txt", text.as_bytes(), a.format)?;
         write_charts(dir, &charts, a.format)?;
+    }
+    if let (Some(kind), Some(path)) = (doc_kind, &a.doc.report) {
+        let printed = text;
+        let doc = super::docreport::advise_document(
+            catalog,
+            &request.scenario,
+            &rep,
+            &a.charts,
+            &printed,
+        )?;
+        out.flush()?;
+        super::docreport::write(path, kind, &doc, a.format == Format::Table)?;
     }
     Ok(())
 }

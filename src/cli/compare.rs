@@ -33,11 +33,14 @@ pub struct CompareArgs {
     pub out: Option<PathBuf>,
     #[command(flatten)]
     pub charts: ChartArgs,
+    #[command(flatten)]
+    pub doc: super::docreport::ReportArgs,
 }
 
 /// Runs `pcsim compare`.
 pub fn cmd_compare(catalog: &Catalog, a: CompareArgs, out: &mut dyn Write) -> Result<()> {
     let png = a.charts.png_options()?;
+    let doc_kind = a.doc.check()?;
     if let Some(dir) = &a.out {
         report::ensure_writable_dir(dir)?;
     }
@@ -64,6 +67,18 @@ pub fn cmd_compare(catalog: &Catalog, a: CompareArgs, out: &mut dyn Write) -> Re
         write_reported(dir, "compare.json", json.as_bytes(), a.format)?;
         write_reported(dir, "compare.csv", csv.as_bytes(), a.format)?;
         write_charts(dir, &charts, a.format)?;
+    }
+    if let (Some(kind), Some(path)) = (doc_kind, &a.doc.report) {
+        let printed = rep.table();
+        let doc = super::docreport::compare_document(
+            catalog,
+            &request.scenario,
+            &rep,
+            &a.charts,
+            &printed,
+        )?;
+        out.flush()?;
+        super::docreport::write(path, kind, &doc, a.format == Format::Table)?;
     }
     Ok(())
 }

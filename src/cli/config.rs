@@ -7,7 +7,7 @@ use std::path::PathBuf;
 use anyhow::{Context, Result};
 
 use super::capture::ServerOptions;
-use super::Format;
+use super::{Format, TextFormat};
 use pcsim::input::mcpconfig::{capture_all, load_config_with, overheads, Client, LoadOptions};
 use pcsim::model::catalog::Catalog;
 use pcsim::report::{self, table::TextTable, usd};
@@ -38,22 +38,23 @@ pub struct ConfigArgs {
     #[arg(long = "model", value_name = "ID")]
     pub models: Vec<String>,
     /// Output format (table or json).
-    #[arg(long, value_enum, default_value_t = Format::Table)]
-    pub format: Format,
+    #[arg(long, value_enum, default_value_t = TextFormat::Table)]
+    pub format: TextFormat,
     /// Also save each server's tool list as DIR/<server>.tools.json.
     #[arg(long, value_name = "DIR")]
     pub save: Option<PathBuf>,
     #[command(flatten)]
     pub server: ServerOptions,
+    #[command(flatten)]
+    pub doc: super::docreport::ReportArgs,
 }
 
 /// Runs `pcsim config`.
 pub fn cmd_config(catalog: &Catalog, a: ConfigArgs, out: &mut dyn Write) -> Result<()> {
-    if a.format == Format::Csv {
-        anyhow::bail!("`config` supports --format table or json");
-    }
+    let format = Format::from(a.format);
     let opts = a.server.to_options()?;
     let models = catalog.select(&a.models)?;
+    let doc_kind = a.doc.check()?;
     let mut lo = LoadOptions {
         client: a.client.as_deref().map(Client::parse).transpose()?,
         workspace: a.workspace.clone(),
@@ -115,7 +116,7 @@ pub fn cmd_config(catalog: &Catalog, a: ConfigArgs, out: &mut dyn Write) -> Resu
             dups.join(", ")
         );
     }
-    match a.format {
+    match format {
         Format::Json => {
             let servers: Vec<_> = outcomes
                 .iter()
@@ -212,6 +213,11 @@ pub fn cmd_config(catalog: &Catalog, a: ConfigArgs, out: &mut dyn Write) -> Resu
             out.write_all(t.render().as_bytes())?;
         }
     }
+    if let (Some(kind), Some(path)) = (doc_kind, &a.doc.report) {
+        let doc = config_document(catalog, &cfg, &outcomes, &rows, &dups, &models)?;
+        out.flush()?;
+        super::docreport::write(path, kind, &doc, a.format == TextFormat::Table)?;
+    }
     Ok(())
 }
 
@@ -232,4 +238,128 @@ fn sanitize(name: &str) -> String {
     } else {
         s
     }
+}
+
+/// The `config` report: the servers, their tool-block overhead per model, and a chart of it.
+fn config_document(
+    catalog: &Catalog,
+    cfg: &pcsim::input::mcpconfig::McpConfig,
+    outcomes: &[pcsim::input::mcpconfig::ServerOutcome],
+    rows: &[pcsim::input::mcpconfig::Overhead],
+    dups: &[String],
+    models: &[&pcsim::model::catalog::ModelSpec],
+) -> Result<pcsim::report::document::Document> {
+    use super::docreport::{provenance, report_charts, table};
+    use pcsim::report::chart::{grouped_bar_chart, Axis, Bar, ChartFile, ColourKey, Unit};
+    use pcsim::report::document::{price_sources, Block, Document, Section};
+    let servers = outcomes
+        .iter()
+        .map(|o| {
+            let cmd = std::iter::once(o.entry.command.as_str())
+                .chain(o.entry.args.iter().map(String::as_str))
+                .collect::<Vec<_>>()
+                .join(" ");
+            match &o.tools {
+                Ok(t) => vec![o.entry.name.clone(), cmd, t.len().to_string(), "ok".into()],
+                Err(e) => vec![o.entry.name.clone(), cmd, "-".into(), format!("error: {e}")],
+            }
+        })
+        .chain(cfg.skipped.iter().map(|s| {
+            vec![
+                s.name.clone(),
+                "-".into(),
+                "-".into(),
+                format!("skipped: {}", s.reason),
+            ]
+        }))
+        .collect();
+    let overhead = rows
+        .iter()
+        .map(|r| {
+            vec![
+                r.model.clone(),
+                r.server.clone().unwrap_or_else(|| "(all servers)".into()),
+                r.tools.to_string(),
+                r.block_tokens.to_string(),
+                usd(r.usd_per_call),
+                r.usd_per_call_cached.map_or("-".into(), usd),
+            ]
+        })
+        .collect();
+    let colours = ColourKey::new(models.iter().map(|m| m.id.as_str()));
+    let bars: Vec<Bar> = rows
+        .iter()
+        .filter(|r| r.server.is_some())
+        .map(|r| Bar {
+            label: format!("{} {}", r.model, r.server.clone().unwrap_or_default()),
+            value: r.usd_per_call,
+            group: r.model.clone(),
+            note: format!("{} tokens", r.block_tokens),
+        })
+        .collect();
+    let title = format!(
+        "Tool-block cost per call, per server: {}\nuncached, at each model's base input price",
+        cfg.origin
+    );
+    let charts = if bars.is_empty() {
+        Vec::new()
+    } else {
+        report_charts(
+            &super::ChartArgs::default(),
+            |_| "Tool-block dollars per call of each server, uncached.".into(),
+            |o| {
+                Ok(vec![ChartFile {
+                    name: format!("config-overhead.{}", o.extension()),
+                    bytes: grouped_bar_chart(
+                        &title,
+                        &Axis::new("USD per call", Unit::Usd),
+                        &bars,
+                        &colours,
+                        o,
+                    )?,
+                }])
+            },
+        )?
+    };
+    let mut assumptions = vec![
+        "Each server was started and asked for its tool list (tools/list) once; the figures are the tool definitions as the model receives them, rendered per model family.".to_string(),
+        "Uncached: every call pays the tool block at the base input price; cache read: the same block read from cache under the model's default strategy.".to_string(),
+        "The whole configuration counts the provider's tool preamble once, so it is less than the sum of the servers.".to_string(),
+    ];
+    if !dups.is_empty() {
+        assumptions.push(format!(
+            "Tool names defined by more than one server: {} (model APIs reject duplicates; clients rename them).",
+            dups.join(", ")
+        ));
+    }
+    Ok(Document {
+        title: format!("pcsim config: {}", cfg.origin),
+        summary: "What the tool definitions of every server of this MCP client configuration cost on each call, per model.".into(),
+        sections: vec![
+            Section {
+                heading: "Servers".into(),
+                blocks: vec![table(
+                    &["server", "command", "tools", "status"],
+                    &[false, false, true, false],
+                    servers,
+                )],
+            },
+            Section {
+                heading: "Tool-block overhead per call".into(),
+                blocks: vec![table(
+                    &["model", "server", "tools", "block tokens", "USD per call uncached", "USD per call cache read"],
+                    &[false, false, true, true, true, true],
+                    overhead,
+                )],
+            },
+            Section {
+                heading: "Charts".into(),
+                blocks: charts.into_iter().collect::<Vec<Block>>(),
+            },
+        ],
+        assumptions,
+        scenario_text: None,
+        prices: price_sources(models),
+        provenance: provenance(catalog, None),
+    })
 }

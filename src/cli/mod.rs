@@ -2,10 +2,12 @@
 
 mod advise;
 mod bench;
+mod calibrate;
 mod capture;
 mod compare;
 mod config;
 mod diff;
+mod docreport;
 mod import_litellm;
 mod models;
 mod progress;
@@ -23,6 +25,7 @@ use clap::{Parser, Subcommand, ValueEnum};
 
 use pcsim::input::scenario::Scenario;
 use pcsim::model::catalog::Catalog;
+use pcsim::model::pricing::{parse_day, Pricing};
 use pcsim::report;
 use pcsim::report::chart::{ChartFile, ChartOptions};
 
@@ -33,6 +36,19 @@ pub struct Cli {
     /// Model catalog to use instead of the built-in models.toml.
     #[arg(long, global = true, value_name = "FILE")]
     pub catalog: Option<PathBuf>,
+    /// Price at the list prices in force on this day (YYYY-MM-DD) [default: today, UTC].
+    #[arg(long, global = true, value_name = "DATE")]
+    pub on: Option<String>,
+    /// Price at a named price sheet of the catalog, e.g. `study-2026-07-31` (the measured study's
+    /// gateway rates, on which the measured facts hold).
+    #[arg(long, global = true, value_name = "SHEET")]
+    pub price_sheet: Option<String>,
+    /// Service tier: standard, batch, flex or priority (each model's own multipliers).
+    #[arg(long, global = true, value_name = "TIER", value_parser = ["standard", "batch", "flex", "priority"])]
+    pub service_tier: Option<String>,
+    /// Price at regional / data-residency endpoints (each model's regional multiplier, e.g. 1.1x).
+    #[arg(long, global = true)]
+    pub regional: bool,
     #[command(subcommand)]
     pub command: Option<Command>,
 }
@@ -47,6 +63,26 @@ pub enum Format {
     Csv,
     /// JSON.
     Json,
+}
+
+/// Output formats of reports that have no CSV form (nested or one per server); `--format csv` is
+/// refused by the argument parser (exit 2) and `--help` does not offer it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum, Default)]
+pub enum TextFormat {
+    /// Aligned text for the terminal.
+    #[default]
+    Table,
+    /// JSON.
+    Json,
+}
+
+impl From<TextFormat> for Format {
+    fn from(f: TextFormat) -> Self {
+        match f {
+            TextFormat::Table => Format::Table,
+            TextFormat::Json => Format::Json,
+        }
+    }
 }
 
 /// Subcommands.
@@ -78,6 +114,9 @@ pub enum Command {
     Replay(replay::ReplayArgs),
     /// Measure simulator speed on a built-in workload (calls per second, Monte Carlo time).
     Bench(bench::BenchArgs),
+    /// Fit a family's tool-token factor and preamble to measured tokens (a catalog overlay), or
+    /// show the built-in fit to the measured facts (`--facts`).
+    Calibrate(calibrate::CalibrateArgs),
 }
 
 /// Runs the parsed command, writing to `out`.
@@ -86,6 +125,17 @@ pub fn run(cli: Cli, out: &mut dyn Write) -> Result<()> {
         Some(p) => Catalog::load(p)?,
         None => Catalog::embedded()?,
     };
+    let pricing = Pricing {
+        sheet: cli.price_sheet.clone(),
+        on: cli
+            .on
+            .as_deref()
+            .map(|d| parse_day("--on", d, d))
+            .transpose()?,
+        service_tier: cli.service_tier.clone(),
+        regional: cli.regional,
+    };
+    let catalog = catalog.priced(&pricing)?;
     match cli.command.unwrap_or(Command::Run(run::RunArgs::default())) {
         Command::Run(a) => run::cmd_run(&catalog, a, out),
         Command::Models(a) => models::cmd_models(&catalog, a, out),
@@ -100,6 +150,7 @@ pub fn run(cli: Cli, out: &mut dyn Write) -> Result<()> {
         Command::ImportLitellm(a) => import_litellm::cmd_import_litellm(a, out),
         Command::Replay(a) => replay::cmd_replay(&catalog, a, out),
         Command::Bench(a) => bench::cmd_bench(&catalog, a, out),
+        Command::Calibrate(a) => calibrate::cmd_calibrate(&catalog, a, out),
     }
 }
 

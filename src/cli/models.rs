@@ -4,7 +4,7 @@ use std::io::Write;
 
 use anyhow::Result;
 
-use super::Format;
+use super::{Format, TextFormat};
 use pcsim::model::catalog::Catalog;
 use pcsim::report::{self, table::TextTable};
 
@@ -12,13 +12,14 @@ use pcsim::report::{self, table::TextTable};
 #[derive(Debug, clap::Args)]
 pub struct ModelsArgs {
     /// Output format.
-    #[arg(long, value_enum, default_value_t = Format::Table)]
-    pub format: Format,
+    #[arg(long, value_enum, default_value_t = TextFormat::Table)]
+    pub format: TextFormat,
 }
 
 /// Runs `pcsim models`.
 pub fn cmd_models(catalog: &Catalog, a: ModelsArgs, out: &mut dyn Write) -> Result<()> {
-    match a.format {
+    let format = Format::from(a.format);
+    match format {
         Format::Json => {
             let v = serde_json::json!({ "catalog": catalog.origin, "models": catalog.models });
             out.write_all(report::json::to_json(&v)?.as_bytes())?;
@@ -82,9 +83,6 @@ pub fn cmd_models(catalog: &Catalog, a: ModelsArgs, out: &mut dyn Write) -> Resu
                     }),
                     first.map_or("-".into(), |r| r.tool_change.value.as_str().to_string()),
                 ]);
-            }
-            if a.format == Format::Csv {
-                anyhow::bail!("`models` supports --format table or json");
             }
             out.write_all(t.render().as_bytes())?;
         }

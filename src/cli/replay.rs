@@ -7,7 +7,7 @@ use std::path::{Path, PathBuf};
 
 use anyhow::Result;
 
-use super::Format;
+use super::{Format, TextFormat};
 use pcsim::analysis::replay::{
     infer_prefix_tokens, load_log, logged_usd, match_model, replay, tally_groups, uncached_usd,
     uses_prefix_anchors, ReplayOptions, ReplayResult, Tally, UsageLog, GROUPINGS,
@@ -32,8 +32,8 @@ pub struct ReplayArgs {
     #[arg(long = "strategy", value_name = "S")]
     pub strategies: Vec<String>,
     /// Output format (table or json).
-    #[arg(long, value_enum, default_value_t = Format::Table)]
-    pub format: Format,
+    #[arg(long, value_enum, default_value_t = TextFormat::Table)]
+    pub format: TextFormat,
     /// Seconds between calls when the log has no timestamps.
     #[arg(long, value_name = "S", default_value_t = 30.0)]
     pub gap_seconds: f64,
@@ -49,6 +49,9 @@ pub struct ReplayArgs {
     /// tables are printed for a single log only).
     #[arg(long)]
     pub all_calls: bool,
+    /// Seed of the draws for best-effort cache hits (default: derived from the log's calls).
+    #[arg(long, value_name = "S")]
+    pub seed: Option<u64>,
 }
 
 /// The log files named by the arguments: files as given, folders searched recursively for `.jsonl`
@@ -176,9 +179,7 @@ fn log_models(log: &UsageLog) -> (Option<String>, Vec<(String, usize)>) {
 
 /// Runs `pcsim replay`.
 pub fn cmd_replay(catalog: &Catalog, a: ReplayArgs, out: &mut dyn Write) -> Result<()> {
-    if a.format == Format::Csv {
-        anyhow::bail!("`replay` supports --format table or json");
-    }
+    let format = Format::from(a.format);
     if !(a.session_gap_minutes.is_finite() && a.session_gap_minutes >= 0.0) {
         anyhow::bail!(pcsim::Error::invalid(
             "command line",
@@ -208,6 +209,7 @@ pub fn cmd_replay(catalog: &Catalog, a: ReplayArgs, out: &mut dyn Write) -> Resu
         gap_seconds: a.gap_seconds,
         prefix_tokens: a.prefix_tokens,
         session_gap_seconds: a.session_gap_minutes * 60.0,
+        seed: a.seed,
         ..ReplayOptions::default()
     };
     let needs_prefix = strategies.iter().any(uses_prefix_anchors);
@@ -342,7 +344,7 @@ pub fn cmd_replay(catalog: &Catalog, a: ReplayArgs, out: &mut dyn Write) -> Resu
             read.files
         )
     };
-    match a.format {
+    match format {
         Format::Json => {
             let results: Vec<serde_json::Value> = accs
                 .iter()

@@ -35,6 +35,8 @@ pub struct RunArgs {
     pub out: Option<PathBuf>,
     #[command(flatten)]
     pub charts: ChartArgs,
+    #[command(flatten)]
+    pub doc: super::docreport::ReportArgs,
     /// Monte Carlo: repeat the stochastic scenario N times (default: the scenario's `runs`, else 1)
     /// and report mean, median, p5/p95 and a 95% interval of the mean per model and strategy.
     #[arg(long, value_name = "N")]
@@ -48,6 +50,7 @@ pub struct RunArgs {
 pub fn cmd_run(catalog: &Catalog, a: RunArgs, out: &mut dyn Write) -> Result<()> {
     // Bad flags and an unwritable folder are reported before any simulation work.
     let png = a.charts.png_options()?;
+    let doc_kind = a.doc.check()?;
     if let Some(dir) = &a.out {
         report::ensure_writable_dir(dir)?;
     }
@@ -87,6 +90,12 @@ pub fn cmd_run(catalog: &Catalog, a: RunArgs, out: &mut dyn Write) -> Result<()>
             write_reported(dir, name, bytes, a.format)?;
         }
         write_charts(dir, &charts, a.format)?;
+    }
+    if let (Some(kind), Some(path)) = (doc_kind, &a.doc.report) {
+        let doc =
+            super::docreport::run_document(catalog, &request.scenario, &rep, &a.charts, &summary)?;
+        out.flush()?;
+        super::docreport::write(path, kind, &doc, a.format == Format::Table)?;
     }
     Ok(())
 }

@@ -35,6 +35,10 @@ pub struct ToolsArgs {
     /// Also write tools.json and one chart per model, tools-<model>.png, into this folder.
     #[arg(long, value_name = "DIR")]
     pub out: Option<PathBuf>,
+    /// Print, per model, the exact text its family's tokenizer counts (the tool list as the provider
+    /// renders it into the prompt) and the count, instead of the report.
+    #[arg(long)]
+    pub show_rendering: bool,
     #[command(flatten)]
     pub charts: ChartArgs,
 }
@@ -61,6 +65,25 @@ pub fn cmd_tools(catalog: &Catalog, a: ToolsArgs, out: &mut dyn Write) -> Result
     // Warnings go to stderr so that JSON on stdout stays machine-readable; JSON also carries them.
     for w in &warnings {
         eprintln!("warning: {w}");
+    }
+    if a.show_rendering {
+        for m in &models {
+            let r = m.rendering();
+            let rendered = r.render(&tools);
+            let raw = r.count_rendered(&rendered);
+            writeln!(
+                out,
+                "=== {} (family {}): {}; {} tokens counted, {} billed ===",
+                m.id,
+                m.family,
+                r.describe(),
+                raw,
+                r.block_tokens(&tools)
+            )?;
+            out.write_all(rendered.text().as_bytes())?;
+            writeln!(out)?;
+        }
+        return Ok(());
     }
     let rep = tool_report(&models, &tools, warnings);
     let json = report::json::to_json(&rep)?;

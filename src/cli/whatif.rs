@@ -58,6 +58,8 @@ pub struct WhatifArgs {
     pub out: Option<PathBuf>,
     #[command(flatten)]
     pub charts: ChartArgs,
+    #[command(flatten)]
+    pub doc: super::docreport::ReportArgs,
 }
 
 /// A trim name for `--trim`.
@@ -71,6 +73,7 @@ pub fn parse_trim(text: &str) -> std::result::Result<Trim, String> {
 /// Runs `pcsim whatif`.
 pub fn cmd_whatif(catalog: &Catalog, a: WhatifArgs, out: &mut dyn Write) -> Result<()> {
     let png = a.charts.png_options()?;
+    let doc_kind = a.doc.check()?;
     if let Some(dir) = &a.out {
         report::ensure_writable_dir(dir)?;
     }
@@ -121,6 +124,18 @@ pub fn cmd_whatif(catalog: &Catalog, a: WhatifArgs, out: &mut dyn Write) -> Resu
         write_reported(dir, "whatif.json", json.as_bytes(), a.format)?;
         write_reported(dir, "whatif.csv", csv.as_bytes(), a.format)?;
         write_charts(dir, &charts, a.format)?;
+    }
+    if let (Some(kind), Some(path)) = (doc_kind, &a.doc.report) {
+        let printed = rep.table();
+        let doc = super::docreport::whatif_document(
+            catalog,
+            &request.scenario,
+            &rep,
+            &a.charts,
+            &printed,
+        )?;
+        out.flush()?;
+        super::docreport::write(path, kind, &doc, a.format == Format::Table)?;
     }
     Ok(())
 }

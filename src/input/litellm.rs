@@ -92,6 +92,16 @@ fn num(out: &mut String, name: &str, value: String, source: &str) {
     );
 }
 
+/// A price: a sourced number with the day it was read (`checked`), here the day of the import.
+fn num_price(out: &mut String, name: &str, value: String, source: &str, checked: &str) {
+    let _ = writeln!(
+        out,
+        "{name} = {{ value = {value}, source = {}, checked = {} }}",
+        q(source),
+        q(checked)
+    );
+}
+
 fn price(e: &Map<String, Value>, k: &str) -> Option<f64> {
     e.get(k).and_then(Value::as_f64).filter(|x| x.is_finite())
 }
@@ -120,6 +130,8 @@ pub fn import(text: &str, origin: &str, keys: &[String]) -> Result<Import> {
         }
     }
     let embedded = Catalog::embedded()?;
+    // The prices are as the file gives them on the day it is imported.
+    let checked = crate::base::date::Day::today().to_string();
     let selected: Vec<(&String, &Value)> = if keys.is_empty() {
         db.iter()
             .filter(|(k, _)| k.as_str() != "sample_spec")
@@ -235,17 +247,19 @@ pub fn import(text: &str, origin: &str, keys: &[String]) -> Result<Import> {
         let _ = writeln!(m, "name = {}", q(key));
         let _ = writeln!(m, "provider = {}", q(provider));
         let _ = writeln!(m, "family = {}", q(family));
-        num(
+        num_price(
             m,
             "input_usd_per_mtok",
             f(input * 1e6),
             &src("input_cost_per_token"),
+            &checked,
         );
-        num(
+        num_price(
             m,
             "output_usd_per_mtok",
             f(output * 1e6),
             &src("output_cost_per_token"),
+            &checked,
         );
         let _ = writeln!(m, "default_strategy = {}", q(default_strategy));
         if !long_notes.is_empty() {
@@ -295,11 +309,12 @@ pub fn import(text: &str, origin: &str, keys: &[String]) -> Result<Import> {
                 "1".into(),
                 "assumed: LiteLLM gives no block size; exact prefixes",
             );
-            num(
+            num_price(
                 m,
                 "read_multiplier",
                 f(read / input),
                 &ratio("cache_read_input_token_cost", read),
+                &checked,
             );
             let _ = writeln!(
                 m,
@@ -327,27 +342,29 @@ pub fn import(text: &str, origin: &str, keys: &[String]) -> Result<Import> {
                 if let Some(w) = write5 {
                     let _ = writeln!(m, "[{at}.tiers.5m]");
                     num(m, "ttl_seconds", "300.0".into(), "assumed: LiteLLM gives no TTL; cache_creation_input_token_cost is the default 5-minute write (providers.md 1a)");
-                    num(
+                    num_price(
                         m,
                         "write_multiplier",
                         f(w / input),
                         &ratio("cache_creation_input_token_cost", w),
+                        &checked,
                     );
                 }
                 if let Some(w) = write1h {
                     let _ = writeln!(m, "[{at}.tiers.1h]");
                     num(m, "ttl_seconds", "3600.0".into(), &format!("documented: LiteLLM model_prices_and_context_window.json, key {key}, field name cache_creation_input_token_cost_above_1hr (1-hour writes)"));
-                    num(
+                    num_price(
                         m,
                         "write_multiplier",
                         f(w / input),
                         &ratio("cache_creation_input_token_cost_above_1hr", w),
+                        &checked,
                     );
                 }
             } else {
                 let _ = writeln!(m, "[{at}.tiers.default]");
                 num(m, "ttl_seconds", "300.0".into(), "assumed: LiteLLM gives no TTL; about 5 minutes of idle retention, the shortest documented automatic retention (providers.md 2)");
-                num(m, "write_multiplier", "1.0".into(), &format!("assumed: LiteLLM lists no cache-write price for key {key}: writes billed at the base input rate"));
+                num_price(m, "write_multiplier", "1.0".into(), &format!("assumed: LiteLLM lists no cache-write price for key {key}: writes billed at the base input rate"), &checked);
             }
         }
         let _ = writeln!(m);

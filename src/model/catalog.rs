@@ -6,6 +6,7 @@ use std::collections::BTreeMap;
 use serde::{Deserialize, Serialize};
 
 use crate::error::{closest, Error, Result};
+use crate::model::prices::check_price;
 use crate::model::sourced::{check_number, check_source};
 pub use crate::model::sourced::{Sourced, SOURCE_KINDS};
 use crate::model::tokens::ToolRendering;
@@ -23,9 +24,7 @@ pub const MEASURED_MODELS: [&str; 6] = [
     "kimi-k3",
 ];
 
-/// Upper bound on any price in the catalog (USD per million tokens, or per million tokens per hour):
-/// a thousand times the dearest real price, low enough that every cost stays a finite number.
-pub const MAX_USD_PER_MTOK: f64 = 1e6;
+pub use crate::model::prices::MAX_USD_PER_MTOK;
 
 /// What a change of the tool list does to cached prefixes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -98,6 +97,10 @@ pub struct CacheRules {
     /// Other tool-change behaviours the model offers (e.g. a beta), selectable by a strategy.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub tool_change_options: Option<Sourced<Vec<ToolChangeRule>>>,
+    /// Explicit mode: the anchors a breakpoint may sit at (`tools`, `system`, `last`), where the
+    /// provider restricts placement (e.g. OpenAI: only inside input messages); all when absent.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub allowed_anchors: Option<Sourced<Vec<String>>>,
 }
 
 impl CacheRules {
@@ -159,6 +162,35 @@ pub struct ModelSpec {
     /// Free-form remarks (e.g. dating caveats).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub notes: Option<String>,
+    /// Other ids under which the same model (same prices and rules) is known, e.g. `gpt-5.6` for
+    /// GPT-5.6 Sol; each becomes a model of its own when the catalog is loaded.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub aliases: Vec<String>,
+    /// Set by the loader on a model made from an alias: the id it is an alias of.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub alias_of: Option<String>,
+    /// The model's key in LiteLLM's price file, for `pcsim models --check-against`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub litellm: Option<String>,
+    /// Dated price changes, in date order (`[[model.price_change]]`).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub price_change: Vec<crate::model::prices::PriceChange>,
+    /// Service tiers by name (`batch`, `flex`, `priority`).
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub service_tier: BTreeMap<String, crate::model::prices::ServiceTier>,
+    /// Price multiplier of regional / data-residency endpoints.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub regional_multiplier: Option<Sourced<f64>>,
+    /// Prices of prompts above a length threshold.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub long_context: Option<crate::model::prices::LongContext>,
+    /// Set when prices were selected (`Catalog::priced`): what they are (day, sheet, tier).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub priced: Option<String>,
+    /// Set by `Catalog::priced` when the selected prices do not exist for the model (e.g. a service
+    /// tier it does not offer): selecting the model is then an error with this reason.
+    #[serde(skip)]
+    pub unavailable: Option<String>,
 }
 
 impl ModelSpec {
@@ -200,6 +232,8 @@ struct RawCatalog {
     family: Vec<Family>,
     #[serde(default)]
     model: Vec<ModelSpec>,
+    #[serde(default)]
+    price_sheet: Vec<crate::model::prices::PriceSheetSpec>,
 }
 
 /// A validated catalog of models.
@@ -209,8 +243,10 @@ pub struct Catalog {
     pub origin: String,
     /// Rendering families.
     pub families: Vec<Family>,
-    /// Models, in file order.
+    /// Models, in file order (a model's aliases follow it).
     pub models: Vec<ModelSpec>,
+    /// Named price sheets (`--price-sheet`).
+    pub price_sheets: Vec<crate::model::prices::PriceSheetSpec>,
 }
 
 impl Catalog {
@@ -218,12 +254,27 @@ impl Catalog {
     /// [`Catalog::from_toml_str`], which sits above the strategy module); `origin` names it in
     /// errors.
     pub(crate) fn from_toml_str_unchecked_strategies(text: &str, origin: &str) -> Result<Self> {
-        let raw: RawCatalog =
+        let mut raw: RawCatalog =
             toml::from_str(text).map_err(|e| crate::error::toml_error(origin, text, &e))?;
+        // A file of families only is an overlay on the built-in catalog (what `pcsim calibrate`
+        // writes): its families replace the built-in ones of the same id.
+        if raw.model.is_empty() && !raw.family.is_empty() && text != EMBEDDED_CATALOG {
+            let mut base: RawCatalog = toml::from_str(EMBEDDED_CATALOG).map_err(|e| {
+                crate::error::toml_error("built-in models.toml", EMBEDDED_CATALOG, &e)
+            })?;
+            for f in raw.family {
+                match base.family.iter_mut().find(|b| b.id == f.id) {
+                    Some(b) => *b = f,
+                    None => base.family.push(f),
+                }
+            }
+            raw = base;
+        }
         let mut catalog = Catalog {
             origin: origin.to_string(),
             families: raw.family,
             models: raw.model,
+            price_sheets: raw.price_sheet,
         };
         catalog
             .resolve_and_validate()
@@ -233,6 +284,16 @@ impl Catalog {
 
     /// The model with this id, or an error that suggests the closest id.
     pub fn model(&self, id: &str) -> Result<&ModelSpec> {
+        if let Some(m) = self.models.iter().find(|m| m.id == id) {
+            if let Some(why) = &m.unavailable {
+                return Err(Error::invalid(
+                    "--model",
+                    id,
+                    format!("{why}; choose other models with --model"),
+                ));
+            }
+            return Ok(m);
+        }
         self.models.iter().find(|m| m.id == id).ok_or_else(|| {
             let hint = closest(id, self.models.iter().map(|m| m.id.as_str()))
                 .map(|c| format!("; did you mean `{c}`?"))
@@ -304,19 +365,27 @@ impl Catalog {
             if !ids.insert(model.id.clone()) {
                 return Err(Error::invalid(&origin, format!("{at}.id"), "defined twice"));
             }
-            check_number(
+            check_price(
                 &origin,
                 &format!("{at}.input_usd_per_mtok"),
                 &model.input_usd_per_mtok,
-                Some(f64::MIN_POSITIVE),
-                Some(MAX_USD_PER_MTOK),
+                f64::MIN_POSITIVE,
+                MAX_USD_PER_MTOK,
             )?;
-            check_number(
+            check_price(
                 &origin,
                 &format!("{at}.output_usd_per_mtok"),
                 &model.output_usd_per_mtok,
-                Some(0.0),
-                Some(MAX_USD_PER_MTOK),
+                0.0,
+                MAX_USD_PER_MTOK,
+            )?;
+            crate::model::prices::validate_model_pricing(
+                &origin,
+                &at,
+                &model.price_change,
+                &model.service_tier,
+                &model.regional_multiplier,
+                &model.long_context,
             )?;
             if model.tool_rendering.is_none() {
                 let family = self
@@ -347,6 +416,29 @@ impl Catalog {
                 }
             }
         }
+        // Aliases: a copy of the model under each other id, right after it.
+        let mut models = Vec::with_capacity(self.models.len());
+        for model in std::mem::take(&mut self.models) {
+            let aliases = model.aliases.clone();
+            models.push(model.clone());
+            for alias in aliases {
+                if !ids.insert(alias.clone()) || alias.trim().is_empty() {
+                    return Err(Error::invalid(
+                        &origin,
+                        format!("model `{}`.aliases", model.id),
+                        format!("alias `{alias}` is empty or already an id"),
+                    ));
+                }
+                let mut copy = model.clone();
+                copy.id = alias;
+                copy.alias_of = Some(model.id.clone());
+                copy.aliases.clear();
+                models.push(copy);
+            }
+        }
+        self.models = models;
+        let ids: Vec<&str> = self.models.iter().map(|m| m.id.as_str()).collect();
+        crate::model::prices::validate_sheets(&origin, &self.price_sheets, &ids)?;
         Ok(())
     }
 }
@@ -366,12 +458,12 @@ fn validate_rules(origin: &str, at: &str, mode: &str, r: &CacheRules) -> Result<
         Some(1.0),
         Some(1e6),
     )?;
-    check_number(
+    check_price(
         origin,
         &format!("{at}.read_multiplier"),
         &r.read_multiplier,
-        Some(0.0),
-        Some(1.0),
+        0.0,
+        1.0,
     )?;
     check_source(
         origin,
@@ -406,12 +498,12 @@ fn validate_rules(origin: &str, at: &str, mode: &str, r: &CacheRules) -> Result<
             Some(0.001),
             Some(366.0 * 86400.0),
         )?;
-        check_number(
+        check_price(
             origin,
             &format!("{f}.write_multiplier"),
             &tier.write_multiplier,
-            Some(0.0),
-            Some(100.0),
+            0.0,
+            100.0,
         )?;
         if tier.write_multiplier.value < r.read_multiplier.value {
             return Err(Error::invalid(
@@ -473,16 +565,30 @@ fn validate_rules(origin: &str, at: &str, mode: &str, r: &CacheRules) -> Result<
         )?;
     }
     if let Some(p) = &r.storage_usd_per_mtok_hour {
-        check_number(
+        check_price(
             origin,
             &format!("{at}.storage_usd_per_mtok_hour"),
             p,
-            Some(0.0),
-            Some(MAX_USD_PER_MTOK),
+            0.0,
+            MAX_USD_PER_MTOK,
         )?;
     }
     if let Some(o) = &r.tool_change_options {
         check_source(origin, &format!("{at}.tool_change_options"), &o.source)?;
+    }
+    if let Some(a) = &r.allowed_anchors {
+        check_source(origin, &format!("{at}.allowed_anchors"), &a.source)?;
+        if let Some(bad) = a
+            .value
+            .iter()
+            .find(|x| !["tools", "system", "last"].contains(&x.as_str()))
+        {
+            return Err(Error::invalid(
+                origin,
+                format!("{at}.allowed_anchors"),
+                format!("unknown anchor `{bad}`; use tools, system or last"),
+            ));
+        }
     }
     Ok(())
 }
@@ -567,7 +673,7 @@ mod tests {
 
     #[test]
     fn empty_id_points_at_its_model() {
-        let text = EMBEDDED_CATALOG.replacen("id = \"gpt-5.6\"", "id = \" \"", 1);
+        let text = EMBEDDED_CATALOG.replacen("id = \"gpt-5.6-sol\"", "id = \" \"", 1);
         let line = text.lines().position(|l| l == "id = \" \"").unwrap() + 1;
         let e = Catalog::from_toml_str(&text, "m.toml")
             .unwrap_err()

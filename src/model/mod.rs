@@ -5,6 +5,8 @@
 
 pub mod catalog;
 mod load;
+pub mod prices;
+pub mod pricing;
 pub mod render;
 pub mod sourced;
 pub mod strategy;

@@ -14,6 +14,9 @@ pub struct Sourced<T> {
     pub value: T,
     /// Where the value comes from, so a reader can audit it.
     pub source: String,
+    /// For prices: the day (`YYYY-MM-DD`) the value was last compared with its source.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub checked: Option<String>,
 }
 
 impl<T: Copy> Sourced<T> {

@@ -260,6 +260,16 @@ impl Strategy {
                 )));
             }
             for bp in &concrete.breakpoints {
+                if let Some(allowed) = &rules.allowed_anchors {
+                    if !allowed.value.iter().any(|a| a == bp.anchor.as_str()) {
+                        return Err(err(format!(
+                            "a breakpoint at `{}` is not allowed; allowed: {} ({})",
+                            bp.anchor.as_str(),
+                            allowed.value.join(", "),
+                            allowed.source
+                        )));
+                    }
+                }
                 let (tier_name, tier) = rules.tier(bp.tier.as_deref()).ok_or_else(|| {
                     err(format!(
                         "TTL tier `{}` is not offered (tiers: {})",

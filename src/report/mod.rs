@@ -6,6 +6,7 @@
 
 pub mod chart;
 pub mod csv;
+pub mod document;
 pub mod json;
 pub mod table;
 

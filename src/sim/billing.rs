@@ -46,6 +46,15 @@ pub struct PriceSheet {
     pub write_multipliers: [f64; 3],
     /// USD per written token for its storage over its TTL (zero where storage is not billed).
     pub storage_per_written_token: [f64; 3],
+    /// Prompts of more than this many tokens are billed at the long-context rates below
+    /// (`u64::MAX`: the model has no long-context tier).
+    pub long_above: u64,
+    /// USD per base-rate input token above the threshold.
+    pub long_input: f64,
+    /// USD per output token above the threshold.
+    pub long_output: f64,
+    /// Read multiplier above the threshold.
+    pub long_read_multiplier: f64,
 }
 
 /// `x as f64`, faster: token counts fit in an `i64`, and a signed conversion is one instruction on
@@ -61,27 +70,52 @@ fn tok(x: u64) -> f64 {
 }
 
 impl PriceSheet {
-    /// Prices of a model with no caching.
+    /// Prices of a model with no caching (its long-context tier included).
     pub fn uncached(model: &ModelSpec) -> Self {
+        let input = model.input_usd_per_mtok.value / 1e6;
+        let output = model.output_usd_per_mtok.value / 1e6;
+        let (long_above, long_input, long_output) = match &model.long_context {
+            Some(lc) => (
+                lc.above_tokens.value,
+                lc.input_usd_per_mtok.value / 1e6,
+                lc.output_usd_per_mtok.value / 1e6,
+            ),
+            None => (u64::MAX, input, output),
+        };
         PriceSheet {
-            input: model.input_usd_per_mtok.value / 1e6,
-            output: model.output_usd_per_mtok.value / 1e6,
+            input,
+            output,
             read_multiplier: 1.0,
             write_multipliers: [1.0; 3],
             storage_per_written_token: [0.0; 3],
+            long_above,
+            long_input,
+            long_output,
+            long_read_multiplier: 1.0,
+        }
+    }
+
+    /// The (input, output, read multiplier) that apply to a prompt of `prompt` tokens.
+    #[inline(always)]
+    fn rates(&self, prompt: u64) -> (f64, f64, f64) {
+        if prompt > self.long_above {
+            (self.long_input, self.long_output, self.long_read_multiplier)
+        } else {
+            (self.input, self.output, self.read_multiplier)
         }
     }
 
     /// Input-side dollars of a split (no output).
     #[inline]
     pub fn input_usd(&self, s: &Split) -> f64 {
-        let mut weighted = tok(s.uncached) + tok(s.read) * self.read_multiplier;
+        let (input, _, read_multiplier) = self.rates(s.prompt);
+        let mut weighted = tok(s.uncached) + tok(s.read) * read_multiplier;
         let mut storage = 0.0;
         for i in 0..3 {
             weighted += tok(s.written[i]) * self.write_multipliers[i];
             storage += tok(s.written[i]) * self.storage_per_written_token[i];
         }
-        weighted * self.input + storage
+        weighted * input + storage
     }
 
     /// Dollars of storage alone.
@@ -96,7 +130,8 @@ impl PriceSheet {
     /// per-call step; the same arithmetic in the same order, so the same figures to the bit).
     #[inline]
     pub fn call_and_storage_usd(&self, s: &Split, output_tokens: u64) -> (f64, f64) {
-        let mut weighted = tok(s.uncached) + tok(s.read) * self.read_multiplier;
+        let (input, output, read_multiplier) = self.rates(s.prompt);
+        let mut weighted = tok(s.uncached) + tok(s.read) * read_multiplier;
         let mut storage = 0.0;
         for i in 0..3 {
             // A slot with nothing written adds exactly +0.0 to both sums (prices are finite and
@@ -107,7 +142,7 @@ impl PriceSheet {
             }
         }
         (
-            (weighted * self.input + storage) + tok(output_tokens) * self.output,
+            (weighted * input + storage) + tok(output_tokens) * output,
             storage,
         )
     }
@@ -115,23 +150,23 @@ impl PriceSheet {
     /// Total dollars of a call.
     #[inline]
     pub fn call_usd(&self, s: &Split, output_tokens: u64) -> f64 {
-        self.input_usd(s) + tok(output_tokens) * self.output
+        self.input_usd(s) + tok(output_tokens) * self.rates(s.prompt).1
     }
 
     /// Dollars of a billed call split into its parts (for per-call charts); the parts add up to
     /// `bill.cost_usd` when `bill` was priced with this sheet.
     pub fn parts_usd(&self, bill: &CallBill) -> CostParts {
+        let (input, output, read_multiplier) = self.rates(bill.prompt_tokens);
         let mut write = 0.0;
         for i in 0..3 {
             let w = bill.written_by_slot[i] as f64;
-            write +=
-                w * self.write_multipliers[i] * self.input + w * self.storage_per_written_token[i];
+            write += w * self.write_multipliers[i] * input + w * self.storage_per_written_token[i];
         }
         CostParts {
-            uncached_usd: bill.uncached_tokens as f64 * self.input,
+            uncached_usd: bill.uncached_tokens as f64 * input,
             cache_write_usd: write,
-            cache_read_usd: bill.cache_read_tokens as f64 * self.read_multiplier * self.input,
-            output_usd: bill.output_tokens as f64 * self.output,
+            cache_read_usd: bill.cache_read_tokens as f64 * read_multiplier * input,
+            output_usd: bill.output_tokens as f64 * output,
         }
     }
 }
@@ -222,6 +257,10 @@ mod tests {
             read_multiplier: 0.1,
             write_multipliers: [2.0, 1.25, 1.0],
             storage_per_written_token: [1e-9, 3e-10, 0.0],
+            long_above: 150_000,
+            long_input: 6e-6,
+            long_output: 22.5e-6,
+            long_read_multiplier: 0.1,
         };
         let mut x = 12_345u64;
         for _ in 0..10_000 {
@@ -233,7 +272,7 @@ mod tests {
             let mut slot = || if next() % 3 == 0 { 0 } else { next() };
             let written = [slot(), slot(), slot()];
             let split = Split {
-                prompt: 0,
+                prompt: next() * 2,
                 read: next(),
                 written,
                 uncached: next(),

@@ -1,10 +1,13 @@
 //! The measured facts of `shared/reference/measured-facts.md` that are simulation results, reproduced
 //! through the public API. Each test names its fact; tolerances are the calibration's stated fit error.
+//! Dollar facts were billed by the study's gateway at its own rates, so every test prices on the
+//! built-in price sheet `study-2026-07-31`, not on today's list prices.
 
 use std::path::Path;
 
 use pcsim::input::scenario::Scenario;
 use pcsim::model::catalog::Catalog;
+use pcsim::model::pricing::Pricing;
 use pcsim::model::strategy::Strategy;
 use pcsim::model::tools::{load_tool_file, synthetic_tools};
 use pcsim::sim::billing::CallBill;
@@ -13,7 +16,10 @@ use pcsim::sim::engine::{simulate_collect, SimSetup};
 use crate::common::{capture, root};
 
 fn catalog() -> Catalog {
-    Catalog::embedded().expect("built-in catalog loads")
+    Catalog::embedded()
+        .expect("built-in catalog loads")
+        .priced(&Pricing::sheet("study-2026-07-31"))
+        .expect("the study's price sheet applies")
 }
 
 fn scenario(text: &str) -> Scenario {

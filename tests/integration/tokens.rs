@@ -125,3 +125,79 @@ fn every_family_renders_and_its_parts_add_up_on_every_capture() {
         }
     }
 }
+
+const BEGIN: &str = "<!-- calibrate-facts: begin -->\n";
+const END: &str = "<!-- calibrate-facts: end -->";
+
+#[test]
+fn docs_tools_shows_the_current_fit_to_the_facts_and_captures() {
+    let dir = shared_reference()
+        .expect("the MCP captures of ../shared/reference/mcp are required by this test")
+        .join("mcp");
+    let mut files: Vec<PathBuf> = std::fs::read_dir(&dir)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.to_string_lossy().ends_with(".tools.json"))
+        .collect();
+    files.sort();
+    let captures: Vec<(String, Vec<pcsim::model::tools::Tool>)> = files
+        .iter()
+        .map(|f| {
+            let name = f.file_name().unwrap().to_string_lossy();
+            (
+                name.trim_end_matches(".tools.json").to_string(),
+                load_tool_file(f).unwrap(),
+            )
+        })
+        .collect();
+    let c = Catalog::embedded().unwrap();
+    let report = pcsim::analysis::calibrate::facts_report(&c, &captures).unwrap();
+    // The command prints the same.
+    let out = crate::common::pcsim()
+        .args(["calibrate", "--facts", "--captures"])
+        .arg(&dir)
+        .output()
+        .unwrap();
+    assert!(out.status.success());
+    assert_eq!(String::from_utf8(out.stdout).unwrap(), report);
+    // Every measured fact within 5%, except the two stated as approximate or as a bound.
+    for row in pcsim::analysis::calibrate::fact_rows(
+        &c,
+        Some(
+            &captures
+                .iter()
+                .find(|(n, _)| n == "server-github")
+                .unwrap()
+                .1,
+        ),
+    )
+    .unwrap()
+    {
+        let bound = row.fact.contains("more than") || row.fact.contains("cheaper");
+        if bound {
+            assert!(
+                if row.fact.contains("cheaper") {
+                    row.modelled < row.measured
+                } else {
+                    row.modelled > row.measured
+                },
+                "{row:?}"
+            );
+        } else if !row.fact.contains("about 655") {
+            assert!(row.error_percent.abs() <= 5.0, "{row:?}");
+        }
+    }
+    let path = root().join("docs/tools.md");
+    let doc = std::fs::read_to_string(&path).unwrap();
+    let (head, rest) = doc
+        .split_once(BEGIN)
+        .expect("docs/tools.md has the calibrate-facts markers");
+    let (current, tail) = rest.split_once(END).unwrap();
+    if current != report {
+        if std::env::var_os("PCSIM_UPDATE_DOCS").is_some() {
+            std::fs::write(&path, format!("{head}{BEGIN}{report}{END}{tail}")).unwrap();
+        } else {
+            panic!("docs/tools.md does not show the current fit; run PCSIM_UPDATE_DOCS=1 cargo test --test integration tokens");
+        }
+    }
+}

@@ -109,7 +109,15 @@ fn github_server_matches_the_measured_facts() {
     let Some(f) = capture("server-github") else {
         return;
     };
-    let rep = json_of(&["tools", s(&f), "--format", "json"]);
+    // Dollar facts hold at the study gateway's rates, its price sheet.
+    let rep = json_of(&[
+        "tools",
+        s(&f),
+        "--format",
+        "json",
+        "--price-sheet",
+        "study-2026-07-31",
+    ]);
     // Gemini 3.6 Flash: the GitHub server's 26 tools cost $0.0029 per call (measured).
     let gem = usd(&rep, "gemini-3.6-flash");
     assert!((gem / 0.0029 - 1.0).abs() < 0.02, "gemini ${gem}");
@@ -372,7 +380,7 @@ fn small_input_priced_per_tool_with_keep_drop_and_trims() {
     let table = String::from_utf8(out.stdout).unwrap();
     let total = tokens(&rep, "gpt-5.6") as u64;
     assert!(
-        table.contains(&format!("gpt-5.6 (GPT-5.6): {total} tokens per call")),
+        table.contains(&format!("gpt-5.6 (GPT-5.6 Sol): {total} tokens per call")),
         "{table}"
     );
     assert!(table.contains("no-param-descriptions"));

@@ -103,10 +103,10 @@ fn compare_default_set_writes_files_and_states_skips() {
         .map(|c| c["strategies"].as_array().unwrap().len())
         .sum();
     assert_eq!(csv.lines().count(), 1 + rows);
-    // Opus 5: none + 5 explicit layouts; Kimi: none + automatic. The other 8 pairs are stated.
-    assert_eq!(rows, 6 + 2);
+    // Opus 5: none + 6 explicit layouts; Kimi: none + automatic. The other 9 pairs are stated.
+    assert_eq!(rows, 7 + 2);
     let skipped = v["skipped"].as_array().unwrap();
-    assert_eq!(skipped.len(), 2 * 8 - rows);
+    assert_eq!(skipped.len(), 2 * 9 - rows);
     assert!(skipped.iter().any(|s| s["model"] == "kimi-k3"
         && s["strategy"] == "explicit:tools"
         && s["reason"]
@@ -346,10 +346,21 @@ fn advise_json_for_long_gaps_recommends_the_1h_tier() {
     assert!((f(&b["saving_usd"]) - (f(&claude["none_usd"]) - f(&b["total_usd"]))).abs() < 1e-12);
     assert_eq!(claude["drop_tools"].as_array().unwrap().len(), 3);
     assert_eq!(claude["break_even"]["reads_needed"], 1);
-    // Kimi: automatic caching, the provider's TTL (600 s) is shorter than the gaps: no hit, and the
-    // recommendation says caching does not pay.
+    // Kimi: automatic caching, the default retention (600 s) is shorter than the gaps: no hit, and
+    // the breakpoint recommendation says caching does not pay; the 1-hour tier (2x writes) does.
     let kimi = &advice[1];
-    assert_eq!(kimi["ttl"]["tiers"][0]["p_next_call_within_ttl"], 0.0);
+    let tier = |name: &str| {
+        kimi["ttl"]["tiers"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|t| t["tier"] == name)
+            .unwrap()
+            .clone()
+    };
+    assert_eq!(tier("default")["p_next_call_within_ttl"], 0.0);
+    assert_eq!(tier("1h")["p_next_call_within_ttl"], 1.0);
+    assert_eq!(kimi["ttl"]["recommended_tier"], "1h");
     assert_eq!(kimi["breakpoints"]["recommended"], "none");
     // CSV is refused rather than flattened wrongly.
     let out = pcsim()

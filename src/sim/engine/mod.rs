@@ -123,6 +123,11 @@ impl<'a> SimSetup<'a> {
         let mut routing_rpm = None;
         if let Some(rules) = &strategy.rules {
             prices.read_multiplier = rules.read_multiplier.value;
+            prices.long_read_multiplier = model
+                .long_context
+                .as_ref()
+                .and_then(|lc| lc.read_multiplier.as_ref())
+                .map_or(rules.read_multiplier.value, |r| r.value);
             let storage = rules
                 .storage_usd_per_mtok_hour
                 .as_ref()

@@ -397,11 +397,13 @@ remove = ["synthetic_tool_1008"]
                 rules.tool_change_options = Some(crate::model::catalog::Sourced {
                     value: vec![ToolChangeRule::PreservePrefix, ToolChangeRule::Append],
                     source: "assumed: test".into(),
+                    checked: None,
                 });
                 v.cache.automatic = Some(rules.clone());
                 rules.hit_probability = Some(crate::model::catalog::Sourced {
                     value: 0.6,
                     source: "assumed: test".into(),
+                    checked: None,
                 });
                 v.cache.implicit = Some(rules);
                 extra.push(v);

@@ -1,0 +1,575 @@
+//! `--report FILE.html | FILE.md`: one self-contained report of a command's results (tables,
+//! charts, assumptions, price sources, provenance), built from the same report structs the command
+//! prints.
+
+use std::io::Write;
+use std::path::{Path, PathBuf};
+
+use anyhow::{Context, Result};
+
+use super::ChartArgs;
+use pcsim::input::scenario::{Scenario, DEFAULT_SCENARIO};
+use pcsim::model::catalog::Catalog;
+use pcsim::report::chart::{ChartFile, ChartOptions};
+use pcsim::report::document::{
+    charts, models_of, price_sources, quote_command_line, Block, Document, Provenance, Section,
+    Table,
+};
+use pcsim::report::{self, usd};
+
+/// The `--report` flag shared by run, compare, whatif, advise and config.
+#[derive(Debug, clap::Args, Default)]
+pub struct ReportArgs {
+    /// Also write one report: FILE.html (self-contained: inline SVG charts, tables, assumptions,
+    /// price sources, provenance) or FILE.md (Markdown, with the charts as PNG files beside it).
+    #[arg(long, value_name = "FILE")]
+    pub report: Option<PathBuf>,
+}
+
+/// The two report formats.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Kind {
+    /// One HTML file.
+    Html,
+    /// Markdown plus PNGs beside it.
+    Markdown,
+}
+
+impl ReportArgs {
+    /// The report's format, checked (with its folder) before any simulation work.
+    pub fn check(&self) -> Result<Option<Kind>> {
+        let Some(path) = &self.report else {
+            return Ok(None);
+        };
+        let ext = path
+            .extension()
+            .map(|e| e.to_string_lossy().to_ascii_lowercase())
+            .unwrap_or_default();
+        let kind = match ext.as_str() {
+            "html" | "htm" => Kind::Html,
+            "md" | "markdown" => Kind::Markdown,
+            _ => {
+                return Err(pcsim::Error::invalid(
+                    "command line",
+                    "--report",
+                    format!(
+                        "`{}`: the file name must end in .html (one self-contained file) or .md (Markdown with PNGs beside it)",
+                        path.display()
+                    ),
+                )
+                .into())
+            }
+        };
+        let dir = path
+            .parent()
+            .filter(|p| !p.as_os_str().is_empty())
+            .unwrap_or(Path::new("."));
+        report::ensure_writable_dir(dir)?;
+        Ok(Some(kind))
+    }
+}
+
+/// Provenance of a report: version, catalog, scenario, seed and runs, and this process's command
+/// line.
+pub fn provenance(catalog: &Catalog, scenario: Option<&Scenario>) -> Provenance {
+    let args: Vec<String> = std::env::args().collect();
+    let mut words = args.clone();
+    if let Some(first) = words.first_mut() {
+        // The program as a name, not the path it was started from.
+        *first = Path::new(first)
+            .file_name()
+            .map_or("pcsim".into(), |n| n.to_string_lossy().into_owned());
+    }
+    Provenance {
+        version: env!("CARGO_PKG_VERSION").to_string(),
+        catalog: catalog.origin.clone(),
+        scenario: scenario.map(|s| s.origin.clone()),
+        seed: scenario.map(|s| s.seed),
+        runs: scenario.map(|s| s.runs as u64),
+        command_line: quote_command_line(&words),
+    }
+}
+
+/// The scenario text as simulated: the file, or the built-in default.
+pub fn scenario_text(scenario: &Scenario) -> Option<String> {
+    if scenario.origin == "built-in default scenario" {
+        return Some(DEFAULT_SCENARIO.to_string());
+    }
+    std::fs::read_to_string(&scenario.origin).ok()
+}
+
+/// What every simulated report assumes, from the scenario.
+pub fn assumptions(scenario: &Scenario, extra: &[String]) -> Vec<String> {
+    let mut a = vec![
+        format!(
+            "{} session(s) of {} calls each{}; {} tools in the list at the start; system prompt {} tokens.",
+            scenario.sessions,
+            scenario.calls,
+            if scenario.sessions > 1 {
+                if scenario.shared_cache {
+                    ", sharing one account's cache"
+                } else {
+                    ", each with its own cache"
+                }
+            } else {
+                ""
+            },
+            scenario.tools.len(),
+            scenario.system_tokens
+        ),
+        format!(
+            "Random draws (gaps, message sizes, arrivals, implicit cache hits) come from seed {}; {} run(s) simulated.",
+            scenario.seed, scenario.runs
+        ),
+        "Tool definitions are rendered into tokens per model family as the catalog describes; caching follows each model's catalog rules (minimum size, block granularity, TTL, write and read multipliers, tool-change rule).".into(),
+        "Prices are the catalog's list prices per million tokens (see the sources below); no discounts, batch prices or taxes.".into(),
+    ];
+    if !scenario.events.is_empty() {
+        a.push(format!(
+            "The scenario changes its tool list {} time(s) during a session.",
+            scenario.events.len()
+        ));
+    }
+    a.extend(extra.iter().cloned());
+    a
+}
+
+/// Renders a command's charts in both formats for a report (SVG inline in HTML, PNG beside
+/// Markdown), at the `--chart-size` and with `--log-scale` as given.
+pub fn report_charts(
+    chart_args: &ChartArgs,
+    caption: impl Fn(&str) -> String,
+    make: impl Fn(&ChartOptions) -> pcsim::Result<Vec<ChartFile>>,
+) -> Result<Vec<Block>> {
+    let png = chart_args.png_options()?;
+    let p = make(&png)?;
+    let s = make(&ChartOptions { svg: true, ..png })?;
+    Ok(charts(&s, &p, caption)
+        .into_iter()
+        .map(Block::Chart)
+        .collect())
+}
+
+/// Writes the report: HTML as one file; Markdown with its PNGs beside it, named after the report
+/// (`r.md` → `r-cumulative-by-call.png`). Every file is written atomically, the PNGs first, so the
+/// Markdown never links a missing picture.
+pub fn write(path: &Path, kind: Kind, doc: &Document, stdout_is_table: bool) -> Result<()> {
+    let say = |p: &Path| {
+        let _ = if stdout_is_table {
+            writeln!(std::io::stdout(), "wrote {}", p.display())
+        } else {
+            writeln!(std::io::stderr(), "wrote {}", p.display())
+        };
+    };
+    match kind {
+        Kind::Html => {
+            report::write_atomic(path, doc.to_html().as_bytes())
+                .with_context(|| format!("writing {}", path.display()))?;
+            say(path);
+        }
+        Kind::Markdown => {
+            let stem = path
+                .file_stem()
+                .map_or("report".into(), |s| s.to_string_lossy().into_owned());
+            let prefix = format!("{}-", pcsim::report::chart::sanitize_file_stem(&stem));
+            let dir = path
+                .parent()
+                .filter(|p| !p.as_os_str().is_empty())
+                .unwrap_or(Path::new("."));
+            for f in doc.png_files(&prefix) {
+                let p = dir.join(&f.name);
+                report::write_atomic(&p, &f.bytes)
+                    .with_context(|| format!("writing {}", p.display()))?;
+                say(&p);
+            }
+            let text = doc.to_markdown(|s| format!("{prefix}{s}.png"));
+            report::write_atomic(path, text.as_bytes())
+                .with_context(|| format!("writing {}", path.display()))?;
+            say(path);
+        }
+    }
+    Ok(())
+}
+
+/// A table section built from rows of (cell, right-aligned) pairs.
+pub fn table(header: &[&str], numeric: &[bool], rows: Vec<Vec<String>>) -> Block {
+    Block::Table(Table {
+        header: header.iter().map(|s| s.to_string()).collect(),
+        rows,
+        numeric: numeric.to_vec(),
+    })
+}
+
+/// A document for a simulating command.
+pub fn document(
+    catalog: &Catalog,
+    scenario: &Scenario,
+    title: String,
+    summary: String,
+    sections: Vec<Section>,
+    model_ids: &[&str],
+    extra_assumptions: &[String],
+) -> Document {
+    Document {
+        title,
+        summary,
+        sections,
+        assumptions: assumptions(scenario, extra_assumptions),
+        scenario_text: scenario_text(scenario),
+        prices: price_sources(&models_of(catalog, model_ids)),
+        provenance: provenance(catalog, Some(scenario)),
+    }
+}
+
+/// `$1.2345` or `-$0.0123`.
+pub fn signed(x: f64) -> String {
+    if x < 0.0 {
+        format!("-{}", usd(-x))
+    } else {
+        usd(x)
+    }
+}
+
+/// Caption of a chart from its file stem.
+fn caption(stem: &str) -> String {
+    match stem {
+        "cumulative-by-call" => "Cumulative cost by call, one line per (model, strategy).".into(),
+        "cumulative-by-time" => "Cumulative cost over time since the start.".into(),
+        "compare-totals" => "Total cost of each strategy, with its saving against no caching.".into(),
+        "whatif-cumulative" => "Cumulative cost as it is and with the tool-list change; the dotted line marks the change.".into(),
+        "whatif-difference" => "Extra cost of the change so far (changed minus as it is); below zero the change has paid for itself.".into(),
+        "advise-totals" => "Total cost of every placement simulated, with the recommendation marked.".into(),
+        s if s.starts_with("per-call-") => format!("Cost of each call by part: {}.", &s["per-call-".len()..]),
+        s => s.to_string(),
+    }
+}
+
+/// The `run` report.
+pub fn run_document(
+    catalog: &Catalog,
+    scenario: &Scenario,
+    rep: &pcsim::sim::simulate::RunReport,
+    chart_args: &ChartArgs,
+    printed: &str,
+) -> Result<Document> {
+    let mut rows = Vec::new();
+    for r in &rep.results {
+        let none = rep
+            .results
+            .iter()
+            .find(|o| o.model == r.model && o.strategy == "none")
+            .map(|o| o.total_usd);
+        rows.push(vec![
+            r.model.clone(),
+            r.strategy_requested.clone(),
+            r.strategy.clone(),
+            r.totals.prompt_tokens.to_string(),
+            r.totals.cache_write_tokens.to_string(),
+            r.totals.cache_read_tokens.to_string(),
+            format!("{:.1}%", r.totals.cache_hit_ratio * 100.0),
+            usd(r.total_usd),
+            match none {
+                Some(n) if r.strategy != "none" && n > 0.0 => {
+                    format!("{:.1}%", (n - r.total_usd) / n * 100.0)
+                }
+                _ => String::new(),
+            },
+        ]);
+    }
+    let mut blocks = vec![table(
+        &[
+            "model",
+            "strategy",
+            "resolved as",
+            "prompt tokens",
+            "cache write",
+            "cache read",
+            "hit",
+            "total USD",
+            "saving vs none",
+        ],
+        &[false, false, false, true, true, true, true, true, true],
+        rows,
+    )];
+    let mc: Vec<Vec<String>> = rep
+        .results
+        .iter()
+        .filter_map(|r| {
+            let m = r.montecarlo.as_ref()?;
+            Some(vec![
+                r.model.clone(),
+                r.strategy_requested.clone(),
+                m.runs.to_string(),
+                usd(m.mean_usd),
+                match (m.ci95_low_usd, m.ci95_high_usd) {
+                    (Some(a), Some(b)) => format!("{} .. {}", usd(a), usd(b)),
+                    _ => "-".into(),
+                },
+                usd(m.p5_usd),
+                usd(m.median_usd),
+                usd(m.p95_usd),
+            ])
+        })
+        .collect();
+    if !mc.is_empty() {
+        blocks.push(Block::Text(
+            "Monte Carlo: the total over all runs (the table above and the per-call charts are run 0).".into(),
+        ));
+        blocks.push(table(
+            &[
+                "model",
+                "strategy",
+                "runs",
+                "mean",
+                "95% interval of the mean",
+                "p5",
+                "median",
+                "p95",
+            ],
+            &[false, false, true, true, true, true, true, true],
+            mc,
+        ));
+    }
+    for s in &rep.skipped {
+        blocks.push(Block::Text(format!(
+            "Not simulated: {} / {}: {}",
+            s.model, s.strategy, s.reason
+        )));
+    }
+    let charts = report_charts(chart_args, caption, |o| {
+        pcsim::report::chart::run_charts(rep, o)
+    })?;
+    let ids: Vec<&str> = rep.results.iter().map(|r| r.model.as_str()).collect();
+    Ok(document(
+        catalog,
+        scenario,
+        format!("pcsim run: {}", rep.scenario),
+        format!(
+            "What the session costs on each model and strategy. {}",
+            rep.description
+        ),
+        vec![
+            Section {
+                heading: "Results".into(),
+                blocks,
+            },
+            Section {
+                heading: "Charts".into(),
+                blocks: charts,
+            },
+            Section {
+                heading: "As printed by pcsim".into(),
+                blocks: vec![Block::Pre(printed.to_string())],
+            },
+        ],
+        &ids,
+        &[],
+    ))
+}
+
+/// The `compare` report.
+pub fn compare_document(
+    catalog: &Catalog,
+    scenario: &Scenario,
+    rep: &pcsim::analysis::compare::CompareReport,
+    chart_args: &ChartArgs,
+    printed: &str,
+) -> Result<Document> {
+    let mut rows = Vec::new();
+    for m in &rep.comparisons {
+        for o in &m.strategies {
+            rows.push(vec![
+                m.model.clone(),
+                o.strategy_requested.clone(),
+                usd(o.total_usd),
+                signed(o.saving_usd),
+                format!("{:.1}%", o.saving_percent),
+                o.cache_write_tokens.to_string(),
+                o.cache_read_tokens.to_string(),
+                if o.strategy == m.cheapest {
+                    "cheapest".into()
+                } else {
+                    String::new()
+                },
+            ]);
+        }
+    }
+    let charts = report_charts(chart_args, caption, |o| {
+        pcsim::report::chart::compare_charts(rep, o)
+    })?;
+    let ids: Vec<&str> = rep.comparisons.iter().map(|m| m.model.as_str()).collect();
+    Ok(document(
+        catalog,
+        scenario,
+        format!("pcsim compare: {}", rep.scenario),
+        format!(
+            "Caching strategies side by side on the same session; savings are against no caching on the same model (positive: cheaper). {}",
+            rep.description
+        ),
+        vec![
+            Section {
+                heading: "Totals".into(),
+                blocks: vec![table(
+                    &["model", "strategy", "total USD", "saving USD", "saving", "cache write", "cache read", ""],
+                    &[false, false, true, true, true, true, true, false],
+                    rows,
+                )],
+            },
+            Section {
+                heading: "Charts".into(),
+                blocks: charts,
+            },
+            Section {
+                heading: "As printed by pcsim".into(),
+                blocks: vec![Block::Pre(printed.to_string())],
+            },
+        ],
+        &ids,
+        &[],
+    ))
+}
+
+/// The `whatif` report.
+pub fn whatif_document(
+    catalog: &Catalog,
+    scenario: &Scenario,
+    rep: &pcsim::analysis::whatif::WhatifReport,
+    chart_args: &ChartArgs,
+    printed: &str,
+) -> Result<Document> {
+    let rows = rep
+        .outcomes
+        .iter()
+        .map(|o| {
+            vec![
+                o.model.clone(),
+                o.strategy_requested.clone(),
+                o.tool_change_rule.clone(),
+                usd(o.baseline_usd),
+                usd(o.changed_usd),
+                signed(o.extra_usd),
+                o.write_at_change_tokens.to_string(),
+                match (o.breakeven_calls, o.breakeven_calls_extrapolated) {
+                    (Some(1), _) => "1 call".into(),
+                    (Some(n), _) => format!("{n} calls"),
+                    (None, Some(n)) => format!("~{n} calls (beyond the session)"),
+                    (None, None) => "never".into(),
+                },
+            ]
+        })
+        .collect();
+    let verdicts = rep
+        .outcomes
+        .iter()
+        .map(|o| format!("{} / {}: {}", o.model, o.strategy_requested, o.verdict))
+        .collect();
+    let charts = report_charts(chart_args, caption, |o| {
+        pcsim::report::chart::whatif_charts(rep, o)
+    })?;
+    let ids: Vec<&str> = rep.outcomes.iter().map(|o| o.model.as_str()).collect();
+    let c = &rep.change;
+    let mut change = vec![format!(
+        "{} ({} tools before, {} after).",
+        c.description, c.tools_before, c.tools_after
+    )];
+    if !c.removed.is_empty() {
+        change.push(format!("Removed: {}.", c.removed.join(", ")));
+    }
+    if !c.added.is_empty() {
+        change.push(format!("Added or changed: {}.", c.added.join(", ")));
+    }
+    Ok(document(
+        catalog,
+        scenario,
+        format!("pcsim whatif: {}", rep.scenario),
+        format!(
+            "What a tool-list change before call {} costs, and when it pays for itself.",
+            rep.at_call
+        ),
+        vec![
+            Section {
+                heading: "The change".into(),
+                blocks: vec![Block::List(change)],
+            },
+            Section {
+                heading: "Results".into(),
+                blocks: vec![
+                    table(
+                        &["model", "strategy", "tool-change rule", "as it is USD", "with the change USD", "extra USD", "written at K", "pays back"],
+                        &[false, false, false, true, true, true, true, true],
+                        rows,
+                    ),
+                    Block::Text("Extra USD is changed minus as it is over the whole session (negative: the change saves); pays back counts calls from K (call K is the first).".into()),
+                    Block::List(verdicts),
+                ],
+            },
+            Section {
+                heading: "Charts".into(),
+                blocks: charts,
+            },
+            Section {
+                heading: "As printed by pcsim".into(),
+                blocks: vec![Block::Pre(printed.to_string())],
+            },
+        ],
+        &ids,
+        &[format!(
+            "The change applies before call {} of every session; the rest of the session is the same in both simulations.",
+            rep.at_call
+        )],
+    ))
+}
+
+/// The `advise` report.
+pub fn advise_document(
+    catalog: &Catalog,
+    scenario: &Scenario,
+    rep: &pcsim::analysis::advise::AdviceReport,
+    chart_args: &ChartArgs,
+    printed: &str,
+) -> Result<Document> {
+    let rows = rep
+        .advice
+        .iter()
+        .map(|a| {
+            vec![
+                a.model.clone(),
+                usd(a.none_usd),
+                a.recommended.strategy.clone(),
+                usd(a.recommended.total_usd),
+                signed(a.recommended.saving_usd),
+                format!("{:.1}%", a.recommended.saving_percent),
+            ]
+        })
+        .collect();
+    let charts = report_charts(chart_args, caption, |o| {
+        pcsim::report::chart::advise_charts(rep, o)
+    })?;
+    let ids: Vec<&str> = rep.advice.iter().map(|a| a.model.as_str()).collect();
+    Ok(document(
+        catalog,
+        scenario,
+        format!("pcsim advise: {}", rep.scenario),
+        "Per model: where to put breakpoints, which TTL tier and which tools to drop, each backed by a simulation of the scenario.".into(),
+        vec![
+            Section {
+                heading: "Recommendations".into(),
+                blocks: vec![table(
+                    &["model", "no caching USD", "recommended", "total USD", "saving USD", "saving"],
+                    &[false, true, false, true, true, true],
+                    rows,
+                )],
+            },
+            Section {
+                heading: "Charts".into(),
+                blocks: charts,
+            },
+            Section {
+                heading: "As printed by pcsim".into(),
+                blocks: vec![Block::Pre(printed.to_string())],
+            },
+        ],
+        &ids,
+        &[],
+    ))
+}

@@ -1,0 +1,319 @@
+//! The priced parts of a model beyond its base prices, as `models.toml` writes them: dated price
+//! changes, price sheets, service tiers and long-context tiers, and the checks every price passes
+//! (a source and a `checked` date). How a run selects among them is [`crate::model::pricing`].
+
+use std::collections::BTreeMap;
+
+use serde::{Deserialize, Serialize};
+
+use crate::base::date::Day;
+use crate::error::{closest, Error, Result};
+use crate::model::sourced::{check_number, check_source, Sourced};
+
+/// Upper bound on any price (USD per million tokens, or per million tokens per hour): a thousand
+/// times the dearest real price, low enough that every cost stays a finite number.
+pub const MAX_USD_PER_MTOK: f64 = 1e6;
+use MAX_USD_PER_MTOK as MAX;
+
+/// Parses a day given on the command line or in a file.
+pub fn parse_day(origin: &str, field: &str, text: &str) -> Result<Day> {
+    text.parse::<Day>()
+        .map_err(|e| Error::invalid(origin, field, e))
+}
+
+/// A dated change of a model's prices: from `effective_from` on, the given prices replace the
+/// earlier ones (absent fields stay as they were).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct PriceChange {
+    /// First day (UTC) on which the change applies, `YYYY-MM-DD`.
+    pub effective_from: String,
+    /// New base input price, USD per million tokens.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub input_usd_per_mtok: Option<Sourced<f64>>,
+    /// New output price, USD per million tokens.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub output_usd_per_mtok: Option<Sourced<f64>>,
+    /// New cache-read multiplier, for every caching mode of the model.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub read_multiplier: Option<Sourced<f64>>,
+    /// New storage price of explicit caches, USD per million tokens per hour.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub storage_usd_per_mtok_hour: Option<Sourced<f64>>,
+}
+
+/// One model's entry in a price sheet: the prices that replace the list prices.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct SheetPrice {
+    /// Model id (or alias) the prices belong to.
+    pub id: String,
+    /// Base input price, USD per million tokens.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub input_usd_per_mtok: Option<Sourced<f64>>,
+    /// Output price, USD per million tokens.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub output_usd_per_mtok: Option<Sourced<f64>>,
+    /// Cache-read multiplier, for every caching mode of the model.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub read_multiplier: Option<Sourced<f64>>,
+    /// Storage price of explicit caches, USD per million tokens per hour.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub storage_usd_per_mtok_hour: Option<Sourced<f64>>,
+}
+
+/// A named set of prices other than the list prices (a gateway's table, a negotiated rate card).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct PriceSheetSpec {
+    /// Name used with `--price-sheet`.
+    pub id: String,
+    /// The day the sheet's rates applied; models the sheet does not list are priced on this day.
+    pub date: String,
+    /// What the sheet is and where its rates come from.
+    pub description: String,
+    /// Per-model prices.
+    #[serde(default)]
+    pub model: Vec<SheetPrice>,
+}
+
+/// A service tier of a model (Batch, Flex, priority): multipliers on its standard prices.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ServiceTier {
+    /// Multiplier on the input side: uncached input, cache writes and cache reads alike.
+    pub input_multiplier: Sourced<f64>,
+    /// Multiplier on output tokens.
+    pub output_multiplier: Sourced<f64>,
+    /// Whether prompt caching works in this tier (its discounts then stack with the tier's).
+    pub caching: Sourced<bool>,
+}
+
+/// A long-context price tier: a request whose prompt exceeds `above_tokens` is billed, all of it,
+/// at these prices (cache reads and writes at the model's multipliers of the long input price).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct LongContext {
+    /// Prompts longer than this many tokens take the long-context prices.
+    pub above_tokens: Sourced<u64>,
+    /// Input price above the threshold, USD per million tokens.
+    pub input_usd_per_mtok: Sourced<f64>,
+    /// Output price above the threshold, USD per million tokens.
+    pub output_usd_per_mtok: Sourced<f64>,
+    /// Cache-read multiplier above the threshold when it differs from the model's.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub read_multiplier: Option<Sourced<f64>>,
+}
+
+/// The service tiers `--service-tier` accepts.
+pub const SERVICE_TIERS: [&str; 4] = ["standard", "batch", "flex", "priority"];
+
+/// A price must say when it was last compared with its source.
+pub(crate) fn check_checked(origin: &str, field: &str, v: &Sourced<f64>) -> Result<()> {
+    match &v.checked {
+        None => Err(Error::invalid(
+            origin,
+            format!("{field}.checked"),
+            "a price needs `checked = \"YYYY-MM-DD\"`, the day it was last compared with its source",
+        )),
+        Some(c) => parse_day(origin, &format!("{field}.checked"), c).map(|_| ()),
+    }
+}
+
+/// Checks a price: a finite number in range, with a source and a `checked` date.
+pub(crate) fn check_price(
+    origin: &str,
+    field: &str,
+    v: &Sourced<f64>,
+    min: f64,
+    max: f64,
+) -> Result<()> {
+    check_number(origin, field, v, Some(min), Some(max))?;
+    check_checked(origin, field, v)
+}
+
+fn check_opt_price(
+    origin: &str,
+    field: &str,
+    v: &Option<Sourced<f64>>,
+    min: f64,
+    max: f64,
+) -> Result<()> {
+    v.as_ref()
+        .map_or(Ok(()), |v| check_price(origin, field, v, min, max))
+}
+
+/// Validates the pricing parts of a model (dated changes, tiers, long context).
+pub(crate) fn validate_model_pricing(
+    origin: &str,
+    at: &str,
+    price_change: &[PriceChange],
+    service_tier: &BTreeMap<String, ServiceTier>,
+    regional_multiplier: &Option<Sourced<f64>>,
+    long_context: &Option<LongContext>,
+) -> Result<()> {
+    let mut last: Option<Day> = None;
+    for (i, c) in price_change.iter().enumerate() {
+        let f = format!("{at}.price_change[{i}]");
+        let day = parse_day(origin, &format!("{f}.effective_from"), &c.effective_from)?;
+        if last.is_some_and(|l| l >= day) {
+            return Err(Error::invalid(
+                origin,
+                format!("{f}.effective_from"),
+                "price changes must be listed in date order, one per day",
+            ));
+        }
+        last = Some(day);
+        check_opt_price(
+            origin,
+            &format!("{f}.input_usd_per_mtok"),
+            &c.input_usd_per_mtok,
+            f64::MIN_POSITIVE,
+            MAX,
+        )?;
+        check_opt_price(
+            origin,
+            &format!("{f}.output_usd_per_mtok"),
+            &c.output_usd_per_mtok,
+            0.0,
+            MAX,
+        )?;
+        check_opt_price(
+            origin,
+            &format!("{f}.read_multiplier"),
+            &c.read_multiplier,
+            0.0,
+            1.0,
+        )?;
+        check_opt_price(
+            origin,
+            &format!("{f}.storage_usd_per_mtok_hour"),
+            &c.storage_usd_per_mtok_hour,
+            0.0,
+            MAX,
+        )?;
+    }
+    for (name, t) in service_tier {
+        let f = format!("{at}.service_tier.{name}");
+        if !SERVICE_TIERS[1..].contains(&name.as_str()) {
+            return Err(Error::invalid(
+                origin,
+                f,
+                format!(
+                    "unknown service tier; use {}",
+                    SERVICE_TIERS[1..].join(", ")
+                ),
+            ));
+        }
+        check_price(
+            origin,
+            &format!("{f}.input_multiplier"),
+            &t.input_multiplier,
+            f64::MIN_POSITIVE,
+            100.0,
+        )?;
+        check_price(
+            origin,
+            &format!("{f}.output_multiplier"),
+            &t.output_multiplier,
+            0.0,
+            100.0,
+        )?;
+        check_source(origin, &format!("{f}.caching"), &t.caching.source)?;
+    }
+    if let Some(r) = regional_multiplier {
+        check_price(
+            origin,
+            &format!("{at}.regional_multiplier"),
+            r,
+            f64::MIN_POSITIVE,
+            100.0,
+        )?;
+    }
+    if let Some(lc) = long_context {
+        let f = format!("{at}.long_context");
+        check_number(
+            origin,
+            &format!("{f}.above_tokens"),
+            &lc.above_tokens,
+            Some(1.0),
+            Some(1e9),
+        )?;
+        check_price(
+            origin,
+            &format!("{f}.input_usd_per_mtok"),
+            &lc.input_usd_per_mtok,
+            f64::MIN_POSITIVE,
+            MAX,
+        )?;
+        check_price(
+            origin,
+            &format!("{f}.output_usd_per_mtok"),
+            &lc.output_usd_per_mtok,
+            0.0,
+            MAX,
+        )?;
+        check_opt_price(
+            origin,
+            &format!("{f}.read_multiplier"),
+            &lc.read_multiplier,
+            0.0,
+            1.0,
+        )?;
+    }
+    Ok(())
+}
+
+/// Validates the price sheets of a catalog against its models.
+pub(crate) fn validate_sheets(origin: &str, sheets: &[PriceSheetSpec], ids: &[&str]) -> Result<()> {
+    let mut names = std::collections::HashSet::new();
+    for s in sheets {
+        let at = format!("price_sheet `{}`", s.id);
+        if !names.insert(&s.id) {
+            return Err(Error::invalid(origin, at, "defined twice"));
+        }
+        parse_day(origin, &format!("{at}.date"), &s.date)?;
+        let mut seen = BTreeMap::new();
+        for p in &s.model {
+            let f = format!("{at}.model `{}`", p.id);
+            if !ids.contains(&p.id.as_str()) {
+                let hint = closest(&p.id, ids.iter().copied())
+                    .map(|c| format!("; did you mean `{c}`?"))
+                    .unwrap_or_default();
+                return Err(Error::invalid(origin, f, format!("no such model{hint}")));
+            }
+            if seen.insert(p.id.clone(), ()).is_some() {
+                return Err(Error::invalid(origin, f, "listed twice"));
+            }
+            check_opt_price(
+                origin,
+                &format!("{f}.input_usd_per_mtok"),
+                &p.input_usd_per_mtok,
+                f64::MIN_POSITIVE,
+                MAX,
+            )?;
+            check_opt_price(
+                origin,
+                &format!("{f}.output_usd_per_mtok"),
+                &p.output_usd_per_mtok,
+                0.0,
+                MAX,
+            )?;
+            check_opt_price(
+                origin,
+                &format!("{f}.read_multiplier"),
+                &p.read_multiplier,
+                0.0,
+                1.0,
+            )?;
+            check_opt_price(
+                origin,
+                &format!("{f}.storage_usd_per_mtok_hour"),
+                &p.storage_usd_per_mtok_hour,
+                0.0,
+                MAX,
+            )?;
+        }
+    }
+    Ok(())
+}

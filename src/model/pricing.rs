@@ -1,0 +1,211 @@
+//! Which prices a run uses: the catalog's list prices on a day (`--on`, dated `price_change`
+//! entries), a named price sheet (`--price-sheet`, e.g. the gateway rates of the measured study), a
+//! service tier (`--service-tier batch|flex|priority`) and regional endpoint pricing (`--regional`).
+//!
+//! The selection is applied to the catalog once, before anything is simulated: every model's prices
+//! become the effective ones, so every command and every layer above prices alike.
+
+use crate::base::date::Day;
+use crate::error::{closest, Error, Result};
+use crate::model::catalog::{Catalog, ModelSpec};
+pub use crate::model::prices::{
+    parse_day, LongContext, PriceChange, PriceSheetSpec, ServiceTier, SheetPrice, SERVICE_TIERS,
+};
+use crate::model::sourced::Sourced;
+
+/// What a run is priced at.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Pricing {
+    /// A named price sheet of the catalog.
+    pub sheet: Option<String>,
+    /// The day to price on; today (UTC) when absent, or the sheet's day with a sheet.
+    pub on: Option<Day>,
+    /// A service tier (`batch`, `flex`, `priority`); `standard` or absent: standard prices.
+    pub service_tier: Option<String>,
+    /// Regional / data-residency endpoint pricing (the model's `regional_multiplier`).
+    pub regional: bool,
+}
+
+impl Pricing {
+    /// The prices of a named sheet.
+    pub fn sheet(id: &str) -> Self {
+        Pricing {
+            sheet: Some(id.to_string()),
+            ..Pricing::default()
+        }
+    }
+
+    /// List prices on a day.
+    pub fn on(day: Day) -> Self {
+        Pricing {
+            on: Some(day),
+            ..Pricing::default()
+        }
+    }
+}
+
+fn set(target: &mut Sourced<f64>, from: &Option<Sourced<f64>>) {
+    if let Some(v) = from {
+        *target = v.clone();
+    }
+}
+
+fn set_read(model: &mut ModelSpec, from: &Option<Sourced<f64>>) {
+    if let Some(v) = from {
+        for rules in [
+            &mut model.cache.explicit,
+            &mut model.cache.automatic,
+            &mut model.cache.implicit,
+        ]
+        .into_iter()
+        .flatten()
+        {
+            rules.read_multiplier = v.clone();
+        }
+    }
+}
+
+fn set_storage(model: &mut ModelSpec, from: &Option<Sourced<f64>>) {
+    if let Some(v) = from {
+        if let Some(rules) = &mut model.cache.explicit {
+            rules.storage_usd_per_mtok_hour = Some(v.clone());
+        }
+    }
+}
+
+/// Multiplies a sourced price, recording the factor and its source.
+fn scale(v: &mut Sourced<f64>, factor: f64, why: &str) {
+    v.value *= factor;
+    v.source = format!("{} x {factor} ({why})", v.source);
+}
+
+impl Catalog {
+    /// The catalog with every model's prices as `pricing` selects them.
+    pub fn priced(&self, pricing: &Pricing) -> Result<Catalog> {
+        let flag = "--price-sheet";
+        let sheet =
+            match &pricing.sheet {
+                None => None,
+                Some(id) => Some(self.price_sheets.iter().find(|s| &s.id == id).ok_or_else(
+                    || {
+                        let hint = closest(id, self.price_sheets.iter().map(|s| s.id.as_str()))
+                            .map(|c| format!("; did you mean `{c}`?"))
+                            .unwrap_or_default();
+                        let known = self
+                            .price_sheets
+                            .iter()
+                            .map(|s| s.id.as_str())
+                            .collect::<Vec<_>>()
+                            .join(", ");
+                        Error::invalid(
+                            flag,
+                            id,
+                            format!(
+                                "{} has no price sheet of this name{hint} (sheets: {known})",
+                                self.origin
+                            ),
+                        )
+                    },
+                )?),
+            };
+        let day = match (pricing.on, sheet) {
+            (Some(d), _) => d,
+            (None, Some(s)) => parse_day(
+                &self.origin,
+                &format!("price_sheet `{}`.date", s.id),
+                &s.date,
+            )?,
+            (None, None) => Day::today(),
+        };
+        let tier = pricing.service_tier.as_deref().filter(|t| *t != "standard");
+        let mut out = self.clone();
+        for model in &mut out.models {
+            let mut applied = vec![format!("list prices on {day}")];
+            // Dated changes, in date order (checked at load).
+            let changes = model.price_change.clone();
+            for c in &changes {
+                let from = parse_day(
+                    &self.origin,
+                    "price_change.effective_from",
+                    &c.effective_from,
+                )?;
+                if from <= day {
+                    set(&mut model.input_usd_per_mtok, &c.input_usd_per_mtok);
+                    set(&mut model.output_usd_per_mtok, &c.output_usd_per_mtok);
+                    set_read(model, &c.read_multiplier);
+                    set_storage(model, &c.storage_usd_per_mtok_hour);
+                }
+            }
+            if let Some(sheet) = sheet {
+                let own = model.alias_of.as_deref().unwrap_or(&model.id).to_string();
+                if let Some(p) = sheet.model.iter().find(|p| p.id == model.id || p.id == own) {
+                    set(&mut model.input_usd_per_mtok, &p.input_usd_per_mtok);
+                    set(&mut model.output_usd_per_mtok, &p.output_usd_per_mtok);
+                    set_read(model, &p.read_multiplier);
+                    set_storage(model, &p.storage_usd_per_mtok_hour);
+                    applied = vec![format!("price sheet `{}`", sheet.id)];
+                }
+            }
+            if let Some(name) = tier {
+                let Some(t) = model.service_tier.get(name).cloned() else {
+                    let offered = model.service_tier.keys().cloned().collect::<Vec<_>>();
+                    model.unavailable = Some(format!(
+                        "`--service-tier {name}`: model `{}` has no `{name}` tier in {} ({})",
+                        model.id,
+                        self.origin,
+                        if offered.is_empty() {
+                            "it lists no service tiers".to_string()
+                        } else {
+                            format!("its tiers: {}", offered.join(", "))
+                        }
+                    ));
+                    continue;
+                };
+                let why = format!("{name} tier");
+                scale(
+                    &mut model.input_usd_per_mtok,
+                    t.input_multiplier.value,
+                    &why,
+                );
+                scale(
+                    &mut model.output_usd_per_mtok,
+                    t.output_multiplier.value,
+                    &why,
+                );
+                if let Some(lc) = &mut model.long_context {
+                    scale(&mut lc.input_usd_per_mtok, t.input_multiplier.value, &why);
+                    scale(&mut lc.output_usd_per_mtok, t.output_multiplier.value, &why);
+                }
+                if let Some(rules) = &mut model.cache.explicit {
+                    if let Some(s) = &mut rules.storage_usd_per_mtok_hour {
+                        // Storage is billed per token-hour, not per request: the tier leaves it alone.
+                        s.source = format!("{} (not changed by the {name} tier)", s.source);
+                    }
+                }
+                if !t.caching.value {
+                    model.cache = Default::default();
+                    model.default_strategy = "none".into();
+                }
+                applied.push(format!("{name} tier"));
+            }
+            if pricing.regional {
+                let Some(m) = model.regional_multiplier.clone() else {
+                    model.unavailable = Some(format!(
+                        "`--regional`: model `{}` has no regional_multiplier in {}",
+                        model.id, self.origin
+                    ));
+                    continue;
+                };
+                scale(&mut model.input_usd_per_mtok, m.value, "regional endpoint");
+                scale(&mut model.output_usd_per_mtok, m.value, "regional endpoint");
+                if let Some(lc) = &mut model.long_context {
+                    scale(&mut lc.input_usd_per_mtok, m.value, "regional endpoint");
+                    scale(&mut lc.output_usd_per_mtok, m.value, "regional endpoint");
+                }
+                applied.push("regional endpoint".into());
+            }
+            model.priced = Some(applied.join(", "));
+        }
+        Ok(out)
+    }
+}

@@ -1,0 +1,246 @@
+//! Prices: the catalog's sources and `checked` dates, dated price changes (`--on`), price sheets
+//! (`--price-sheet`), service tiers, regional pricing, long-context tiers and placement rules. The
+//! expected dollars are worked out by hand in the comments from the catalog's documented prices.
+
+use serde_json::Value;
+
+use pcsim::input::scenario::Scenario;
+use pcsim::model::catalog::Catalog;
+use pcsim::model::pricing::Pricing;
+use pcsim::model::strategy::Strategy;
+use pcsim::sim::engine::{simulate_collect, SimSetup};
+
+use crate::common::{pcsim, root};
+
+fn scenario(text: &str) -> Scenario {
+    Scenario::from_toml_str(text, "test scenario", &root().join("examples"))
+        .expect("test scenario is valid")
+}
+
+fn day(s: &str) -> pcsim::base::date::Day {
+    s.parse().unwrap()
+}
+
+/// Total dollars of `strategy` on `model` with the catalog priced as `pricing`.
+fn total(text: &str, model: &str, strategy: &str, pricing: &Pricing) -> f64 {
+    let c = Catalog::embedded().unwrap().priced(pricing).unwrap();
+    let m = c.model(model).unwrap();
+    let r = Strategy::parse(strategy).unwrap().resolve(m).unwrap();
+    let s = scenario(text);
+    simulate_collect(&s, &SimSetup::new(m, &r, s.first_token_seconds), 0)
+        .last()
+        .unwrap()
+        .cumulative_usd
+}
+
+fn close(a: f64, b: f64) -> bool {
+    (a - b).abs() <= 1e-12 + 1e-9 * b.abs()
+}
+
+const ONE_CALL: &str = "[session]\ncalls = 1\nfirst_user_tokens = 10000\noutput_tokens = 500\n";
+
+/// Gemini 3.6 Flash's introductory prices ($0.75 in, $3.75 out) end on 2026-12-31; the 2027 rates
+/// ($1.50, $7.50) apply from 2027-01-01. One call of 10,000 prompt tokens and 500 output tokens:
+/// 2026-12-31: 10,000 x 0.75e-6 + 500 x 3.75e-6 = 0.0075 + 0.001875 = $0.009375;
+/// 2027-01-01: 10,000 x 1.50e-6 + 500 x 7.50e-6 = 0.015 + 0.00375 = $0.01875.
+#[test]
+fn a_dated_price_change_applies_from_its_day() {
+    let before = total(
+        ONE_CALL,
+        "gemini-3.6-flash",
+        "none",
+        &Pricing::on(day("2026-12-31")),
+    );
+    let after = total(
+        ONE_CALL,
+        "gemini-3.6-flash",
+        "none",
+        &Pricing::on(day("2027-01-01")),
+    );
+    assert!(close(before, 0.009375), "{before}");
+    assert!(close(after, 0.01875), "{after}");
+    // The same through the command line's --on, on a pricing command.
+    let run = |on: &str| -> f64 {
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("one.toml");
+        std::fs::write(&p, ONE_CALL).unwrap();
+        let out = pcsim()
+            .args(["run", p.to_str().unwrap(), "--model", "gemini-3.6-flash"])
+            .args(["--strategy", "none", "--format", "json", "--on", on])
+            .output()
+            .unwrap();
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        let v: Value = serde_json::from_slice(&out.stdout).unwrap();
+        v["results"][0]["total_usd"].as_f64().unwrap()
+    };
+    assert!(close(run("2026-12-31"), 0.009375));
+    assert!(close(run("2027-01-01"), 0.01875));
+    let out = pcsim()
+        .args(["run", "--on", "2027-02-30"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("--on"));
+}
+
+/// Batch halves input and output and stacks with caching (GPT-5.6 Sol, $5 / $30, 0.5x). Two calls
+/// with a 2,000-token system prompt, explicit:system+last, 30 s apart:
+/// call 1 writes 2,000 + 100 = 2,100 tokens at 1.25x: 2,100 x 1.25 x 2.5e-6 = $0.0065625, plus 50
+///   output tokens at 15e-6 = $0.00075;
+/// call 2 reads 2,100 at 0.1x: 2,100 x 0.1 x 2.5e-6 = $0.000525, writes the 50 + 100 new tokens at
+///   1.25x: 150 x 1.25 x 2.5e-6 = $0.00046875, plus $0.00075 of output.
+/// Total $0.0090563; at standard prices exactly twice that.
+#[test]
+fn a_batch_run_halves_the_bill_and_keeps_caching() {
+    let text = "[session]\ncalls = 2\nsystem_tokens = 2000\nfirst_user_tokens = 100\nuser_tokens = 100\ntool_result_tokens = 0\noutput_tokens = 50\ngap_seconds = 30\n";
+    let batch = Pricing {
+        service_tier: Some("batch".into()),
+        on: Some(day("2026-12-03")),
+        ..Pricing::default()
+    };
+    let b = total(text, "gpt-5.6-sol", "explicit:system+last", &batch);
+    let expected =
+        2100.0 * 1.25 * 2.5e-6 + 0.00075 + 2100.0 * 0.1 * 2.5e-6 + 150.0 * 1.25 * 2.5e-6 + 0.00075;
+    assert!(close(b, expected), "{b} vs {expected}");
+    let standard = total(
+        text,
+        "gpt-5.6-sol",
+        "explicit:system+last",
+        &Pricing::on(day("2026-12-03")),
+    );
+    assert!(close(standard, 2.0 * expected), "{standard}");
+}
+
+/// A 300,000-token prompt on GPT-5.6 Sol is above its 272K long-context threshold: the whole call
+/// is billed at $10 in / $45 out, cache writes at 1.25x and reads at 0.1x of $10.
+/// Call 1 (no cache yet) writes 300,000 at 1.25x: 300,000 x 1.25 x 10e-6 = $3.75, plus 100 output
+/// tokens x 45e-6 = $0.0045: $3.7545. Call 2 reads the 300,000 at 0.1x: $0.30, writes the new
+/// 100 + 10 tokens at 1.25x: 110 x 1.25 x 10e-6 = $0.001375, plus $0.0045: $0.305875.
+/// The same prompt cut to 200,000 tokens is priced at $5 / $30.
+#[test]
+fn a_300k_token_prompt_takes_the_long_context_prices() {
+    let text = |first: u64| {
+        format!("[session]\ncalls = 2\nfirst_user_tokens = {first}\nuser_tokens = 10\ntool_result_tokens = 0\noutput_tokens = 100\ngap_seconds = 10\n")
+    };
+    let c = Catalog::embedded()
+        .unwrap()
+        .priced(&Pricing::on(day("2026-12-03")))
+        .unwrap();
+    let m = c.model("gpt-5.6-sol").unwrap();
+    let r = Strategy::parse("explicit:last")
+        .unwrap()
+        .resolve(m)
+        .unwrap();
+    let s = scenario(&text(300_000));
+    let bills = simulate_collect(&s, &SimSetup::new(m, &r, s.first_token_seconds), 0);
+    assert_eq!(bills[0].prompt_tokens, 300_000);
+    assert_eq!(bills[0].cache_write_tokens, 300_000);
+    assert!(close(bills[0].cost_usd, 3.7545), "{}", bills[0].cost_usd);
+    assert_eq!(bills[1].cache_read_tokens, 300_000);
+    assert_eq!(bills[1].cache_write_tokens, 110);
+    assert!(close(bills[1].cost_usd, 0.305875), "{}", bills[1].cost_usd);
+    // Below the threshold: 200,000 x 1.25 x 5e-6 + 100 x 30e-6 = 1.25 + 0.003 = $1.253.
+    let s = scenario(&text(200_000));
+    let bills = simulate_collect(&s, &SimSetup::new(m, &r, s.first_token_seconds), 0);
+    assert!(close(bills[0].cost_usd, 1.253), "{}", bills[0].cost_usd);
+}
+
+/// Regional endpoints cost 1.1x on Opus 4.8: 10,000 x 5e-6 x 1.1 + 500 x 25e-6 x 1.1 = $0.06875.
+#[test]
+fn regional_pricing_multiplies_by_the_models_factor() {
+    let p = Pricing {
+        regional: true,
+        ..Pricing::default()
+    };
+    let t = total(ONE_CALL, "claude-opus-4.8", "none", &p);
+    assert!(close(t, 0.06875), "{t}");
+    // A model without a regional price is refused by name when selected, not silently priced.
+    let c = Catalog::embedded().unwrap().priced(&p).unwrap();
+    let e = c.model("kimi-k3").unwrap_err().to_string();
+    assert!(e.contains("kimi-k3") && e.contains("regional"), "{e}");
+}
+
+/// The study's price sheet reproduces the gateway's rates, and selecting it by a wrong name is an
+/// error that lists the sheets.
+#[test]
+fn the_study_sheet_holds_the_gateway_rates() {
+    let c = Catalog::embedded()
+        .unwrap()
+        .priced(&Pricing::sheet("study-2026-07-31"))
+        .unwrap();
+    assert_eq!(
+        c.model("gemini-3.6-flash")
+            .unwrap()
+            .input_usd_per_mtok
+            .value,
+        1.01
+    );
+    assert_eq!(c.model("glm-5.2").unwrap().input_usd_per_mtok.value, 0.45);
+    // `gpt-5.6` is an alias of GPT-5.6 Sol: the sheet's Sol rates apply to it.
+    assert_eq!(c.model("gpt-5.6").unwrap().input_usd_per_mtok.value, 1.75);
+    let list = Catalog::embedded()
+        .unwrap()
+        .priced(&Pricing::on(day("2026-12-03")))
+        .unwrap();
+    assert_eq!(
+        list.model("gemini-3.6-flash")
+            .unwrap()
+            .input_usd_per_mtok
+            .value,
+        0.75
+    );
+    assert_eq!(list.model("kimi-k3").unwrap().input_usd_per_mtok.value, 3.0);
+    let out = pcsim()
+        .args(["run", "--price-sheet", "gateway"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("study-2026-07-31") && err.contains("gateway"),
+        "{err}"
+    );
+}
+
+/// Every price of the built-in catalog says when it was checked, and the loader refuses one that
+/// does not.
+#[test]
+fn every_price_has_a_source_and_a_checked_date() {
+    let text = pcsim::model::catalog::EMBEDDED_CATALOG;
+    let bad = text.replacen(", checked = \"2026-12-03\" }", " }", 1);
+    assert_ne!(bad, text);
+    let e = Catalog::from_toml_str(&bad, "m.toml")
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains("checked") && e.contains("m.toml"), "{e}");
+    let bad = text.replacen("checked = \"2026-12-03\"", "checked = \"yesterday\"", 1);
+    let e = Catalog::from_toml_str(&bad, "m.toml")
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains("yesterday"), "{e}");
+}
+
+/// OpenAI allows breakpoints only inside input messages: no breakpoint after the tools on GPT-5.6,
+/// stated with the catalog's source; Claude keeps it.
+#[test]
+fn placement_constraints_come_from_the_catalog() {
+    let c = Catalog::embedded().unwrap();
+    let s = Strategy::parse("explicit:tools+last").unwrap();
+    let e = s
+        .resolve(c.model("gpt-5.6").unwrap())
+        .unwrap_err()
+        .to_string();
+    assert!(
+        e.contains("`tools` is not allowed") && e.contains("input messages"),
+        "{e}"
+    );
+    assert!(s.resolve(c.model("claude-opus-4.8").unwrap()).is_ok());
+    assert!(Strategy::parse("explicit:system+last")
+        .unwrap()
+        .resolve(c.model("gpt-5.6-luna").unwrap())
+        .is_ok());
+}

@@ -1,0 +1,422 @@
+//! `--report FILE.html | FILE.md`: one self-contained report per command, checked as a reader gets
+//! it: the HTML opens in headless Chromium (Debian's `chromium`, installed by `.ci/run`) with no
+//! error, and its screenshot shows the charts.
+//!
+//! Without Chromium the browser test fails under CI (`CI=true`) and says so; on a developer machine
+//! without it, it prints why it did not run (`apt-get install chromium`).
+//! Set `PCSIM_REPORT_DUMP=/some/dir` to keep the report and the screenshot for viewing.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+use crate::common;
+
+/// A scenario with the GitHub and filesystem servers (real captures shipped under examples/mcp).
+fn github_filesystem_scenario(dir: &Path) -> PathBuf {
+    let root = common::root();
+    let path = dir.join("github-filesystem.toml");
+    let text = format!(
+        r#"name = "github-filesystem-agent"
+description = "30-call coding agent with the GitHub and filesystem MCP servers"
+models = ["claude-opus-4.8", "gpt-5.6", "gemini-3.6-flash", "kimi-k3"]
+seed = 1
+
+[tools]
+files = ["{}", "{}"]
+
+[session]
+calls = 30
+system_tokens = 1800
+first_user_tokens = 250
+tool_result_tokens = 900
+output_tokens = 220
+gap_seconds = 12
+first_token_seconds = 1.5
+"#,
+        root.join("examples/mcp/server-github.tools.json").display(),
+        root.join("examples/mcp/server-filesystem.tools.json")
+            .display()
+    );
+    std::fs::write(&path, text).unwrap();
+    path
+}
+
+fn github_tool_names() -> String {
+    let text =
+        std::fs::read_to_string(common::root().join("examples/mcp/server-github.tools.json"))
+            .unwrap();
+    let v: serde_json::Value = serde_json::from_str(&text).unwrap();
+    v["tools"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| t["name"].as_str().unwrap().to_string())
+        .collect::<Vec<_>>()
+        .join(",")
+}
+
+/// `pcsim whatif` of disconnecting the GitHub server before call 10, with `--report path`.
+fn whatif_report(scenario: &Path, report: &Path) -> String {
+    let out = common::pcsim()
+        .arg("whatif")
+        .arg(scenario)
+        .args(["--at-call", "10", "--remove-tools", &github_tool_names()])
+        .args(["--chart-size", "1200x750", "--report"])
+        .arg(report)
+        .assert()
+        .success()
+        .get_output()
+        .stdout
+        .clone();
+    String::from_utf8(out).unwrap()
+}
+
+fn dump(name: &str, bytes: &[u8]) {
+    if let Ok(dir) = std::env::var("PCSIM_REPORT_DUMP") {
+        std::fs::create_dir_all(&dir).unwrap();
+        std::fs::write(Path::new(&dir).join(name), bytes).unwrap();
+    }
+}
+
+#[test]
+fn html_report_is_one_self_contained_file_with_charts_prices_and_provenance() {
+    let dir = tempfile::tempdir().unwrap();
+    let scenario = github_filesystem_scenario(dir.path());
+    let report = dir.path().join("whatif.html");
+    let stdout = whatif_report(&scenario, &report);
+    assert!(
+        stdout.contains(&format!("wrote {}", report.display())),
+        "{stdout}"
+    );
+    // One file: nothing else was written beside it.
+    let files: Vec<_> = std::fs::read_dir(dir.path()).unwrap().collect();
+    assert_eq!(files.len(), 2, "{files:?}");
+    let html = std::fs::read_to_string(&report).unwrap();
+    // Every inline chart is well-formed SVG.
+    let mut rest = html.as_str();
+    let mut svgs = 0;
+    while let Some(i) = rest.find("<svg") {
+        let end = rest[i..].find("</svg>").expect("closed svg") + i + "</svg>".len();
+        roxmltree::Document::parse(&rest[i..end]).expect("inline SVG parses");
+        svgs += 1;
+        rest = &rest[end..];
+    }
+    assert_eq!(svgs, 2);
+    assert_eq!(
+        html.matches("<svg").count(),
+        2,
+        "whatif-cumulative and whatif-difference inline"
+    );
+    assert!(!html.contains("<script"), "no script");
+    assert!(
+        !html.contains(" src=") && !html.contains("<link"),
+        "no external resource"
+    );
+    for want in [
+        "What a tool-list change before call 10 costs",
+        "Removed: create_or_update_file",
+        "pays back",
+        "Prices used and their sources",
+        "Provenance",
+        "--at-call 10 --remove-tools create_or_update_file,",
+        "--report",
+        "built-in models.toml",
+        "github-filesystem.toml",
+        "The scenario as simulated",
+    ] {
+        assert!(html.contains(want), "{want} missing");
+    }
+    // The source string of every price of every model simulated is in the report, as the catalog
+    // has it.
+    let catalog = pcsim::model::catalog::Catalog::embedded().unwrap();
+    for id in ["claude-opus-4.8", "gpt-5.6", "gemini-3.6-flash", "kimi-k3"] {
+        let m = catalog.model(id).unwrap();
+        for s in [&m.input_usd_per_mtok.source, &m.output_usd_per_mtok.source] {
+            let escaped = pcsim::report::document::escape_html(s);
+            assert!(html.contains(&escaped), "{id}: source `{s}` missing");
+        }
+    }
+    // The figures in the results table are the ones the JSON reports.
+    let json = common::pcsim()
+        .arg("whatif")
+        .arg(&scenario)
+        .args(["--at-call", "10", "--remove-tools", &github_tool_names()])
+        .args(["--format", "json"])
+        .assert()
+        .success()
+        .get_output()
+        .stdout
+        .clone();
+    let v: serde_json::Value = serde_json::from_slice(&json).unwrap();
+    for o in v["outcomes"].as_array().unwrap() {
+        let changed = pcsim::report::usd(o["changed_usd"].as_f64().unwrap());
+        assert!(
+            html.contains(&format!("<td class=\"n\">{changed}</td>")),
+            "{changed}"
+        );
+    }
+    dump("whatif.html", html.as_bytes());
+}
+
+#[test]
+fn markdown_report_links_pngs_written_beside_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let scenario = github_filesystem_scenario(dir.path());
+    let report = dir.path().join("pr.md");
+    whatif_report(&scenario, &report);
+    let md = std::fs::read_to_string(&report).unwrap();
+    let links: Vec<&str> = md
+        .lines()
+        .filter_map(|l| l.strip_prefix("![")?.split_once("](")?.1.strip_suffix(')'))
+        .collect();
+    assert_eq!(
+        links,
+        ["pr-whatif-cumulative.png", "pr-whatif-difference.png"]
+    );
+    for l in links {
+        let bytes = std::fs::read(dir.path().join(l)).unwrap();
+        let mut reader = png::Decoder::new(bytes.as_slice()).read_info().unwrap();
+        let mut buf = vec![0; reader.output_buffer_size()];
+        let info = reader.next_frame(&mut buf).unwrap();
+        assert_eq!((info.width, info.height), (1200, 750), "{l}");
+    }
+    assert!(
+        md.contains("| model | strategy | tool-change rule |"),
+        "{md}"
+    );
+    assert!(md.contains("## Prices used and their sources"));
+    assert!(md.contains("| seed | 1 |"), "{md}");
+}
+
+#[test]
+fn every_command_writes_a_report_and_a_bad_name_is_refused_before_any_work() {
+    let dir = tempfile::tempdir().unwrap();
+    let scenario = github_filesystem_scenario(dir.path());
+    for (cmd, extra) in [
+        ("run", vec!["--model", "gpt-5.6"]),
+        ("compare", vec!["--model", "gpt-5.6"]),
+        ("advise", vec!["--model", "gpt-5.6"]),
+    ] {
+        let report = dir.path().join(format!("{cmd}.html"));
+        common::pcsim()
+            .arg(cmd)
+            .arg(&scenario)
+            .args(extra)
+            .args(["--chart-size", "800x500", "--report"])
+            .arg(&report)
+            .assert()
+            .success();
+        let html = std::fs::read_to_string(&report).unwrap();
+        assert!(
+            html.contains(&format!("pcsim {cmd}: github-filesystem-agent")),
+            "{cmd}"
+        );
+        assert!(html.contains("<svg"), "{cmd}: no chart");
+        assert!(
+            html.contains("gpt-5.6") && html.contains("Provenance"),
+            "{cmd}"
+        );
+    }
+    // config: the servers of a client configuration, served from the stored captures.
+    let cfg = dir.path().join("demo.mcp.json");
+    let serve = common::root().join("examples/mcp/serve_capture.py");
+    let capture = common::root().join("examples/mcp/server-github.tools.json");
+    std::fs::write(
+        &cfg,
+        serde_json::json!({"mcpServers": {"github": {"command": "python3", "args": [serve, capture]}}})
+            .to_string(),
+    )
+    .unwrap();
+    let report = dir.path().join("config.md");
+    common::pcsim()
+        .arg("config")
+        .arg(&cfg)
+        .args(["--model", "gpt-5.6", "--report"])
+        .arg(&report)
+        .assert()
+        .success();
+    let md = std::fs::read_to_string(&report).unwrap();
+    assert!(md.contains("| github |") && md.contains("| 26 |"), "{md}");
+    assert!(dir.path().join("config-config-overhead.png").is_file());
+    // A report name that is neither .html nor .md is a user error, before anything runs.
+    let out = common::pcsim()
+        .arg("run")
+        .arg(&scenario)
+        .args(["--report", "r.pdf"])
+        .assert()
+        .code(2)
+        .get_output()
+        .stderr
+        .clone();
+    let err = String::from_utf8(out).unwrap();
+    assert!(err.contains("--report") && err.contains(".html"), "{err}");
+}
+
+/// Chromium from Debian's package, or `None` (and the reason printed) outside CI.
+fn chromium() -> Option<PathBuf> {
+    for p in ["/usr/bin/chromium", "/usr/bin/chromium-browser"] {
+        if Path::new(p).exists() {
+            return Some(PathBuf::from(p));
+        }
+    }
+    if std::env::var("CI").is_ok_and(|v| v == "true") {
+        panic!("chromium is not installed: .ci/run installs it (apt-get install -y chromium)");
+    }
+    eprintln!("not run: chromium is not installed (apt-get install -y chromium; .ci/run does)");
+    None
+}
+
+/// Runs headless Chromium on `url` with `args`, killed after two minutes; (stdout, stderr).
+fn run_chromium(bin: &Path, profile: &Path, args: &[String], url: &str) -> (String, String) {
+    let mut child = Command::new(bin)
+        .args([
+            "--headless",
+            "--no-sandbox",
+            "--disable-gpu",
+            "--disable-quic",
+            "--no-first-run",
+            "--disable-background-networking",
+            "--disable-component-update",
+            "--disable-sync",
+            "--enable-logging=stderr",
+            "--v=0",
+        ])
+        .arg(format!("--user-data-dir={}", profile.display()))
+        .args(args)
+        .arg(url)
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("chromium starts");
+    // Read both pipes on threads so a chatty browser never blocks on a full pipe.
+    let mut so = child.stdout.take().unwrap();
+    let mut se = child.stderr.take().unwrap();
+    let t1 = std::thread::spawn(move || {
+        let mut s = String::new();
+        let _ = std::io::Read::read_to_string(&mut so, &mut s);
+        s
+    });
+    let t2 = std::thread::spawn(move || {
+        let mut s = String::new();
+        let _ = std::io::Read::read_to_string(&mut se, &mut s);
+        s
+    });
+    let start = Instant::now();
+    loop {
+        if let Some(status) = child.try_wait().unwrap() {
+            assert!(status.success(), "chromium failed: {status}");
+            break;
+        }
+        if start.elapsed() > Duration::from_secs(120) {
+            let _ = child.kill();
+            let _ = child.wait();
+            panic!("chromium did not finish within 120 s");
+        }
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    (t1.join().unwrap(), t2.join().unwrap())
+}
+
+/// The page with a first script that turns any error (a script error, a resource that fails to
+/// load, a `console.error`) into the document title, so `--dump-dom` shows it.
+fn with_error_hook(html: &str) -> String {
+    let hook = r#"<script>window.addEventListener("error",function(e){document.title="PCSIM-ERROR "+(e.message||(e.target&&e.target.outerHTML))},true);console.error=function(){document.title="PCSIM-ERROR "+Array.prototype.join.call(arguments," ")};</script>"#;
+    html.replacen("<head>", &format!("<head>\n{hook}"), 1)
+}
+
+fn title_of(dom: &str) -> String {
+    let i = dom.find("<title>").map(|i| i + 7).unwrap_or(0);
+    let j = dom[i..].find("</title>").map_or(i, |j| i + j);
+    dom[i..j].to_string()
+}
+
+#[test]
+fn html_report_of_the_github_filesystem_whatif_opens_in_headless_chromium() {
+    let Some(bin) = chromium() else { return };
+    let dir = tempfile::tempdir().unwrap();
+    let scenario = github_filesystem_scenario(dir.path());
+    let report = dir.path().join("whatif.html");
+    whatif_report(&scenario, &report);
+    let html = std::fs::read_to_string(&report).unwrap();
+    let url = |p: &Path| format!("file://{}", p.display());
+
+    // No error while loading: the hooked copy keeps its title. The control page (a missing
+    // picture) shows that the hook does catch errors.
+    let hooked = dir.path().join("hooked.html");
+    std::fs::write(&hooked, with_error_hook(&html)).unwrap();
+    let (dom, log) = run_chromium(
+        &bin,
+        &dir.path().join("p1"),
+        &["--dump-dom".into()],
+        &url(&hooked),
+    );
+    assert_eq!(
+        title_of(&dom),
+        "pcsim whatif: github-filesystem-agent",
+        "{log}"
+    );
+    assert_eq!(dom.matches("<svg").count(), 2, "both charts in the DOM");
+    assert!(!log.contains("CONSOLE"), "console messages: {log}");
+    let control = dir.path().join("control.html");
+    std::fs::write(
+        &control,
+        with_error_hook(&html).replace("</body>", "<img src=\"missing.png\"></body>"),
+    )
+    .unwrap();
+    let (dom, _) = run_chromium(
+        &bin,
+        &dir.path().join("p2"),
+        &["--dump-dom".into()],
+        &url(&control),
+    );
+    assert!(
+        title_of(&dom).starts_with("PCSIM-ERROR"),
+        "{}",
+        title_of(&dom)
+    );
+
+    // The screenshot is not blank: varied pixels, and the models' palette colours from the
+    // inline charts.
+    let shot = dir.path().join("shot.png");
+    run_chromium(
+        &bin,
+        &dir.path().join("p3"),
+        &[
+            "--window-size=1280,2600".into(),
+            "--hide-scrollbars".into(),
+            format!("--screenshot={}", shot.display()),
+        ],
+        &url(&report),
+    );
+    let bytes = std::fs::read(&shot).expect("chromium wrote the screenshot");
+    dump("whatif-screenshot.png", &bytes);
+    let mut reader = png::Decoder::new(bytes.as_slice()).read_info().unwrap();
+    let mut buf = vec![0; reader.output_buffer_size()];
+    let info = reader.next_frame(&mut buf).unwrap();
+    assert_eq!((info.width, info.height), (1280, 2600));
+    let channels = info.color_type.samples();
+    let px: Vec<&[u8]> = buf[..info.buffer_size()].chunks(channels).collect();
+    let lum: Vec<f64> = px
+        .iter()
+        .map(|p| (p[0] as f64 + p[1] as f64 + p[2] as f64) / 3.0)
+        .collect();
+    let mean = lum.iter().sum::<f64>() / lum.len() as f64;
+    let var = lum.iter().map(|l| (l - mean).powi(2)).sum::<f64>() / lum.len() as f64;
+    let inked = lum.iter().filter(|l| **l < 200.0).count() as f64 / lum.len() as f64;
+    assert!(var > 100.0, "screenshot looks blank: variance {var}");
+    assert!(inked > 0.01, "screenshot has almost no ink: {inked}");
+    // Opus blue and GPT vermillion lines of the charts (anti-aliased: near the colour).
+    for (r, g, b) in [(0x00, 0x72, 0xB2), (0xD5, 0x5E, 0x00)] {
+        let near = px
+            .iter()
+            .filter(|p| {
+                (p[0] as i32 - r).abs() < 24
+                    && (p[1] as i32 - g).abs() < 24
+                    && (p[2] as i32 - b).abs() < 24
+            })
+            .count();
+        assert!(near > 500, "colour #{r:02X}{g:02X}{b:02X}: {near} pixels");
+    }
+}
