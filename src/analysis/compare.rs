@@ -33,6 +33,7 @@ pub const DEFAULT_STRATEGIES: [&str; 9] = [
 
 /// One strategy's outcome on one model.
 #[derive(Debug, Clone, Serialize)]
+#[non_exhaustive]
 pub struct StrategyOutcome {
     /// Canonical strategy simulated.
     pub strategy: String,
@@ -62,6 +63,7 @@ pub struct StrategyOutcome {
 
 /// All strategies on one model.
 #[derive(Debug, Clone, Serialize)]
+#[non_exhaustive]
 pub struct ModelComparison {
     /// Model id.
     pub model: String,
@@ -77,6 +79,7 @@ pub struct ModelComparison {
 
 /// Everything `compare` reports.
 #[derive(Debug, Clone, Serialize)]
+#[non_exhaustive]
 pub struct CompareReport {
     /// Scenario name.
     pub scenario: String,
