@@ -9,7 +9,7 @@ use serde_json::Value;
 
 use crate::error::{Error, Result};
 use crate::model::catalog::{Catalog, ModelSpec};
-use crate::model::pricing::Pricing;
+use crate::model::pricing::{Pricing, STUDY_PRICE_SHEET};
 use crate::model::tokens::ToolRendering;
 use crate::model::tools::{parse_tool_list, synthetic_tools, Tool};
 
@@ -215,9 +215,6 @@ impl Fit {
 // ---------------------------------------------------------------------------------------------
 // The built-in catalog against the measured facts and on the real captures.
 
-/// The price sheet of the measurement study, on which its dollar facts hold.
-pub const STUDY_SHEET: &str = "study-2026-07-31";
-
 const GET_WEATHER: &str = include_str!("../../examples/tools/get_weather.json");
 
 /// One measured fact reproduced by the catalog.
@@ -248,7 +245,6 @@ pub fn fact_rows(catalog: &Catalog, github: Option<&[Tool]>) -> Result<Vec<FactR
     let opus5 = catalog.model("claude-opus-5")?;
     let gpt = catalog.model("gpt-5.6")?;
     let gemini = catalog.model("gemini-3.6-flash")?;
-    let glm = catalog.model("glm-5.2")?;
     let mut rows = Vec::new();
     let mut add = |model: &str, fact: &str, measured: f64, modelled: f64| {
         rows.push(FactRow {
@@ -319,17 +315,18 @@ pub fn fact_rows(catalog: &Catalog, github: Option<&[Tool]>) -> Result<Vec<FactR
         4082.0,
         block(opus5, &synthetic_tools(1, 21, 3)),
     );
-    // Dollars as the study's gateway billed them: on its price sheet when the catalog has it.
-    let study = catalog.priced(&Pricing::sheet(STUDY_SHEET)).ok();
-    let priced = study.as_ref().unwrap_or(catalog);
-    let gemini_usd = priced.model("gemini-3.6-flash")?;
-    let glm_usd = priced.model("glm-5.2")?;
     if let Some(gh) = github {
+        // The dollar facts were billed by the study's gateway at its own rates: price them on the
+        // catalog's study sheet when it has one (a user catalog without it prices as it stands).
+        let study = catalog.priced(&Pricing::sheet(STUDY_PRICE_SHEET)).ok();
+        let study = study.as_ref().unwrap_or(catalog);
+        let gemini = study.model("gemini-3.6-flash")?;
+        let glm = study.model("glm-5.2")?;
         add(
             &gemini.id,
-            "GitHub server: $0.0029 per call (study price sheet)",
+            "GitHub server: $0.0029 per call",
             0.0029,
-            gemini_usd.input_usd(block(gemini, gh)),
+            gemini.input_usd(block(gemini, gh)),
         );
         add(
             &glm.id,
@@ -339,9 +336,9 @@ pub fn fact_rows(catalog: &Catalog, github: Option<&[Tool]>) -> Result<Vec<FactR
         );
         add(
             &glm.id,
-            "GitHub server: cheaper than Gemini (USD ratio < 1, study sheet)",
+            "GitHub server: cheaper than Gemini (USD ratio < 1)",
             1.0,
-            glm_usd.input_usd(block(glm, gh)) / gemini_usd.input_usd(block(gemini, gh)),
+            glm.input_usd(block(glm, gh)) / gemini.input_usd(block(gemini, gh)),
         );
     }
     Ok(rows)
