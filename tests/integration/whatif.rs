@@ -370,7 +370,10 @@ fn advise_json_for_long_gaps_recommends_the_1h_tier() {
         .iter()
         .find(|c| c["strategy"] == "automatic")
         .unwrap();
-    assert!(f(&auto["total_usd"]) >= f(&kimi["none_usd"]), "the default tier never hits");
+    assert!(
+        f(&auto["total_usd"]) >= f(&kimi["none_usd"]),
+        "the default tier never hits"
+    );
     // CSV is refused rather than flattened wrongly.
     let out = pcsim()
         .args(["advise", "--format", "csv"])
