@@ -33,6 +33,9 @@ use pcsim::report::chart::{ChartFile, ChartOptions};
 #[derive(Debug, Parser)]
 #[command(name = "pcsim", version, about, long_about = None)]
 pub struct Cli {
+    /// No progress bar and no `wrote FILE` lines (the report itself, warnings and errors stay).
+    #[arg(long, short = 'q', global = true)]
+    pub quiet: bool,
     /// Model catalog to use instead of the built-in models.toml.
     #[arg(long, global = true, value_name = "FILE")]
     pub catalog: Option<PathBuf>,
@@ -121,6 +124,7 @@ pub enum Command {
 
 /// Runs the parsed command, writing to `out`.
 pub fn run(cli: Cli, out: &mut dyn Write) -> Result<()> {
+    QUIET.store(cli.quiet, std::sync::atomic::Ordering::Relaxed);
     let catalog = match &cli.catalog {
         Some(p) => Catalog::load(p)?,
         None => Catalog::embedded()?,
@@ -162,13 +166,23 @@ pub fn load_scenario(path: &Option<PathBuf>) -> Result<Scenario> {
     })
 }
 
+/// `--quiet`: set once from the command line before any command runs.
+static QUIET: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+
+/// Whether `--quiet` was given (no progress bar, no `wrote FILE` lines).
+pub fn quiet() -> bool {
+    QUIET.load(std::sync::atomic::Ordering::Relaxed)
+}
+
 /// Writes one report file atomically and tells the user where it went.
 pub fn write_reported(dir: &Path, name: &str, bytes: &[u8], format: Format) -> Result<()> {
     let path = dir.join(name);
     report::write_atomic(&path, bytes).with_context(|| format!("writing {}", path.display()))?;
     // Paths go to stderr when stdout carries machine-readable output.
     // `writeln!`, not `println!`: a closed pipe must not panic (the report is already written).
-    let _ = if format == Format::Table {
+    let _ = if quiet() {
+        Ok(())
+    } else if format == Format::Table {
         writeln!(std::io::stdout(), "wrote {}", path.display())
     } else {
         writeln!(std::io::stderr(), "wrote {}", path.display())
