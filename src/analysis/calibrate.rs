@@ -9,6 +9,7 @@ use serde_json::Value;
 
 use crate::error::{Error, Result};
 use crate::model::catalog::{Catalog, ModelSpec};
+use crate::model::pricing::{Pricing, STUDY_PRICE_SHEET};
 use crate::model::tokens::ToolRendering;
 use crate::model::tools::{parse_tool_list, synthetic_tools, Tool};
 
@@ -244,7 +245,6 @@ pub fn fact_rows(catalog: &Catalog, github: Option<&[Tool]>) -> Result<Vec<FactR
     let opus5 = catalog.model("claude-opus-5")?;
     let gpt = catalog.model("gpt-5.6")?;
     let gemini = catalog.model("gemini-3.6-flash")?;
-    let glm = catalog.model("glm-5.2")?;
     let mut rows = Vec::new();
     let mut add = |model: &str, fact: &str, measured: f64, modelled: f64| {
         rows.push(FactRow {
@@ -316,6 +316,12 @@ pub fn fact_rows(catalog: &Catalog, github: Option<&[Tool]>) -> Result<Vec<FactR
         block(opus5, &synthetic_tools(1, 21, 3)),
     );
     if let Some(gh) = github {
+        // The dollar facts were billed by the study's gateway at its own rates: price them on the
+        // catalog's study sheet when it has one (a user catalog without it prices as it stands).
+        let study = catalog.priced(&Pricing::sheet(STUDY_PRICE_SHEET)).ok();
+        let study = study.as_ref().unwrap_or(catalog);
+        let gemini = study.model("gemini-3.6-flash")?;
+        let glm = study.model("glm-5.2")?;
         add(
             &gemini.id,
             "GitHub server: $0.0029 per call",

@@ -102,7 +102,8 @@ pub fn cmd_capture(a: CaptureArgs, out: &mut dyn Write) -> Result<()> {
     let (program, args) = a.command.split_first().context("no command given")?;
     let label = a.command.join(" ");
     let cap = capture_command(&label, program, args, &BTreeMap::new(), &opts)?;
-    let mut json = serde_json::to_string_pretty(&cap.result_json())?;
+    // The server's own text, key order included (a Value would sort the keys).
+    let mut json = cap.result_json_text();
     json.push('\n');
     let server = cap
         .server_info

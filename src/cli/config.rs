@@ -8,15 +8,32 @@ use anyhow::Result;
 
 use super::capture::ServerOptions;
 use super::{Format, TextFormat};
-use pcsim::input::mcpconfig::{capture_all, load_config, overheads};
+use pcsim::input::mcpconfig::{capture_all, load_config_with, overheads, Client, LoadOptions};
 use pcsim::model::catalog::Catalog;
 use pcsim::report::{self, table::TextTable, usd};
 
 /// Arguments of `config`.
 #[derive(Debug, clap::Args)]
 pub struct ConfigArgs {
-    /// The client configuration (`.mcp.json`, `claude_desktop_config.json`, ...).
+    /// The client configuration: `.mcp.json`, `~/.claude.json`, `claude_desktop_config.json`, Cursor
+    /// or VS Code `mcp.json`, Windsurf `mcp_config.json`, Gemini CLI or Zed `settings.json`, Codex CLI
+    /// `config.toml`, Continue `config.yaml`.
     pub file: PathBuf,
+    /// Read the file as this client's format (default: detected from the path and the content):
+    /// claude-code, claude-desktop, cursor, windsurf, vscode, gemini-cli, zed, codex, continue,
+    /// generic.
+    #[arg(long, value_name = "NAME")]
+    pub client: Option<String>,
+    /// A value for `${input:ID}` (VS Code) or `${{ inputs.ID }}` (Continue), repeatable.
+    #[arg(long = "input", value_name = "ID=VALUE")]
+    pub inputs: Vec<String>,
+    /// The workspace folder for `${workspaceFolder}` and relative `cwd` (default: the folder of the
+    /// file, or its parent for `.vscode/`, `.gemini/`, ...).
+    #[arg(long, value_name = "DIR")]
+    pub workspace: Option<PathBuf>,
+    /// For `~/.claude.json`: only this project's servers besides the user's (default: every project).
+    #[arg(long, value_name = "PATH")]
+    pub project: Option<String>,
     /// Model id (repeatable); default: the six measured models.
     #[arg(long = "model", value_name = "ID")]
     pub models: Vec<String>,
@@ -38,7 +55,23 @@ pub fn cmd_config(catalog: &Catalog, a: ConfigArgs, out: &mut dyn Write) -> Resu
     let opts = a.server.to_options()?;
     let models = catalog.select(&a.models)?;
     let doc_kind = a.doc.check()?;
-    let cfg = load_config(&a.file)?;
+    let mut lo = LoadOptions {
+        client: a.client.as_deref().map(Client::parse).transpose()?,
+        workspace: a.workspace.clone(),
+        project: a.project.clone(),
+        ..LoadOptions::default()
+    };
+    for kv in &a.inputs {
+        let (k, v) = kv.split_once('=').ok_or_else(|| {
+            pcsim::Error::invalid(
+                "command line",
+                "--input",
+                format!("`{kv}` must be ID=VALUE"),
+            )
+        })?;
+        lo.inputs.insert(k.to_string(), v.to_string());
+    }
+    let cfg = load_config_with(&a.file, &lo)?;
     if let Some(dir) = &a.save {
         report::ensure_writable_dir(dir)?;
     }
@@ -68,7 +101,7 @@ pub fn cmd_config(catalog: &Catalog, a: ConfigArgs, out: &mut dyn Write) -> Resu
         let mut files: Vec<(String, Vec<u8>)> = Vec::new();
         for o in &outcomes {
             if let Some(raw) = &o.raw {
-                let mut text = serde_json::to_string_pretty(raw)?;
+                let mut text = raw.clone();
                 text.push('\n');
                 files.push((
                     format!("{}.tools.json", sanitize(&o.entry.name)),
@@ -99,6 +132,10 @@ pub fn cmd_config(catalog: &Catalog, a: ConfigArgs, out: &mut dyn Write) -> Resu
                         "name": o.entry.name,
                         "command": o.entry.command,
                         "args": o.entry.args,
+                        "cwd": o.entry.cwd,
+                        "include_tools": o.entry.include_tools,
+                        "exclude_tools": o.entry.exclude_tools,
+                        "tools_listed": o.listed,
                         "tools": o.tools.as_ref().ok().map(|t| t.len()),
                         "tool_names": o.tools.as_ref().ok().map(|t| t.iter().map(|x| x.name.clone()).collect::<Vec<_>>()),
                         "error": o.tools.as_ref().err(),
@@ -107,6 +144,7 @@ pub fn cmd_config(catalog: &Catalog, a: ConfigArgs, out: &mut dyn Write) -> Resu
                 .collect();
             let v = serde_json::json!({
                 "config": cfg.origin,
+                "client": cfg.client,
                 "servers": servers,
                 "skipped": cfg.skipped,
                 "duplicate_tool_names": dups,
@@ -129,7 +167,15 @@ pub fn cmd_config(catalog: &Catalog, a: ConfigArgs, out: &mut dyn Write) -> Resu
                         o.entry.name.clone(),
                         cmd,
                         tools.len().to_string(),
-                        "ok".into(),
+                        match o.listed {
+                            Some(n) if n != tools.len() => {
+                                format!(
+                                    "ok ({} of {n} listed tools exposed by the client's filters)",
+                                    tools.len()
+                                )
+                            }
+                            _ => "ok".into(),
+                        },
                     ]),
                     Err(e) => t.row(vec![
                         o.entry.name.clone(),
@@ -147,7 +193,7 @@ pub fn cmd_config(catalog: &Catalog, a: ConfigArgs, out: &mut dyn Write) -> Resu
                     format!("skipped: {}", s.reason),
                 ]);
             }
-            writeln!(out, "{}\n", cfg.origin)?;
+            writeln!(out, "{} (read as {})\n", cfg.origin, cfg.client.as_str())?;
             out.write_all(t.render().as_bytes())?;
             writeln!(out, "\nTool-block overhead per call:\n")?;
             let mut t = TextTable::new(

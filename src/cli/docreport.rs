@@ -155,7 +155,9 @@ pub fn report_charts(
 /// Markdown never links a missing picture.
 pub fn write(path: &Path, kind: Kind, doc: &Document, stdout_is_table: bool) -> Result<()> {
     let say = |p: &Path| {
-        let _ = if stdout_is_table {
+        let _ = if super::quiet() {
+            Ok(())
+        } else if stdout_is_table {
             writeln!(std::io::stdout(), "wrote {}", p.display())
         } else {
             writeln!(std::io::stderr(), "wrote {}", p.display())

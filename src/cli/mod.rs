@@ -41,6 +41,9 @@ use pcsim::report::chart::{ChartFile, ChartOptions};
 #[derive(Debug, Parser)]
 #[command(name = "pcsim", version, about, long_about = None)]
 pub struct Cli {
+    /// No progress bar and no `wrote FILE` lines (the report itself, warnings and errors stay).
+    #[arg(long, short = 'q', global = true)]
+    pub quiet: bool,
     /// Model catalog to use instead of the built-in models.toml.
     #[arg(long, global = true, value_name = "FILE")]
     pub catalog: Option<PathBuf>,
@@ -129,6 +132,7 @@ pub enum Command {
 
 /// Runs the parsed command, writing to `out`.
 pub fn run(cli: Cli, out: &mut dyn Write) -> Result<()> {
+    QUIET.store(cli.quiet, std::sync::atomic::Ordering::Relaxed);
     let catalog = match &cli.catalog {
         Some(p) => Catalog::load(p)?,
         None => Catalog::embedded()?,
@@ -170,6 +174,14 @@ pub fn load_scenario(path: &Option<PathBuf>) -> Result<Scenario> {
     })
 }
 
+/// `--quiet`: set once from the command line before any command runs.
+static QUIET: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+
+/// Whether `--quiet` was given (no progress bar, no `wrote FILE` lines).
+pub fn quiet() -> bool {
+    QUIET.load(std::sync::atomic::Ordering::Relaxed)
+}
+
 /// Writes one report file atomically and tells the user where it went (a set of one, see
 /// [`write_report_set`]).
 #[allow(dead_code)] // kept for commands that write a single file
@@ -184,7 +196,9 @@ pub fn write_report_set(dir: &Path, files: &[(&str, &[u8])], format: Format) -> 
         .with_context(|| format!("writing the reports into {}", dir.display()))?;
     for path in paths {
         let shown = pcsim::report::terminal::escape(&path.display().to_string()).into_owned();
-        let _ = if format == Format::Table {
+        let _ = if quiet() {
+            Ok(())
+        } else if format == Format::Table {
             writeln!(std::io::stdout(), "wrote {shown}")
         } else {
             writeln!(std::io::stderr(), "wrote {shown}")

@@ -30,7 +30,7 @@ impl Progress {
         Progress {
             bar,
             start: Instant::now(),
-            terminal: std::io::stderr().is_terminal(),
+            terminal: std::io::stderr().is_terminal() && !super::quiet(),
             shown: AtomicBool::new(false),
         }
     }

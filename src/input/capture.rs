@@ -70,6 +70,8 @@ pub struct CaptureOptions {
     pub capabilities: ClientCapabilities,
     /// `protocolVersion` asked for in `initialize`.
     pub protocol_version: String,
+    /// Working directory to start the server in (a client configuration's `cwd`); `None`: ours.
+    pub cwd: Option<std::path::PathBuf>,
 }
 
 impl Default for CaptureOptions {
@@ -81,6 +83,7 @@ impl Default for CaptureOptions {
             max_pages: 1000,
             capabilities: ClientCapabilities::Minimal,
             protocol_version: DEFAULT_PROTOCOL_VERSION.into(),
+            cwd: None,
         }
     }
 }
@@ -90,6 +93,8 @@ impl Default for CaptureOptions {
 pub struct Capture {
     /// Tool objects exactly as the server returned them, across all pages, in order.
     pub tools: Vec<Value>,
+    /// The same tools as the server's own JSON text (its key order and spelling), one per tool.
+    pub tools_text: Vec<String>,
     /// `serverInfo` of the initialize result, if any.
     pub server_info: Option<Value>,
     /// `protocolVersion` the server answered with.
@@ -109,6 +114,96 @@ impl Capture {
     pub fn result_json(&self) -> Value {
         json!({ "tools": self.tools })
     }
+
+    /// The `{ "tools": [...] }` result as pretty JSON text with every tool exactly as the server
+    /// sent it (key order, number and string spelling), indented like `serde_json`'s pretty output.
+    pub fn result_json_text(&self) -> String {
+        self.result_json_text_filtered(|_| true)
+    }
+
+    /// [`Capture::result_json_text`] keeping only the tools whose `name` passes `keep`.
+    pub fn result_json_text_filtered(&self, keep: impl Fn(&str) -> bool) -> String {
+        let kept: Vec<&str> = self
+            .tools
+            .iter()
+            .zip(&self.tools_text)
+            .filter(|(v, _)| keep(v.get("name").and_then(Value::as_str).unwrap_or("")))
+            .map(|(_, t)| t.as_str())
+            .collect();
+        let raw = format!("{{\"tools\":[{}]}}", kept.join(","));
+        pretty_json_text(&raw)
+    }
+}
+
+/// Re-indents valid JSON text the way `serde_json::to_string_pretty` does (two spaces, `": "`,
+/// `[]` and `{}` for empty containers) without parsing it into a map, so keys keep their order and
+/// strings and numbers their spelling.
+pub fn pretty_json_text(raw: &str) -> String {
+    let b = raw.as_bytes();
+    let mut out = String::with_capacity(raw.len() * 2);
+    let mut depth = 0usize;
+    let mut i = 0;
+    let newline = |out: &mut String, depth: usize| {
+        out.push('\n');
+        for _ in 0..depth {
+            out.push_str("  ");
+        }
+    };
+    while i < b.len() {
+        let c = b[i];
+        match c {
+            b'"' => {
+                let start = i;
+                i += 1;
+                while i < b.len() && b[i] != b'"' {
+                    if b[i] == b'\\' {
+                        i += 1;
+                    }
+                    i += 1;
+                }
+                i = (i + 1).min(b.len());
+                out.push_str(&raw[start..i]);
+                continue;
+            }
+            b'{' | b'[' => {
+                let close = if c == b'{' { b'}' } else { b']' };
+                let mut j = i + 1;
+                while j < b.len() && b[j].is_ascii_whitespace() {
+                    j += 1;
+                }
+                if b.get(j) == Some(&close) {
+                    out.push(c as char);
+                    out.push(close as char);
+                    i = j + 1;
+                    continue;
+                }
+                out.push(c as char);
+                depth += 1;
+                newline(&mut out, depth);
+            }
+            b'}' | b']' => {
+                depth = depth.saturating_sub(1);
+                newline(&mut out, depth);
+                out.push(c as char);
+            }
+            b',' => {
+                out.push(',');
+                newline(&mut out, depth);
+            }
+            b':' => out.push_str(": "),
+            c if c.is_ascii_whitespace() => {}
+            _ => {
+                let start = i;
+                while i < b.len() && !b"{}[],:\" \t\r\n".contains(&b[i]) {
+                    i += 1;
+                }
+                out.push_str(&raw[start..i]);
+                continue;
+            }
+        }
+        i += 1;
+    }
+    out
 }
 
 /// One line from the server, classified.
@@ -244,6 +339,7 @@ pub fn capture_over(
 ) -> Result<Capture> {
     let mut cap = Capture {
         tools: Vec::new(),
+        tools_text: Vec::new(),
         server_info: None,
         protocol_version: None,
         pages: 0,
@@ -252,7 +348,7 @@ pub fn capture_over(
         server_requests: 0,
     };
     t.send(&initialize_request(1, opts))?;
-    let init = await_response(t, server, 1, "initialize", deadline, &mut cap)?;
+    let (init, _) = await_response(t, server, 1, "initialize", deadline, &mut cap)?;
     let init = init.as_object().ok_or_else(|| {
         server_error(
             server,
@@ -279,7 +375,7 @@ pub fn capture_over(
             ));
         }
         t.send(&tools_list_request(id, cursor.as_deref()))?;
-        let page = await_response(t, server, id, "tools/list", deadline, &mut cap)?;
+        let (page, line) = await_response(t, server, id, "tools/list", deadline, &mut cap)?;
         cap.pages += 1;
         let tools = page.get("tools").and_then(Value::as_array).ok_or_else(|| {
             server_error(
@@ -292,6 +388,7 @@ pub fn capture_over(
             )
         })?;
         cap.tools.extend(tools.iter().cloned());
+        cap.tools_text.extend(tool_texts(&line, tools));
         match page.get("nextCursor") {
             None | Some(Value::Null) => break,
             Some(Value::String(c)) => {
@@ -328,6 +425,27 @@ fn short(v: &Value) -> String {
     }
 }
 
+/// Each tool of a `tools/list` response line as the server's own text; where the line cannot be
+/// read that way (it always can, having parsed), the tools re-serialised.
+fn tool_texts(line: &str, tools: &[Value]) -> Vec<String> {
+    #[derive(serde::Deserialize)]
+    struct Page<'a> {
+        #[serde(borrow)]
+        tools: Vec<&'a serde_json::value::RawValue>,
+    }
+    #[derive(serde::Deserialize)]
+    struct Response<'a> {
+        #[serde(borrow)]
+        result: Page<'a>,
+    }
+    match serde_json::from_str::<Response>(line.trim()) {
+        Ok(r) if r.result.tools.len() == tools.len() => {
+            r.result.tools.iter().map(|t| t.get().to_string()).collect()
+        }
+        _ => tools.iter().map(Value::to_string).collect(),
+    }
+}
+
 fn await_response(
     t: &mut dyn Transport,
     server: &str,
@@ -335,7 +453,7 @@ fn await_response(
     what: &str,
     deadline: Instant,
     cap: &mut Capture,
-) -> Result<Value> {
+) -> Result<(Value, String)> {
     loop {
         let line = match t.recv(deadline)? {
             Received::Line(l) => l,
@@ -350,6 +468,7 @@ fn await_response(
         match classify(&line) {
             Incoming::Response { id: got, outcome } if got == json!(id) => {
                 return outcome
+                    .map(|v| (v, line))
                     .map_err(|e| server_error(server, format!("{what} failed: {}", short(&e))));
             }
             // A response to an id we did not send: noise from a confused server; keep waiting.
@@ -583,6 +702,9 @@ pub fn capture_command(
 ) -> Result<Capture> {
     let deadline = Instant::now() + opts.timeout;
     let mut cmd = Command::new(program);
+    if let Some(dir) = &opts.cwd {
+        cmd.current_dir(dir);
+    }
     cmd.args(args)
         .envs(env)
         .stdin(Stdio::piped())
@@ -877,5 +999,22 @@ mod tests {
             })
             .collect();
         assert_eq!(kinds, ["line", "line", "line", "line", "line", "too much"]);
+    }
+
+    #[test]
+    fn pretty_text_keeps_order_and_matches_serde_layout() {
+        let raw = r#"{"z":1,"a":{"y":[],"b":{}},"s":"a,b:{\"c\"}","n":1.50}"#;
+        let out = pretty_json_text(raw);
+        assert!(out.find("\"z\"").unwrap() < out.find("\"a\"").unwrap());
+        assert!(out.contains("1.50"), "numbers keep their spelling: {out}");
+        let back: Value = serde_json::from_str(&out).unwrap();
+        assert_eq!(back, serde_json::from_str::<Value>(raw).unwrap());
+        // On sorted input the layout is serde_json's own.
+        let sorted = r#"{"a":[1,{"b":null}],"c":"x","d":[],"e":{}}"#;
+        let v: Value = serde_json::from_str(sorted).unwrap();
+        assert_eq!(
+            pretty_json_text(sorted),
+            serde_json::to_string_pretty(&v).unwrap()
+        );
     }
 }

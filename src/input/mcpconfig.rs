@@ -1,9 +1,30 @@
-//! MCP client configuration files (`.mcp.json`, Claude Desktop's `claude_desktop_config.json`, Cursor's
-//! `mcp.json`, VS Code's `servers` map): the stdio servers they start, captured together, and the
+//! MCP client configuration files: the stdio servers they start, captured together, and the
 //! per-call cost of the tool block they add, per server and for the whole configuration.
+//!
+//! Each client's documented format is read as that client reads it ([`Client`]):
+//! - Claude Code: `.mcp.json` (`mcpServers`) and `~/.claude.json` (user `mcpServers` and per-project
+//!   `projects.<path>.mcpServers`); `${VAR}` and `${VAR:-default}`, an unset variable without a
+//!   default keeps the server from starting;
+//! - Claude Desktop `claude_desktop_config.json` (`mcpServers`, values taken literally);
+//! - Cursor `mcp.json`, Windsurf `mcp_config.json` (`serverUrl` for remote servers), VS Code
+//!   `mcp.json` / `settings.json` (`servers`, `mcp.servers`, `inputs`): `${env:NAME}` (empty when
+//!   unset), `${input:id}` (VS Code), `${workspaceFolder}`, `${workspaceFolderBasename}`,
+//!   `${userHome}`, `${pathSeparator}`;
+//! - Gemini CLI `settings.json` (`mcpServers` with `httpUrl`/`url`, `cwd`, `includeTools`,
+//!   `excludeTools`, `enabled`; top-level `mcp.allowed` / `mcp.excluded`): `$VAR` and `${VAR}`, left
+//!   as written when unset;
+//! - Zed `settings.json` (`context_servers`, `command` as a string or `{path, args, env}`,
+//!   `source: "extension"`, `enabled`);
+//! - Codex CLI `config.toml` (`[mcp_servers.NAME]`: `command`, `args`, `env`, `env_vars`, `cwd`,
+//!   `enabled`, `enabled_tools`, `disabled_tools`, `url`);
+//! - Continue `config.yaml` and `.continue/mcpServers/*.yaml` (an `mcpServers` list with `name`):
+//!   `${{ secrets.NAME }}` from the environment, `${{ inputs.NAME }}` from `--input`.
+//!
+//! JSON files may have comments and trailing commas (JSONC, as VS Code and Zed write them). Remote
+//! entries and disabled ones are listed as skipped with the reason, never an error.
 
 use std::collections::BTreeMap;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 use serde::Serialize;
 use serde_json::Value;
@@ -14,10 +35,86 @@ use crate::model::catalog::ModelSpec;
 use crate::model::strategy::Strategy;
 use crate::model::tools::{parse_tool_list, Tool};
 
+/// The client whose configuration format (and variable syntax) a file is read in.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Client {
+    /// Claude Code (`.mcp.json`, `~/.claude.json`).
+    ClaudeCode,
+    /// Claude Desktop (`claude_desktop_config.json`).
+    ClaudeDesktop,
+    /// Cursor (`.cursor/mcp.json`).
+    Cursor,
+    /// Windsurf (`~/.codeium/windsurf/mcp_config.json`).
+    Windsurf,
+    /// VS Code (`.vscode/mcp.json`, user `settings.json`).
+    #[serde(rename = "vscode")]
+    VsCode,
+    /// Gemini CLI (`.gemini/settings.json`).
+    GeminiCli,
+    /// Zed (`settings.json` with `context_servers`).
+    Zed,
+    /// Codex CLI (`~/.codex/config.toml`).
+    Codex,
+    /// Continue (`config.yaml`, `.continue/mcpServers/*.yaml`).
+    Continue,
+    /// An `mcpServers` file of no recognisable client: Claude Code's rules.
+    Generic,
+}
+
+impl Client {
+    /// Every client, for `--client` and messages.
+    pub const ALL: [Client; 10] = [
+        Client::ClaudeCode,
+        Client::ClaudeDesktop,
+        Client::Cursor,
+        Client::Windsurf,
+        Client::VsCode,
+        Client::GeminiCli,
+        Client::Zed,
+        Client::Codex,
+        Client::Continue,
+        Client::Generic,
+    ];
+
+    /// Its spelling on the command line and in JSON.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Client::ClaudeCode => "claude-code",
+            Client::ClaudeDesktop => "claude-desktop",
+            Client::Cursor => "cursor",
+            Client::Windsurf => "windsurf",
+            Client::VsCode => "vscode",
+            Client::GeminiCli => "gemini-cli",
+            Client::Zed => "zed",
+            Client::Codex => "codex",
+            Client::Continue => "continue",
+            Client::Generic => "generic",
+        }
+    }
+
+    /// Parses a `--client` value.
+    pub fn parse(s: &str) -> Result<Client> {
+        Client::ALL
+            .into_iter()
+            .find(|c| c.as_str() == s)
+            .ok_or_else(|| {
+                Error::invalid(
+                    "command line",
+                    "--client",
+                    format!(
+                        "`{s}` is not a client; one of {}",
+                        Client::ALL.map(Client::as_str).join(", ")
+                    ),
+                )
+            })
+    }
+}
+
 /// One stdio server of a configuration.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct ServerEntry {
-    /// Its key in the `mcpServers` map.
+    /// Its key in the server map (for `~/.claude.json` project servers: `NAME (project PATH)`).
     pub name: String,
     /// Program to run.
     pub command: String,
@@ -25,6 +122,40 @@ pub struct ServerEntry {
     pub args: Vec<String>,
     /// Extra environment variables.
     pub env: BTreeMap<String, String>,
+    /// Working directory to start it in, if the entry names one.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub cwd: Option<PathBuf>,
+    /// Only these tools are exposed to the model (Gemini `includeTools`, Codex `enabled_tools`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub include_tools: Option<Vec<String>>,
+    /// These tools are hidden from the model (Gemini `excludeTools`, Codex `disabled_tools`); they
+    /// win over `include_tools`.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub exclude_tools: Vec<String>,
+}
+
+impl ServerEntry {
+    /// A plain entry (no working directory, no tool filter).
+    pub fn new(name: &str, command: &str, args: Vec<String>) -> Self {
+        ServerEntry {
+            name: name.into(),
+            command: command.into(),
+            args,
+            env: BTreeMap::new(),
+            cwd: None,
+            include_tools: None,
+            exclude_tools: Vec::new(),
+        }
+    }
+
+    /// True when the client shows the model this tool.
+    pub fn exposes(&self, tool: &str) -> bool {
+        !self.exclude_tools.iter().any(|t| t == tool)
+            && self
+                .include_tools
+                .as_ref()
+                .is_none_or(|inc| inc.iter().any(|t| t == tool))
+    }
 }
 
 /// A configuration entry pcsim does not start, with the reason.
@@ -41,26 +172,58 @@ pub struct SkippedServer {
 pub struct McpConfig {
     /// The file it came from.
     pub origin: String,
-    /// Stdio servers, in name order.
+    /// The client format it was read in.
+    pub client: Client,
+    /// Stdio servers, in the file's order.
     pub servers: Vec<ServerEntry>,
-    /// Entries not captured (remote transports, disabled entries).
+    /// Entries not captured (remote transports, disabled entries, unresolved variables).
     pub skipped: Vec<SkippedServer>,
 }
 
-/// Loads a configuration file.
-pub fn load_config(path: &Path) -> Result<McpConfig> {
-    parse_config(&read_text(path)?, &path.display().to_string())
+/// How a configuration is read beyond its text.
+#[derive(Debug, Clone, Default)]
+pub struct LoadOptions {
+    /// The client format; `None`: detected from the path and the content.
+    pub client: Option<Client>,
+    /// Values for `${input:id}` (VS Code) and `${{ inputs.NAME }}` (Continue).
+    pub inputs: BTreeMap<String, String>,
+    /// The workspace folder for `${workspaceFolder}` and relative `cwd`; `None`: the folder holding
+    /// the file (its parent when the file sits in `.vscode`, `.cursor`, `.gemini`, ...).
+    pub workspace: Option<PathBuf>,
+    /// For `~/.claude.json`: only this project's servers (besides the user's); `None`: all projects.
+    pub project: Option<String>,
 }
 
-/// Parses configuration JSON; `origin` names it in errors. The server map is `mcpServers` (Claude
-/// Desktop, Claude Code, Cursor, Windsurf) or `servers` (VS Code). `${VAR}` and `${VAR:-default}` in
-/// `command`, `args` and `env` are expanded from the environment, as Claude Code does; a server that
-/// needs an unset variable is skipped with the reason.
+/// Loads a configuration file, its format detected.
+pub fn load_config(path: &Path) -> Result<McpConfig> {
+    load_config_with(path, &LoadOptions::default())
+}
+
+/// Loads a configuration file with options.
+pub fn load_config_with(path: &Path, opts: &LoadOptions) -> Result<McpConfig> {
+    let text = read_text(path)?;
+    let env = |k: &str| std::env::var(k).ok();
+    parse_document(&text, &path.display().to_string(), Some(path), opts, &env)
+}
+
+/// Parses configuration JSON; `origin` names it in errors. The client is detected from the content
+/// (see [`Client`]); `${VAR}` and `${VAR:-default}` are expanded from the environment, as Claude Code
+/// does.
 pub fn parse_config(text: &str, origin: &str) -> Result<McpConfig> {
     parse_config_with(text, origin, &|k| std::env::var(k).ok())
 }
 
-/// Expands `${VAR}` / `${VAR:-default}`; `Err(name)` for an unset variable without a default.
+/// [`parse_config`] with an explicit environment, for tests.
+pub fn parse_config_with(
+    text: &str,
+    origin: &str,
+    lookup: &dyn Fn(&str) -> Option<String>,
+) -> Result<McpConfig> {
+    parse_document(text, origin, None, &LoadOptions::default(), lookup)
+}
+
+/// Expands `${VAR}` / `${VAR:-default}` (and `${env:VAR}`); `Err(name)` for an unset variable
+/// without a default.
 pub fn expand_vars(
     s: &str,
     lookup: &dyn Fn(&str) -> Option<String>,
@@ -79,6 +242,7 @@ pub fn expand_vars(
             Some((n, d)) => (n, Some(d)),
             None => (inner, None),
         };
+        let name = name.strip_prefix("env:").unwrap_or(name);
         match (lookup(name), default) {
             (Some(v), _) => out.push_str(&v),
             (None, Some(d)) => out.push_str(d),
@@ -90,160 +254,686 @@ pub fn expand_vars(
     Ok(out)
 }
 
-/// [`parse_config`] with an explicit environment, for tests.
-pub fn parse_config_with(
+/// Removes `//` and `/* */` comments and trailing commas outside strings (JSONC), keeping line
+/// breaks so error positions still point at the right line.
+pub fn strip_jsonc(text: &str) -> String {
+    let b = text.as_bytes();
+    let mut out: Vec<u8> = Vec::with_capacity(b.len());
+    let mut i = 0;
+    let mut in_str = false;
+    while i < b.len() {
+        let c = b[i];
+        if in_str {
+            out.push(c);
+            if c == b'\\' && i + 1 < b.len() {
+                out.push(b[i + 1]);
+                i += 2;
+                continue;
+            }
+            if c == b'"' {
+                in_str = false;
+            }
+            i += 1;
+        } else if c == b'"' {
+            in_str = true;
+            out.push(c);
+            i += 1;
+        } else if c == b'/' && b.get(i + 1) == Some(&b'/') {
+            while i < b.len() && b[i] != b'\n' {
+                i += 1;
+            }
+        } else if c == b'/' && b.get(i + 1) == Some(&b'*') {
+            i += 2;
+            while i < b.len() && !(b[i] == b'*' && b.get(i + 1) == Some(&b'/')) {
+                if b[i] == b'\n' {
+                    out.push(b'\n');
+                }
+                i += 1;
+            }
+            i += 2;
+        } else {
+            out.push(c);
+            i += 1;
+        }
+    }
+    // Trailing commas: a comma followed only by whitespace before `}` or `]`.
+    let mut res: Vec<u8> = Vec::with_capacity(out.len());
+    let mut in_str = false;
+    let mut k = 0;
+    while k < out.len() {
+        let c = out[k];
+        if in_str {
+            res.push(c);
+            if c == b'\\' && k + 1 < out.len() {
+                res.push(out[k + 1]);
+                k += 2;
+                continue;
+            }
+            if c == b'"' {
+                in_str = false;
+            }
+        } else if c == b'"' {
+            in_str = true;
+            res.push(c);
+        } else if c == b',' {
+            let next = out[k + 1..]
+                .iter()
+                .find(|x| !x.is_ascii_whitespace())
+                .copied();
+            if !matches!(next, Some(b'}') | Some(b']')) {
+                res.push(c);
+            }
+        } else {
+            res.push(c);
+        }
+        k += 1;
+    }
+    String::from_utf8(res).unwrap_or_else(|e| String::from_utf8_lossy(e.as_bytes()).into_owned())
+}
+
+/// The client a file belongs to, from its path and then its content.
+pub fn detect_client(path: Option<&Path>, v: Option<&Value>) -> Client {
+    if let Some(p) = path {
+        let name = p.file_name().and_then(|n| n.to_str()).unwrap_or("");
+        let ext = p.extension().and_then(|e| e.to_str()).unwrap_or("");
+        let parent = p
+            .parent()
+            .and_then(|d| d.file_name())
+            .and_then(|n| n.to_str())
+            .unwrap_or("");
+        let full = p.to_string_lossy().replace('\\', "/");
+        match () {
+            _ if ext == "toml" => return Client::Codex,
+            _ if ext == "yaml" || ext == "yml" => return Client::Continue,
+            _ if name == ".claude.json" || name == ".mcp.json" => return Client::ClaudeCode,
+            _ if name == "claude_desktop_config.json" => return Client::ClaudeDesktop,
+            _ if name == "mcp_config.json" || full.contains("/windsurf/") => {
+                return Client::Windsurf
+            }
+            _ if parent == ".cursor" => return Client::Cursor,
+            _ if parent == ".vscode" || full.contains("/Code/User/") => return Client::VsCode,
+            _ if parent == ".gemini" || full.contains("/gemini-cli/") => return Client::GeminiCli,
+            _ if parent == ".zed" || full.contains("/zed/settings.json") => return Client::Zed,
+            _ => {}
+        }
+    }
+    let Some(v) = v else {
+        return Client::Generic;
+    };
+    if v.get("context_servers").is_some() {
+        return Client::Zed;
+    }
+    if v.get("servers").is_some() || v.pointer("/mcp/servers").is_some() {
+        return Client::VsCode;
+    }
+    if v.get("mcp_servers").is_some() {
+        return Client::Codex;
+    }
+    if v.get("projects").and_then(Value::as_object).is_some() {
+        return Client::ClaudeCode;
+    }
+    if let Some(m) = v.get("mcpServers").and_then(Value::as_object) {
+        let has = |k: &str| m.values().any(|e| e.get(k).is_some());
+        if ["httpUrl", "includeTools", "excludeTools", "trust"]
+            .iter()
+            .any(|k| has(k))
+        {
+            return Client::GeminiCli;
+        }
+        if has("serverUrl") {
+            return Client::Windsurf;
+        }
+    }
+    Client::Generic
+}
+
+/// Where `${workspaceFolder}` and relative paths point: the given workspace, else the file's folder
+/// (its parent when that folder is a client's own, e.g. `.vscode`).
+fn workspace_of(path: Option<&Path>, opts: &LoadOptions) -> PathBuf {
+    if let Some(w) = &opts.workspace {
+        return w.clone();
+    }
+    let dir = path
+        .and_then(Path::parent)
+        .map(Path::to_path_buf)
+        .unwrap_or_else(|| PathBuf::from("."));
+    let own = [
+        ".vscode",
+        ".cursor",
+        ".gemini",
+        ".zed",
+        ".codex",
+        ".continue",
+        ".windsurf",
+    ];
+    match dir.file_name().and_then(|n| n.to_str()) {
+        Some(n) if own.contains(&n) => dir.parent().map(Path::to_path_buf).unwrap_or(dir),
+        Some("mcpServers") => dir
+            .parent()
+            .and_then(Path::parent)
+            .map(Path::to_path_buf)
+            .unwrap_or(dir),
+        _ => dir,
+    }
+}
+
+/// Where a reason names the field it comes from.
+const IN: &str = "{IN}";
+
+/// What expanding a value needs from outside the file.
+struct Ctx<'a> {
+    client: Client,
+    lookup: &'a dyn Fn(&str) -> Option<String>,
+    inputs: &'a BTreeMap<String, String>,
+    /// VS Code `inputs` defaults.
+    input_defaults: BTreeMap<String, String>,
+    workspace: PathBuf,
+}
+
+/// Expands one value the way `ctx.client` does; `Err(reason)` when the server cannot be started as
+/// configured (an unset variable that client refuses to start without, an input nobody gave).
+fn expand(s: &str, ctx: &Ctx) -> std::result::Result<String, String> {
+    match ctx.client {
+        Client::ClaudeCode | Client::Generic => expand_vars(s, ctx.lookup)
+            .map_err(|v| format!("needs environment variable `{v}` {IN}, which is not set")),
+        Client::ClaudeDesktop | Client::Zed | Client::Codex => Ok(s.to_string()),
+        Client::Cursor | Client::Windsurf | Client::VsCode => expand_vscode(s, ctx),
+        Client::GeminiCli => Ok(expand_gemini(s, ctx.lookup)),
+        Client::Continue => expand_continue(s, ctx),
+    }
+}
+
+fn expand_vscode(s: &str, ctx: &Ctx) -> std::result::Result<String, String> {
+    let mut out = String::with_capacity(s.len());
+    let mut rest = s;
+    while let Some(i) = rest.find("${") {
+        out.push_str(&rest[..i]);
+        let after = &rest[i + 2..];
+        let Some(end) = after.find('}') else {
+            out.push_str(&rest[i..]);
+            return Ok(out);
+        };
+        let inner = &after[..end];
+        let home = || (ctx.lookup)("HOME").or_else(|| (ctx.lookup)("USERPROFILE"));
+        let value = if let Some(name) = inner.strip_prefix("env:") {
+            // VS Code resolves an unset variable to the empty string.
+            Some((ctx.lookup)(name).unwrap_or_default())
+        } else if let Some(id) = inner.strip_prefix("input:") {
+            if ctx.client != Client::VsCode {
+                None
+            } else {
+                match ctx
+                    .inputs
+                    .get(id)
+                    .or_else(|| ctx.input_defaults.get(id))
+                {
+                    Some(v) => Some(v.clone()),
+                    None => {
+                        return Err(format!(
+                            "asks for input `{id}` (VS Code prompts for it); give it with --input {id}=VALUE"
+                        ))
+                    }
+                }
+            }
+        } else {
+            match inner {
+                "workspaceFolder" | "workspaceRoot" => Some(ctx.workspace.display().to_string()),
+                "workspaceFolderBasename" => Some(
+                    ctx.workspace
+                        .file_name()
+                        .map(|n| n.to_string_lossy().into_owned())
+                        .unwrap_or_default(),
+                ),
+                "userHome" => home(),
+                "pathSeparator" | "/" => Some(std::path::MAIN_SEPARATOR.to_string()),
+                _ => None,
+            }
+        };
+        match value {
+            Some(v) => out.push_str(&v),
+            // Anything else is left as written, as the client leaves what it does not know.
+            None => out.push_str(&rest[i..i + 2 + end + 1]),
+        }
+        rest = &after[end + 1..];
+    }
+    out.push_str(rest);
+    Ok(out)
+}
+
+/// `$VAR` and `${VAR}` from the environment; an unset one stays as written (Gemini CLI's rule).
+fn expand_gemini(s: &str, lookup: &dyn Fn(&str) -> Option<String>) -> String {
+    let b = s.as_bytes();
+    let mut out = String::with_capacity(s.len());
+    let mut i = 0;
+    while i < b.len() {
+        if b[i] == b'$' {
+            let (name, len) = if b.get(i + 1) == Some(&b'{') {
+                match s[i + 2..].find('}') {
+                    Some(e) => (&s[i + 2..i + 2 + e], e + 3),
+                    None => ("", 0),
+                }
+            } else {
+                let n = s[i + 1..]
+                    .bytes()
+                    .take_while(|c| c.is_ascii_alphanumeric() || *c == b'_')
+                    .count();
+                (&s[i + 1..i + 1 + n], n + 1)
+            };
+            let valid =
+                !name.is_empty() && name.bytes().all(|c| c.is_ascii_alphanumeric() || c == b'_');
+            if valid {
+                match lookup(name) {
+                    Some(v) => out.push_str(&v),
+                    None => out.push_str(&s[i..i + len]),
+                }
+                i += len;
+                continue;
+            }
+        }
+        let ch = s[i..].chars().next().unwrap_or('$');
+        out.push(ch);
+        i += ch.len_utf8();
+    }
+    out
+}
+
+/// `${{ secrets.NAME }}` from the environment and `${{ inputs.NAME }}` from `--input`.
+fn expand_continue(s: &str, ctx: &Ctx) -> std::result::Result<String, String> {
+    let mut out = String::with_capacity(s.len());
+    let mut rest = s;
+    while let Some(i) = rest.find("${{") {
+        out.push_str(&rest[..i]);
+        let after = &rest[i + 3..];
+        let Some(end) = after.find("}}") else {
+            out.push_str(&rest[i..]);
+            return Ok(out);
+        };
+        let inner = after[..end].trim();
+        if let Some(name) = inner.strip_prefix("secrets.") {
+            match (ctx.lookup)(name) {
+                Some(v) => out.push_str(&v),
+                None => {
+                    return Err(format!(
+                        "needs secret `{name}` (Continue takes it from its hub or a .env file); set {name} in the environment"
+                    ))
+                }
+            }
+        } else if let Some(name) = inner.strip_prefix("inputs.") {
+            match ctx.inputs.get(name) {
+                Some(v) => out.push_str(v),
+                None => {
+                    return Err(format!(
+                        "needs input `{name}`; give it with --input {name}=VALUE"
+                    ))
+                }
+            }
+        } else {
+            out.push_str(&rest[i..i + 3 + end + 2]);
+        }
+        rest = &after[end + 2..];
+    }
+    out.push_str(rest);
+    Ok(out)
+}
+
+/// Parses a configuration document of any client.
+pub fn parse_document(
     text: &str,
     origin: &str,
+    path: Option<&Path>,
+    opts: &LoadOptions,
     lookup: &dyn Fn(&str) -> Option<String>,
 ) -> Result<McpConfig> {
-    let v: Value = serde_json::from_str(text)
-        .map_err(|e| Error::parse(origin, format!("not valid JSON: {e}")))?;
-    let (key, map) = ["mcpServers", "servers"]
-        .iter()
-        .find_map(|k| v.get(*k).map(|m| (*k, m)))
-        .ok_or_else(|| {
-            Error::invalid(
-                origin,
-                "mcpServers",
-                "no `mcpServers` (or `servers`) map: not an MCP client configuration",
-            )
-        })?;
-    let map = map.as_object().ok_or_else(|| {
-        Error::invalid(
-            origin,
-            key,
-            "must be an object mapping server names to entries",
-        )
-    })?;
+    let by_path = path.map(|p| detect_client(Some(p), None));
+    let kind = opts.client.or(by_path.filter(|c| *c != Client::Generic));
+    let v: Value = match kind {
+        Some(Client::Codex) => {
+            let t: toml::Value = toml::from_str(text)
+                .map_err(|e| Error::parse(origin, format!("not valid TOML: {e}")))?;
+            serde_json::to_value(t).map_err(|e| Error::parse(origin, e))?
+        }
+        Some(Client::Continue) if !text.trim_start().starts_with('{') => {
+            serde_yaml_ng::from_str(text)
+                .map_err(|e| Error::parse(origin, format!("not valid YAML: {e}")))?
+        }
+        _ => serde_json::from_str(&strip_jsonc(text))
+            .map_err(|e| Error::parse(origin, format!("not valid JSON: {e}")))?,
+    };
+    let client = kind.unwrap_or_else(|| detect_client(None, Some(&v)));
+    let workspace = workspace_of(path, opts);
+    let input_defaults: BTreeMap<String, String> = v
+        .get("inputs")
+        .or_else(|| v.pointer("/mcp/inputs"))
+        .and_then(Value::as_array)
+        .map(|a| {
+            a.iter()
+                .filter_map(|i| {
+                    Some((
+                        i.get("id")?.as_str()?.to_string(),
+                        i.get("default")?.as_str()?.to_string(),
+                    ))
+                })
+                .collect()
+        })
+        .unwrap_or_default();
+    let ctx = Ctx {
+        client,
+        lookup,
+        inputs: &opts.inputs,
+        input_defaults,
+        workspace,
+    };
     let mut cfg = McpConfig {
         origin: origin.to_string(),
+        client,
         servers: Vec::new(),
         skipped: Vec::new(),
     };
-    for (name, entry) in map {
-        let at = format!("{key}.{name}");
-        let e = entry
-            .as_object()
-            .ok_or_else(|| Error::invalid(origin, &at, "a server entry must be an object"))?;
-        if e.get("disabled").and_then(Value::as_bool) == Some(true) {
-            cfg.skipped.push(SkippedServer {
-                name: name.clone(),
-                reason: "disabled".into(),
-            });
-            continue;
-        }
-        let transport = e
-            .get("type")
-            .or_else(|| e.get("transport"))
-            .and_then(Value::as_str)
-            .unwrap_or("stdio");
-        if e.get("command").is_none() && (e.contains_key("url") || transport != "stdio") {
-            cfg.skipped.push(SkippedServer {
-                name: name.clone(),
-                reason: format!(
-                    "remote server ({}); only stdio servers can be captured",
-                    if transport == "stdio" {
-                        "url"
-                    } else {
-                        transport
-                    }
-                ),
-            });
-            continue;
-        }
-        let command = e
-            .get("command")
-            .and_then(Value::as_str)
-            .filter(|c| !c.trim().is_empty())
-            .ok_or_else(|| {
+    // (display name, field path, entry)
+    let mut entries: Vec<(String, String, Value)> = Vec::new();
+    let map_entries =
+        |key: &str, m: &Value, out: &mut Vec<(String, String, Value)>| -> Result<()> {
+            let m = m.as_object().ok_or_else(|| {
                 Error::invalid(
                     origin,
-                    format!("{at}.command"),
-                    "a stdio server needs a non-empty string `command`",
+                    key,
+                    "must be an object mapping server names to entries",
                 )
-            })?
-            .to_string();
-        let args = match e.get("args") {
-            None | Some(Value::Null) => Vec::new(),
-            Some(Value::Array(a)) => a
-                .iter()
-                .enumerate()
-                .map(|(i, x)| {
-                    x.as_str().map(str::to_string).ok_or_else(|| {
-                        Error::invalid(
-                            origin,
-                            format!("{at}.args[{i}]"),
-                            format!("arguments must be strings, found {x}"),
-                        )
-                    })
-                })
-                .collect::<Result<_>>()?,
-            Some(other) => {
-                return Err(Error::invalid(
-                    origin,
-                    format!("{at}.args"),
-                    format!("must be an array of strings, found {other}"),
-                ))
+            })?;
+            for (name, e) in m {
+                out.push((name.clone(), format!("{key}.{name}"), e.clone()));
             }
+            Ok(())
         };
-        let env = match e.get("env") {
-            None | Some(Value::Null) => BTreeMap::new(),
-            Some(Value::Object(m)) => m
-                .iter()
-                .map(|(k, x)| match x {
-                    Value::String(s) => Ok((k.clone(), s.clone())),
-                    // Numbers and booleans are written unquoted in some hand-made configs.
-                    Value::Number(_) | Value::Bool(_) => Ok((k.clone(), x.to_string())),
-                    _ => Err(Error::invalid(
-                        origin,
-                        format!("{at}.env.{k}"),
-                        format!("environment values must be strings, found {x}"),
-                    )),
-                })
-                .collect::<Result<_>>()?,
-            Some(other) => {
-                return Err(Error::invalid(
-                    origin,
-                    format!("{at}.env"),
-                    format!("must be an object of strings, found {other}"),
-                ))
+    let found = match client {
+        Client::Codex => v.get("mcp_servers").map(|m| ("mcp_servers", m)),
+        Client::Zed => v.get("context_servers").map(|m| ("context_servers", m)),
+        Client::VsCode => v
+            .get("servers")
+            .map(|m| ("servers", m))
+            .or_else(|| v.pointer("/mcp/servers").map(|m| ("mcp.servers", m)))
+            .or_else(|| v.get("mcpServers").map(|m| ("mcpServers", m))),
+        _ => v
+            .get("mcpServers")
+            .map(|m| ("mcpServers", m))
+            .or_else(|| v.get("servers").map(|m| ("servers", m))),
+    };
+    let projects = v.get("projects").and_then(Value::as_object);
+    match found {
+        Some((key, Value::Array(list))) => {
+            // Continue: a list of entries, each with its `name`.
+            for (i, e) in list.iter().enumerate() {
+                let name = e
+                    .get("name")
+                    .and_then(Value::as_str)
+                    .map(str::to_string)
+                    .unwrap_or_else(|| format!("server {}", i + 1));
+                entries.push((name, format!("{key}[{i}]"), e.clone()));
             }
-        };
-        let mut entry = ServerEntry {
-            name: name.clone(),
-            command,
-            args,
-            env,
-        };
-        let mut missing = None;
-        let mut expand = |s: &mut String, field: String| {
-            if missing.is_some() {
-                return;
-            }
-            match expand_vars(s, lookup) {
-                Ok(v) => *s = v,
-                Err(var) => missing = Some((var, field)),
-            }
-        };
-        expand(&mut entry.command, format!("{at}.command"));
-        for (i, a) in entry.args.iter_mut().enumerate() {
-            expand(a, format!("{at}.args[{i}]"));
         }
-        for (k, v) in entry.env.iter_mut() {
-            expand(v, format!("{at}.env.{k}"));
+        Some((key, m)) => map_entries(key, m, &mut entries)?,
+        None if client == Client::ClaudeCode && projects.is_some() => {}
+        None => {
+            return Err(Error::invalid(
+                origin,
+                "mcpServers",
+                "no server map (`mcpServers`, `servers`, `context_servers` or `mcp_servers`): not an MCP client configuration",
+            ))
         }
-        if let Some((var, field)) = missing {
+    }
+    // ~/.claude.json: per-project servers (local scope) beside the user's.
+    if client == Client::ClaudeCode {
+        if let Some(projects) = projects {
+            for (dir, p) in projects {
+                if opts.project.as_deref().is_some_and(|want| want != dir) {
+                    continue;
+                }
+                if let Some(m) = p.get("mcpServers").and_then(Value::as_object) {
+                    for (name, e) in m {
+                        entries.push((
+                            format!("{name} (project {dir})"),
+                            format!("projects.{dir}.mcpServers.{name}"),
+                            e.clone(),
+                        ));
+                    }
+                }
+            }
+        }
+    }
+    // Gemini CLI's global lists.
+    let list = |p: &str| -> Option<Vec<String>> {
+        v.pointer(p).and_then(Value::as_array).map(|a| {
+            a.iter()
+                .filter_map(|x| x.as_str().map(str::to_string))
+                .collect()
+        })
+    };
+    let (allowed, excluded) = if client == Client::GeminiCli {
+        (
+            list("/mcp/allowed"),
+            list("/mcp/excluded").unwrap_or_default(),
+        )
+    } else {
+        (None, Vec::new())
+    };
+    for (name, at, e) in entries {
+        if excluded.contains(&name) {
             cfg.skipped.push(SkippedServer {
-                name: name.clone(),
-                reason: format!(
-                    "needs environment variable `{var}` (in {field}), which is not set"
-                ),
+                name,
+                reason: "excluded by mcp.excluded".into(),
             });
             continue;
         }
-        cfg.servers.push(entry);
+        if allowed.as_ref().is_some_and(|a| !a.contains(&name)) {
+            cfg.skipped.push(SkippedServer {
+                name,
+                reason: "not in mcp.allowed".into(),
+            });
+            continue;
+        }
+        match read_entry(&name, &at, &e, origin, &ctx)? {
+            Ok(entry) => cfg.servers.push(entry),
+            Err(reason) => cfg.skipped.push(SkippedServer { name, reason }),
+        }
     }
     Ok(cfg)
+}
+
+fn strings(v: Option<&Value>, origin: &str, at: &str) -> Result<Option<Vec<String>>> {
+    match v {
+        None | Some(Value::Null) => Ok(None),
+        Some(Value::Array(a)) => a
+            .iter()
+            .enumerate()
+            .map(|(i, x)| {
+                x.as_str().map(str::to_string).ok_or_else(|| {
+                    Error::invalid(
+                        origin,
+                        format!("{at}[{i}]"),
+                        format!("must be a string, found {x}"),
+                    )
+                })
+            })
+            .collect::<Result<Vec<_>>>()
+            .map(Some),
+        Some(other) => Err(Error::invalid(
+            origin,
+            at,
+            format!("must be an array of strings, found {other}"),
+        )),
+    }
+}
+
+/// One entry: `Ok(Ok(server))`, `Ok(Err(reason))` for an entry not captured, `Err` for a malformed
+/// one.
+fn read_entry(
+    name: &str,
+    at: &str,
+    entry: &Value,
+    origin: &str,
+    ctx: &Ctx,
+) -> Result<std::result::Result<ServerEntry, String>> {
+    let e = entry
+        .as_object()
+        .ok_or_else(|| Error::invalid(origin, at, "a server entry must be an object"))?;
+    if e.get("disabled").and_then(Value::as_bool) == Some(true)
+        || e.get("enabled").and_then(Value::as_bool) == Some(false)
+    {
+        return Ok(Err("disabled".into()));
+    }
+    // Zed's older form: "command": { "path", "args", "env" }.
+    let nested = e.get("command").and_then(Value::as_object);
+    let field = |k: &str| -> Option<&Value> {
+        match (k, nested) {
+            ("command", Some(n)) => n.get("path"),
+            ("args" | "env", Some(n)) if n.contains_key(k) => n.get(k),
+            _ => e.get(k),
+        }
+    };
+    let transport = e
+        .get("type")
+        .or_else(|| e.get("transport"))
+        .and_then(Value::as_str)
+        .unwrap_or("stdio");
+    let url = ["url", "serverUrl", "httpUrl"]
+        .iter()
+        .find_map(|k| e.get(*k).and_then(Value::as_str).map(|u| (*k, u)));
+    if field("command").is_none() {
+        if let Some((key, u)) = url {
+            let kind = match (key, transport) {
+                ("httpUrl", _) => "streamable HTTP",
+                (_, "stdio") => "url",
+                (_, t) => t,
+            };
+            return Ok(Err(format!(
+                "remote server ({kind}, {u}); only stdio servers can be captured"
+            )));
+        }
+        if transport != "stdio" {
+            return Ok(Err(format!(
+                "remote server ({transport}); only stdio servers can be captured"
+            )));
+        }
+        if ctx.client == Client::Zed && e.get("source").and_then(Value::as_str) == Some("extension")
+        {
+            return Ok(Err(
+                "provided by a Zed extension, which starts it itself; pcsim cannot".into(),
+            ));
+        }
+    }
+    let cmd_at = if nested.is_some() {
+        format!("{at}.command.path")
+    } else {
+        format!("{at}.command")
+    };
+    let command = field("command")
+        .and_then(Value::as_str)
+        .filter(|c| !c.trim().is_empty())
+        .ok_or_else(|| {
+            Error::invalid(
+                origin,
+                &cmd_at,
+                "a stdio server needs a non-empty string `command`",
+            )
+        })?
+        .to_string();
+    let args = strings(field("args"), origin, &format!("{at}.args"))?.unwrap_or_default();
+    let mut env: BTreeMap<String, String> = match field("env") {
+        None | Some(Value::Null) => BTreeMap::new(),
+        Some(Value::Object(m)) => m
+            .iter()
+            .map(|(k, x)| match x {
+                Value::String(s) => Ok((k.clone(), s.clone())),
+                // Numbers and booleans are written unquoted in some hand-made configs.
+                Value::Number(_) | Value::Bool(_) => Ok((k.clone(), x.to_string())),
+                _ => Err(Error::invalid(
+                    origin,
+                    format!("{at}.env.{k}"),
+                    format!("environment values must be strings, found {x}"),
+                )),
+            })
+            .collect::<Result<_>>()?,
+        Some(other) => {
+            return Err(Error::invalid(
+                origin,
+                format!("{at}.env"),
+                format!("must be an object of strings, found {other}"),
+            ))
+        }
+    };
+    // Codex: `env_vars` names variables passed through from the environment.
+    if let Some(names) = strings(e.get("env_vars"), origin, &format!("{at}.env_vars"))? {
+        for n in names {
+            if let Some(v) = (ctx.lookup)(&n) {
+                env.entry(n).or_insert(v);
+            }
+        }
+    }
+    let (inc_key, exc_key) = match ctx.client {
+        Client::Codex => ("enabled_tools", "disabled_tools"),
+        _ => ("includeTools", "excludeTools"),
+    };
+    let include_tools = strings(e.get(inc_key), origin, &format!("{at}.{inc_key}"))?;
+    let exclude_tools =
+        strings(e.get(exc_key), origin, &format!("{at}.{exc_key}"))?.unwrap_or_default();
+    let cwd_text = match e.get("cwd") {
+        None | Some(Value::Null) => None,
+        Some(Value::String(s)) => Some(s.clone()),
+        Some(other) => {
+            return Err(Error::invalid(
+                origin,
+                format!("{at}.cwd"),
+                format!("must be a string, found {other}"),
+            ))
+        }
+    };
+    let mut entry = ServerEntry {
+        name: name.to_string(),
+        command,
+        args,
+        env,
+        cwd: None,
+        include_tools,
+        exclude_tools,
+    };
+    // The field goes where the reason has `{IN}`, else at the end.
+    let fail = |field: String, reason: String| {
+        let within = format!("(in {field})");
+        if reason.contains(IN) {
+            reason.replace(IN, &within)
+        } else {
+            format!("{reason} {within}")
+        }
+    };
+    entry.command = match expand(&entry.command, ctx) {
+        Ok(v) => v,
+        Err(r) => return Ok(Err(fail(cmd_at, r))),
+    };
+    for (i, a) in entry.args.iter_mut().enumerate() {
+        match expand(a, ctx) {
+            Ok(v) => *a = v,
+            Err(r) => return Ok(Err(fail(format!("{at}.args[{i}]"), r))),
+        }
+    }
+    for (k, val) in entry.env.iter_mut() {
+        match expand(val, ctx) {
+            Ok(v) => *val = v,
+            Err(r) => return Ok(Err(fail(format!("{at}.env.{k}"), r))),
+        }
+    }
+    if let Some(c) = cwd_text {
+        let c = match expand(&c, ctx) {
+            Ok(v) => v,
+            Err(r) => return Ok(Err(fail(format!("{at}.cwd"), r))),
+        };
+        let p = PathBuf::from(&c);
+        entry.cwd = Some(if p.is_absolute() {
+            p
+        } else {
+            ctx.workspace.join(p)
+        });
+    }
+    Ok(Ok(entry))
 }
 
 /// The outcome of capturing one server.
@@ -251,10 +941,13 @@ pub fn parse_config_with(
 pub struct ServerOutcome {
     /// The entry.
     pub entry: ServerEntry,
-    /// Its tools, or the error message that names the server.
+    /// Its tools as the model sees them (after the entry's include/exclude filters), or the error
+    /// message that names the server.
     pub tools: std::result::Result<Vec<Tool>, String>,
-    /// The raw `tools/list` result, for saving.
-    pub raw: Option<Value>,
+    /// The raw `tools/list` result (filtered the same way), for saving, in the server's key order.
+    pub raw: Option<String>,
+    /// How many tools the server listed before the filters.
+    pub listed: Option<usize>,
 }
 
 /// Captures every server of a configuration, in parallel (each bounded by `opts.timeout`), so the
@@ -266,22 +959,27 @@ pub fn capture_all(cfg: &McpConfig, opts: &CaptureOptions) -> Vec<ServerOutcome>
             .iter()
             .map(|e| {
                 s.spawn(move || {
+                    let mut o = opts.clone();
+                    o.cwd = e.cwd.clone();
                     let got =
-                        capture_command(&e.name, &e.command, &e.args, &e.env, opts).and_then(|c| {
-                            let raw = c.result_json();
-                            let tools = parse_tool_list(&raw.to_string(), &e.name)?;
-                            Ok((tools, raw))
+                        capture_command(&e.name, &e.command, &e.args, &e.env, &o).and_then(|c| {
+                            let listed = c.tools.len();
+                            let raw = c.result_json_text_filtered(|t| e.exposes(t));
+                            let tools = parse_tool_list(&raw, &e.name)?;
+                            Ok((tools, raw, listed))
                         });
                     match got {
-                        Ok((tools, raw)) => ServerOutcome {
+                        Ok((tools, raw, listed)) => ServerOutcome {
                             entry: e.clone(),
                             tools: Ok(tools),
                             raw: Some(raw),
+                            listed: Some(listed),
                         },
                         Err(err) => ServerOutcome {
                             entry: e.clone(),
                             tools: Err(err.to_string()),
                             raw: None,
+                            listed: None,
                         },
                     }
                 })
@@ -295,6 +993,7 @@ pub fn capture_all(cfg: &McpConfig, opts: &CaptureOptions) -> Vec<ServerOutcome>
                     entry: e.clone(),
                     tools: Err(format!("MCP server `{}`: capture thread panicked", e.name)),
                     raw: None,
+                    listed: None,
                 })
             })
             .collect()
@@ -453,27 +1152,25 @@ mod tests {
     fn total_counts_the_preamble_once() {
         let catalog = crate::model::catalog::Catalog::embedded().unwrap();
         let m = catalog.model("claude-opus-4.8").unwrap();
-        let entry = |n: &str| ServerEntry {
-            name: n.into(),
-            command: "x".into(),
-            args: vec![],
-            env: BTreeMap::new(),
-        };
+        let entry = |n: &str| ServerEntry::new(n, "x", vec![]);
         let outcomes = vec![
             ServerOutcome {
                 entry: entry("a"),
                 tools: Ok(crate::model::tools::synthetic_tools(1, 2, 3)),
                 raw: None,
+                listed: None,
             },
             ServerOutcome {
                 entry: entry("b"),
                 tools: Ok(crate::model::tools::synthetic_tools(3, 3, 3)),
                 raw: None,
+                listed: None,
             },
             ServerOutcome {
                 entry: entry("broken"),
                 tools: Err("no".into()),
                 raw: None,
+                listed: None,
             },
         ];
         let (rows, dups) = overheads(&[m], &outcomes);
@@ -488,5 +1185,206 @@ mod tests {
         assert!(rows[0].block_tokens + rows[1].block_tokens > rows[2].block_tokens);
         let cached = rows[0].usd_per_call_cached.unwrap();
         assert!((cached - rows[0].usd_per_call * 0.1).abs() < 1e-12);
+    }
+
+    /// A client fixture, parsed with `PCSIM_TEST_KEY=k123` as the only variable set.
+    fn client_fixture(rel: &str, opts: &LoadOptions) -> McpConfig {
+        let path = Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("tests/fixtures/clients")
+            .join(rel);
+        let text = std::fs::read_to_string(&path).unwrap();
+        let env = |k: &str| match k {
+            "PCSIM_TEST_KEY" => Some("k123".to_string()),
+            "HOME" => Some("/home/dev".to_string()),
+            _ => None,
+        };
+        parse_document(&text, rel, Some(&path), opts, &env).unwrap()
+    }
+
+    fn names(c: &McpConfig) -> Vec<&str> {
+        c.servers.iter().map(|s| s.name.as_str()).collect()
+    }
+
+    fn skipped(c: &McpConfig) -> Vec<(&str, &str)> {
+        c.skipped
+            .iter()
+            .map(|s| (s.name.as_str(), s.reason.as_str()))
+            .collect()
+    }
+
+    #[test]
+    fn claude_json_lists_user_and_project_servers() {
+        let c = client_fixture("claude-code/.claude.json", &LoadOptions::default());
+        assert_eq!(c.client, Client::ClaudeCode);
+        assert_eq!(
+            names(&c),
+            ["fake-user", "fake-project (project /home/dev/widget)"]
+        );
+        assert_eq!(c.servers[1].env["TOKEN"], "none");
+        assert!(
+            skipped(&c)[0].1.contains("remote server (http"),
+            "{:?}",
+            c.skipped
+        );
+        let only = LoadOptions {
+            project: Some("/home/dev/empty".into()),
+            ..Default::default()
+        };
+        assert_eq!(
+            names(&client_fixture("claude-code/.claude.json", &only)),
+            ["fake-user"]
+        );
+    }
+
+    #[test]
+    fn windsurf_server_url_is_a_skipped_remote_and_env_syntax_resolves() {
+        let c = client_fixture("windsurf/mcp_config.json", &LoadOptions::default());
+        assert_eq!(c.client, Client::Windsurf);
+        assert_eq!(names(&c), ["fake"]);
+        assert_eq!(c.servers[0].env["FAKE_API_KEY"], "k123");
+        let sk = skipped(&c);
+        assert!(sk[0].1.contains("https://mcp.example.com/mcp"), "{sk:?}");
+        assert_eq!(sk[1].0, "off");
+    }
+
+    #[test]
+    fn gemini_cli_filters_cwd_and_remote_entries() {
+        let c = client_fixture("gemini/.gemini/settings.json", &LoadOptions::default());
+        assert_eq!(c.client, Client::GeminiCli);
+        assert_eq!(names(&c), ["only-two", "no-time"]);
+        let two = &c.servers[0];
+        assert_eq!(
+            two.include_tools.as_deref(),
+            Some(&["echo".to_string(), "add".to_string()][..])
+        );
+        assert!(two.exposes("echo") && !two.exposes("get_time"));
+        assert!(!c.servers[1].exposes("get_time") && c.servers[1].exposes("echo"));
+        // `$VAR` resolves; an unset one stays as written, as Gemini CLI leaves it.
+        assert_eq!(two.env["FAKE_API_KEY"], "k123");
+        assert_eq!(two.env["UNSET"], "${PCSIM_TEST_UNSET}");
+        let cwd = two.cwd.as_ref().unwrap();
+        assert!(cwd.ends_with("clients/gemini/../.."), "{cwd:?}");
+        let sk = skipped(&c);
+        assert!(
+            sk.iter()
+                .any(|(n, r)| *n == "github" && r.contains("streamable HTTP")),
+            "{sk:?}"
+        );
+        assert!(
+            sk.iter()
+                .any(|(n, r)| *n == "experimental" && r.contains("mcp.excluded")),
+            "{sk:?}"
+        );
+    }
+
+    #[test]
+    fn vscode_jsonc_inputs_env_and_workspace_folder() {
+        let c = client_fixture("vscode/.vscode/mcp.json", &LoadOptions::default());
+        assert_eq!(c.client, Client::VsCode);
+        assert!(names(&c).is_empty());
+        assert!(
+            skipped(&c)
+                .iter()
+                .any(|(n, r)| *n == "fake" && r.contains("--input api-key=VALUE")),
+            "{:?}",
+            c.skipped
+        );
+        let mut opts = LoadOptions::default();
+        opts.inputs.insert("api-key".into(), "secret".into());
+        let c = client_fixture("vscode/.vscode/mcp.json", &opts);
+        let f = &c.servers[0];
+        assert_eq!(f.env["FAKE_API_KEY"], "secret");
+        assert_eq!(f.env["FROM_ENV"], "k123");
+        assert_eq!(f.env["UNSET"], "");
+        // ${workspaceFolder}: the folder holding .vscode.
+        assert!(
+            f.args[0].ends_with("clients/vscode/../../fake_mcp_server.py"),
+            "{:?}",
+            f.args
+        );
+        assert!(!f.args[0].contains("${"));
+    }
+
+    #[test]
+    fn zed_context_servers_both_forms() {
+        let c = client_fixture("zed/settings.json", &LoadOptions::default());
+        assert_eq!(c.client, Client::Zed);
+        assert_eq!(names(&c), ["fake", "fake-old"]);
+        assert_eq!(c.servers[1].command, "python3");
+        assert_eq!(c.servers[1].args[1], "paginated");
+        let sk = skipped(&c);
+        assert!(
+            sk.iter()
+                .any(|(n, r)| *n == "mcp-server-github" && r.contains("Zed extension")),
+            "{sk:?}"
+        );
+        assert!(
+            sk.iter().any(|(n, r)| *n == "off" && *r == "disabled"),
+            "{sk:?}"
+        );
+    }
+
+    #[test]
+    fn codex_toml_servers_filters_and_env_vars() {
+        let c = client_fixture("codex/config.toml", &LoadOptions::default());
+        assert_eq!(c.client, Client::Codex);
+        assert_eq!(names(&c), ["fake", "paged"]);
+        let f = &c.servers[0];
+        assert_eq!(f.env["FAKE_MODE"], "codex");
+        assert_eq!(f.env["PCSIM_TEST_KEY"], "k123");
+        assert!(f.exposes("echo") && !f.exposes("add"));
+        assert!(!c.servers[1].exposes("fetch"));
+        let sk = skipped(&c);
+        assert!(
+            sk.iter()
+                .any(|(n, r)| *n == "figma" && r.contains("https://mcp.figma.com/mcp")),
+            "{sk:?}"
+        );
+        assert!(
+            sk.iter().any(|(n, r)| *n == "off" && *r == "disabled"),
+            "{sk:?}"
+        );
+    }
+
+    #[test]
+    fn continue_yaml_list_and_secrets() {
+        let c = client_fixture("continue/config.yaml", &LoadOptions::default());
+        assert_eq!(c.client, Client::Continue);
+        assert_eq!(names(&c), ["fake"]);
+        assert_eq!(c.servers[0].env["FAKE_API_KEY"], "k123");
+        let sk = skipped(&c);
+        assert!(
+            sk.iter()
+                .any(|(n, r)| *n == "needs-secret" && r.contains("PCSIM_TEST_UNSET")),
+            "{sk:?}"
+        );
+        assert!(
+            sk.iter()
+                .any(|(n, r)| *n == "remote" && r.contains("streamable-http")),
+            "{sk:?}"
+        );
+    }
+
+    #[test]
+    fn cursor_env_and_user_home() {
+        let c = client_fixture("cursor/.cursor/mcp.json", &LoadOptions::default());
+        assert_eq!(c.client, Client::Cursor);
+        assert_eq!(c.servers[0].env["FAKE_API_KEY"], "k123");
+        assert_eq!(c.servers[0].env["HOME_DIR"], "/home/dev");
+        assert!(
+            skipped(&c)[0].1.contains("remote server"),
+            "{:?}",
+            c.skipped
+        );
+    }
+
+    #[test]
+    fn jsonc_comments_and_trailing_commas_outside_strings() {
+        let t =
+            "{\n // c\n \"a\": \"x // not a comment, /* nor this */\", /* b */ \"l\": [1, 2,],\n}";
+        let v: Value = serde_json::from_str(&strip_jsonc(t)).unwrap();
+        assert_eq!(v["a"], "x // not a comment, /* nor this */");
+        assert_eq!(v["l"], serde_json::json!([1, 2]));
+        assert_eq!(strip_jsonc("\"a,\\\",]\""), "\"a,\\\",]\"");
     }
 }

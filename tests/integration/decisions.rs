@@ -590,3 +590,40 @@ fn advise_runs_rank_by_mean_and_state_how_often() {
         cands[0]["strategy"]
     );
 }
+
+#[test]
+fn quiet_leaves_the_report_and_drops_the_wrote_lines() {
+    let dir = tempfile::tempdir().unwrap();
+    let base = [
+        "whatif",
+        "--at-call",
+        "5",
+        "--remove-tools",
+        "synthetic_tool_01",
+        "--model",
+        "gpt-5.6",
+    ];
+    let loud = pcsim()
+        .args(base)
+        .arg("--out")
+        .arg(dir.path())
+        .output()
+        .unwrap();
+    assert!(loud.status.success());
+    let loud = String::from_utf8_lossy(&loud.stdout).to_string();
+    assert!(loud.contains("wrote "), "{loud}");
+    let quiet = pcsim()
+        .args(base)
+        .arg("--out")
+        .arg(dir.path())
+        .arg("--quiet")
+        .output()
+        .unwrap();
+    assert!(quiet.status.success());
+    let quiet = String::from_utf8_lossy(&quiet.stdout).to_string();
+    assert!(!quiet.contains("wrote "), "{quiet}");
+    // The same report, without the file lines.
+    let kept: Vec<&str> = loud.lines().filter(|l| !l.starts_with("wrote ")).collect();
+    assert_eq!(kept, quiet.lines().collect::<Vec<_>>());
+    assert!(dir.path().join("whatif.json").is_file());
+}

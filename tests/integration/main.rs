@@ -2,6 +2,7 @@
 
 mod charts;
 mod cli;
+mod client_configs;
 mod common;
 mod decisions;
 mod docs;

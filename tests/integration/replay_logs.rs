@@ -269,3 +269,43 @@ fn sidechain_calls_are_in_the_totals_at_their_own_model() {
     assert!((got - want).abs() < 1e-9, "{got} vs {want}");
     assert!(got > main);
 }
+
+#[test]
+fn a_folder_totals_the_sum_of_its_files_replayed_one_by_one() {
+    let dir = tempfile::tempdir().unwrap();
+    let sub = dir.path().join("projects/widget");
+    std::fs::create_dir_all(&sub).unwrap();
+    let files = [
+        "claude_code_session.jsonl",
+        "two_sessions.jsonl",
+        "anthropic_messages.jsonl",
+    ];
+    for f in files {
+        std::fs::copy(fixture(f), sub.join(f)).unwrap();
+    }
+    std::fs::write(dir.path().join("notes.txt"), "not a log").unwrap();
+    let m = ["--model", "claude-opus-4.8", "--strategy", "cached"];
+    let mut args = vec![dir.path().to_str().unwrap()];
+    args.extend(m);
+    let (all, _) = replay(&args);
+    assert_eq!(all["files"], 3);
+    let r = &all["results"][0];
+    let (mut calls, mut logged, mut predicted, mut conv) = (0u64, 0.0, 0.0, 0u64);
+    for f in files {
+        let p = sub.join(f);
+        let mut args = vec![p.to_str().unwrap()];
+        args.extend(m);
+        let (one, _) = replay(&args);
+        let o = &one["results"][0];
+        calls += o["calls_total"].as_u64().unwrap();
+        conv += o["conversations"].as_u64().unwrap();
+        logged += o["logged"]["cost_usd"].as_f64().unwrap();
+        predicted += o["predicted"]["cost_usd"].as_f64().unwrap();
+    }
+    assert_eq!(r["calls_total"].as_u64().unwrap(), calls);
+    assert_eq!(r["conversations"].as_u64().unwrap(), conv);
+    assert!((r["logged"]["cost_usd"].as_f64().unwrap() - logged).abs() < 1e-9);
+    assert!((r["predicted"]["cost_usd"].as_f64().unwrap() - predicted).abs() < 1e-9);
+    // Per-call rows are kept for a single log only (memory follows the largest file).
+    assert!(r.get("calls").is_none());
+}

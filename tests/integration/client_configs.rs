@@ -1,0 +1,198 @@
+//! `config` on each MCP client's documented format (tests/fixtures/clients/, one file per client,
+//! each starting the fake stdio server), and `capture` keeping the server's key order.
+
+use serde_json::Value;
+
+use crate::common::{pcsim, root};
+
+fn python3() -> bool {
+    let ok = std::process::Command::new("python3")
+        .arg("--version")
+        .output()
+        .is_ok_and(|o| o.status.success());
+    if !ok {
+        eprintln!("skipped: python3 is not available to run the fake MCP server");
+    }
+    ok
+}
+
+/// `pcsim config FILE --model claude-opus-4.8 --format json ARGS`, run from the repository root.
+fn config(rel: &str, args: &[&str]) -> (Value, String) {
+    let a = pcsim()
+        .current_dir(root())
+        .env("PCSIM_TEST_KEY", "k123")
+        .env_remove("PCSIM_TEST_UNSET")
+        .arg("config")
+        .arg(format!("tests/fixtures/clients/{rel}"))
+        .args(["--model", "claude-opus-4.8", "--format", "json"])
+        .args(["--timeout-seconds", "10"])
+        .args(args)
+        .timeout(std::time::Duration::from_secs(60))
+        .assert()
+        .success();
+    (
+        serde_json::from_slice(&a.get_output().stdout).unwrap(),
+        String::from_utf8_lossy(&a.get_output().stderr).to_string(),
+    )
+}
+
+/// name -> (tools exposed, tools listed, tool names)
+fn servers(v: &Value) -> Vec<(String, u64, u64, Vec<String>)> {
+    v["servers"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|s| {
+            (
+                s["name"].as_str().unwrap().to_string(),
+                s["tools"].as_u64().unwrap_or(0),
+                s["tools_listed"].as_u64().unwrap_or(0),
+                s["tool_names"]
+                    .as_array()
+                    .map(|a| a.iter().map(|x| x.as_str().unwrap().to_string()).collect())
+                    .unwrap_or_default(),
+            )
+        })
+        .collect()
+}
+
+fn skipped(v: &Value) -> Vec<String> {
+    v["skipped"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|s| s["name"].as_str().unwrap().to_string())
+        .collect()
+}
+
+#[test]
+fn gemini_cli_include_exclude_and_cwd_are_honoured() {
+    if !python3() {
+        return;
+    }
+    let (v, err) = config("gemini/.gemini/settings.json", &[]);
+    assert_eq!(v["client"], "gemini-cli");
+    let s = servers(&v);
+    // `only-two` starts `fake_mcp_server.py` from its `cwd` and exposes 2 of its 3 tools.
+    assert_eq!(
+        s,
+        [
+            (
+                "only-two".to_string(),
+                2,
+                3,
+                vec!["echo".to_string(), "add".to_string()]
+            ),
+            (
+                "no-time".to_string(),
+                2,
+                3,
+                vec!["echo".to_string(), "add".to_string()]
+            ),
+        ],
+        "{err}"
+    );
+    assert_eq!(skipped(&v), ["github", "experimental"]);
+    // The whole configuration counts the exposed tools only.
+    let total = v["overhead"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|r| r["server"].is_null())
+        .unwrap();
+    assert_eq!(total["tools"], 4);
+}
+
+#[test]
+fn windsurf_remote_entry_is_skipped_not_fatal() {
+    if !python3() {
+        return;
+    }
+    let (v, err) = config("windsurf/mcp_config.json", &[]);
+    assert_eq!(servers(&v)[0].1, 3);
+    assert!(
+        err.contains("`remote-docs` not captured: remote server"),
+        "{err}"
+    );
+}
+
+#[test]
+fn codex_toml_continue_yaml_zed_and_claude_json_are_captured() {
+    if !python3() {
+        return;
+    }
+    let (v, _) = config("codex/config.toml", &[]);
+    let s = servers(&v);
+    assert_eq!(
+        (s[0].0.as_str(), s[0].1, s[0].2),
+        ("fake", 2, 3),
+        "enabled_tools"
+    );
+    assert_eq!(
+        (s[1].0.as_str(), s[1].1, s[1].2),
+        ("paged", 4, 5),
+        "disabled_tools"
+    );
+    let (v, _) = config("continue/config.yaml", &[]);
+    assert_eq!(servers(&v)[0].0, "fake");
+    assert_eq!(skipped(&v), ["needs-secret", "remote"]);
+    let (v, _) = config("zed/settings.json", &[]);
+    let s = servers(&v);
+    assert_eq!((s[0].1, s[1].1), (3, 5));
+    let (v, _) = config("claude-code/.claude.json", &[]);
+    let names: Vec<String> = servers(&v).into_iter().map(|s| s.0).collect();
+    assert_eq!(
+        names,
+        ["fake-user", "fake-project (project /home/dev/widget)"]
+    );
+}
+
+#[test]
+fn vscode_inputs_come_from_the_command_line() {
+    if !python3() {
+        return;
+    }
+    let (v, _) = config("vscode/.vscode/mcp.json", &["--input", "api-key=x"]);
+    assert_eq!(v["client"], "vscode");
+    assert_eq!(servers(&v)[0].1, 3);
+    // Without it the server cannot start as configured: skipped with the reason, then nothing left.
+    let a = pcsim()
+        .current_dir(root())
+        .args(["config", "tests/fixtures/clients/vscode/.vscode/mcp.json"])
+        .assert()
+        .code(2);
+    let err = String::from_utf8_lossy(&a.get_output().stderr).to_string();
+    assert!(err.contains("--input api-key=VALUE"), "{err}");
+}
+
+#[test]
+fn capture_keeps_the_servers_key_order() {
+    if !python3() {
+        return;
+    }
+    let a = pcsim()
+        .current_dir(root())
+        .args([
+            "capture",
+            "--",
+            "python3",
+            "tests/fixtures/fake_mcp_server.py",
+            "normal",
+        ])
+        .timeout(std::time::Duration::from_secs(20))
+        .assert()
+        .success();
+    let text = String::from_utf8_lossy(&a.get_output().stdout).to_string();
+    // The fake server writes name, description, inputSchema, annotations (not alphabetical).
+    let pos = |k: &str| text.find(&format!("\"{k}\"")).unwrap();
+    assert!(
+        pos("name") < pos("description")
+            && pos("description") < pos("inputSchema")
+            && pos("inputSchema") < pos("annotations"),
+        "{text}"
+    );
+    // The same content, indented as before.
+    let v: Value = serde_json::from_str(&text).unwrap();
+    assert_eq!(v["tools"].as_array().unwrap().len(), 3);
+    assert!(text.starts_with("{\n  \"tools\": [\n    {\n      \"name\": \"echo\","));
+}
