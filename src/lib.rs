@@ -45,12 +45,13 @@
 //! use pcsim::{analysis::compare, Catalog, Scenario};
 //! let catalog = Catalog::embedded()?;
 //! let scenario = Scenario::builtin_default()?;
-//! let request = compare::selection(&["gpt-5.6".into()], &["automatic".into(), "explicit:tools".into()])
+//! let strategies = ["explicit:tools".into(), "explicit:tools+system+last".into()];
+//! let request = compare::selection(&["claude-opus-4.8".into()], &strategies)
 //!     .resolve(&catalog, scenario)?;
 //! let report = compare::compare_request(&request)?;
-//! let gpt = &report.comparisons[0];
-//! assert_eq!(gpt.strategies[0].strategy, "none");
-//! assert!(gpt.strategies.iter().all(|o| o.total_usd <= gpt.none_usd));
+//! let opus = &report.comparisons[0];
+//! assert_eq!(opus.strategies[0].strategy, "none");
+//! assert!(opus.strategies.iter().all(|o| o.total_usd <= opus.none_usd));
 //! # Ok::<(), pcsim::Error>(())
 //! ```
 //!
