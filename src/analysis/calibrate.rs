@@ -316,11 +316,26 @@ pub fn fact_rows(catalog: &Catalog, github: Option<&[Tool]>) -> Result<Vec<FactR
         block(opus5, &synthetic_tools(1, 21, 3)),
     );
     if let Some(gh) = github {
+        // Dollar facts were billed at the study gateway's rates: priced on its sheet when the
+        // catalog has it (the built-in one does), else on the catalog's prices as given.
+        let study = catalog
+            .priced(&crate::model::pricing::Pricing::sheet(
+                crate::model::pricing::STUDY_SHEET,
+            ))
+            .ok();
+        let at_study = |m: &ModelSpec| -> ModelSpec {
+            study
+                .as_ref()
+                .and_then(|c| c.model(&m.id).ok())
+                .unwrap_or(m)
+                .clone()
+        };
+        let (gemini_usd, glm_usd) = (at_study(gemini), at_study(glm));
         add(
             &gemini.id,
             "GitHub server: $0.0029 per call",
             0.0029,
-            gemini.input_usd(block(gemini, gh)),
+            gemini_usd.input_usd(block(gemini, gh)),
         );
         add(
             &glm.id,
@@ -332,7 +347,7 @@ pub fn fact_rows(catalog: &Catalog, github: Option<&[Tool]>) -> Result<Vec<FactR
             &glm.id,
             "GitHub server: cheaper than Gemini (USD ratio < 1)",
             1.0,
-            glm.input_usd(block(glm, gh)) / gemini.input_usd(block(gemini, gh)),
+            glm_usd.input_usd(block(glm, gh)) / gemini_usd.input_usd(block(gemini, gh)),
         );
     }
     Ok(rows)

@@ -13,6 +13,9 @@ pub use crate::model::prices::{
 };
 use crate::model::sourced::Sourced;
 
+/// The built-in price sheet of the measurement study's gateway, on which its dollar facts hold.
+pub const STUDY_SHEET: &str = "study-2026-07-31";
+
 /// What a run is priced at.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct Pricing {
