@@ -8,34 +8,61 @@ pub type Result<T, E = Error> = std::result::Result<T, E>;
 
 /// Everything that can go wrong in pcsim's library.
 #[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
 pub enum Error {
     /// A file could not be read or written.
     #[error("{path}: {action}: {source}")]
     Io {
+        /// The file.
         path: PathBuf,
+        /// What was being done (`cannot read`, `writing`, ...).
         action: &'static str,
+        /// The operating system's error.
         #[source]
         source: std::io::Error,
     },
     /// A file is not well-formed TOML or JSON (the message carries line and column when known).
     #[error("{file}: {message}")]
-    Parse { file: String, message: String },
+    Parse {
+        /// The file (or `command line`, `built-in ...`).
+        file: String,
+        /// What is wrong, with line and column when known.
+        message: String,
+    },
     /// A well-formed input holds a value that is not allowed.
     #[error("{file}: field `{field}`: {problem}")]
     Invalid {
+        /// The file (or `command line`).
         file: String,
+        /// The field (or flag) holding the value.
         field: String,
+        /// What is wrong with it.
         problem: String,
     },
     /// A model id that the catalog does not have.
     #[error("unknown model id `{id}`{hint} (run `pcsim models` for the list)")]
-    UnknownModel { id: String, hint: String },
+    UnknownModel {
+        /// The id asked for.
+        id: String,
+        /// `; did you mean ...?`, or empty.
+        hint: String,
+    },
     /// A caching strategy that cannot be parsed or that the model does not support.
     #[error("strategy `{strategy}`: {problem}")]
-    Strategy { strategy: String, problem: String },
+    Strategy {
+        /// The strategy as written.
+        strategy: String,
+        /// What is wrong with it.
+        problem: String,
+    },
     /// An external MCP server (or its launcher) failed: did not start, timed out, sent garbage.
     #[error("MCP server `{server}`: {problem}")]
-    Server { server: String, problem: String },
+    Server {
+        /// The server's name.
+        server: String,
+        /// What went wrong.
+        problem: String,
+    },
     /// A request that is well-formed but cannot be simulated (e.g. a chart with nothing to draw).
     #[error("{0}")]
     Unsupported(String),

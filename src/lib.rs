@@ -5,16 +5,75 @@
 //! tokens are billed at the base rate, written to cache or read from it. pcsim applies those rules call
 //! by call and reports per-call bills and cumulative costs.
 //!
+//! The entry types are re-exported here; everything else lives in its layer folder (see
+//! `docs/architecture.md`).
+//!
+//! Load a catalog and a scenario and run it (every model and strategy the scenario names):
+//!
 //! ```
-//! use pcsim::{input::scenario::Scenario, model::catalog::Catalog, sim::simulate::run_scenario};
-//! let catalog = Catalog::embedded().unwrap();
-//! let scenario = Scenario::builtin_default().unwrap();
-//! let report = run_scenario(&catalog, &scenario, &["claude-opus-4.8".into()], &[]).unwrap();
-//! let none = &report.results[0];
-//! let cached = &report.results[1];
+//! use pcsim::{run_scenario, Catalog, Scenario};
+//! let catalog = Catalog::embedded()?;
+//! let scenario = Scenario::from_toml_str(
+//!     r#"
+//!     name = "doc"
+//!     models = ["claude-opus-4.8"]
+//!     strategies = ["none", "cached"]
+//!     [tools]
+//!     synthetic = { count = 20, params = 4 }
+//!     [session]
+//!     calls = 10
+//!     system_tokens = 1500
+//!     first_user_tokens = 200
+//!     tool_result_tokens = 600
+//!     output_tokens = 150
+//!     gap_seconds = 10
+//!     "#,
+//!     "doc.toml",
+//!     std::path::Path::new("."),
+//! )?;
+//! let report = run_scenario(&catalog, &scenario, &[], &[])?;
+//! let (none, cached) = (&report.results[0], &report.results[1]);
+//! assert_eq!(cached.strategy, "explicit:tools+system+last"); // what `cached` means on this model
 //! assert!(cached.total_usd < none.total_usd);
+//! # Ok::<(), pcsim::Error>(())
+//! ```
+//!
+//! Compare caching strategies on the same session (`none` is added as the baseline; a strategy a
+//! model does not offer is a stated skip):
+//!
+//! ```
+//! use pcsim::{analysis::compare, Catalog, Scenario};
+//! let catalog = Catalog::embedded()?;
+//! let scenario = Scenario::builtin_default()?;
+//! let request = compare::selection(&["gpt-5.6".into()], &["automatic".into(), "explicit:tools".into()])
+//!     .resolve(&catalog, scenario)?;
+//! let report = compare::compare_request(&request)?;
+//! let gpt = &report.comparisons[0];
+//! assert_eq!(gpt.strategies[0].strategy, "none");
+//! assert!(gpt.strategies.iter().all(|o| o.total_usd <= gpt.none_usd));
+//! # Ok::<(), pcsim::Error>(())
+//! ```
+//!
+//! A Monte Carlo: the `runs` override is checked against the scenario's work limit, and every
+//! result then carries the distribution of its total over the runs:
+//!
+//! ```
+//! use pcsim::{run_request, Catalog, Scenario, Selection};
+//! let catalog = Catalog::embedded()?;
+//! let scenario = Scenario::builtin_default()?;
+//! let request = Selection::new(&["kimi-k3".into()], &["cached".into()])
+//!     .overrides(Some(50), Some(7))
+//!     .resolve(&catalog, scenario)?;
+//! let report = run_request(&request, &|_| {})?;
+//! let mc = report.results[0].montecarlo.as_ref().expect("50 runs");
+//! assert_eq!(mc.runs, 50);
+//! assert!(mc.p5_usd <= mc.median_usd && mc.median_usd <= mc.p95_usd);
+//! let (low, high) = (mc.ci95_low_usd.unwrap(), mc.ci95_high_usd.unwrap());
+//! assert!(low <= mc.mean_usd && mc.mean_usd <= high);
+//! # Ok::<(), pcsim::Error>(())
 //! ```
 
+#![warn(missing_docs)]
 // No unwrap/expect in library code: bad input must become an `Error`, never a panic. Tests may unwrap.
 #![cfg_attr(not(test), deny(clippy::unwrap_used, clippy::expect_used))]
 
@@ -28,3 +87,11 @@ pub mod report;
 pub mod sim;
 
 pub use error::{Error, Result};
+
+pub use analysis::compare::{compare, CompareReport};
+pub use input::scenario::Scenario;
+pub use model::catalog::{Catalog, ModelSpec};
+pub use model::strategy::Strategy;
+pub use sim::montecarlo::MonteCarlo;
+pub use sim::request::{Pair, Request, Selection, Skipped};
+pub use sim::simulate::{run_request, run_scenario, RunReport, SimResult};

@@ -24,6 +24,7 @@ pub const TOP_TOOLS: usize = 3;
 
 /// One simulated strategy.
 #[derive(Debug, Clone, Serialize)]
+#[non_exhaustive]
 pub struct Candidate {
     /// Canonical strategy.
     pub strategy: String,
@@ -37,6 +38,7 @@ pub struct Candidate {
 
 /// Where to put breakpoints (or which caching mode to use).
 #[derive(Debug, Clone, Serialize)]
+#[non_exhaustive]
 pub struct Placement {
     /// The cheapest strategy simulated (`none` when no caching strategy beats it).
     pub recommended: String,
@@ -56,6 +58,7 @@ pub struct Placement {
 
 /// One TTL tier, simulated.
 #[derive(Debug, Clone, Serialize)]
+#[non_exhaustive]
 pub struct TierOutcome {
     /// Tier name.
     pub tier: String,
@@ -77,6 +80,7 @@ pub struct TierOutcome {
 
 /// Which TTL tier to use.
 #[derive(Debug, Clone, Serialize)]
+#[non_exhaustive]
 pub struct TtlAdvice {
     /// Caching mode the tiers belong to.
     pub mode: String,
@@ -92,6 +96,7 @@ pub struct TtlAdvice {
 
 /// Dropping one tool, simulated.
 #[derive(Debug, Clone, Serialize)]
+#[non_exhaustive]
 pub struct DropTool {
     /// Tool name.
     pub name: String,
@@ -109,6 +114,7 @@ pub struct DropTool {
 
 /// Everything recommended for one model.
 #[derive(Debug, Clone, Serialize)]
+#[non_exhaustive]
 pub struct ModelAdvice {
     /// Model id.
     pub model: String,
@@ -135,6 +141,7 @@ pub struct ModelAdvice {
 
 /// Everything `advise` reports.
 #[derive(Debug, Clone, Serialize)]
+#[non_exhaustive]
 pub struct AdviceReport {
     /// Scenario name.
     pub scenario: String,

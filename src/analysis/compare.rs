@@ -31,6 +31,7 @@ pub const DEFAULT_STRATEGIES: [&str; 8] = [
 
 /// One strategy's outcome on one model.
 #[derive(Debug, Clone, Serialize)]
+#[non_exhaustive]
 pub struct StrategyOutcome {
     /// Canonical strategy simulated.
     pub strategy: String,
@@ -60,6 +61,7 @@ pub struct StrategyOutcome {
 
 /// All strategies on one model.
 #[derive(Debug, Clone, Serialize)]
+#[non_exhaustive]
 pub struct ModelComparison {
     /// Model id.
     pub model: String,
@@ -75,6 +77,7 @@ pub struct ModelComparison {
 
 /// Everything `compare` reports.
 #[derive(Debug, Clone, Serialize)]
+#[non_exhaustive]
 pub struct CompareReport {
     /// Scenario name.
     pub scenario: String,

@@ -46,6 +46,7 @@ pub struct ToolChange {
 
 /// What the change does to the tool list at call K.
 #[derive(Debug, Clone, Serialize)]
+#[non_exhaustive]
 pub struct ChangeSummary {
     /// One line, e.g. `add 1 tool (x)`.
     pub description: String,
@@ -61,6 +62,7 @@ pub struct ChangeSummary {
 
 /// Baseline against changed session for one (model, strategy).
 #[derive(Debug, Clone, Serialize)]
+#[non_exhaustive]
 pub struct WhatifOutcome {
     /// Model id.
     pub model: String,
@@ -122,6 +124,7 @@ pub struct WhatifOutcome {
 
 /// Everything `whatif` reports.
 #[derive(Debug, Clone, Serialize)]
+#[non_exhaustive]
 pub struct WhatifReport {
     /// Scenario name.
     pub scenario: String,

@@ -53,6 +53,7 @@ pub struct CurvePoint {
 
 /// Monte Carlo summary of one (model, strategy).
 #[derive(Debug, Clone, PartialEq, Serialize)]
+#[non_exhaustive]
 pub struct MonteCarlo {
     /// Number of runs.
     pub runs: u64,

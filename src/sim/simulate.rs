@@ -12,6 +12,7 @@ use crate::sim::request::{Pair, Request, Selection};
 
 /// Totals of one (model, strategy) simulation.
 #[derive(Debug, Clone, Serialize, PartialEq)]
+#[non_exhaustive]
 pub struct Totals {
     /// Prompt tokens over all calls.
     pub prompt_tokens: u64,
@@ -35,6 +36,7 @@ pub struct Totals {
 
 /// The result of one (model, strategy).
 #[derive(Debug, Clone, Serialize)]
+#[non_exhaustive]
 pub struct SimResult {
     /// Model id.
     pub model: String,
@@ -63,6 +65,7 @@ pub struct SimResult {
 
 /// Totals of one session of a run.
 #[derive(Debug, Clone, Default, Serialize, PartialEq)]
+#[non_exhaustive]
 pub struct SessionTotals {
     /// Session number, 1-based.
     pub session: u32,
@@ -84,6 +87,7 @@ pub use crate::sim::request::{SkipKind, Skipped};
 
 /// Everything `run` reports.
 #[derive(Debug, Clone, Serialize)]
+#[non_exhaustive]
 pub struct RunReport {
     /// Scenario name.
     pub scenario: String,

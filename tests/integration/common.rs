@@ -14,7 +14,9 @@ pub fn root() -> PathBuf {
 }
 
 /// `shared/reference` beside the checkout (or `$PCSIM_SHARED`), where the measured facts and the real
-/// MCP captures live. `None` (and a printed reason) when it is absent, so tests can skip honestly.
+/// MCP captures live. When it is absent the calling test fails, saying so: a test of real data must
+/// not pass without it. `PCSIM_ALLOW_MISSING_SHARED=1` (a checkout without the data, on purpose)
+/// turns that into `None` and a printed skip.
 pub fn shared_reference() -> Option<PathBuf> {
     if let Ok(p) = std::env::var("PCSIM_SHARED") {
         let p = PathBuf::from(p);
@@ -30,8 +32,14 @@ pub fn shared_reference() -> Option<PathBuf> {
         }
         dir = d.parent().map(PathBuf::from);
     }
-    eprintln!("skipped: shared/reference not found beside the checkout (set PCSIM_SHARED)");
-    None
+    if std::env::var_os("PCSIM_ALLOW_MISSING_SHARED").is_some_and(|v| v == "1") {
+        eprintln!("skipped: shared/reference not found beside the checkout (set PCSIM_SHARED)");
+        return None;
+    }
+    panic!(
+        "shared/reference not found beside the checkout: set PCSIM_SHARED to it, or \
+         PCSIM_ALLOW_MISSING_SHARED=1 to skip the tests of real data"
+    );
 }
 
 /// A real MCP capture by file stem, e.g. `server-github`.

@@ -13,6 +13,11 @@ fn fake_server() -> Option<PathBuf> {
         .output()
         .is_ok_and(|o| o.status.success());
     if !ok {
+        // Same rule as ../shared: a missing tool fails the test unless skipping is asked for.
+        assert!(
+            std::env::var_os("PCSIM_ALLOW_MISSING_SHARED").is_some_and(|v| v == "1"),
+            "python3 is not available to run the fake MCP server (PCSIM_ALLOW_MISSING_SHARED=1 skips)"
+        );
         eprintln!("skipped: python3 is not available to run the fake MCP server");
         return None;
     }

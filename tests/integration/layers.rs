@@ -304,3 +304,41 @@ fn the_checker_finds_circles_and_upward_arrows() {
         vec![vec!["sim", "engine", "cache", "Split"]]
     );
 }
+
+#[test]
+fn the_readmes_layout_names_every_source_folder_and_nothing_that_is_gone() {
+    let readme = std::fs::read_to_string(root().join("README.md")).unwrap();
+    let block = readme
+        .split_once("## Layout")
+        .and_then(|(_, rest)| rest.split_once("```\n"))
+        .and_then(|(_, rest)| rest.split_once("```"))
+        .map(|(b, _)| b)
+        .expect("README has a Layout block");
+    let named: Vec<&str> = block
+        .split_whitespace()
+        .map(|w| {
+            w.trim_end_matches([',', ';', ')', ':'])
+                .trim_start_matches('(')
+        })
+        .filter(|w| w.contains('/') || w.ends_with(".rs") || w.ends_with(".toml"))
+        .collect();
+    for path in &named {
+        assert!(
+            root().join(path).exists(),
+            "README's Layout names {path}, which is not in the tree"
+        );
+    }
+    for e in std::fs::read_dir(root().join("src")).unwrap() {
+        let p = e.unwrap().path();
+        let rel = p
+            .strip_prefix(root())
+            .unwrap()
+            .to_string_lossy()
+            .into_owned();
+        let rel = if p.is_dir() { format!("{rel}/") } else { rel };
+        assert!(
+            named.contains(&rel.as_str()),
+            "README's Layout does not name {rel}"
+        );
+    }
+}

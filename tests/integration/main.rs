@@ -15,6 +15,7 @@ mod properties;
 mod reliability;
 mod replay_logs;
 mod report;
+mod snapshots;
 mod time;
 mod tokens;
 mod tools;

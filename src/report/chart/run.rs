@@ -382,7 +382,7 @@ fn per_call_chart(
 }
 
 /// The median cumulative cost per call over several runs of one (model, strategy), with the 5th to
-/// 95th percentile band, ready for [`line_chart`]: `x` is the call number in time order. Percentiles
+/// 95th percentile band, ready for [`super::line_chart`]: `x` is the call number in time order. Percentiles
 /// use the nearest rank on the sorted values (index `round((n - 1) * p)`), so every band edge is a
 /// cost that some run really had. Runs shorter than the longest simply stop contributing.
 ///

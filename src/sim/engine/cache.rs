@@ -616,6 +616,8 @@ pub fn automatic_call(
 }
 
 /// Lease keys of one automatic call (see [`automatic_call_leased`]).
+// Test-only: the engine calls `automatic_call_with_leases`; this form is checked against the walk.
+#[cfg(test)]
 #[derive(Debug, Clone, Copy)]
 pub struct LeaseKeys {
     /// Boundaries of the prompt head (tool block and system prompt) shared between sessions.
@@ -640,6 +642,7 @@ pub struct LeaseKeys {
 /// `fresh_from`: boundaries from this index on are this call's new messages, in no store yet and
 /// only ever found again in this conversation's later prompts, which contain them all up to the
 /// last (`usize::MAX`: no such knowledge). They are not looked up, and only the last gets an entry.
+#[cfg(test)]
 #[allow(clippy::too_many_arguments)]
 pub fn automatic_call_leased(
     store: &mut CacheStore,

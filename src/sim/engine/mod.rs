@@ -1,9 +1,9 @@
 //! The discrete-event engine: sessions issue calls at simulated times; calls are processed in time
 //! order against a cache store, and each call is billed.
 
-pub mod cache;
-pub mod prompt;
-pub mod queue;
+pub(crate) mod cache;
+pub(crate) mod prompt;
+pub(crate) mod queue;
 
 use std::collections::HashMap;
 

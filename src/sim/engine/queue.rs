@@ -43,12 +43,14 @@ impl EventQueue {
         self.slow.clear();
     }
 
-    /// Number of queued events.
+    /// Number of queued events (tests).
+    #[cfg(test)]
     pub fn len(&self) -> usize {
         self.fast.len() + self.slow.len()
     }
 
-    /// Whether no event is queued.
+    /// Whether no event is queued (tests).
+    #[cfg(test)]
     pub fn is_empty(&self) -> bool {
         self.len() == 0
     }
