@@ -8,16 +8,18 @@ use serde::Serialize;
 
 use super::breakeven::{break_even, p_within_ttl, BreakEven, Method};
 use super::compare::DEFAULT_STRATEGIES;
+use super::uncertainty::{run_totals, share, share_text, Interval};
 use super::{percent, signed_usd, simulate_one, skip_lines, Skip};
 use crate::base::quantity::Quantity;
 use crate::base::text::usd;
-use crate::error::Result;
+use crate::error::{Error, Result};
 use crate::input::scenario::Scenario;
 use crate::model::catalog::{CacheRules, Catalog, ModelSpec};
 use crate::model::strategy::{Anchor, BreakpointSpec, Mode, Strategy};
 use crate::model::tools::Tool;
-use crate::sim::request::{Request, Selection, SkipKind};
-use crate::sim::simulate::simulate_pairs;
+use crate::sim::engine::{PreparedSet, Workspace};
+use crate::sim::request::{Pair, Request, Selection, SkipKind};
+use crate::sim::simulate::summarise;
 
 /// How many of the largest tools are tried for dropping.
 pub const TOP_TOOLS: usize = 3;
@@ -34,6 +36,22 @@ pub struct Candidate {
     pub saving_usd: f64,
     /// Saved against no caching, in percent.
     pub saving_percent: f64,
+    /// Over the Monte Carlo runs (`--runs N`, N > 1; absent otherwise). Candidates are then ranked
+    /// by their mean total; the point figures above stay those of the first run.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub runs: Option<CandidateRuns>,
+}
+
+/// One candidate's figures over the Monte Carlo runs of `advise --runs N`.
+#[derive(Debug, Clone, Serialize)]
+pub struct CandidateRuns {
+    /// Total dollars over the runs.
+    pub total_usd: Interval,
+    /// Saving against no caching, run by run.
+    pub saving_usd: Interval,
+    /// Share of runs (0..=1) in which no candidate costs less than this one (ties within rounding
+    /// count for each).
+    pub share_cheapest: f64,
 }
 
 /// Where to put breakpoints (or which caching mode to use).
@@ -52,7 +70,9 @@ pub struct Placement {
     pub default_strategy: String,
     /// Saved against the model's default strategy.
     pub saving_vs_default_usd: f64,
-    /// Every strategy simulated, cheapest first.
+    /// Every strategy simulated, cheapest first: every breakpoint placement the model allows
+    /// (each set of anchors within `max_breakpoints`, each TTL assignment the provider accepts),
+    /// its automatic and implicit modes at each tier, and no caching.
     pub candidates: Vec<Candidate>,
 }
 
@@ -153,6 +173,10 @@ pub struct AdviceReport {
     pub gap_seconds: Quantity,
     /// One entry per model.
     pub advice: Vec<ModelAdvice>,
+    /// Monte Carlo runs (1: one run of the scenario's seed; more: candidates ranked by their mean).
+    pub runs: u64,
+    /// Seed of the draws.
+    pub seed: u64,
 }
 
 /// The model's caching rules in order of preference for break-even figures.
@@ -208,33 +232,200 @@ pub fn selection(models: &[String]) -> Selection {
     Selection::new(models, &[]).default_strategies(&DEFAULT_STRATEGIES)
 }
 
-/// The advice for every model of `request` (resolved from [`selection`]): its pairs are the
-/// candidate placements, simulated on the scenario's one timeline.
+/// Every caching strategy `model` allows, as candidates: for explicit caching each non-empty set of
+/// anchors (tools, system, last, in prompt order) within `max_breakpoints`, with every assignment of
+/// the TTL tiers in which a longer-lived breakpoint never follows a shorter-lived one (the API's
+/// rule); automatic and implicit caching at each of their tiers. The default tier is written
+/// without `@`, as the other reports name it. Strategies the model refuses are left out.
+pub fn placements(model: &ModelSpec) -> Vec<Strategy> {
+    let mut out = Vec::new();
+    let anchors = [Anchor::Tools, Anchor::System, Anchor::Last];
+    if let Some(rules) = &model.cache.explicit {
+        let max = rules
+            .max_breakpoints
+            .as_ref()
+            .map_or(3, |m| m.value as usize);
+        let tiers: Vec<Option<String>> = rules
+            .tiers
+            .keys()
+            .map(|t| (*t != rules.default_tier).then(|| t.clone()))
+            .collect();
+        for mask in 1u32..8 {
+            let chosen: Vec<Anchor> = (0..3)
+                .filter(|i| mask & (1 << i) != 0)
+                .map(|i| anchors[i])
+                .collect();
+            if chosen.len() > max {
+                continue;
+            }
+            // Every tier for every chosen anchor (tiers^anchors: at most a few dozen).
+            let mut assignments: Vec<Vec<Option<String>>> = vec![Vec::new()];
+            for _ in &chosen {
+                assignments = assignments
+                    .into_iter()
+                    .flat_map(|a| {
+                        tiers.iter().map(move |t| {
+                            let mut a = a.clone();
+                            a.push(t.clone());
+                            a
+                        })
+                    })
+                    .collect();
+            }
+            for a in assignments {
+                out.push(Strategy {
+                    mode: Some(Mode::Explicit),
+                    breakpoints: chosen
+                        .iter()
+                        .zip(a)
+                        .map(|(&anchor, tier)| BreakpointSpec { anchor, tier })
+                        .collect(),
+                    tool_changes: None,
+                });
+            }
+        }
+    }
+    for (mode, rules) in [
+        (Mode::Automatic, &model.cache.automatic),
+        (Mode::Implicit, &model.cache.implicit),
+    ] {
+        let Some(rules) = rules else { continue };
+        for tier in rules.tiers.keys() {
+            let breakpoints = if *tier == rules.default_tier {
+                Vec::new()
+            } else {
+                vec![BreakpointSpec {
+                    anchor: Anchor::Last,
+                    tier: Some(tier.clone()),
+                }]
+            };
+            out.push(Strategy {
+                mode: Some(mode),
+                breakpoints,
+                tool_changes: None,
+            });
+        }
+    }
+    out.retain(|s| s.resolve(model).is_ok());
+    out
+}
+
+/// The advice for every model of `request` (resolved from [`selection`]): its pairs, no caching,
+/// the model's default and every placement of [`placements`] are the candidates, all simulated on
+/// the scenario's one timeline.
 pub fn advise_request(request: &Request) -> Result<AdviceReport> {
+    advise_request_with_progress(request, &|_| {})
+}
+
+/// The candidates of `advise` for every model of `request`, in model order: the request's pairs,
+/// no caching, the model's default (`cached`) and every placement, each canonical strategy once.
+pub fn candidates<'c>(request: &Request<'c>) -> Result<Vec<Pair<'c>>> {
+    let mut out: Vec<Pair<'c>> = Vec::new();
+    for &model in &request.models {
+        let first = out.len();
+        let add = |p: Pair<'c>, out: &mut Vec<Pair<'c>>| {
+            if !out[first..]
+                .iter()
+                .any(|q| q.resolved.name == p.resolved.name)
+            {
+                out.push(p);
+            }
+        };
+        add(Pair::resolve(model, "none", &Strategy::none())?, &mut out);
+        for p in request.pairs_of(model) {
+            add(p.clone(), &mut out);
+        }
+        add(
+            Pair::resolve(model, "cached", &Strategy::parse("cached")?)?,
+            &mut out,
+        );
+        for s in placements(model) {
+            add(Pair::resolve(model, &s.to_string(), &s)?, &mut out);
+        }
+    }
+    Ok(out)
+}
+
+/// [`advise_request`], telling `progress` how many (run, candidate) simulations are done when the
+/// scenario has more than one run ([`candidates`] gives their number).
+pub fn advise_request_with_progress(
+    request: &Request,
+    progress: &(dyn Fn(u64) + Sync),
+) -> Result<AdviceReport> {
     let scenario = &request.scenario;
-    let mut results = simulate_pairs(request, scenario).into_iter();
+    let pairs = candidates(request)?;
+    let setups: Vec<_> = pairs
+        .iter()
+        .map(|p| p.setup(scenario.first_token_seconds))
+        .collect();
+    let set = PreparedSet::new(scenario, &setups);
+    let mut bills: Vec<Vec<crate::sim::billing::CallBill>> = vec![Vec::new(); pairs.len()];
+    set.run(0, &mut Workspace::new(), |m, b| bills[m].push(*b));
+    let results: Vec<_> = pairs
+        .iter()
+        .zip(bills)
+        .map(|(p, calls)| summarise(p, calls))
+        .collect();
+    // totals[run][candidate], all candidates of a run on its one timeline.
+    let totals = if scenario.runs > 1 {
+        Some(run_totals(&set, scenario.runs as u64, progress)?)
+    } else {
+        None
+    };
+    let mut results = results.into_iter().enumerate();
     let mut report = AdviceReport {
         scenario: scenario.name.clone(),
         sessions: scenario.sessions,
         calls_per_session: scenario.calls,
         gap_seconds: scenario.gap_seconds.clone(),
         advice: Vec::new(),
+        runs: scenario.runs as u64,
+        seed: scenario.seed,
     };
     for &model in &request.models {
-        let count = request.pairs_of(model).count();
-        let sims: Vec<(Candidate, Strategy)> = request
-            .pairs_of(model)
+        let mine: Vec<&Pair> = pairs.iter().filter(|p| p.model.id == model.id).collect();
+        let count = mine.len();
+        let mut index = Vec::with_capacity(count);
+        let mut sims: Vec<(Candidate, Strategy)> = mine
+            .iter()
             .zip(results.by_ref().take(count))
-            .map(|(pair, r)| {
+            .map(|(pair, (i, r))| {
+                index.push(i);
                 let candidate = Candidate {
                     strategy: r.strategy,
                     total_usd: r.total_usd,
                     saving_usd: 0.0,
                     saving_percent: 0.0,
+                    runs: None,
                 };
                 (candidate, pair.strategy.clone())
             })
             .collect();
+        if let Some(totals) = &totals {
+            // `none` is the first candidate of every model.
+            let none_i = index[0];
+            // The cheapest total of this model's candidates in each run.
+            let best_in: Vec<f64> = totals
+                .iter()
+                .map(|run| index.iter().map(|&i| run[i]).fold(f64::INFINITY, f64::min))
+                .collect();
+            for (k, (c, _)) in sims.iter_mut().enumerate() {
+                let i = index[k];
+                let no_runs = || Error::Internal("advise: a Monte Carlo gave no runs".into());
+                // Cheapest in a run: no candidate costs less (a tie within rounding counts).
+                let cheapest: Vec<bool> = totals
+                    .iter()
+                    .zip(&best_in)
+                    .map(|(run, &b)| run[i] - b <= 1e-9 * b.abs().max(1e-9))
+                    .collect();
+                c.runs = Some(CandidateRuns {
+                    total_usd: Interval::over(totals, |run| run[i]).ok_or_else(no_runs)?,
+                    saving_usd: Interval::over(totals, |run| run[none_i] - run[i])
+                        .ok_or_else(no_runs)?,
+                    share_cheapest: share(&cheapest, |&x| x),
+                });
+            }
+        }
         // A candidate that is the same strategy as another on this model is simply not an
         // alternative; only what the model does not offer is stated.
         let skipped = request
@@ -256,25 +447,50 @@ fn advise_model(
     mut skipped: Vec<Skip>,
 ) -> Result<ModelAdvice> {
     let mut notes = Vec::new();
-    let none_usd = simulate_one(model, scenario, "none", &Strategy::none())?.total_usd;
+    let none_usd = sims
+        .iter()
+        .find(|(c, _)| c.strategy == "none")
+        .map(|(c, _)| c.total_usd)
+        .ok_or_else(|| Error::Internal(format!("advise: no `none` candidate on `{}`", model.id)))?;
     for (c, _) in &mut sims {
         c.saving_usd = none_usd - c.total_usd;
         c.saving_percent = percent(c.saving_usd, none_usd);
     }
-    sims.sort_by(|a, b| a.0.total_usd.total_cmp(&b.0.total_usd));
+    // Cheapest first: by the mean over the runs with `--runs`, else by the one run (ties keep
+    // the candidates' order, so the simpler placement listed first wins).
+    let rank = |c: &Candidate| c.runs.as_ref().map_or(c.total_usd, |r| r.total_usd.mean);
+    sims.sort_by(|a, b| rank(&a.0).total_cmp(&rank(&b.0)));
+    // Placements that cost the same (within rounding: e.g. a breakpoint the prompt never reaches)
+    // are one answer; the one with the fewest breakpoints is recommended.
+    if let Some(min) = sims.first().map(|(c, _)| rank(c)) {
+        let tie = |c: &Candidate| rank(c) - min <= 1e-9 * min.abs().max(1e-9);
+        if let Some(k) = (0..sims.len())
+            .filter(|&k| tie(&sims[k].0))
+            .min_by_key(|&k| sims[k].1.breakpoints.len())
+        {
+            let chosen = sims.remove(k);
+            sims.insert(0, chosen);
+        }
+    }
     let (best, best_strategy) = sims
         .first()
         .cloned()
         .unwrap_or_else(|| (none_candidate(none_usd), Strategy::none()));
-    let cached = Strategy::parse("cached")?;
-    let default = simulate_one(model, scenario, "cached", &cached)?;
+    let default_name = Strategy::parse("cached")?.resolve(model)?.name;
+    let default_usd = sims
+        .iter()
+        .find(|(c, _)| c.strategy == default_name)
+        .map(|(c, _)| rank(c))
+        .ok_or_else(|| {
+            Error::Internal(format!("advise: no default candidate on `{}`", model.id))
+        })?;
     let placement = Placement {
         recommended: best.strategy.clone(),
         total_usd: best.total_usd,
         saving_usd: best.saving_usd,
         saving_percent: best.saving_percent,
-        default_strategy: default.strategy.clone(),
-        saving_vs_default_usd: default.total_usd - best.total_usd,
+        default_strategy: default_name,
+        saving_vs_default_usd: default_usd - rank(&best),
         candidates: sims.iter().map(|(c, _)| c.clone()).collect(),
     };
     let mut ttl = ttl_advice(model, scenario, &sims, &mut skipped);
@@ -282,7 +498,7 @@ fn advise_model(
     // pay even when the default tier does not, e.g. gaps longer than the default lifetime).
     let mut recommended = best.clone();
     let mut recommended_strategy = best_strategy.clone();
-    if let Some(t) = ttl.as_ref() {
+    if let Some(t) = ttl.as_ref().filter(|_| best.runs.is_none()) {
         if let Some(row) = t.tiers.iter().find(|x| x.tier == t.recommended_tier) {
             if row.total_usd < best.total_usd {
                 recommended_strategy = Strategy::parse(&row.strategy)?;
@@ -291,6 +507,7 @@ fn advise_model(
                     total_usd: row.total_usd,
                     saving_usd: none_usd - row.total_usd,
                     saving_percent: percent(none_usd - row.total_usd, none_usd),
+                    runs: None,
                 };
             }
         }
@@ -374,6 +591,7 @@ fn none_candidate(none_usd: f64) -> Candidate {
         total_usd: none_usd,
         saving_usd: 0.0,
         saving_percent: 0.0,
+        runs: None,
     }
 }
 
@@ -488,8 +706,18 @@ impl AdviceReport {
     /// The terminal report: one block per model.
     pub fn table(&self) -> String {
         let mut out = format!(
-            "scenario: {} ({} session(s) x {} calls); every saving below is from a simulation of it\n",
-            self.scenario, self.sessions, self.calls_per_session
+            "scenario: {} ({} session(s) x {} calls); every saving below is from a simulation of it{}\n",
+            self.scenario,
+            self.sessions,
+            self.calls_per_session,
+            if self.runs > 1 {
+                format!(
+                    " ({} runs from seed {}: candidates ranked by their mean; other figures from the first run)",
+                    self.runs, self.seed
+                )
+            } else {
+                String::new()
+            }
         );
         for a in &self.advice {
             let p = &a.breakpoints;
@@ -501,14 +729,62 @@ impl AdviceReport {
                 usd(a.none_usd)
             );
             let r = &a.recommended;
-            let _ = writeln!(
-                out,
-                "  recommended  {}: {}, saves {} ({:.1}%) vs none",
-                r.strategy,
-                usd(r.total_usd),
-                signed_usd(r.saving_usd),
-                r.saving_percent
-            );
+            match &r.runs {
+                None => {
+                    let _ = writeln!(
+                        out,
+                        "  recommended  {}: {}, saves {} ({:.1}%) vs none",
+                        r.strategy,
+                        usd(r.total_usd),
+                        signed_usd(r.saving_usd),
+                        r.saving_percent
+                    );
+                }
+                Some(x) => {
+                    let _ = writeln!(
+                        out,
+                        "  recommended  {}: mean {}, saves {} [{}, {} in 90% of runs] vs none; the cheapest candidate in {} of runs",
+                        r.strategy,
+                        usd(x.total_usd.mean),
+                        signed_usd(x.saving_usd.mean),
+                        signed_usd(x.saving_usd.p5),
+                        signed_usd(x.saving_usd.p95),
+                        share_text(x.share_cheapest)
+                    );
+                    // Placements that cost the same, and the runner-up, so a reader sees the margin.
+                    let mean =
+                        |c: &Candidate| c.runs.as_ref().map_or(c.total_usd, |y| y.total_usd.mean);
+                    let same = |c: &Candidate| {
+                        (mean(c) - x.total_usd.mean).abs()
+                            <= 1e-9 * x.total_usd.mean.abs().max(1e-9)
+                    };
+                    let ties: Vec<&str> = p
+                        .candidates
+                        .iter()
+                        .filter(|c| c.strategy != r.strategy && same(c))
+                        .map(|c| c.strategy.as_str())
+                        .collect();
+                    if !ties.is_empty() {
+                        let _ = writeln!(out, "  same cost    {}", ties.join(", "));
+                    }
+                    if let Some(second) = p
+                        .candidates
+                        .iter()
+                        .find(|c| c.strategy != r.strategy && !same(c))
+                    {
+                        if let Some(y) = &second.runs {
+                            let _ = writeln!(
+                                out,
+                                "  runner-up    {}: mean {} ({} more), the cheapest in {} of runs",
+                                second.strategy,
+                                usd(y.total_usd.mean),
+                                usd(y.total_usd.mean - x.total_usd.mean),
+                                share_text(y.share_cheapest)
+                            );
+                        }
+                    }
+                }
+            }
             let _ = writeln!(
                 out,
                 "  breakpoints  {}: {}, saves {} ({:.1}%) vs none, {} vs the default {}",

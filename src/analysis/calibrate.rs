@@ -9,6 +9,7 @@ use serde_json::Value;
 
 use crate::error::{Error, Result};
 use crate::model::catalog::{Catalog, ModelSpec};
+use crate::model::pricing::{Pricing, STUDY_PRICE_SHEET};
 use crate::model::tokens::ToolRendering;
 use crate::model::tools::{parse_tool_list, synthetic_tools, Tool};
 
@@ -244,7 +245,6 @@ pub fn fact_rows(catalog: &Catalog, github: Option<&[Tool]>) -> Result<Vec<FactR
     let opus5 = catalog.model("claude-opus-5")?;
     let gpt = catalog.model("gpt-5.6")?;
     let gemini = catalog.model("gemini-3.6-flash")?;
-    let glm = catalog.model("glm-5.2")?;
     let mut rows = Vec::new();
     let mut add = |model: &str, fact: &str, measured: f64, modelled: f64| {
         rows.push(FactRow {
@@ -316,26 +316,17 @@ pub fn fact_rows(catalog: &Catalog, github: Option<&[Tool]>) -> Result<Vec<FactR
         block(opus5, &synthetic_tools(1, 21, 3)),
     );
     if let Some(gh) = github {
-        // Dollar facts were billed at the study gateway's rates: priced on its sheet when the
-        // catalog has it (the built-in one does), else on the catalog's prices as given.
-        let study = catalog
-            .priced(&crate::model::pricing::Pricing::sheet(
-                crate::model::pricing::STUDY_SHEET,
-            ))
-            .ok();
-        let at_study = |m: &ModelSpec| -> ModelSpec {
-            study
-                .as_ref()
-                .and_then(|c| c.model(&m.id).ok())
-                .unwrap_or(m)
-                .clone()
-        };
-        let (gemini_usd, glm_usd) = (at_study(gemini), at_study(glm));
+        // The dollar facts were billed by the study's gateway at its own rates: price them on the
+        // catalog's study sheet when it has one (a user catalog without it prices as it stands).
+        let study = catalog.priced(&Pricing::sheet(STUDY_PRICE_SHEET)).ok();
+        let study = study.as_ref().unwrap_or(catalog);
+        let gemini = study.model("gemini-3.6-flash")?;
+        let glm = study.model("glm-5.2")?;
         add(
             &gemini.id,
             "GitHub server: $0.0029 per call",
             0.0029,
-            gemini_usd.input_usd(block(gemini, gh)),
+            gemini.input_usd(block(gemini, gh)),
         );
         add(
             &glm.id,
@@ -347,7 +338,7 @@ pub fn fact_rows(catalog: &Catalog, github: Option<&[Tool]>) -> Result<Vec<FactR
             &glm.id,
             "GitHub server: cheaper than Gemini (USD ratio < 1)",
             1.0,
-            glm_usd.input_usd(block(glm, gh)) / gemini_usd.input_usd(block(gemini, gh)),
+            glm.input_usd(block(glm, gh)) / gemini.input_usd(block(gemini, gh)),
         );
     }
     Ok(rows)

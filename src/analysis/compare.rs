@@ -5,6 +5,7 @@ use std::fmt::Write as _;
 
 use serde::Serialize;
 
+use super::uncertainty::{run_totals, share, share_text, Interval};
 use super::{percent, signed_usd, skip_lines, Skip};
 use crate::base::text::{field, usd, TextTable};
 use crate::error::{Error, Result};
@@ -12,6 +13,7 @@ use crate::input::scenario::Scenario;
 use crate::model::catalog::Catalog;
 use crate::model::strategy::Mode;
 use crate::sim::billing::CallBill;
+use crate::sim::engine::PreparedSet;
 use crate::sim::request::{Request, Selection};
 use crate::sim::simulate::simulate_pairs;
 
@@ -53,10 +55,27 @@ pub struct StrategyOutcome {
     pub prompt_tokens: u64,
     /// Share of prompt tokens read from cache.
     pub cache_hit_ratio: f64,
+    /// Over the Monte Carlo runs (`--runs N`, N > 1; absent otherwise): the total, the saving
+    /// against no caching run by run, and how often the strategy saves and is the cheapest.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub runs: Option<OutcomeRuns>,
     /// Per-call bills in time order, with `cumulative_usd` for the cumulative chart (not in the JSON,
     /// which stays one line per strategy; `run --format json` has the per-call rows).
     #[serde(skip)]
     pub calls: Vec<CallBill>,
+}
+
+/// One strategy's figures over the Monte Carlo runs of `compare --runs N`.
+#[derive(Debug, Clone, Serialize)]
+pub struct OutcomeRuns {
+    /// Total dollars over the runs.
+    pub total_usd: Interval,
+    /// Saving against no caching over the runs (each run against its own no-caching total).
+    pub saving_usd: Interval,
+    /// Share of runs (0..=1) in which the strategy costs less than no caching.
+    pub share_saving: f64,
+    /// Share of runs in which it is the cheapest strategy on this model.
+    pub share_cheapest: f64,
 }
 
 /// All strategies on one model.
@@ -69,8 +88,11 @@ pub struct ModelComparison {
     pub model_name: String,
     /// Total dollars without caching (the baseline of every saving).
     pub none_usd: f64,
-    /// The cheapest strategy simulated on this model.
+    /// The cheapest strategy simulated on this model (by the mean over the runs with `--runs`).
     pub cheapest: String,
+    /// With `--runs`: the share of runs in which `cheapest` is the cheapest.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub cheapest_share: Option<f64>,
     /// One entry per simulated strategy, `none` first.
     pub strategies: Vec<StrategyOutcome>,
 }
@@ -89,6 +111,9 @@ pub struct CompareReport {
     pub sessions: usize,
     /// Calls per session.
     pub calls_per_session: usize,
+    /// Monte Carlo runs (1: the figures are those of one run of `seed`; more: every outcome has
+    /// `runs`, and the point figures stay those of the first run).
+    pub runs: u64,
     /// One entry per model.
     pub comparisons: Vec<ModelComparison>,
     /// (model, strategy) pairs not simulated, with the reason.
@@ -119,14 +144,33 @@ pub fn selection(models: &[String], strategies: &[String]) -> Selection {
 /// The comparison of every pair of `request` (resolved from [`selection`], so it has the `none`
 /// baseline), all simulated on the scenario's one timeline.
 pub fn compare_request(request: &Request) -> Result<CompareReport> {
+    compare_request_with_progress(request, &|_| {})
+}
+
+/// [`compare_request`], telling `progress` how many (run, pair) simulations are done when the
+/// scenario has more than one run.
+pub fn compare_request_with_progress(
+    request: &Request,
+    progress: &(dyn Fn(u64) + Sync),
+) -> Result<CompareReport> {
     let scenario = &request.scenario;
     let mut results = simulate_pairs(request, scenario).into_iter();
+    // totals[run][pair], every pair on each run's one timeline.
+    let totals = if scenario.runs > 1 {
+        let setups = request.setups(scenario);
+        let set = PreparedSet::new(scenario, &setups);
+        Some(run_totals(&set, scenario.runs as u64, progress)?)
+    } else {
+        None
+    };
+    let mut next_pair = 0;
     let mut report = CompareReport {
         scenario: scenario.name.clone(),
         description: scenario.description.clone(),
         seed: scenario.seed,
         sessions: scenario.sessions,
         calls_per_session: scenario.calls,
+        runs: scenario.runs as u64,
         comparisons: Vec::new(),
         skipped: request.skipped.clone(),
     };
@@ -135,10 +179,14 @@ pub fn compare_request(request: &Request) -> Result<CompareReport> {
         // Results come in the order of the pairs: model by model.
         let count = request.pairs_of(model).count();
         let mut outcomes: Vec<StrategyOutcome> = Vec::with_capacity(count);
+        // Index of each outcome's pair, for its run totals.
+        let mut index: Vec<usize> = Vec::with_capacity(count);
         for r in results.by_ref().take(count) {
             if r.strategy != "none" {
                 cached_outcomes += 1;
             }
+            index.push(next_pair);
+            next_pair += 1;
             outcomes.push(StrategyOutcome {
                 strategy: r.strategy,
                 strategy_requested: r.strategy_requested,
@@ -150,11 +198,17 @@ pub fn compare_request(request: &Request) -> Result<CompareReport> {
                 uncached_tokens: r.totals.uncached_tokens,
                 prompt_tokens: r.totals.prompt_tokens,
                 cache_hit_ratio: r.totals.cache_hit_ratio,
+                runs: None,
                 calls: r.calls,
             });
         }
         // `none` needs no caching support, so it is always simulated and sorts first.
-        outcomes.sort_by_key(|o| o.strategy != "none");
+        let mut order: Vec<usize> = (0..outcomes.len()).collect();
+        order.sort_by_key(|&i| outcomes[i].strategy != "none");
+        let index: Vec<usize> = order.iter().map(|&i| index[i]).collect();
+        let mut sorted: Vec<Option<StrategyOutcome>> = outcomes.into_iter().map(Some).collect();
+        let mut outcomes: Vec<StrategyOutcome> =
+            order.iter().filter_map(|&i| sorted[i].take()).collect();
         let none_usd = outcomes
             .iter()
             .find(|o| o.strategy == "none")
@@ -169,16 +223,48 @@ pub fn compare_request(request: &Request) -> Result<CompareReport> {
             o.saving_usd = none_usd - o.total_usd;
             o.saving_percent = percent(o.saving_usd, none_usd);
         }
-        let cheapest = outcomes
+        let mut cheapest = outcomes
             .iter()
             .min_by(|a, b| a.total_usd.total_cmp(&b.total_usd))
             .map(|o| o.strategy.clone())
             .unwrap_or_else(|| "none".into());
+        let mut cheapest_share = None;
+        if let Some(totals) = &totals {
+            let none_i = index[0];
+            // The cheapest of this model's strategies in each run (first listed on a tie).
+            let best_in: Vec<usize> = totals
+                .iter()
+                .map(|run| {
+                    (0..index.len())
+                        .min_by(|&a, &b| run[index[a]].total_cmp(&run[index[b]]))
+                        .unwrap_or(0)
+                })
+                .collect();
+            for (k, o) in outcomes.iter_mut().enumerate() {
+                let i = index[k];
+                o.runs = Some(OutcomeRuns {
+                    total_usd: Interval::over(totals, |run| run[i]).ok_or_else(no_runs)?,
+                    saving_usd: Interval::over(totals, |run| run[none_i] - run[i])
+                        .ok_or_else(no_runs)?,
+                    share_saving: share(totals, |run| run[i] < run[none_i]),
+                    share_cheapest: share(&best_in, |&b| b == k),
+                });
+            }
+            if let Some((k, o)) = outcomes.iter().enumerate().min_by(|a, b| {
+                let mean =
+                    |o: &StrategyOutcome| o.runs.as_ref().map_or(o.total_usd, |r| r.total_usd.mean);
+                mean(a.1).total_cmp(&mean(b.1))
+            }) {
+                cheapest = o.strategy.clone();
+                cheapest_share = Some(share(&best_in, |&b| b == k));
+            }
+        }
         report.comparisons.push(ModelComparison {
             model: model.id.clone(),
             model_name: model.name.clone(),
             none_usd,
             cheapest,
+            cheapest_share,
             strategies: outcomes,
         });
     }
@@ -234,6 +320,9 @@ impl CompareReport {
 
     /// The terminal table, then the stated skips.
     pub fn table(&self) -> String {
+        if self.runs > 1 {
+            return self.table_of_runs();
+        }
         let mut t = TextTable::new(
             &[
                 "model",
@@ -276,6 +365,75 @@ impl CompareReport {
         }
         out
     }
+
+    /// The table of `--runs N`: means, the range of 90% of runs, and how often each verdict holds.
+    fn table_of_runs(&self) -> String {
+        let mut t = TextTable::new(
+            &[
+                "model",
+                "strategy",
+                "total USD (mean)",
+                "saving USD (mean)",
+                "saving, 90% of runs",
+                "saving %",
+                "saves in",
+                "cheapest in",
+            ],
+            &[false, false, true, true, true, true, true, true],
+        );
+        for c in &self.comparisons {
+            let none = c
+                .strategies
+                .iter()
+                .find(|o| o.strategy == "none")
+                .and_then(|o| o.runs.as_ref())
+                .map_or(c.none_usd, |r| r.total_usd.mean);
+            for o in &c.strategies {
+                let Some(r) = &o.runs else { continue };
+                let mark = if o.strategy == c.cheapest && o.strategy != "none" {
+                    " *"
+                } else {
+                    ""
+                };
+                let baseline = o.strategy == "none";
+                t.row(vec![
+                    c.model.clone(),
+                    format!("{}{mark}", o.strategy),
+                    usd(r.total_usd.mean),
+                    signed_usd(r.saving_usd.mean),
+                    if baseline {
+                        String::new()
+                    } else {
+                        format!(
+                            "[{}, {}]",
+                            signed_usd(r.saving_usd.p5),
+                            signed_usd(r.saving_usd.p95)
+                        )
+                    },
+                    format!("{:.1}", percent(r.saving_usd.mean, none)),
+                    if baseline {
+                        String::new()
+                    } else {
+                        share_text(r.share_saving)
+                    },
+                    share_text(r.share_cheapest),
+                ]);
+            }
+        }
+        let mut out = format!(
+            "scenario: {} ({} session(s) x {} calls), {} runs from seed {}: means over the runs, each run's saving against its own no-caching total; * = cheapest mean per model\n",
+            self.scenario, self.sessions, self.calls_per_session, self.runs, self.seed
+        );
+        out.push_str(&t.render());
+        for line in skip_lines(&self.skipped) {
+            let _ = writeln!(out, "{line}");
+        }
+        out
+    }
+}
+
+fn no_runs() -> Error {
+    Error::Internal("compare: a Monte Carlo gave no runs".into())
 }
 
 #[cfg(test)]

@@ -13,6 +13,7 @@ pub mod compare;
 pub mod diff;
 pub mod replay;
 pub mod toolreport;
+pub mod uncertainty;
 pub mod whatif;
 
 use crate::error::{Error, Result};

@@ -7,6 +7,7 @@ use std::fmt::Write as _;
 
 use serde::Serialize;
 
+use super::uncertainty::{share, share_text, Interval};
 use super::{calls_word, percent, signed_usd, skip_lines, Skip, COMMAND_LINE};
 use crate::base::text::{field, usd, TextTable};
 use crate::error::{closest, Error, Result};
@@ -16,6 +17,7 @@ use crate::model::catalog::Catalog;
 use crate::model::strategy::Mode;
 use crate::model::tools::Tool;
 use crate::sim::billing::CallBill;
+use crate::sim::engine::PreparedSet;
 use crate::sim::request::{Request, Selection};
 use crate::sim::simulate::{simulate_pairs, SimResult};
 
@@ -114,12 +116,39 @@ pub struct WhatifOutcome {
     pub append_saving_usd: Option<f64>,
     /// One sentence saying what the figures mean.
     pub verdict: String,
+    /// `baseline_usd - changed_usd`: what the change saves over the session (positive: it saves;
+    /// the sign of every saving pcsim reports).
+    pub saving_usd: f64,
+    /// `saving_usd` in percent of the baseline.
+    pub saving_percent: f64,
+    /// Over the Monte Carlo runs (`--runs N`, N > 1; absent otherwise): the saving and the pay-back,
+    /// and how often each verdict holds. The point figures above stay those of the first run.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub runs: Option<WhatifRuns>,
     /// Baseline per-call bills (for charts; not in the JSON).
     #[serde(skip)]
     pub baseline_calls: Vec<CallBill>,
     /// Changed per-call bills (for charts; not in the JSON).
     #[serde(skip)]
     pub changed_calls: Vec<CallBill>,
+}
+
+/// One (model, strategy)'s what-if over the Monte Carlo runs of `whatif --runs N`: each run
+/// simulates the baseline and the changed session on the same timeline.
+#[derive(Debug, Clone, Serialize)]
+pub struct WhatifRuns {
+    /// What the change saves over the session (positive: it saves), over the runs.
+    pub saving_usd: Interval,
+    /// Share of runs (0..=1) in which the change saves over the session.
+    pub share_saving: f64,
+    /// Share of runs in which the change has paid for itself within the session.
+    pub share_pays_back: f64,
+    /// Share of runs in which it pays for itself within the session or, extrapolated at the mean
+    /// saving per call after K, beyond it (the rest: never).
+    pub share_pays_back_extrapolated: f64,
+    /// Calls from K until it has paid for itself (extrapolated beyond the session where needed),
+    /// over the runs in which it does; `null` when it never does.
+    pub breakeven_calls_extrapolated: Option<Interval>,
 }
 
 /// Everything `whatif` reports.
@@ -140,6 +169,10 @@ pub struct WhatifReport {
     pub outcomes: Vec<WhatifOutcome>,
     /// Pairs not simulated, with the reason.
     pub skipped: Vec<Skip>,
+    /// Monte Carlo runs (1: one run of the scenario's seed).
+    pub runs: u64,
+    /// Seed of the draws.
+    pub seed: u64,
 }
 
 /// The tool list as it stands just before call `at_call` (after the scenario's own events up to it).
@@ -442,9 +475,101 @@ pub fn whatif_request(
     at_call: usize,
     summary: ChangeSummary,
 ) -> Result<WhatifReport> {
+    whatif_request_with_progress(request, changed, at_call, summary, &|_| {})
+}
+
+/// One run's what-if of one pair: what the change saves and when it pays back.
+#[derive(Debug, Clone, Copy)]
+struct RunOutcome {
+    saving: f64,
+    breakeven: Option<u64>,
+    extrapolated: Option<u64>,
+}
+
+/// Every pair's what-if in runs `0..runs`: the baseline and the changed session of each run on one
+/// timeline (the tool lists differ, the timing does not). `out[run][pair]`.
+fn run_outcomes(
+    request: &Request,
+    changed: &Scenario,
+    at_call: usize,
+    progress: &(dyn Fn(u64) + Sync),
+) -> Result<Vec<Vec<RunOutcome>>> {
+    let scenario = &request.scenario;
+    let n = scenario.calls;
+    let (base_setups, chg_setups) = (request.setups(scenario), request.setups(changed));
+    let base = PreparedSet::new(scenario, &base_setups);
+    let chg = PreparedSet::new(changed, &chg_setups);
+    let pairs = request.pairs.len();
+    crate::sim::montecarlo::map_runs(
+        scenario.runs as u64,
+        2 * pairs as u64,
+        progress,
+        &|run, ws| {
+            // Per pair, the dollars of each call number (all sessions), baseline then changed.
+            let mut usd = vec![vec![0.0; n + 1]; 2 * pairs];
+            let tb = base.run(run, ws, |m, b| usd[m][b.call as usize] += b.cost_usd);
+            let tc = chg.run(run, ws, |m, b| {
+                usd[pairs + m][b.call as usize] += b.cost_usd
+            });
+            (0..pairs)
+                .map(|m| {
+                    let delta: Vec<f64> = (0..=n).map(|c| usd[pairs + m][c] - usd[m][c]).collect();
+                    let (breakeven, extrapolated, _) = payback(&delta, at_call, n);
+                    RunOutcome {
+                        saving: tb[m] - tc[m],
+                        breakeven,
+                        extrapolated,
+                    }
+                })
+                .collect()
+        },
+    )
+}
+
+/// Calls from K until the cumulative extra cost of `delta` (per call number, 1..=n) is back to zero
+/// or below: within the session, and extrapolated beyond it at the mean per-call effect after K;
+/// with that mean.
+fn payback(delta: &[f64], k: usize, n: usize) -> (Option<u64>, Option<u64>, f64) {
+    let mut cum = vec![0.0; n + 1];
+    for c in 1..=n {
+        cum[c] = cum[c - 1] + delta[c];
+    }
+    let breakeven = (k..=n)
+        .find(|&c| cum[c] <= EPS_USD)
+        .map(|c| (c - k + 1) as u64);
+    let last = if n > k {
+        delta[k + 1..=n].iter().sum::<f64>() / (n - k) as f64
+    } else {
+        0.0
+    };
+    let no_effect = delta.iter().all(|d| d.abs() <= EPS_USD);
+    let extrapolated = if breakeven.is_some() || no_effect {
+        breakeven
+    } else if k < n && last < -EPS_USD {
+        Some((n - k + 1) as u64 + (cum[n] / -last).ceil() as u64)
+    } else {
+        None
+    };
+    (breakeven, extrapolated, last)
+}
+
+/// [`whatif_request`], telling `progress` how many (run, pair) simulations are done when the
+/// scenario has more than one run (each run simulates the baseline and the changed session).
+pub fn whatif_request_with_progress(
+    request: &Request,
+    changed: &Scenario,
+    at_call: usize,
+    summary: ChangeSummary,
+    progress: &(dyn Fn(u64) + Sync),
+) -> Result<WhatifReport> {
     let scenario = &request.scenario;
     let base = simulate_pairs(request, scenario);
     let chg = simulate_pairs(request, changed);
+    let runs = if scenario.runs > 1 {
+        Some(run_outcomes(request, changed, at_call, progress)?)
+    } else {
+        None
+    };
     let mut report = WhatifReport {
         scenario: scenario.name.clone(),
         at_call,
@@ -453,16 +578,34 @@ pub fn whatif_request(
         change: summary,
         outcomes: Vec::new(),
         skipped: request.skipped.clone(),
+        runs: scenario.runs as u64,
+        seed: scenario.seed,
     };
-    for ((pair, b), c) in request.pairs.iter().zip(base).zip(chg) {
-        report.outcomes.push(outcome(
+    for (i, ((pair, b), c)) in request.pairs.iter().zip(base).zip(chg).enumerate() {
+        let mut o = outcome(
             &pair.model.name,
             pair.resolved.tool_change.as_str(),
             at_call,
             scenario.calls,
             b,
             c,
-        ));
+        );
+        if let Some(runs) = &runs {
+            let mine: Vec<RunOutcome> = runs.iter().map(|r| r[i]).collect();
+            let paying: Vec<f64> = mine
+                .iter()
+                .filter_map(|r| r.extrapolated.map(|x| x as f64))
+                .collect();
+            o.runs = Some(WhatifRuns {
+                saving_usd: Interval::over(&mine, |r| r.saving)
+                    .ok_or_else(|| Error::Internal("whatif: a Monte Carlo gave no runs".into()))?,
+                share_saving: share(&mine, |r| r.saving > EPS_USD),
+                share_pays_back: share(&mine, |r| r.breakeven.is_some()),
+                share_pays_back_extrapolated: share(&mine, |r| r.extrapolated.is_some()),
+                breakeven_calls_extrapolated: Interval::over(&paying, |x| *x),
+            });
+        }
+        report.outcomes.push(o);
     }
     // What the append rule is worth: against the same strategy under the model's default rule.
     let extras: Vec<(String, String, f64)> = report
@@ -518,22 +661,10 @@ fn outcome(
     let (bu, bw, bb) = per_call(&base.calls, n);
     let (cu, cw, cb) = per_call(&chg.calls, n);
     let delta: Vec<f64> = (0..=n).map(|c| cu[c] - bu[c]).collect();
-    // Cumulative extra cost over call numbers (all sessions); calls before K only differ when
-    // sessions share a cache.
-    let mut cum = vec![0.0; n + 1];
-    for c in 1..=n {
-        cum[c] = cum[c - 1] + delta[c];
-    }
-    let breakeven = (k..=n)
-        .find(|&c| cum[c] <= EPS_USD)
-        .map(|c| (c - k + 1) as u64);
-    // The steady effect: the mean over the calls after K (K itself carries the one-off re-write).
-    let last = if n > k {
-        delta[k + 1..=n].iter().sum::<f64>() / (n - k) as f64
-    } else {
-        0.0
-    };
-    let end = cum[n];
+    // Cumulative extra cost over call numbers (all sessions; calls before K only differ when
+    // sessions share a cache); `last` is the steady effect, the mean over the calls after K (K
+    // itself carries the one-off re-write).
+    let (breakeven, extrapolated_calls, last) = payback(&delta, k, n);
     // Messages quote the same session total as `extra_usd` (the per-call sums differ in the last bits).
     let total = chg.total_usd - base.total_usd;
     let no_effect = delta.iter().all(|d| d.abs() <= EPS_USD);
@@ -562,9 +693,7 @@ fn outcome(
                 usd(total)
             ),
         )
-    } else if last < -EPS_USD {
-        let more = (end / -last).ceil() as u64;
-        let needed = (n - k + 1) as u64 + more;
+    } else if let Some(needed) = extrapolated_calls {
         (
             Some(needed),
             format!(
@@ -619,6 +748,9 @@ fn outcome(
         breakeven_calls_extrapolated: extrapolated,
         append_saving_usd: None,
         verdict,
+        saving_usd: base.total_usd - chg.total_usd,
+        saving_percent: percent(base.total_usd - chg.total_usd, base.total_usd),
+        runs: None,
         baseline_calls: base.calls,
         changed_calls: chg.calls,
     }
@@ -633,6 +765,67 @@ fn signed(x: f64) -> String {
 }
 
 impl WhatifReport {
+    /// The table of `--runs N`: the saving as a mean with the range of 90% of runs, how often the
+    /// change saves and pays back, and the pay-back calls over the runs in which it does.
+    fn table_of_runs(&self) -> String {
+        let mut t = TextTable::new(
+            &[
+                "model",
+                "strategy",
+                "saving USD (mean)",
+                "saving, 90% of runs",
+                "saves in",
+                "pays back in",
+                "pays back after (median [p5, p95])",
+            ],
+            &[false, false, true, true, true, true, true],
+        );
+        for o in &self.outcomes {
+            let Some(r) = &o.runs else { continue };
+            let calls = |x: f64| format!("{x:.0}");
+            t.row(vec![
+                o.model.clone(),
+                o.strategy.clone(),
+                signed_usd(r.saving_usd.mean),
+                format!(
+                    "[{}, {}]",
+                    signed_usd(r.saving_usd.p5),
+                    signed_usd(r.saving_usd.p95)
+                ),
+                share_text(r.share_saving),
+                format!(
+                    "{} ({} in session)",
+                    share_text(r.share_pays_back_extrapolated),
+                    share_text(r.share_pays_back)
+                ),
+                match &r.breakeven_calls_extrapolated {
+                    Some(i) => format!(
+                        "{} [{}, {}]",
+                        calls_word(i.median.round() as u64),
+                        calls(i.p5),
+                        calls(i.p95)
+                    ),
+                    None => "never".into(),
+                },
+            ]);
+        }
+        let mut out = format!(
+            "scenario: {} ({} session(s) x {} calls), {} runs from seed {}; what if {}\n",
+            self.scenario,
+            self.sessions,
+            self.calls_per_session,
+            self.runs,
+            self.seed,
+            self.change.description
+        );
+        out.push_str(&t.render());
+        out.push_str("saving: baseline minus changed, run by run on the same timeline (negative: the change costs more); pays back: calls from K until the change has paid for itself, beyond the session at the mean saving per call after K\n");
+        for line in skip_lines(&self.skipped) {
+            let _ = writeln!(out, "{line}");
+        }
+        out
+    }
+
     /// Column names of [`WhatifReport::csv`].
     pub const CSV_COLUMNS: [&'static str; 15] = [
         "model",
@@ -685,14 +878,17 @@ impl WhatifReport {
 
     /// The terminal table, one verdict per row below it, then the stated skips.
     pub fn table(&self) -> String {
+        if self.runs > 1 {
+            return self.table_of_runs();
+        }
         let mut t = TextTable::new(
             &[
                 "model",
                 "strategy",
                 "baseline USD",
                 "changed USD",
-                "extra USD",
-                "extra %",
+                "saving USD",
+                "saving %",
                 "extra write",
                 "write at K",
                 "pays back",
@@ -710,8 +906,8 @@ impl WhatifReport {
                 o.strategy.clone(),
                 usd(o.baseline_usd),
                 usd(o.changed_usd),
-                signed_usd(o.extra_usd),
-                format!("{:+.1}", o.extra_percent),
+                signed_usd(o.saving_usd),
+                format!("{:+.1}", o.saving_percent),
                 o.extra_cache_write_tokens.to_string(),
                 o.write_at_change_tokens.to_string(),
                 pays,

@@ -22,6 +22,14 @@ pub struct AdviseArgs {
     /// Output format on standard output (table or json; the advice is nested, so no CSV).
     #[arg(long, value_enum, default_value_t = Format::Table)]
     pub format: Format,
+    /// Monte Carlo: simulate N runs (default: the scenario's `runs`, else 1) of every candidate on
+    /// one timeline per run; candidates are ranked by their mean, with the share of runs in which
+    /// each is the cheapest.
+    #[arg(long, value_name = "N")]
+    pub runs: Option<u64>,
+    /// Seed of the random draws (default: the scenario's `seed`).
+    #[arg(long, value_name = "S")]
+    pub seed: Option<u64>,
     /// Also write advice.json and advice.txt and the charts into this folder.
     #[arg(long, value_name = "DIR")]
     pub out: Option<PathBuf>,
@@ -46,8 +54,13 @@ pub fn cmd_advise(catalog: &Catalog, a: AdviseArgs, out: &mut dyn Write) -> Resu
         report::ensure_writable_dir(dir)?;
     }
     let scenario = load_scenario(&a.scenario)?;
-    let request = advise::selection(&a.models).resolve(catalog, scenario)?;
-    let rep = advise::advise_request(&request)?;
+    let request = advise::selection(&a.models)
+        .overrides(a.runs, a.seed)
+        .resolve(catalog, scenario)?;
+    let candidates = advise::candidates(&request)?.len() as u64;
+    let rep = super::progress::with_bar(request.scenario.runs as u64, candidates, |progress| {
+        advise::advise_request_with_progress(&request, progress)
+    })?;
     let json = report::json::to_json(&rep)?;
     let text = rep.table();
     match a.format {

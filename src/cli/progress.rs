@@ -51,3 +51,30 @@ impl Progress {
         self.bar.finish_and_clear();
     }
 }
+
+/// Runs `work` with a bar counting (run, pair) simulations when the request has more than one run:
+/// `runs x pairs` in all, only pairs that are simulated (not the stated skips).
+pub fn with_runs_bar<T>(
+    request: &pcsim::sim::request::Request,
+    work: impl FnOnce(&(dyn Fn(u64) + Sync)) -> T,
+) -> T {
+    with_bar(
+        request.scenario.runs as u64,
+        request.pairs.len() as u64,
+        work,
+    )
+}
+
+/// Runs `work` with a bar of `runs x pairs` simulations (none when `runs` is 1 or with `--quiet`).
+pub fn with_bar<T>(runs: u64, pairs: u64, work: impl FnOnce(&(dyn Fn(u64) + Sync)) -> T) -> T {
+    if runs <= 1 {
+        return work(&|_| {});
+    }
+    let bar = Progress::new(
+        runs * pairs,
+        &format!("simulations ({runs} runs x {pairs} pairs)"),
+    );
+    let r = work(&|n| bar.inc(n));
+    bar.finish();
+    r
+}

@@ -53,6 +53,15 @@ pub struct WhatifArgs {
     /// Output format on standard output.
     #[arg(long, value_enum, default_value_t = Format::Table)]
     pub format: Format,
+    /// Monte Carlo: simulate N runs (default: the scenario's `runs`, else 1), each with the
+    /// baseline and the changed session on one timeline, and report the saving as a mean with the
+    /// range of 90% of runs, the share of runs in which the change saves and pays back, and the
+    /// pay-back calls over the runs.
+    #[arg(long, value_name = "N")]
+    pub runs: Option<u64>,
+    /// Seed of the random draws (default: the scenario's `seed`).
+    #[arg(long, value_name = "S")]
+    pub seed: Option<u64>,
     /// Also write whatif.json and whatif.csv and the charts into this folder.
     #[arg(long, value_name = "DIR")]
     pub out: Option<PathBuf>,
@@ -101,9 +110,19 @@ pub fn cmd_whatif(catalog: &Catalog, a: WhatifArgs, out: &mut dyn Write) -> Resu
         trim: a.trim,
     };
     let (changed, summary) = whatif::apply_change(&scenario, a.at_call, &change)?;
-    let request =
-        whatif::selection_at(&a.models, &a.strategies, a.at_call).resolve(catalog, scenario)?;
-    let rep = whatif::whatif_request(&request, &changed, a.at_call, summary)?;
+    let request = whatif::selection_at(&a.models, &a.strategies, a.at_call)
+        .overrides(a.runs, a.seed)
+        .resolve(catalog, scenario)?;
+    let mut changed = changed;
+    changed.seed = request.scenario.seed;
+    changed.runs = request.scenario.runs;
+    let rep = super::progress::with_bar(
+        request.scenario.runs as u64,
+        2 * request.pairs.len() as u64,
+        |progress| {
+            whatif::whatif_request_with_progress(&request, &changed, a.at_call, summary, progress)
+        },
+    )?;
     let json = report::json::to_json(&rep)?;
     let csv = rep.csv();
     match a.format {

@@ -13,8 +13,9 @@ pub use crate::model::prices::{
 };
 use crate::model::sourced::Sourced;
 
-/// The built-in price sheet of the measurement study's gateway, on which its dollar facts hold.
-pub const STUDY_SHEET: &str = "study-2026-07-31";
+/// The built-in price sheet of the gateway rates at which the measured study billed (2026-07-31):
+/// the measured dollar facts hold on it, not on today's list prices.
+pub const STUDY_PRICE_SHEET: &str = "study-2026-07-31";
 
 /// What a run is priced at.
 #[derive(Debug, Clone, Default, PartialEq)]

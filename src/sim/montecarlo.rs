@@ -287,6 +287,44 @@ fn monte_carlo_members(
         .collect()
 }
 
+/// Maps runs `0..runs` to values with `f` (given the run and this thread's workspace), in parallel
+/// in chunks of [`CHUNK_RUNS`] runs, at most [`BATCH_CHUNKS`] chunks in flight; the values come back
+/// in run order, the same whatever the thread count. `progress` is told `weight` units per run
+/// done after each batch. For figures a run's totals do not give (pay-back calls, the cheapest of
+/// several candidates in each run, paired differences): `f` runs one or more [`PreparedSet`]s of
+/// the same timing on the run and reduces their bills to what is kept.
+pub fn map_runs<T: Send>(
+    runs: u64,
+    weight: u64,
+    progress: &(dyn Fn(u64) + Sync),
+    f: &(dyn Fn(u64, &mut Workspace) -> T + Sync),
+) -> Result<Vec<T>> {
+    check_runs(runs)?;
+    let chunks = runs.div_ceil(CHUNK_RUNS);
+    let mut out = Vec::with_capacity(runs as usize);
+    let mut next_chunk = 0;
+    while next_chunk < chunks {
+        let end = (next_chunk + BATCH_CHUNKS).min(chunks);
+        let parts: Vec<Vec<T>> = (next_chunk..end)
+            .into_par_iter()
+            .map(|c| {
+                Workspace::with_thread_local(|ws| {
+                    let first = c * CHUNK_RUNS;
+                    let last = (first + CHUNK_RUNS).min(runs);
+                    (first..last).map(|run| f(run, ws)).collect()
+                })
+            })
+            .collect();
+        let before = out.len() as u64;
+        for p in parts {
+            out.extend(p);
+        }
+        progress((out.len() as u64 - before) * weight);
+        next_chunk = end;
+    }
+    Ok(out)
+}
+
 /// One member's summary from its run totals, streaming curve means and kept curve values.
 fn summarise(
     runs: u64,

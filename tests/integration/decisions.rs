@@ -340,3 +340,253 @@ fn the_github_gitlab_example_drops_gitlab_and_trims_at_call_11() {
         m.rendering().block_tokens(&s.tools)
     );
 }
+
+// ---------------------------------------------------------------------------------------------
+// Item 1: verdicts with uncertainty; advise searches every placement.
+
+fn candidate<'a>(advice: &'a Value, strategy: &str) -> &'a Value {
+    advice["breakpoints"]["candidates"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|c| c["strategy"] == strategy)
+        .unwrap_or_else(|| panic!("no candidate {strategy}"))
+}
+
+/// The case: Gemini allows one breakpoint; on the large tool set the system anchor (tools +
+/// system prompt in one cached prefix) is cheaper than the tool anchor, and advise must find it.
+#[test]
+fn advise_recommends_the_cheapest_one_breakpoint_placement_on_gemini() {
+    for file in ["large-toolset.toml", "github-filesystem.toml"] {
+        let path = example(file);
+        let v = json_of(&[
+            "advise",
+            path.to_str().unwrap(),
+            "--model",
+            "gemini-3.6-flash",
+            "--format",
+            "json",
+        ]);
+        let a = &v["advice"][0];
+        assert_eq!(a["recommended"]["strategy"], "explicit:system", "{file}");
+        let system = f(&candidate(a, "explicit:system")["total_usd"]);
+        let tools = f(&candidate(a, "explicit:tools")["total_usd"]);
+        assert!(system < tools, "{file}: {system} vs {tools}");
+        // The recommendation is the cheapest of all candidates, and no candidate has more
+        // breakpoints than the model allows (one).
+        for c in a["breakpoints"]["candidates"].as_array().unwrap() {
+            assert!(f(&c["total_usd"]) >= system, "{file}: {c}");
+            let s = c["strategy"].as_str().unwrap();
+            if let Some(anchors) = s.strip_prefix("explicit:") {
+                assert_eq!(anchors.split('+').count(), 1, "{s}");
+            }
+        }
+        // The figure is that of a plain run of the same strategy.
+        let s = Scenario::load(&path).unwrap();
+        let catalog = Catalog::embedded().unwrap();
+        let rep = pcsim::sim::simulate::run_scenario(
+            &catalog,
+            &s,
+            &["gemini-3.6-flash".into()],
+            &["explicit:system".into()],
+        )
+        .unwrap();
+        assert!((rep.results[0].total_usd - system).abs() < 1e-9, "{file}");
+    }
+}
+
+#[test]
+fn placements_cover_every_layout_the_model_allows_and_no_other() {
+    let catalog = Catalog::embedded().unwrap();
+    let claude = catalog.model("claude-opus-4.8").unwrap();
+    let names: Vec<String> = pcsim::analysis::advise::placements(claude)
+        .iter()
+        .map(|s| s.to_string())
+        .collect();
+    // 3 anchors, tiers 5m (default) and 1h, up to 4 breakpoints, 1 h never after 5 min:
+    // 3 single anchors x 2 tiers + 3 pairs x 3 + 1 triple x 4 = 19.
+    assert_eq!(names.len(), 19, "{names:?}");
+    for s in [
+        "explicit:system",
+        "explicit:tools@1h+system+last",
+        "explicit:system@1h+last@1h",
+    ] {
+        assert!(names.iter().any(|n| n == s), "{s} missing from {names:?}");
+    }
+    assert!(!names.iter().any(|n| n == "explicit:tools+system@1h"));
+    let gemini = catalog.model("gemini-3.6-flash").unwrap();
+    let g: Vec<String> = pcsim::analysis::advise::placements(gemini)
+        .iter()
+        .map(|s| s.to_string())
+        .collect();
+    assert!(g.contains(&"explicit:system".to_string()) && g.contains(&"implicit".to_string()));
+    assert!(g.iter().all(|n| !n.contains('+')), "{g:?}");
+}
+
+#[test]
+fn compare_runs_agree_with_the_monte_carlo_of_run() {
+    let path = example("github-filesystem.toml");
+    let p = path.to_str().unwrap();
+    let v = json_of(&[
+        "compare",
+        p,
+        "--runs",
+        "40",
+        "--seed",
+        "9",
+        "--model",
+        "kimi-k3",
+        "--strategy",
+        "automatic",
+        "--format",
+        "json",
+    ]);
+    assert_eq!(v["runs"], 40);
+    let r = json_of(&[
+        "run",
+        p,
+        "--runs",
+        "40",
+        "--seed",
+        "9",
+        "--model",
+        "kimi-k3",
+        "--strategy",
+        "none",
+        "--strategy",
+        "automatic",
+        "--format",
+        "json",
+    ]);
+    let mc = |strategy: &str| {
+        r["results"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|x| x["strategy"] == strategy)
+            .map(|x| f(&x["montecarlo"]["mean_usd"]))
+            .unwrap()
+    };
+    let c = &v["comparisons"][0];
+    let auto = c["strategies"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|o| o["strategy"] == "automatic")
+        .unwrap();
+    let runs = &auto["runs"];
+    assert!((f(&runs["total_usd"]["mean"]) - mc("automatic")).abs() < 1e-9);
+    // Savings are paired run by run: their mean is the difference of the means.
+    let saving = mc("none") - mc("automatic");
+    assert!(
+        (f(&runs["saving_usd"]["mean"]) - saving).abs() < 1e-9,
+        "{runs}"
+    );
+    assert!(
+        f(&runs["saving_usd"]["p5"]) < f(&runs["saving_usd"]["p95"]),
+        "random sizes vary"
+    );
+    assert_eq!(runs["share_saving"], 1.0);
+    assert_eq!(c["cheapest"], "automatic");
+    assert_eq!(c["cheapest_share"], 1.0);
+    // Without --runs there is no `runs` block and the JSON keys stay as they were.
+    let one = json_of(&["compare", p, "--model", "kimi-k3", "--format", "json"]);
+    assert!(one["comparisons"][0]["strategies"][1].get("runs").is_none());
+    assert!(one["comparisons"][0]["strategies"][1]["saving_usd"].is_number());
+}
+
+#[test]
+fn whatif_runs_pay_back_varies_and_matches_two_monte_carlos() {
+    use pcsim::analysis::whatif::{apply_change, ToolChange};
+    let path = example("tool-change.toml");
+    let p = path.to_str().unwrap();
+    let args = [
+        "whatif",
+        p,
+        "--at-call",
+        "25",
+        "--remove-tools",
+        "web_search,fetch_page,search_code",
+        "--model",
+        "kimi-k3",
+        "--runs",
+        "60",
+        "--format",
+        "json",
+    ];
+    let v = json_of(&args);
+    assert_eq!(v, json_of(&args), "same seed, same report");
+    let auto = &v["outcomes"][1];
+    assert_eq!(auto["strategy"], "automatic");
+    let r = &auto["runs"];
+    // One draw said a number of calls; over the runs the pay-back has a spread.
+    let b = &r["breakeven_calls_extrapolated"];
+    assert!(
+        f(&b["p5"]) < f(&b["median"]) && f(&b["median"]) < f(&b["p95"]),
+        "{r}"
+    );
+    let share = f(&r["share_pays_back_extrapolated"]);
+    assert!((0.0..=1.0).contains(&share));
+    assert_eq!(b["runs"].as_f64().unwrap(), (share * 60.0).round());
+    // The mean saving equals the difference of the Monte Carlo means of the two scenarios.
+    let catalog = Catalog::embedded().unwrap();
+    let mut s = Scenario::load(&path).unwrap();
+    s.runs = 60;
+    let change = ToolChange {
+        remove: vec![
+            "web_search".into(),
+            "fetch_page".into(),
+            "search_code".into(),
+        ],
+        ..Default::default()
+    };
+    let (changed, _) = apply_change(&s, 25, &change).unwrap();
+    let mean = |sc: &Scenario| {
+        let rep = pcsim::sim::simulate::run_scenario(
+            &catalog,
+            sc,
+            &["kimi-k3".into()],
+            &["automatic".into()],
+        )
+        .unwrap();
+        rep.results[0].montecarlo.as_ref().unwrap().mean_usd
+    };
+    let saving = mean(&s) - mean(&changed);
+    assert!(
+        (f(&r["saving_usd"]["mean"]) - saving).abs() < 1e-9,
+        "{r} vs {saving}"
+    );
+    // The sign convention: a positive saving is a change that saves.
+    let none = &v["outcomes"][0];
+    assert!(f(&none["saving_usd"]) > 0.0);
+    assert!((f(&none["saving_usd"]) + f(&none["extra_usd"])).abs() < 1e-15);
+}
+
+#[test]
+fn advise_runs_rank_by_mean_and_state_how_often() {
+    let v = json_of(&[
+        "advise",
+        example("github-filesystem.toml").to_str().unwrap(),
+        "--model",
+        "claude-opus-4.8",
+        "--runs",
+        "30",
+        "--format",
+        "json",
+    ]);
+    assert_eq!(v["runs"], 30);
+    let cands = v["advice"][0]["breakpoints"]["candidates"]
+        .as_array()
+        .unwrap();
+    let means: Vec<f64> = cands
+        .iter()
+        .map(|c| f(&c["runs"]["total_usd"]["mean"]))
+        .collect();
+    assert!(means.windows(2).all(|w| w[0] <= w[1] + 1e-12), "{means:?}");
+    let best = &cands[0]["runs"];
+    assert!(f(&best["share_cheapest"]) > 0.5, "{best}");
+    assert_eq!(
+        v["advice"][0]["recommended"]["strategy"],
+        cands[0]["strategy"]
+    );
+}

@@ -346,8 +346,9 @@ fn advise_json_for_long_gaps_recommends_the_1h_tier() {
     assert!((f(&b["saving_usd"]) - (f(&claude["none_usd"]) - f(&b["total_usd"]))).abs() < 1e-12);
     assert_eq!(claude["drop_tools"].as_array().unwrap().len(), 3);
     assert_eq!(claude["break_even"]["reads_needed"], 1);
-    // Kimi: automatic caching, the default retention (600 s) is shorter than the gaps: no hit, and
-    // the breakpoint recommendation says caching does not pay; the 1-hour tier (2x writes) does.
+    // Kimi: automatic caching, the default retention (600 s) is shorter than the gaps: no hit; the
+    // 1-hour tier (2x writes) does pay, and the placement search (every mode and tier the model
+    // offers, issue 16) recommends it.
     let kimi = &advice[1];
     let tier = |name: &str| {
         kimi["ttl"]["tiers"]
@@ -361,7 +362,18 @@ fn advise_json_for_long_gaps_recommends_the_1h_tier() {
     assert_eq!(tier("default")["p_next_call_within_ttl"], 0.0);
     assert_eq!(tier("1h")["p_next_call_within_ttl"], 1.0);
     assert_eq!(kimi["ttl"]["recommended_tier"], "1h");
-    assert_eq!(kimi["breakpoints"]["recommended"], "none");
+    assert_eq!(kimi["breakpoints"]["recommended"], "automatic@1h");
+    assert_eq!(kimi["recommended"]["strategy"], "automatic@1h");
+    let auto = kimi["breakpoints"]["candidates"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|c| c["strategy"] == "automatic")
+        .unwrap();
+    assert!(
+        f(&auto["total_usd"]) >= f(&kimi["none_usd"]),
+        "the default tier never hits"
+    );
     // CSV is refused rather than flattened wrongly.
     let out = pcsim()
         .args(["advise", "--format", "csv"])

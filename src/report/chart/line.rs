@@ -224,9 +224,7 @@ impl LineChart<'_> {
         }
         let same = coinciding(self.series);
         if !same.is_empty() {
-            items.push(LegendItem::Heading(
-                "Same line (one hides the other)".into(),
-            ));
+            items.push(LegendItem::Heading("Same line (hidden)".into()));
             for g in same {
                 let names: Vec<String> = g.iter().map(|&i| series_name(&self.series[i])).collect();
                 items.push(LegendItem::Note(names.join(" = ")));
