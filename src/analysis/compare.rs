@@ -20,13 +20,11 @@ use crate::sim::simulate::simulate_pairs;
 /// Strategies compared when none are given: no caching, explicit breakpoints on the tool block, on
 /// tools + system, on tools + system + last message (5 min and 1 h TTL variants), automatic and
 /// implicit caching. Each is applied to every model that offers it; the rest are stated skips.
-pub const DEFAULT_STRATEGIES: [&str; 9] = [
+pub const DEFAULT_STRATEGIES: [&str; 8] = [
     "none",
     "explicit:tools",
     "explicit:tools+system",
     "explicit:tools+system+last",
-    // For providers that allow breakpoints only inside messages (OpenAI GPT-5.6+).
-    "explicit:system+last",
     "explicit:tools@1h+system+last",
     "explicit:tools@1h+system@1h+last@1h",
     "automatic",
@@ -512,11 +510,11 @@ mod tests {
         .unwrap();
         let claude = &rep.comparisons[0];
         // Claude offers explicit caching with 5 min and 1 h tiers, neither automatic nor implicit.
-        assert_eq!(claude.strategies.len(), 7);
+        assert_eq!(claude.strategies.len(), 6);
         let gpt = &rep.comparisons[1];
-        // GPT-5.6 allows breakpoints only inside messages (none after the tools) and has only the
-        // 30 min tier: of the explicit strategies only system+last is simulated.
-        assert_eq!(gpt.strategies.len(), 2);
+        // GPT-5.6 allows breakpoints only inside messages (none after the tools): every explicit
+        // strategy of the default set anchors at the tools, so only the baseline is simulated.
+        assert_eq!(gpt.strategies.len(), 1);
         for (model, strategy) in [
             ("claude-opus-4.8", "automatic"),
             ("claude-opus-4.8", "implicit"),

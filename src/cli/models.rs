@@ -14,11 +14,18 @@ pub struct ModelsArgs {
     /// Output format.
     #[arg(long, value_enum, default_value_t = TextFormat::Table)]
     pub format: TextFormat,
+    /// List where the catalog disagrees with a LiteLLM price file
+    /// (`model_prices_and_context_window.json`) instead of listing the catalog.
+    #[arg(long, value_name = "FILE")]
+    pub check_against: Option<std::path::PathBuf>,
 }
 
 /// Runs `pcsim models`.
 pub fn cmd_models(catalog: &Catalog, a: ModelsArgs, out: &mut dyn Write) -> Result<()> {
     let format = Format::from(a.format);
+    if let Some(file) = &a.check_against {
+        return check(catalog, file, format, out);
+    }
     match format {
         Format::Json => {
             let v = serde_json::json!({ "catalog": catalog.origin, "models": catalog.models });
@@ -98,4 +105,57 @@ fn human_seconds(s: f64) -> String {
     } else {
         format!("{s}s")
     }
+}
+
+/// `models --check-against FILE`.
+fn check(
+    catalog: &Catalog,
+    file: &std::path::Path,
+    format: Format,
+    out: &mut dyn Write,
+) -> Result<()> {
+    let text = pcsim::error::read_text(file)?;
+    let rep =
+        pcsim::input::litellm_check::check_against(catalog, &text, &file.display().to_string())?;
+    if format == Format::Json {
+        let v = serde_json::json!({ "catalog": catalog.origin, "file": file.display().to_string(), "check": rep });
+        out.write_all(report::json::to_json(&v)?.as_bytes())?;
+        return Ok(());
+    }
+    let mut t = TextTable::new(
+        &["model", "litellm key", "field", "catalog", "litellm"],
+        &[false, false, false, true, true],
+    );
+    let show = |x: Option<f64>| x.map_or("-".to_string(), |x| format!("{x}"));
+    for d in &rep.disagreements {
+        t.row(vec![
+            d.model.clone(),
+            d.litellm_key.clone(),
+            d.field.clone(),
+            show(d.catalog),
+            show(d.litellm),
+        ]);
+    }
+    let mut text = format!(
+        "{} against {}: {} prices agree, {} differ\n",
+        catalog.origin,
+        file.display(),
+        rep.agreeing,
+        rep.disagreements.len()
+    );
+    if !rep.disagreements.is_empty() {
+        text.push('\n');
+        text.push_str(&t.render());
+    }
+    for (m, k) in &rep.missing_keys {
+        text.push_str(&format!("{m}: the file has no key `{k}`\n"));
+    }
+    if !rep.not_compared.is_empty() {
+        text.push_str(&format!(
+            "not compared (no litellm key in the catalog): {}\n",
+            rep.not_compared.join(", ")
+        ));
+    }
+    out.write_all(text.as_bytes())?;
+    Ok(())
 }

@@ -4,6 +4,7 @@
 
 pub mod capture;
 pub mod litellm;
+pub mod litellm_check;
 pub mod mcpconfig;
 pub mod scenario;
 pub mod trim;

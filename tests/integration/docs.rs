@@ -558,10 +558,11 @@ fn join(items: &[&String]) -> String {
 }
 
 /// The pages whose examples are checked: README.md and every page in docs/.
-const PAGES: [&str; 6] = [
+const PAGES: [&str; 7] = [
     "README.md",
     "docs/charts.md",
     "docs/inputs.md",
+    "docs/prices.md",
     "docs/time.md",
     "docs/tools.md",
     "docs/whatif.md",
@@ -597,6 +598,11 @@ fn docs_charts() {
 #[test]
 fn docs_inputs() {
     check("docs/inputs.md");
+}
+
+#[test]
+fn docs_prices() {
+    check("docs/prices.md");
 }
 
 #[test]

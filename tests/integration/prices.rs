@@ -244,3 +244,90 @@ fn placement_constraints_come_from_the_catalog() {
         .resolve(c.model("gpt-5.6-luna").unwrap())
         .is_ok());
 }
+
+/// `tests/fixtures/litellm_excerpt.json` holds, verbatim, the entries of LiteLLM's
+/// `model_prices_and_context_window.json` (BerriAI/litellm@00035b69, through its copy
+/// RoCry/llm-api-price@8442b939 of 2026-07-24) for every LiteLLM key the catalog names, plus a few
+/// more. Every built-in price the excerpt also carries must agree with it; the exceptions are
+/// listed with their reason.
+#[test]
+fn each_built_in_price_the_litellm_excerpt_carries_agrees() {
+    let text = std::fs::read_to_string(root().join("tests/fixtures/litellm_excerpt.json")).unwrap();
+    let check = |on: &str| {
+        let c = Catalog::embedded()
+            .unwrap()
+            .priced(&Pricing::on(day(on)))
+            .unwrap();
+        pcsim::input::litellm_check::check_against(&c, &text, "excerpt").unwrap()
+    };
+    let fields = |r: &pcsim::input::litellm_check::CheckReport| -> Vec<(String, String)> {
+        r.disagreements
+            .iter()
+            .map(|d| (d.model.clone(), d.field.clone()))
+            .collect()
+    };
+    let pair = |m: &str, f: &str| (m.to_string(), f.to_string());
+    // From 2027 on, only Gemini 2.5 Pro's `_priority` prices differ: LiteLLM lists them equal to
+    // the standard ones (a 1.0x "tier"), which the catalog does not carry as a service tier.
+    let later = check("2027-01-01");
+    assert_eq!(
+        fields(&later),
+        [
+            pair("gemini-2.5-pro", "service_tier.priority.input_multiplier"),
+            pair("gemini-2.5-pro", "service_tier.priority.output_multiplier"),
+        ]
+    );
+    assert!(later.agreeing >= 100, "{} prices compared", later.agreeing);
+    assert!(later.missing_keys.is_empty(), "{:?}", later.missing_keys);
+    // Today Gemini 3.6 Flash is at its introductory price, which LiteLLM does not list (it has the
+    // 2027 rate).
+    let now = check("2026-12-03");
+    let f = fields(&now);
+    assert!(
+        f.contains(&pair("gemini-3.6-flash", "input_usd_per_mtok")),
+        "{f:?}"
+    );
+    assert!(
+        f.contains(&pair("gemini-3.6-flash", "output_usd_per_mtok")),
+        "{f:?}"
+    );
+    assert_eq!(f.len(), 4, "{f:?}");
+    // A catalog price that drifts from the file is reported with both values.
+    let drifted = pcsim::model::catalog::EMBEDDED_CATALOG.replacen(
+        "input_usd_per_mtok = { value = 5.0, source = \"documented: LiteLLM key claude-opus-4-8",
+        "input_usd_per_mtok = { value = 5.5, source = \"documented: LiteLLM key claude-opus-4-8",
+        1,
+    );
+    let c = Catalog::from_toml_str(&drifted, "m.toml")
+        .unwrap()
+        .priced(&Pricing::on(day("2027-01-01")))
+        .unwrap();
+    let r = pcsim::input::litellm_check::check_against(&c, &text, "excerpt").unwrap();
+    let d = r
+        .disagreements
+        .iter()
+        .find(|d| d.model == "claude-opus-4.8")
+        .expect("the drifted price is reported");
+    assert_eq!(
+        (d.field.as_str(), d.catalog, d.litellm),
+        ("input_usd_per_mtok", Some(5.5), Some(5.0))
+    );
+    // The command prints the same.
+    let out = pcsim()
+        .current_dir(root())
+        .args([
+            "models",
+            "--check-against",
+            "tests/fixtures/litellm_excerpt.json",
+            "--on",
+            "2027-01-01",
+        ])
+        .output()
+        .unwrap();
+    assert!(out.status.success());
+    let s = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        s.contains("2 differ") && s.contains("service_tier.priority.input_multiplier"),
+        "{s}"
+    );
+}

@@ -195,7 +195,11 @@ fn every_command_writes_a_report_and_a_bad_name_is_refused_before_any_work() {
     let scenario = github_filesystem_scenario(dir.path());
     for (cmd, extra) in [
         ("run", vec!["--model", "gpt-5.6"]),
-        ("compare", vec!["--model", "gpt-5.6"]),
+        // GPT-5.6 takes breakpoints only inside messages: compare names such a strategy.
+        (
+            "compare",
+            vec!["--model", "gpt-5.6", "--strategy", "explicit:system+last"],
+        ),
         ("advise", vec!["--model", "gpt-5.6"]),
     ] {
         let report = dir.path().join(format!("{cmd}.html"));

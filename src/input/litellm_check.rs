@@ -1,0 +1,244 @@
+//! `pcsim models --check-against FILE`: where the built-in catalog disagrees with a LiteLLM price
+//! file (`model_prices_and_context_window.json`), price by price, for every model whose catalog
+//! entry names its LiteLLM key (`litellm = "..."`). Keeping the catalog current is then: run the
+//! check on a fresh copy of the file, read the differences, fix `models.toml` with sources.
+
+use serde::Serialize;
+use serde_json::{Map, Value};
+
+use crate::error::{Error, Result};
+use crate::model::catalog::{Catalog, ModelSpec};
+
+/// One price on which the catalog and the file differ (or that only one of them has).
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Disagreement {
+    /// Catalog model id.
+    pub model: String,
+    /// The LiteLLM key it was compared with.
+    pub litellm_key: String,
+    /// What is compared, in catalog terms (e.g. `input_usd_per_mtok`, `cache.explicit.read_multiplier`).
+    pub field: String,
+    /// The catalog's value (absent: the catalog has no such price).
+    pub catalog: Option<f64>,
+    /// The file's value, in the catalog's unit (absent: the file has no such price).
+    pub litellm: Option<f64>,
+}
+
+/// The outcome of a check.
+#[derive(Debug, Clone, Default, Serialize)]
+pub struct CheckReport {
+    /// Prices compared and equal.
+    pub agreeing: usize,
+    /// Prices that differ.
+    pub disagreements: Vec<Disagreement>,
+    /// Catalog models whose LiteLLM key the file does not have.
+    pub missing_keys: Vec<(String, String)>,
+    /// Catalog models with no LiteLLM key (not compared).
+    pub not_compared: Vec<String>,
+}
+
+fn per_mtok(e: &Map<String, Value>, k: &str) -> Option<f64> {
+    e.get(k).and_then(Value::as_f64).map(|x| x * 1e6)
+}
+
+fn ratio(e: &Map<String, Value>, num: &str, den: &str) -> Option<f64> {
+    let (n, d) = (e.get(num)?.as_f64()?, e.get(den)?.as_f64()?);
+    (d > 0.0).then_some(n / d)
+}
+
+/// Equal within 0.05%: the catalog writes derived multipliers to four significant digits (0.1667
+/// for $0.10 / $0.60), which a stricter test would report as a disagreement.
+fn same(a: f64, b: f64) -> bool {
+    (a - b).abs() <= 5e-4 * a.abs().max(b.abs()).max(1e-12)
+}
+
+struct Checker<'a> {
+    report: &'a mut CheckReport,
+    model: &'a ModelSpec,
+    key: &'a str,
+}
+
+impl Checker<'_> {
+    /// Compares when the file has the price; a catalog price the file lacks is not a disagreement
+    /// unless `both` (prices every entry of the file carries, such as the input price).
+    fn cmp(&mut self, field: &str, catalog: Option<f64>, litellm: Option<f64>, both: bool) {
+        match (catalog, litellm) {
+            (Some(c), Some(l)) if same(c, l) => self.report.agreeing += 1,
+            (None, None) => {}
+            (Some(_), None) if !both => {}
+            (c, l) => self.report.disagreements.push(Disagreement {
+                model: self.model.id.clone(),
+                litellm_key: self.key.to_string(),
+                field: field.to_string(),
+                catalog: c,
+                litellm: l,
+            }),
+        }
+    }
+}
+
+/// Compares every model of `catalog` that names a LiteLLM key with the file's entry.
+pub fn check_against(catalog: &Catalog, text: &str, origin: &str) -> Result<CheckReport> {
+    let v: Value = serde_json::from_str(text)
+        .map_err(|e| Error::parse(origin, format!("not valid JSON: {e}")))?;
+    let db = v.as_object().ok_or_else(|| {
+        Error::invalid(
+            origin,
+            "(top level)",
+            "expected an object mapping model keys to entries",
+        )
+    })?;
+    let mut report = CheckReport::default();
+    for m in &catalog.models {
+        if m.alias_of.is_some() {
+            continue;
+        }
+        let Some(key) = &m.litellm else {
+            report.not_compared.push(m.id.clone());
+            continue;
+        };
+        let Some(e) = db.get(key).and_then(Value::as_object) else {
+            report.missing_keys.push((m.id.clone(), key.clone()));
+            continue;
+        };
+        let mut c = Checker {
+            report: &mut report,
+            model: m,
+            key,
+        };
+        c.cmp(
+            "input_usd_per_mtok",
+            Some(m.input_usd_per_mtok.value),
+            per_mtok(e, "input_cost_per_token"),
+            true,
+        );
+        c.cmp(
+            "output_usd_per_mtok",
+            Some(m.output_usd_per_mtok.value),
+            per_mtok(e, "output_cost_per_token"),
+            true,
+        );
+        for (mode, rules) in [
+            ("explicit", &m.cache.explicit),
+            ("automatic", &m.cache.automatic),
+            ("implicit", &m.cache.implicit),
+        ] {
+            let Some(r) = rules else { continue };
+            c.cmp(
+                &format!("cache.{mode}.read_multiplier"),
+                Some(r.read_multiplier.value),
+                ratio(e, "cache_read_input_token_cost", "input_cost_per_token"),
+                false,
+            );
+            if mode == "explicit" {
+                let tier = |n: &str| r.tiers.get(n).map(|t| t.write_multiplier.value);
+                // LiteLLM's plain cache-creation price is the default write (5 min at Anthropic,
+                // 30 min at OpenAI 5.6+); its `_above_1hr` price the 1-hour tier.
+                let default_write = tier("5m").or_else(|| {
+                    r.tiers
+                        .get(&r.default_tier)
+                        .filter(|_| r.default_tier != "1h")
+                        .map(|t| t.write_multiplier.value)
+                });
+                c.cmp(
+                    &format!(
+                        "cache.{mode}.tiers.{}.write_multiplier",
+                        if r.tiers.contains_key("5m") {
+                            "5m"
+                        } else {
+                            r.default_tier.as_str()
+                        }
+                    ),
+                    default_write,
+                    ratio(e, "cache_creation_input_token_cost", "input_cost_per_token"),
+                    false,
+                );
+                c.cmp(
+                    &format!("cache.{mode}.tiers.1h.write_multiplier"),
+                    tier("1h"),
+                    ratio(
+                        e,
+                        "cache_creation_input_token_cost_above_1hr",
+                        "input_cost_per_token",
+                    ),
+                    false,
+                );
+            }
+            c.cmp(
+                &format!("cache.{mode}.min_tokens"),
+                Some(r.min_tokens.value as f64),
+                e.get("prompt_cache_min_tokens").and_then(Value::as_f64),
+                false,
+            );
+        }
+        // Long-context tier: LiteLLM names the threshold in the field (`_above_272k_tokens`).
+        let long = e.keys().find_map(|k| {
+            let t = k
+                .strip_prefix("input_cost_per_token_above_")?
+                .strip_suffix("k_tokens")?;
+            t.parse::<u64>().ok().map(|t| (t * 1000, k.clone()))
+        });
+        let lc = m.long_context.as_ref();
+        c.cmp(
+            "long_context.above_tokens",
+            lc.map(|l| l.above_tokens.value as f64),
+            long.as_ref().map(|(t, _)| *t as f64),
+            true,
+        );
+        if let Some((t, k)) = &long {
+            c.cmp(
+                "long_context.input_usd_per_mtok",
+                lc.map(|l| l.input_usd_per_mtok.value),
+                per_mtok(e, k),
+                true,
+            );
+            c.cmp(
+                "long_context.output_usd_per_mtok",
+                lc.map(|l| l.output_usd_per_mtok.value),
+                per_mtok(
+                    e,
+                    &format!("output_cost_per_token_above_{}k_tokens", t / 1000),
+                ),
+                true,
+            );
+        }
+        for (tier, suffix) in [
+            ("batch", "batches"),
+            ("flex", "flex"),
+            ("priority", "priority"),
+        ] {
+            let t = m.service_tier.get(tier);
+            c.cmp(
+                &format!("service_tier.{tier}.input_multiplier"),
+                t.map(|t| t.input_multiplier.value),
+                ratio(
+                    e,
+                    &format!("input_cost_per_token_{suffix}"),
+                    "input_cost_per_token",
+                ),
+                false,
+            );
+            c.cmp(
+                &format!("service_tier.{tier}.output_multiplier"),
+                t.map(|t| t.output_multiplier.value),
+                ratio(
+                    e,
+                    &format!("output_cost_per_token_{suffix}"),
+                    "output_cost_per_token",
+                ),
+                false,
+            );
+        }
+        let regional = ["eu", "us"].iter().find_map(|r| {
+            e.get(&format!("regional_processing_uplift_multiplier_{r}"))
+                .and_then(Value::as_f64)
+        });
+        c.cmp(
+            "regional_multiplier",
+            m.regional_multiplier.as_ref().map(|r| r.value),
+            regional,
+            false,
+        );
+    }
+    Ok(report)
+}
