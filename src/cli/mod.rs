@@ -44,9 +44,18 @@ pub struct Cli {
     /// No progress bar and no `wrote FILE` lines (the report itself, warnings and errors stay).
     #[arg(long, short = 'q', global = true)]
     pub quiet: bool,
-    /// Model catalog to use instead of the built-in models.toml.
-    #[arg(long, global = true, value_name = "FILE")]
+    /// A catalog file laid on the built-in models.toml: its models, families and price sheets
+    /// replace the built-in ones of the same id and add the others.
+    #[arg(
+        long,
+        global = true,
+        value_name = "FILE",
+        conflicts_with = "only_catalog"
+    )]
     pub catalog: Option<PathBuf>,
+    /// A catalog file to use instead of the built-in models.toml (nothing built-in is kept).
+    #[arg(long, global = true, value_name = "FILE")]
+    pub only_catalog: Option<PathBuf>,
     /// Price at the list prices in force on this day (YYYY-MM-DD) [default: today, UTC].
     #[arg(long, global = true, value_name = "DATE")]
     pub on: Option<String>,
@@ -133,9 +142,10 @@ pub enum Command {
 /// Runs the parsed command, writing to `out`.
 pub fn run(cli: Cli, out: &mut dyn Write) -> Result<()> {
     QUIET.store(cli.quiet, std::sync::atomic::Ordering::Relaxed);
-    let catalog = match &cli.catalog {
-        Some(p) => Catalog::load(p)?,
-        None => Catalog::embedded()?,
+    let catalog = match (&cli.catalog, &cli.only_catalog) {
+        (Some(p), _) => Catalog::load_overlay(p)?,
+        (None, Some(p)) => Catalog::load(p)?,
+        (None, None) => Catalog::embedded()?,
     };
     let pricing = Pricing {
         sheet: cli.price_sheet.clone(),
