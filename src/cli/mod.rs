@@ -33,7 +33,7 @@ use clap::{Parser, Subcommand, ValueEnum};
 
 use pcsim::input::scenario::Scenario;
 use pcsim::model::catalog::Catalog;
-use pcsim::model::pricing::{parse_day, Pricing};
+use pcsim::model::pricing::{parse_day, PriceOverride, Pricing};
 use pcsim::report;
 use pcsim::report::chart::{ChartFile, ChartOptions};
 
@@ -69,6 +69,11 @@ pub struct Cli {
     /// Price at regional / data-residency endpoints (each model's regional multiplier, e.g. 1.1x).
     #[arg(long, global = true)]
     pub regional: bool,
+    /// A model's prices in USD per million input and output tokens, in place of its list prices
+    /// (repeatable), e.g. `--price kimi-k3=2.5,12`. A service tier and --regional still scale them;
+    /// cache multipliers apply to them; long-context prices are not changed.
+    #[arg(long, global = true, value_name = "MODEL=IN,OUT")]
+    pub price: Vec<String>,
     #[command(subcommand)]
     pub command: Option<Command>,
 }
@@ -156,6 +161,11 @@ pub fn run(cli: Cli, out: &mut dyn Write) -> Result<()> {
             .transpose()?,
         service_tier: cli.service_tier.clone(),
         regional: cli.regional,
+        overrides: cli
+            .price
+            .iter()
+            .map(|p| PriceOverride::parse(p))
+            .collect::<std::result::Result<_, _>>()?,
     };
     let catalog = catalog.priced(&pricing)?;
     match cli.command.unwrap_or(Command::Run(run::RunArgs::default())) {

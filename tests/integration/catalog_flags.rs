@@ -268,3 +268,160 @@ fn a_full_catalog_overlaid_gives_what_it_gave_alone() {
         "{md}"
     );
 }
+
+/// Two calls on GPT-5.6 Sol (writes 1.25x, reads 0.1x of the input price) at `--price
+/// gpt-5.6-sol=2,10`: no tools, system 2,000 tokens, first message 100, then 50 output and 100 user.
+/// Call 1 sends 2,100 tokens, call 2 sends 2,100 + 50 + 100 = 2,250.
+/// - none: (2,100 + 2,250) x 2e-6 + 2 x 50 x 10e-6 = 0.0087 + 0.001 = $0.0097;
+/// - explicit:system+last: call 1 writes 2,100 at 1.25x: 0.00525, plus 0.0005 output; call 2 reads
+///   2,100 at 0.1x: 0.00042, writes 150 at 1.25x: 0.000375, plus 0.0005: total $0.007045;
+/// - with `--service-tier batch` (0.5x in and out): half of each.
+const TWO_CALLS: &str = "[session]\ncalls = 2\nsystem_tokens = 2000\nfirst_user_tokens = 100\nuser_tokens = 100\ntool_result_tokens = 0\noutput_tokens = 50\ngap_seconds = 30\n";
+
+#[test]
+fn price_flag_bills_at_the_given_prices() {
+    let dir = tempfile::tempdir().unwrap();
+    let s = write(dir.path(), "two.toml", TWO_CALLS);
+    let run = |extra: &[&str], model: &str| {
+        let mut a: Vec<&std::ffi::OsStr> = vec![os("--on"), os("2026-12-03")];
+        a.extend(extra.iter().map(|x| os(x)));
+        a.extend([
+            os("run"),
+            s.as_os_str(),
+            os("--model"),
+            os(model),
+            os("--strategy"),
+            os("none"),
+            os("--strategy"),
+            os("explicit:system+last"),
+            os("--format"),
+            os("json"),
+        ]);
+        json(&a)
+    };
+    let close = |a: f64, b: f64| (a - b).abs() < 1e-12;
+    let v = run(&["--price", "gpt-5.6-sol=2,10"], "gpt-5.6-sol");
+    let none = total(&v, "gpt-5.6-sol", "none");
+    let cached = total(&v, "gpt-5.6-sol", "explicit:system+last");
+    assert!(close(none, 0.0097), "{none}");
+    assert!(close(cached, 0.007045), "{cached}");
+    // The alias gpt-5.6 copies gpt-5.6-sol, so it takes the same price.
+    let v = run(&["--price", "gpt-5.6-sol=2,10"], "gpt-5.6");
+    assert!(close(total(&v, "gpt-5.6", "none"), 0.0097));
+    // A service tier scales the given prices as it scales list prices.
+    let v = run(
+        &["--price", "gpt-5.6-sol=2,10", "--service-tier", "batch"],
+        "gpt-5.6-sol",
+    );
+    assert!(close(total(&v, "gpt-5.6-sol", "none"), 0.0097 / 2.0));
+    assert!(close(
+        total(&v, "gpt-5.6-sol", "explicit:system+last"),
+        0.007045 / 2.0
+    ));
+    // Repeatable: one price per model; the other models keep their list prices.
+    let both = json(&[
+        os("--on"),
+        os("2026-12-03"),
+        os("--price"),
+        os("gpt-5.6-sol=2,10"),
+        os("--price"),
+        os("kimi-k3=1,4"),
+        os("models"),
+        os("--format"),
+        os("json"),
+    ]);
+    let m = |id: &str| {
+        both["models"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|m| m["id"] == id)
+            .unwrap()
+            .clone()
+    };
+    assert_eq!(m("kimi-k3")["input_usd_per_mtok"]["value"], 1.0);
+    assert_eq!(m("kimi-k3")["output_usd_per_mtok"]["value"], 4.0);
+    assert_eq!(
+        m("kimi-k3")["input_usd_per_mtok"]["source"],
+        "command line --price kimi-k3=1,4"
+    );
+    let list = json(&[
+        os("--on"),
+        os("2026-12-03"),
+        os("models"),
+        os("--format"),
+        os("json"),
+    ]);
+    let opus = |v: &Value| {
+        v["models"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|m| m["id"] == "claude-opus-4.8")
+            .unwrap()["input_usd_per_mtok"]
+            .clone()
+    };
+    assert_eq!(opus(&both), opus(&list));
+}
+
+#[test]
+fn price_flag_errors_name_the_flag_and_what_is_wrong() {
+    for (arg, want) in [
+        (
+            "kimi-k4=1,2",
+            "has no model `kimi-k4`; did you mean `kimi-k3`?",
+        ),
+        ("kimi-k3=1", "expected two prices IN,OUT"),
+        ("kimi-k3:1,2", "expected MODEL=IN,OUT"),
+        ("kimi-k3=one,2", "input price `one` is not a number"),
+        ("kimi-k3=0,2", "input price 0 must be above 0"),
+        ("kimi-k3=1,-2", "output price -2 must be 0 or more"),
+        ("=1,2", "no model id"),
+    ] {
+        let out = pcsim()
+            .args(["--price", arg, "run", "--model", "kimi-k3"])
+            .output()
+            .unwrap();
+        assert_eq!(out.status.code(), Some(2), "{arg}");
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(
+            err.contains("--price") && err.contains(arg) && err.contains(want),
+            "{arg}: {err}"
+        );
+    }
+    let out = pcsim()
+        .args(["--price", "kimi-k3=1,2", "--price", "kimi-k3=3,4", "models"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("priced twice"));
+}
+
+/// The report's price-sources table says where a command-line price came from.
+#[test]
+fn a_report_names_the_command_line_price() {
+    let dir = tempfile::tempdir().unwrap();
+    let report = dir.path().join("r.html");
+    pcsim()
+        .current_dir(root())
+        .args([
+            "--price",
+            "kimi-k3=1.5,6",
+            "compare",
+            "examples/small-toolset.toml",
+            "--model",
+            "kimi-k3",
+            "--report",
+        ])
+        .arg(&report)
+        .assert()
+        .success();
+    let html = std::fs::read_to_string(&report).unwrap();
+    let at = html
+        .find("command line --price kimi-k3=1.5,6")
+        .expect("the price source in the report");
+    // The row carries the given value.
+    let row_start = html[..at].rfind("<tr>").unwrap();
+    let row = &html[row_start..at];
+    assert!(row.contains("kimi-k3") && row.contains(">1.5<"), "{row}");
+}
