@@ -5,7 +5,6 @@
 use std::fmt::Write as _;
 
 use serde::Serialize;
-use serde_json::Value;
 
 use crate::error::{Error, Result};
 use crate::model::catalog::{Catalog, ModelSpec};
@@ -344,23 +343,7 @@ pub fn fact_rows(catalog: &Catalog, github: Option<&[Tool]>) -> Result<Vec<FactR
     Ok(rows)
 }
 
-/// Nesting depth of a schema: object properties and array items each add a level.
-pub fn schema_depth(v: &Value) -> usize {
-    let props = v
-        .get("properties")
-        .and_then(Value::as_object)
-        .map(|p| p.values().map(|x| 1 + schema_depth(x)).max().unwrap_or(1))
-        .unwrap_or(0);
-    let items = v.get("items").map_or(0, |x| 1 + schema_depth(x));
-    let any = ["anyOf", "oneOf", "allOf"]
-        .iter()
-        .filter_map(|k| v.get(*k).and_then(Value::as_array))
-        .flatten()
-        .map(schema_depth)
-        .max()
-        .unwrap_or(0);
-    props.max(items).max(any)
-}
+pub use crate::model::tools::schema_depth;
 
 /// One capture on one family.
 #[derive(Debug, Clone, Serialize)]
