@@ -426,3 +426,43 @@ fn import_litellm_skips_bad_rows_and_imports_the_rest() {
         "{err}"
     );
 }
+
+/// Claude Sonnet 5.5's cache reads went from 0.1x to 0.05x of its $2 input on 2026-10-07. Two
+/// calls, explicit:last: call 1 writes its 10,000-token prompt at 1.25x, 10,000 x 1.25 x 2e-6 =
+/// $0.025, plus 100 output tokens x 10e-6 = $0.001; call 2 reads the 10,000 and writes the new
+/// 100 + 10 tokens, 110 x 1.25 x 2e-6 = $0.000275, plus $0.001 of output. Reads: 10,000 x 0.1 x
+/// 2e-6 = $0.002 on 2026-10-06, 10,000 x 0.05 x 2e-6 = $0.001 from 2026-10-07.
+/// Totals $0.029275 and $0.028275.
+#[test]
+fn sonnet_5_5_reads_at_0_05x_from_2026_10_07() {
+    let text = "[session]\ncalls = 2\nfirst_user_tokens = 10000\nuser_tokens = 10\ntool_result_tokens = 0\noutput_tokens = 100\ngap_seconds = 10\n";
+    let on = |d: &str| {
+        total(
+            text,
+            "claude-sonnet-5.5",
+            "explicit:last",
+            &Pricing::on(day(d)),
+        )
+    };
+    let (before, after) = (on("2026-10-06"), on("2026-10-07"));
+    assert!(close(before, 0.029275), "{before}");
+    assert!(close(after, 0.028275), "{after}");
+}
+
+/// GPT-6.2 Sol's 12-hour retention tier (writes at 2.5x, $5 per million, against 1.25x for 30
+/// minutes): two calls two hours apart, a 2,000-token system prompt, explicit:system+last, $2 in,
+/// $10 out, reads at 0.05x.
+/// 30 minutes: call 1 writes 2,100 at 1.25x, 2,100 x 1.25 x 2e-6 = $0.00525; the cache has expired
+///   by call 2, which writes its 2,250 tokens again: 2,250 x 1.25 x 2e-6 = $0.005625. With 2 x 50
+///   output tokens x 10e-6 = $0.001: $0.011875.
+/// 12 hours: call 1 writes 2,100 at 2.5x = $0.0105; call 2 reads 2,100 at 0.05x = $0.00021 and writes
+///   the new 150 at 2.5x = $0.00075. With $0.001 of output: $0.01246.
+#[test]
+fn gpt_6_2_sol_keeps_its_cache_twelve_hours_at_2_5x() {
+    let text = "[session]\ncalls = 2\nsystem_tokens = 2000\nfirst_user_tokens = 100\nuser_tokens = 100\ntool_result_tokens = 0\noutput_tokens = 50\ngap_seconds = 7200\n";
+    let p = Pricing::on(day("2026-12-03"));
+    let half_hour = total(text, "gpt-6.2-sol", "explicit:system+last", &p);
+    let twelve = total(text, "gpt-6.2-sol", "explicit:system@12h+last@12h", &p);
+    assert!(close(half_hour, 0.011875), "{half_hour}");
+    assert!(close(twelve, 0.01246), "{twelve}");
+}
