@@ -11,6 +11,8 @@ pub mod breakeven;
 pub mod calibrate;
 pub mod compare;
 pub mod diff;
+pub mod fit;
+pub mod fitdist;
 pub mod replay;
 pub mod toolreport;
 pub mod uncertainty;
