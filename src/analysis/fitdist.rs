@@ -396,8 +396,16 @@ mod tests {
         // psi1(1) = pi^2/6, psi1(1/2) = pi^2/2; the series' first omitted term at x = 6 is
         // 5 / (66 x^11), about 2e-10.
         let pi2 = std::f64::consts::PI.powi(2);
-        assert!((trigamma(1.0) - pi2 / 6.0).abs() < 1e-9, "{}", trigamma(1.0));
-        assert!((trigamma(0.5) - pi2 / 2.0).abs() < 1e-9, "{}", trigamma(0.5));
+        assert!(
+            (trigamma(1.0) - pi2 / 6.0).abs() < 1e-9,
+            "{}",
+            trigamma(1.0)
+        );
+        assert!(
+            (trigamma(0.5) - pi2 / 2.0).abs() < 1e-9,
+            "{}",
+            trigamma(0.5)
+        );
     }
 
     #[test]

@@ -10,6 +10,7 @@ pub mod advise;
 pub mod breakeven;
 pub mod calibrate;
 pub mod compare;
+pub mod counterfactual;
 pub mod diff;
 pub mod fit;
 pub mod fitdist;

@@ -21,6 +21,7 @@ mod import_litellm;
 mod models;
 mod progress;
 mod replay;
+mod replay_change;
 mod run;
 mod sweep;
 mod tools;
