@@ -17,6 +17,7 @@ pub mod fitdist;
 pub mod replay;
 pub mod toolreport;
 pub mod uncertainty;
+pub mod vocabulary;
 pub mod whatif;
 
 use crate::error::{Error, Result};
