@@ -304,3 +304,43 @@ fn a_fit_without_timestamps_or_cache_reads_says_what_it_could_not_fit() {
     assert!(text.contains("tool_result_tokens = 400"), "{text}");
     assert!(text.contains("calls = 2"), "{text}");
 }
+
+#[test]
+fn two_sessions_of_different_lengths_are_fitted_to_their_mean_and_spacing() {
+    // tests/fixtures/usage/two_sessions.jsonl: session a starts at 09:00:00 with 4 + 7,996 prompt
+    // tokens and has 5 calls; session b starts 15 s later with 4 + 11,996 and has 4. No start reads
+    // the cache, so the whole first prompt is the first message.
+    let dir = tempfile::tempdir().unwrap();
+    let log = root().join("tests/fixtures/usage/two_sessions.jsonl");
+    let a = pcsim()
+        .current_dir(dir.path())
+        .args([
+            "fit",
+            log.to_str().unwrap(),
+            "--out",
+            "s.toml",
+            "--format",
+            "json",
+        ])
+        .assert()
+        .success();
+    let v: Value = serde_json::from_slice(&a.get_output().stdout).unwrap();
+    assert_eq!(v["calls"]["min"], 4);
+    assert_eq!(v["calls"]["max"], 5);
+    assert_eq!(v["calls"]["calls"], 5, "4.5 rounded");
+    let first = &v["fields"][0]["fit"];
+    assert_eq!(first["family"], "fixed", "two values give no shape");
+    assert_eq!(first["params"][0]["estimate"], 10_000.0);
+    assert_eq!(first["params"][0]["low"], 8_000.0);
+    assert_eq!(first["params"][0]["high"], 12_000.0);
+    assert_eq!(v["arrivals"]["kind"], "every");
+    assert_eq!(v["arrivals"]["every_seconds"], 15.0);
+    let text = std::fs::read_to_string(dir.path().join("s.toml")).unwrap();
+    assert!(text.contains("every_seconds = 15.0"), "{text}");
+    // The scenario runs.
+    pcsim()
+        .current_dir(dir.path())
+        .args(["-q", "run", "s.toml", "--runs", "3"])
+        .assert()
+        .success();
+}
