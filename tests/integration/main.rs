@@ -12,6 +12,7 @@ mod house;
 mod inputs;
 mod layers;
 mod limits;
+mod money;
 mod prices;
 mod properties;
 mod reliability;
