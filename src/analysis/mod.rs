@@ -10,10 +10,14 @@ pub mod advise;
 pub mod breakeven;
 pub mod calibrate;
 pub mod compare;
+pub mod counterfactual;
 pub mod diff;
+pub mod fit;
+pub mod fitdist;
 pub mod replay;
 pub mod toolreport;
 pub mod uncertainty;
+pub mod vocabulary;
 pub mod whatif;
 
 use crate::error::{Error, Result};

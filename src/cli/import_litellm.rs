@@ -11,6 +11,12 @@ use pcsim::report;
 
 /// Arguments of `import-litellm`.
 #[derive(Debug, clap::Args)]
+#[command(
+    after_help = "Exit status: 0 when at least one model was imported, even if some entries \
+were skipped (each skipped entry is listed with its key, and a value that cannot be a price with its \
+LiteLLM field); 2 when the file is not LiteLLM JSON, a --model key is not in it, or no entry could be \
+imported."
+)]
 pub struct ImportLitellmArgs {
     /// LiteLLM's `model_prices_and_context_window.json` (or a file in its format).
     pub file: PathBuf,
@@ -22,7 +28,9 @@ pub struct ImportLitellmArgs {
     pub out: Option<PathBuf>,
 }
 
-/// Runs `pcsim import-litellm`.
+/// Runs `pcsim import-litellm`. Exit status: 0 when at least one model was imported, even if
+/// some entries were skipped (each is listed with its key, and a bad value with its field); 2 when
+/// the file is not LiteLLM JSON, a `--model` key is not in it, or no entry could be imported.
 pub fn cmd_import_litellm(a: ImportLitellmArgs, out: &mut dyn Write) -> Result<()> {
     let text = read_text(&a.file)?;
     // Refused before the import's work: a device, a link, a folder, or the input itself.
@@ -31,13 +39,21 @@ pub fn cmd_import_litellm(a: ImportLitellmArgs, out: &mut dyn Write) -> Result<(
     }
     let imp = import(&text, &a.file.display().to_string(), &a.models)?;
     let mut report = format!(
-        "imported {} model{}, skipped {}\n",
+        "imported {} model{}, skipped {}{}\n",
         imp.imported.len(),
         if imp.imported.len() == 1 { "" } else { "s" },
-        imp.skipped.len()
+        imp.skipped.len(),
+        if imp.bad > 0 {
+            format!(" ({} with a value that cannot be a price)", imp.bad)
+        } else {
+            String::new()
+        }
     );
     for (k, why) in &imp.skipped {
         report.push_str(&format!("  skipped {k}: {why}\n"));
+    }
+    for (k, what) in &imp.corrections {
+        report.push_str(&format!("  corrected {k}: {what}\n"));
     }
     let list = |m: &std::collections::BTreeMap<String, usize>| {
         m.iter()
@@ -49,12 +65,6 @@ pub fn cmd_import_litellm(a: ImportLitellmArgs, out: &mut dyn Write) -> Result<(
         report.push_str(&format!(
             "fields not mapped (no place in pcsim's catalog): {}\n",
             list(&imp.unmapped)
-        ));
-    }
-    if !imp.notes_only.is_empty() {
-        report.push_str(&format!(
-            "kept as notes only (long-context tiers are not simulated): {}\n",
-            list(&imp.notes_only)
         ));
     }
     if !imp.ignored.is_empty() {

@@ -1,14 +1,18 @@
 //! Import of LiteLLM's price database (`model_prices_and_context_window.json`) into pcsim's catalog
-//! form: prices, cache read and write rates (5 min and 1 h writes), the tool-use system prompt, and the
-//! long-context tiers (kept as notes, since the engine bills one price per model). Every number carries
-//! its source; every field that could not be mapped is reported.
+//! form. Each entry is mapped on its own ([`crate::input::litellm_entry`]): prices, cache reads and
+//! 5-minute / 1-hour writes, the minimum cacheable prompt, long-context tiers with their cache
+//! prices, Batch / Flex / priority service tiers, the regional multiplier and the tool-use system
+//! prompt. Every number carries its source; every field with no place in the catalog is reported;
+//! an entry with a value that cannot be a price is skipped with the key and the field named, and
+//! the rest is imported.
 
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
 
-use serde_json::{Map, Value};
+use serde_json::Value;
 
 use crate::error::{closest, Error, Result};
+use crate::input::litellm_entry::{f, map_entry, q, Skip};
 use crate::model::catalog::{Catalog, Family};
 
 /// What an import produced.
@@ -18,29 +22,19 @@ pub struct Import {
     pub toml: String,
     /// Keys imported, in order.
     pub imported: Vec<String>,
-    /// Keys not imported, with the reason.
+    /// Keys not imported, with the reason: not a chat model with prices, or (see `bad`) a value
+    /// that cannot be a price, named by its LiteLLM field.
     pub skipped: Vec<(String, String)>,
-    /// Price-like fields pcsim has no place for: field name -> number of entries carrying it.
+    /// How many of `skipped` are bad rows (a value that cannot be a price), not mere non-chat entries.
+    pub bad: usize,
+    /// Where LiteLLM's data was read otherwise than as filed: (key, what and why).
+    pub corrections: Vec<(String, String)>,
+    /// Cost fields pcsim has no place for: field (and why) -> number of imported entries carrying it.
     pub unmapped: BTreeMap<String, usize>,
-    /// Fields kept only as notes (long-context tiers): field name -> count.
-    pub notes_only: BTreeMap<String, usize>,
-    /// Capability and limit fields that do not affect cost, ignored: field name -> count.
+    /// Capability and limit fields that do not affect cost, and cost fields deliberately not read,
+    /// ignored: field -> count.
     pub ignored: BTreeMap<String, usize>,
 }
-
-/// Fields read into the catalog.
-const MAPPED: [&str; 7] = [
-    "input_cost_per_token",
-    "output_cost_per_token",
-    "cache_creation_input_token_cost",
-    "cache_creation_input_token_cost_above_1hr",
-    "cache_read_input_token_cost",
-    "litellm_provider",
-    "tool_use_system_prompt_tokens",
-];
-
-/// Modes that are chat-style models pcsim can simulate.
-const CHAT_MODES: [&str; 3] = ["chat", "responses", "completion"];
 
 fn is_ignored_field(k: &str) -> bool {
     k.starts_with("supports_")
@@ -52,38 +46,6 @@ fn is_ignored_field(k: &str) -> bool {
         )
 }
 
-/// A long-context tier field such as `input_cost_per_token_above_200k_tokens`: (base field, threshold).
-fn long_context(k: &str) -> Option<(&str, &str)> {
-    let i = k.rfind("_above_")?;
-    let rest = &k[i + "_above_".len()..];
-    rest.strip_suffix("_tokens").map(|t| (&k[..i], t))
-}
-
-/// The pcsim rendering family for a LiteLLM provider / key.
-fn family_for(provider: &str, key: &str) -> &'static str {
-    let p = provider.to_ascii_lowercase();
-    let k = key.to_ascii_lowercase();
-    if p.contains("anthropic") || k.contains("claude") {
-        "claude-4.8"
-    } else if p == "openai" || p.starts_with("azure") || k.contains("gpt-") {
-        "openai-o200k"
-    } else if p.contains("gemini") || p.starts_with("vertex_ai") || k.contains("gemini") {
-        "gemini"
-    } else {
-        "generic"
-    }
-}
-
-fn q(s: &str) -> String {
-    toml::Value::String(s.to_string()).to_string()
-}
-
-/// A float as TOML, rounded to 12 significant digits so 3.75e-6 / 3e-6 prints as 1.25.
-fn f(x: f64) -> String {
-    let rounded: f64 = format!("{x:.12e}").parse().unwrap_or(x);
-    format!("{rounded:?}")
-}
-
 fn num(out: &mut String, name: &str, value: String, source: &str) {
     let _ = writeln!(
         out,
@@ -92,19 +54,8 @@ fn num(out: &mut String, name: &str, value: String, source: &str) {
     );
 }
 
-/// A price: a sourced number with the day it was read (`checked`), here the day of the import.
-fn num_price(out: &mut String, name: &str, value: String, source: &str, checked: &str) {
-    let _ = writeln!(
-        out,
-        "{name} = {{ value = {value}, source = {}, checked = {} }}",
-        q(source),
-        q(checked)
-    );
-}
-
-fn price(e: &Map<String, Value>, k: &str) -> Option<f64> {
-    e.get(k).and_then(Value::as_f64).filter(|x| x.is_finite())
-}
+/// Upper bound on the keys of a LiteLLM database: twenty times the file of 2025 (about 2,500 keys).
+pub const MAX_IMPORT_ENTRIES: usize = 50_000;
 
 /// Imports `text` (the JSON database); `keys` selects entries (all chat models when empty).
 pub fn import(text: &str, origin: &str, keys: &[String]) -> Result<Import> {
@@ -117,6 +68,17 @@ pub fn import(text: &str, origin: &str, keys: &[String]) -> Result<Import> {
             "expected an object mapping model keys to entries",
         )
     })?;
+    // Checked before any entry is read: the catalog built from them is parsed again as a whole.
+    if db.len() > MAX_IMPORT_ENTRIES {
+        return Err(Error::invalid(
+            origin,
+            "(top level)",
+            format!(
+                "{} entries exceed the limit of {MAX_IMPORT_ENTRIES} model keys in one import",
+                db.len()
+            ),
+        ));
+    }
     for k in keys {
         if !db.contains_key(k) {
             let hint = closest(k, db.keys().map(String::as_str))
@@ -140,234 +102,100 @@ pub fn import(text: &str, origin: &str, keys: &[String]) -> Result<Import> {
         keys.iter().filter_map(|k| db.get_key_value(k)).collect()
     };
     let mut imp = Import::default();
-    let mut models = String::new();
-    let mut families_used: Vec<&'static str> = Vec::new();
+    let mut entries = Vec::new();
+    let mut family_text: BTreeMap<&'static str, String> = BTreeMap::new();
     for (key, entry) in selected {
-        let Some(e) = entry.as_object() else {
-            imp.skipped
-                .push((key.clone(), "entry is not an object".into()));
-            continue;
-        };
-        let mode = e.get("mode").and_then(Value::as_str).unwrap_or("chat");
-        if !CHAT_MODES.contains(&mode) {
-            imp.skipped
-                .push((key.clone(), format!("mode `{mode}` is not a chat model")));
-            continue;
-        }
-        let Some(input) = price(e, "input_cost_per_token").filter(|x| *x > 0.0) else {
-            imp.skipped.push((
-                key.clone(),
-                "no positive input_cost_per_token (pcsim needs a base input price)".into(),
-            ));
-            continue;
-        };
-        let Some(output) = price(e, "output_cost_per_token").filter(|x| *x >= 0.0) else {
-            imp.skipped
-                .push((key.clone(), "no output_cost_per_token".into()));
-            continue;
-        };
-        let provider = e
-            .get("litellm_provider")
-            .and_then(Value::as_str)
-            .unwrap_or("unknown");
-        let family = family_for(provider, key);
-        if !families_used.contains(&family) {
-            families_used.push(family);
-        }
-        let src = |field: &str| {
-            format!("documented: LiteLLM model_prices_and_context_window.json, key {key}, {field}")
-        };
-        let ratio = |num_field: &str, n: f64| {
-            format!(
-                "derived: LiteLLM model_prices_and_context_window.json, key {key}: {num_field} {n:e} / input_cost_per_token {input:e}"
-            )
-        };
-        // Field bookkeeping: mapped, notes-only (long context), ignored, or unmapped.
-        let mut long_notes = Vec::new();
-        for (k, val) in e {
-            if MAPPED.contains(&k.as_str()) {
+        let e = match map_entry(key, entry, &embedded.families, &checked) {
+            Ok(e) => e,
+            Err(Skip::NotApplicable(why)) => {
+                imp.skipped.push((key.clone(), why));
                 continue;
             }
-            if let Some((base, threshold)) = long_context(k).filter(|(b, _)| {
-                MAPPED.contains(b)
-                    && *b != "litellm_provider"
-                    && *b != "tool_use_system_prompt_tokens"
-            }) {
-                if let Some(x) = val.as_f64() {
-                    long_notes.push(format!(
-                        "{base} above {threshold} tokens: ${} per Mtok",
-                        f(x * 1e6)
-                    ));
-                    *imp.notes_only.entry(k.clone()).or_default() += 1;
+            Err(Skip::Bad(b)) => {
+                imp.skipped.push((key.clone(), b.to_string()));
+                imp.bad += 1;
+                continue;
+            }
+        };
+        family_text.entry(e.family).or_insert_with(|| {
+            let mut t = String::new();
+            if let Some(fam) = embedded.families.iter().find(|x| x.id == e.family) {
+                write_family(&mut t, fam);
+            }
+            t
+        });
+        entries.push((key.clone(), entry, e));
+    }
+    // Each entry must load, so that one entry the catalog refuses is skipped rather than failing
+    // the import. Loading them all at once is fast; an entry the catalog names in a refusal is
+    // dropped and the rest loaded again, and a refusal that names none is traced entry by entry.
+    let mut refused: Vec<(String, String)> = Vec::new();
+    let mut loaded_together = false;
+    for _ in 0..=entries.len() {
+        let text = assemble(&family_text, entries.iter().map(|(_, _, e)| e));
+        let Err(err) = Catalog::from_toml_str(&text, "imported entry") else {
+            loaded_together = true;
+            break;
+        };
+        let why = |err: Error| match err {
+            Error::Invalid { field, problem, .. } => {
+                format!("the catalog refuses {field}: {problem}")
+            }
+            other => format!("the catalog refuses it: {other}"),
+        };
+        let named = match &err {
+            Error::Invalid { field, .. } => entries
+                .iter()
+                .position(|(k, _, _)| field.starts_with(&format!("model `{k}`"))),
+            _ => None,
+        };
+        match named {
+            Some(i) => {
+                let (k, _, _) = entries.remove(i);
+                refused.push((k, why(err)));
+            }
+            None => {
+                let mut kept = Vec::new();
+                for (k, v, e) in entries {
+                    let fam = &family_text[e.family];
+                    match Catalog::from_toml_str(&format!("{fam}{}", e.toml), "imported entry") {
+                        Ok(_) => kept.push((k, v, e)),
+                        Err(err) => refused.push((k, why(err))),
+                    }
+                }
+                entries = kept;
+                break;
+            }
+        }
+    }
+    imp.bad += refused.len();
+    imp.skipped.extend(refused);
+    for (key, entry, e) in &entries {
+        if let Some(obj) = entry.as_object() {
+            for k in obj.keys() {
+                let accounted = e.used.contains(k)
+                    || e.unmapped.iter().any(|(f, _)| f == k)
+                    || e.ignored.iter().any(|(f, _)| f == k);
+                if accounted {
                     continue;
                 }
-            }
-            if is_ignored_field(k) {
-                *imp.ignored.entry(k.clone()).or_default() += 1;
-            } else {
-                *imp.unmapped.entry(k.clone()).or_default() += 1;
-            }
-        }
-
-        let read = price(e, "cache_read_input_token_cost").filter(|r| *r >= 0.0 && *r <= input);
-        if price(e, "cache_read_input_token_cost").is_some() && read.is_none() {
-            *imp.unmapped
-                .entry("cache_read_input_token_cost (above the input price)".into())
-                .or_default() += 1;
-        }
-        // A write price below the read price (LiteLLM writes 0.0 for providers with no write fee, e.g.
-        // DeepSeek) is not a write tier: such a cache is automatic, written at the base rate.
-        let mut write_price = |field: &str| {
-            let w = price(e, field)?;
-            if w >= read.unwrap_or(0.0) && w > 0.0 {
-                Some(w)
-            } else {
-                *imp.ignored
-                    .entry(format!(
-                        "{field} (zero or below the read price: no write surcharge)"
-                    ))
-                    .or_default() += 1;
-                None
-            }
-        };
-        let write5 = write_price("cache_creation_input_token_cost");
-        let write1h = write_price("cache_creation_input_token_cost_above_1hr");
-        let explicit = read.is_some() && (write5.is_some() || write1h.is_some());
-        let default_strategy = if explicit {
-            "explicit:tools+system+last"
-        } else if read.is_some() {
-            "automatic"
-        } else {
-            "none"
-        };
-
-        let m = &mut models;
-        let _ = writeln!(m, "[[model]]");
-        let _ = writeln!(m, "id = {}", q(key));
-        let _ = writeln!(m, "name = {}", q(key));
-        let _ = writeln!(m, "provider = {}", q(provider));
-        let _ = writeln!(m, "family = {}", q(family));
-        num_price(
-            m,
-            "input_usd_per_mtok",
-            f(input * 1e6),
-            &src("input_cost_per_token"),
-            &checked,
-        );
-        num_price(
-            m,
-            "output_usd_per_mtok",
-            f(output * 1e6),
-            &src("output_cost_per_token"),
-            &checked,
-        );
-        let _ = writeln!(m, "default_strategy = {}", q(default_strategy));
-        if !long_notes.is_empty() {
-            let _ = writeln!(
-                m,
-                "notes = {}",
-                q(&format!(
-                    "LiteLLM long-context prices, not simulated (pcsim bills one price per model): {}",
-                    long_notes.join("; ")
-                ))
-            );
-        }
-        if let Some(preamble) = e
-            .get("tool_use_system_prompt_tokens")
-            .and_then(Value::as_f64)
-        {
-            // The documented tool system prompt replaces the family's preamble; its template and calibration stay.
-            let fam = embedded.families.iter().find(|x| x.id == family);
-            if let Some(fam) = fam {
-                let r = &fam.tool_rendering;
-                let _ = writeln!(m, "[model.tool_rendering]");
-                num(
-                    m,
-                    "preamble_tokens",
-                    f(preamble),
-                    &src("tool_use_system_prompt_tokens"),
-                );
-                for line in r.overlay_lines() {
-                    let _ = writeln!(m, "{line}");
-                }
+                let to = if is_ignored_field(k) {
+                    &mut imp.ignored
+                } else {
+                    &mut imp.unmapped
+                };
+                *to.entry(k.clone()).or_default() += 1;
             }
         }
-        if let Some(read) = read {
-            let mode = if explicit { "explicit" } else { "automatic" };
-            let at = format!("model.cache.{mode}");
-            let _ = writeln!(m, "[{at}]");
-            let min = if family == "gemini" { 2048 } else { 1024 };
-            num(
-                m,
-                "min_tokens",
-                min.to_string(),
-                &format!("assumed: LiteLLM has no minimum-cacheable-tokens field; {min} is the usual documented minimum of the provider family (providers.md)"),
-            );
-            num(
-                m,
-                "granularity",
-                "1".into(),
-                "assumed: LiteLLM gives no block size; exact prefixes",
-            );
-            num_price(
-                m,
-                "read_multiplier",
-                f(read / input),
-                &ratio("cache_read_input_token_cost", read),
-                &checked,
-            );
-            let _ = writeln!(
-                m,
-                "refresh_on_hit = {{ value = true, source = {} }}",
-                q("assumed: LiteLLM gives no refresh rule; hits refresh the lifetime at every documented provider")
-            );
-            if explicit {
-                num(m, "max_breakpoints", "4".into(), "assumed: LiteLLM gives no breakpoint limit; Anthropic-style explicit caching allows 4 (providers.md 1a)");
-                num(m, "lookback_blocks", "20".into(), "assumed: LiteLLM gives no lookback; Anthropic-style 20-block lookback (providers.md 1a)");
-            }
-            let _ = writeln!(
-                m,
-                "tool_change = {{ value = \"invalidate\", source = {} }}",
-                q("assumed: tool definitions are part of the cached prefix at every documented provider (providers.md)")
-            );
-            let default_tier = if !explicit {
-                "default"
-            } else if write5.is_some() {
-                "5m"
-            } else {
-                "1h"
-            };
-            let _ = writeln!(m, "default_tier = {}", q(default_tier));
-            if explicit {
-                if let Some(w) = write5 {
-                    let _ = writeln!(m, "[{at}.tiers.5m]");
-                    num(m, "ttl_seconds", "300.0".into(), "assumed: LiteLLM gives no TTL; cache_creation_input_token_cost is the default 5-minute write (providers.md 1a)");
-                    num_price(
-                        m,
-                        "write_multiplier",
-                        f(w / input),
-                        &ratio("cache_creation_input_token_cost", w),
-                        &checked,
-                    );
-                }
-                if let Some(w) = write1h {
-                    let _ = writeln!(m, "[{at}.tiers.1h]");
-                    num(m, "ttl_seconds", "3600.0".into(), &format!("documented: LiteLLM model_prices_and_context_window.json, key {key}, field name cache_creation_input_token_cost_above_1hr (1-hour writes)"));
-                    num_price(
-                        m,
-                        "write_multiplier",
-                        f(w / input),
-                        &ratio("cache_creation_input_token_cost_above_1hr", w),
-                        &checked,
-                    );
-                }
-            } else {
-                let _ = writeln!(m, "[{at}.tiers.default]");
-                num(m, "ttl_seconds", "300.0".into(), "assumed: LiteLLM gives no TTL; about 5 minutes of idle retention, the shortest documented automatic retention (providers.md 2)");
-                num_price(m, "write_multiplier", "1.0".into(), &format!("assumed: LiteLLM lists no cache-write price for key {key}: writes billed at the base input rate"), &checked);
-            }
+        for (_, label) in &e.unmapped {
+            *imp.unmapped.entry(label.clone()).or_default() += 1;
         }
-        let _ = writeln!(m);
+        for (_, label) in &e.ignored {
+            *imp.ignored.entry(label.clone()).or_default() += 1;
+        }
+        for c in &e.corrections {
+            imp.corrections.push((key.clone(), c.clone()));
+        }
         imp.imported.push(key.clone());
     }
     if imp.imported.is_empty() {
@@ -382,21 +210,29 @@ pub fn import(text: &str, origin: &str, keys: &[String]) -> Result<Import> {
             "{origin}: no chat model with prices to import ({why})"
         )));
     }
-    let mut out = String::new();
-    let _ = writeln!(
-        out,
-        "# pcsim catalog imported from {origin} (LiteLLM model_prices_and_context_window.json format)\n# by `pcsim import-litellm`. Rendering families are copied from pcsim's built-in catalog.\n"
-    );
-    for id in families_used {
-        if let Some(fam) = embedded.families.iter().find(|x| x.id == id) {
-            write_family(&mut out, fam);
-        }
+    let out = assemble(&family_text, entries.iter().map(|(_, _, e)| e));
+    // The output must load (the loop above loaded this very text unless it traced entries one by
+    // one), so a bad import is an error and not a broken file.
+    if !loaded_together {
+        Catalog::from_toml_str(&out, "imported catalog")?;
     }
-    out.push_str(&models);
-    // The output must load: check it here, so a bad import is an error and not a broken file.
-    Catalog::from_toml_str(&out, "imported catalog")?;
+    let out = format!(
+        "# pcsim catalog imported from {origin} (LiteLLM model_prices_and_context_window.json format)\n# by `pcsim import-litellm`. Rendering families are copied from pcsim's built-in catalog.\n\n{out}"
+    );
     imp.toml = out;
     Ok(imp)
+}
+
+/// The families used, then the entries.
+fn assemble<'a>(
+    families: &BTreeMap<&'static str, String>,
+    entries: impl Iterator<Item = &'a crate::input::litellm_entry::Entry>,
+) -> String {
+    let mut out: String = families.values().map(String::as_str).collect();
+    for e in entries {
+        out.push_str(&e.toml);
+    }
+    out
 }
 
 fn write_family(out: &mut String, fam: &Family) {
@@ -427,10 +263,18 @@ mod tests {
       "claude-x": {"input_cost_per_token": 3e-06, "output_cost_per_token": 1.5e-05,
         "cache_creation_input_token_cost": 3.75e-06, "cache_creation_input_token_cost_above_1hr": 6e-06,
         "cache_read_input_token_cost": 3e-07, "input_cost_per_token_above_200k_tokens": 6e-06,
+        "cache_read_input_token_cost_above_200k_tokens": 6e-07,
+        "cache_creation_input_token_cost_above_200k_tokens": 7.5e-06,
+        "cache_creation_input_token_cost_above_1hr_above_200k_tokens": 1.5e-05,
+        "prompt_cache_min_tokens": 4096, "provider_specific_entry": {"us": 1.1, "fast": 6.0},
         "litellm_provider": "anthropic", "mode": "chat", "tool_use_system_prompt_tokens": 346,
         "supports_prompt_caching": true, "output_cost_per_reasoning_token": 1.5e-05},
       "gpt-x": {"input_cost_per_token": 2e-06, "output_cost_per_token": 8e-06,
-        "cache_read_input_token_cost": 5e-07, "litellm_provider": "openai", "mode": "chat"},
+        "cache_read_input_token_cost": 5e-07, "litellm_provider": "openai", "mode": "chat",
+        "input_cost_per_token_batches": 1e-06, "output_cost_per_token_batches": 4e-06,
+        "input_cost_per_token_priority": 3.5e-06, "output_cost_per_token_priority": 1.4e-05,
+        "cache_read_input_token_cost_priority": 8.75e-07,
+        "input_cost_per_token_flex": 1e-06},
       "plain": {"input_cost_per_token": 1e-06, "output_cost_per_token": 2e-06, "litellm_provider": "mistral"},
       "embed": {"input_cost_per_token": 2e-08, "output_cost_per_token": 0.0, "mode": "embedding"},
       "free": {"input_cost_per_token": 0, "output_cost_per_token": 0, "mode": "chat"}
@@ -442,36 +286,175 @@ mod tests {
         assert_eq!(imp.imported, ["claude-x", "gpt-x", "plain"]);
         let skipped: Vec<_> = imp.skipped.iter().map(|(k, _)| k.as_str()).collect();
         assert_eq!(skipped, ["embed", "free"]);
+        assert_eq!(imp.bad, 0);
         let c = Catalog::from_toml_str(&imp.toml, "t").unwrap();
         let m = c.model("claude-x").unwrap();
         assert_eq!(m.input_usd_per_mtok.value, 3.0);
         assert_eq!(m.output_usd_per_mtok.value, 15.0);
+        assert_eq!(m.litellm.as_deref(), Some("claude-x"));
         assert!(m
             .input_usd_per_mtok
             .source
             .contains("key claude-x, input_cost_per_token"));
         let ex = m.cache.explicit.as_ref().unwrap();
         assert_eq!(ex.read_multiplier.value, 0.1);
+        assert_eq!(ex.min_tokens.value, 4096);
+        assert!(ex.min_tokens.source.starts_with("documented: "));
         assert_eq!(ex.tiers["5m"].write_multiplier.value, 1.25);
         assert_eq!(ex.tiers["1h"].write_multiplier.value, 2.0);
         assert_eq!(ex.tiers["1h"].ttl_seconds.value, 3600.0);
         assert_eq!(m.rendering().preamble_tokens.value, 346.0);
-        assert!(m
-            .notes
-            .as_deref()
-            .unwrap()
-            .contains("input_cost_per_token above 200k tokens: $6.0 per Mtok"));
+        // Long context: 6e-06 above 200K; no long output price, so the base one (assumed); reads
+        // 6e-07 / 6e-06 = 0.1; the writes above 200K are 1.25x and 2.5x of 6e-06, which are not
+        // the model's 1.25x and 2x for the 1-hour one: that one has no place.
+        let lc = m.long_context.as_ref().unwrap();
+        assert_eq!(lc.above_tokens.value, 200_000);
+        assert_eq!(lc.input_usd_per_mtok.value, 6.0);
+        assert_eq!(lc.output_usd_per_mtok.value, 15.0);
+        assert!(lc.output_usd_per_mtok.source.starts_with("assumed: "));
+        assert_eq!(lc.read_multiplier.as_ref().unwrap().value, 0.1);
+        assert_eq!(
+            imp.unmapped
+                ["cache_creation_input_token_cost_above_1hr_above_200k_tokens (not the model's write multiplier of the long-context input price)"],
+            1
+        );
+        assert!(!imp
+            .unmapped
+            .keys()
+            .any(|k| k.starts_with("cache_creation_input_token_cost_above_200k_tokens")));
+        assert_eq!(m.regional_multiplier.as_ref().unwrap().value, 1.1);
+        assert_eq!(imp.unmapped["provider_specific_entry.fast"], 1);
         let g = c.model("gpt-x").unwrap();
         let auto = g.cache.automatic.as_ref().unwrap();
         assert_eq!(auto.read_multiplier.value, 0.25);
         assert_eq!(auto.tiers["default"].write_multiplier.value, 1.0);
+        assert!(auto.min_tokens.source.starts_with("assumed: "));
         assert_eq!(g.family, "openai-o200k");
+        // Batch: 1e-06 / 2e-06 and 4e-06 / 8e-06; no batch cache price, so no caching assumed.
+        let b = &g.service_tier["batch"];
+        assert_eq!(
+            (b.input_multiplier.value, b.output_multiplier.value),
+            (0.5, 0.5)
+        );
+        assert!(!b.caching.value);
+        // Priority: 3.5e-06 / 2e-06 = 1.75, reads 8.75e-07 / 5e-07 = 1.75 too: caching stacks.
+        let p = &g.service_tier["priority"];
+        assert_eq!(
+            (p.input_multiplier.value, p.output_multiplier.value),
+            (1.75, 1.75)
+        );
+        assert!(p.caching.value);
+        // Flex with an input price only has no place.
+        assert!(!g.service_tier.contains_key("flex"));
+        assert_eq!(
+            imp.unmapped
+                ["input_cost_per_token_flex (a service tier needs both its input and its output price)"],
+            1
+        );
         let p = c.model("plain").unwrap();
         assert!(p.cache.explicit.is_none() && p.cache.automatic.is_none());
         assert_eq!(p.default_strategy, "none");
         assert_eq!(imp.unmapped["output_cost_per_reasoning_token"], 1);
-        assert_eq!(imp.notes_only["input_cost_per_token_above_200k_tokens"], 1);
         assert_eq!(imp.ignored["supports_prompt_caching"], 1);
+    }
+
+    /// LiteLLM files Azure OpenAI's cached-input price of gpt-4o-2024-11-20 under the write field
+    /// (verbatim entry); OpenAI models cache automatically with no write fee. Claude on Azure AI
+    /// keeps explicit caching.
+    #[test]
+    fn azure_openai_caches_automatically() {
+        let db = r#"{
+          "azure/eu/gpt-4o-2024-11-20": {"deprecation_date": "2026-03-01", "cache_creation_input_token_cost": 1.38e-06, "input_cost_per_token": 2.75e-06, "litellm_provider": "azure", "max_input_tokens": 128000, "max_output_tokens": 16384, "max_tokens": 16384, "mode": "chat", "output_cost_per_token": 1.1e-05, "supports_function_calling": true},
+          "azure_ai/claude-sonnet-4-5": {"input_cost_per_token": 3e-06, "output_cost_per_token": 1.5e-05, "cache_creation_input_token_cost": 3.75e-06, "cache_read_input_token_cost": 3e-07, "litellm_provider": "azure_ai", "mode": "chat"}
+        }"#;
+        let imp = import(db, "db.json", &[]).unwrap();
+        let c = Catalog::from_toml_str(&imp.toml, "t").unwrap();
+        let m = c.model("azure/eu/gpt-4o-2024-11-20").unwrap();
+        assert!(m.cache.explicit.is_none());
+        assert_eq!(m.default_strategy, "automatic");
+        let a = m.cache.automatic.as_ref().unwrap();
+        // 1.38e-06 / 2.75e-06, Azure's $1.375 cached input rounded by LiteLLM.
+        assert!((a.read_multiplier.value - 1.38 / 2.75).abs() < 1e-12);
+        assert_eq!(a.tiers["default"].write_multiplier.value, 1.0);
+        assert_eq!(imp.corrections.len(), 1);
+        assert_eq!(imp.corrections[0].0, "azure/eu/gpt-4o-2024-11-20");
+        assert!(m.notes.as_deref().unwrap().contains("cached-input price"));
+        let cl = c.model("azure_ai/claude-sonnet-4-5").unwrap();
+        assert_eq!(
+            cl.cache.explicit.as_ref().unwrap().tiers["5m"]
+                .write_multiplier
+                .value,
+            1.25
+        );
+    }
+
+    /// One bad row never fails the import: each is skipped with its key and the LiteLLM field.
+    #[test]
+    fn a_bad_row_is_skipped_with_its_key_and_field() {
+        let db = r#"{
+          "good": {"input_cost_per_token": 1e-06, "output_cost_per_token": 2e-06, "mode": "chat"},
+          "string-price": {"input_cost_per_token": "0.000003", "output_cost_per_token": 1e-05},
+          "negative": {"input_cost_per_token": 1e-06, "output_cost_per_token": -2e-06},
+          "dear-read": {"input_cost_per_token": 1e-06, "output_cost_per_token": 2e-06, "cache_read_input_token_cost": 5e-06},
+          "half-token": {"input_cost_per_token": 1e-06, "output_cost_per_token": 2e-06, "cache_read_input_token_cost": 1e-07, "prompt_cache_min_tokens": 1024.5},
+          "too-dear": {"input_cost_per_token": 5.0, "output_cost_per_token": 2e-06},
+          "wild-tier": {"input_cost_per_token": 1e-06, "output_cost_per_token": 2e-06, "input_cost_per_token_batches": 1e-03, "output_cost_per_token_batches": 1e-06},
+          "bad-preamble": {"input_cost_per_token": 1e-06, "output_cost_per_token": 2e-06, "tool_use_system_prompt_tokens": -3},
+          "bad-mode": {"input_cost_per_token": 1e-06, "output_cost_per_token": 2e-06, "mode": 7},
+          "bad-long": {"input_cost_per_token": 1e-06, "output_cost_per_token": 2e-06, "input_cost_per_token_above_128k_tokens": true},
+          "not-an-entry": 42
+        }"#;
+        let imp = import(db, "db.json", &[]).unwrap();
+        assert_eq!(imp.imported, ["good"]);
+        assert_eq!(imp.bad, 10);
+        let why = |k: &str| {
+            imp.skipped
+                .iter()
+                .find(|(key, _)| key == k)
+                .map(|(_, w)| w.clone())
+                .unwrap_or_else(|| panic!("{k} not skipped: {:?}", imp.skipped))
+        };
+        for (key, field, problem) in [
+            (
+                "string-price",
+                "input_cost_per_token",
+                "found the string \"0.000003\"",
+            ),
+            ("negative", "output_cost_per_token", "is negative"),
+            (
+                "dear-read",
+                "cache_read_input_token_cost",
+                "cannot cost more than uncached input",
+            ),
+            (
+                "half-token",
+                "prompt_cache_min_tokens",
+                "whole number of tokens",
+            ),
+            ("too-dear", "input_cost_per_token", "above pcsim's limit"),
+            (
+                "wild-tier",
+                "input_cost_per_token_batches",
+                "1000.0 is outside pcsim's range",
+            ),
+            ("bad-preamble", "tool_use_system_prompt_tokens", "found -3"),
+            ("bad-mode", "mode", "expected a string, found 7"),
+            (
+                "bad-long",
+                "input_cost_per_token_above_128k_tokens",
+                "found `true`",
+            ),
+        ] {
+            let w = why(key);
+            assert!(
+                w.contains(&format!("field `{field}`")) && w.contains(problem),
+                "{key}: {w}"
+            );
+        }
+        assert!(why("not-an-entry").contains("not an object but 42"));
+        // The good row is a catalog that loads.
+        let c = Catalog::from_toml_str(&imp.toml, "t").unwrap();
+        assert_eq!(c.model("good").unwrap().input_usd_per_mtok.value, 1.0);
     }
 
     #[test]
@@ -495,12 +478,21 @@ mod tests {
 
     #[test]
     fn long_context_names_parse() {
+        use crate::input::litellm_entry::long_context;
         assert_eq!(
             long_context("input_cost_per_token_above_200k_tokens"),
-            Some(("input_cost_per_token", "200k"))
+            Some(("input_cost_per_token", 200_000))
+        );
+        assert_eq!(
+            long_context("cache_creation_input_token_cost_above_1hr_above_200k_tokens"),
+            Some(("cache_creation_input_token_cost_above_1hr", 200_000))
         );
         assert_eq!(
             long_context("cache_creation_input_token_cost_above_1hr"),
+            None
+        );
+        assert_eq!(
+            long_context("input_cost_per_token_above_200k_tokens_priority"),
             None
         );
     }

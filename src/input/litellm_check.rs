@@ -229,10 +229,18 @@ pub fn check_against(catalog: &Catalog, text: &str, origin: &str) -> Result<Chec
                 false,
             );
         }
-        let regional = ["eu", "us"].iter().find_map(|r| {
-            e.get(&format!("regional_processing_uplift_multiplier_{r}"))
-                .and_then(Value::as_f64)
-        });
+        // Anthropic's entries give the US data-residency factor as `provider_specific_entry.us`.
+        let regional = ["eu", "us"]
+            .iter()
+            .find_map(|r| {
+                e.get(&format!("regional_processing_uplift_multiplier_{r}"))
+                    .and_then(Value::as_f64)
+            })
+            .or_else(|| {
+                e.get("provider_specific_entry")
+                    .and_then(|p| p.get("us"))
+                    .and_then(Value::as_f64)
+            });
         c.cmp(
             "regional_multiplier",
             m.regional_multiplier.as_ref().map(|r| r.value),

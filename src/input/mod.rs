@@ -5,6 +5,7 @@
 pub mod capture;
 pub mod litellm;
 pub mod litellm_check;
+mod litellm_entry;
 pub mod mcpconfig;
 pub mod scenario;
 pub mod trim;

@@ -1,5 +1,6 @@
 //! Integration tests: one binary, one module per area.
 
+mod catalog_flags;
 mod charts;
 mod cli;
 mod client_configs;
@@ -7,10 +8,12 @@ mod common;
 mod decisions;
 mod docs;
 mod facts;
+mod fit;
 mod fuzz;
 mod house;
 mod inputs;
 mod layers;
+mod limits;
 mod money;
 mod prices;
 mod properties;

@@ -331,3 +331,138 @@ fn each_built_in_price_the_litellm_excerpt_carries_agrees() {
         "{s}"
     );
 }
+
+/// `import-litellm` maps every price that `models --check-against` compares: the catalog imported
+/// from the excerpt agrees with the excerpt on every one of them (minimums, long-context tiers
+/// with their cache reads, Batch / Flex / priority, regional multipliers, 1-hour writes).
+#[test]
+fn an_imported_catalog_agrees_with_the_file_it_came_from() {
+    let text = std::fs::read_to_string(root().join("tests/fixtures/litellm_excerpt.json")).unwrap();
+    let imp = pcsim::input::litellm::import(&text, "excerpt", &[]).unwrap();
+    let keys = serde_json::from_str::<serde_json::Map<String, Value>>(&text)
+        .unwrap()
+        .len();
+    assert_eq!(imp.imported.len(), keys, "{:?}", imp.skipped);
+    let c = Catalog::from_toml_str(&imp.toml, "imported").unwrap();
+    let r = pcsim::input::litellm_check::check_against(&c, &text, "excerpt").unwrap();
+    assert!(r.disagreements.is_empty(), "{:?}", r.disagreements);
+    assert!(r.missing_keys.is_empty() && r.not_compared.is_empty());
+    // Far more than the base prices: tiers, minimums and long context are compared too.
+    assert!(
+        r.agreeing > 4 * keys,
+        "{} prices for {keys} entries",
+        r.agreeing
+    );
+    // Spot checks, from the excerpt's numbers: gpt-5.5 above 272K is 1e-05 in / 4.5e-05 out and
+    // reads at 1e-06 / 1e-05 = 0.1; its Batch input is 2.5e-06 / 5e-06 = 0.5.
+    let g = c.model("gpt-5.5").unwrap();
+    let lc = g.long_context.as_ref().unwrap();
+    assert_eq!(
+        (
+            lc.above_tokens.value,
+            lc.input_usd_per_mtok.value,
+            lc.output_usd_per_mtok.value
+        ),
+        (272_000, 10.0, 45.0)
+    );
+    assert_eq!(lc.read_multiplier.as_ref().unwrap().value, 0.1);
+    assert_eq!(g.service_tier["batch"].input_multiplier.value, 0.5);
+    // Claude Sonnet 4.5: prompt_cache_min_tokens 1024; 1-hour writes 6e-06 / 3e-06 = 2.
+    let s = c.model("claude-sonnet-4-5").unwrap();
+    let ex = s.cache.explicit.as_ref().unwrap();
+    assert_eq!(ex.min_tokens.value, 1024);
+    assert_eq!(ex.tiers["1h"].write_multiplier.value, 2.0);
+    // Azure OpenAI's gpt-4o caches automatically (LiteLLM files its cached price as a write).
+    let az = c.model("azure/eu/gpt-4o-2024-11-20").unwrap();
+    assert!(az.cache.explicit.is_none() && az.cache.automatic.is_some());
+}
+
+/// Hostile rows are skipped with the LiteLLM key and field named; the rest is imported and the
+/// command succeeds (exit 0). A file with nothing importable is a user error (exit 2).
+#[test]
+fn import_litellm_skips_bad_rows_and_imports_the_rest() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("lite.toml");
+    let o = pcsim()
+        .current_dir(root())
+        .args([
+            "import-litellm",
+            "tests/fixtures/litellm_hostile.json",
+            "--out",
+        ])
+        .arg(&out)
+        .output()
+        .unwrap();
+    let s = String::from_utf8_lossy(&o.stdout);
+    assert_eq!(o.status.code(), Some(0), "{s}");
+    assert!(
+        s.contains("imported 1 model, skipped 5 (5 with a value that cannot be a price)"),
+        "{s}"
+    );
+    for line in [
+        "skipped string-price: field `input_cost_per_token`: expected a price per token, found the string \"0.000003\"",
+        "skipped negative-output: field `output_cost_per_token`: -0.000002 is negative",
+        "skipped read-dearer-than-input: field `cache_read_input_token_cost`: 5e-6 is above input_cost_per_token 1e-6",
+        "skipped half-a-token: field `prompt_cache_min_tokens`: expected a whole number of tokens",
+        "skipped null-entry: the entry is not an object but null",
+    ] {
+        assert!(s.contains(line), "{line}\n{s}");
+    }
+    let c = Catalog::load(&out).unwrap();
+    let m = c.model("claude-haiku-4-5").unwrap();
+    assert_eq!(m.cache.explicit.as_ref().unwrap().min_tokens.value, 4096);
+    // Nothing importable: exit 2, the file named.
+    let bad = dir.path().join("bad.json");
+    std::fs::write(
+        &bad,
+        r#"{"x": {"input_cost_per_token": "free", "output_cost_per_token": 0}}"#,
+    )
+    .unwrap();
+    let o = pcsim().arg("import-litellm").arg(&bad).output().unwrap();
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(2), "{err}");
+    assert!(
+        err.contains("bad.json") && err.contains("x: field `input_cost_per_token`"),
+        "{err}"
+    );
+}
+
+/// Claude Sonnet 5.5's cache reads went from 0.1x to 0.05x of its $2 input on 2026-10-07. Two
+/// calls, explicit:last: call 1 writes its 10,000-token prompt at 1.25x, 10,000 x 1.25 x 2e-6 =
+/// $0.025, plus 100 output tokens x 10e-6 = $0.001; call 2 reads the 10,000 and writes the new
+/// 100 + 10 tokens, 110 x 1.25 x 2e-6 = $0.000275, plus $0.001 of output. Reads: 10,000 x 0.1 x
+/// 2e-6 = $0.002 on 2026-10-06, 10,000 x 0.05 x 2e-6 = $0.001 from 2026-10-07.
+/// Totals $0.029275 and $0.028275.
+#[test]
+fn sonnet_5_5_reads_at_0_05x_from_2026_10_07() {
+    let text = "[session]\ncalls = 2\nfirst_user_tokens = 10000\nuser_tokens = 10\ntool_result_tokens = 0\noutput_tokens = 100\ngap_seconds = 10\n";
+    let on = |d: &str| {
+        total(
+            text,
+            "claude-sonnet-5.5",
+            "explicit:last",
+            &Pricing::on(day(d)),
+        )
+    };
+    let (before, after) = (on("2026-10-06"), on("2026-10-07"));
+    assert!(close(before, 0.029275), "{before}");
+    assert!(close(after, 0.028275), "{after}");
+}
+
+/// GPT-6.2 Sol's 12-hour retention tier (writes at 2.5x, $5 per million, against 1.25x for 30
+/// minutes): two calls two hours apart, a 2,000-token system prompt, explicit:system+last, $2 in,
+/// $10 out, reads at 0.05x.
+/// 30 minutes: call 1 writes 2,100 at 1.25x, 2,100 x 1.25 x 2e-6 = $0.00525; the cache has expired
+///   by call 2, which writes its 2,250 tokens again: 2,250 x 1.25 x 2e-6 = $0.005625. With 2 x 50
+///   output tokens x 10e-6 = $0.001: $0.011875.
+/// 12 hours: call 1 writes 2,100 at 2.5x = $0.0105; call 2 reads 2,100 at 0.05x = $0.00021 and writes
+///   the new 150 at 2.5x = $0.00075. With $0.001 of output: $0.01246.
+#[test]
+fn gpt_6_2_sol_keeps_its_cache_twelve_hours_at_2_5x() {
+    let text = "[session]\ncalls = 2\nsystem_tokens = 2000\nfirst_user_tokens = 100\nuser_tokens = 100\ntool_result_tokens = 0\noutput_tokens = 50\ngap_seconds = 7200\n";
+    let p = Pricing::on(day("2026-12-03"));
+    let half_hour = total(text, "gpt-6.2-sol", "explicit:system+last", &p);
+    let twelve = total(text, "gpt-6.2-sol", "explicit:system@12h+last@12h", &p);
+    assert!(close(half_hour, 0.011875), "{half_hour}");
+    assert!(close(twelve, 0.01246), "{twelve}");
+}

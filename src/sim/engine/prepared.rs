@@ -14,6 +14,7 @@ use super::workspace::{session_leases, Lane, MemberState, Workspace};
 use crate::base::hash::{chain, fnv1a};
 use crate::input::scenario::Scenario;
 use crate::model::catalog::ToolChangeRule;
+use crate::model::render::TemplateKind;
 use crate::model::strategy::{Anchor, Mode};
 use crate::model::tools::Tool;
 use crate::sim::billing::CallBill;
@@ -68,14 +69,22 @@ impl<'a> Prepared<'a> {
         let rendering = model.rendering();
         let family_id = fnv1a(model.family.as_bytes());
         let system_id = chain(fnv1a(b"system"), scenario.system_tokens);
+        // Every tool of every list lives in the scenario: measured (hashed and counted) once per
+        // definition, found again by address, so an event costs the pointers of its list.
         let mut sizes: HashMap<u64, u64> = HashMap::new();
+        let mut by_address: HashMap<*const Tool, (u64, u64)> = HashMap::new();
         let mut measure = |t: &Tool| -> (u64, u64) {
-            let h = t.content_hash();
-            let n = *sizes.entry(h).or_insert_with(|| rendering.tool_tokens(t));
-            (n, h)
+            *by_address.entry(t as *const Tool).or_insert_with(|| {
+                let h = t.content_hash();
+                let n = *sizes.entry(h).or_insert_with(|| rendering.tool_tokens(t));
+                (n, h)
+            })
         };
-        let base_of = |list: &[Tool], measure: &mut dyn FnMut(&Tool) -> (u64, u64)| {
-            let measured: Vec<(u64, u64)> = list.iter().map(&mut *measure).collect();
+        // The list's own tokens (wrapper, preamble), once per distinct list: a template family
+        // renders the whole list for it.
+        let mut preambles: HashMap<u64, u64> = HashMap::new();
+        let mut base_of = |list: &[&Tool], measure: &mut dyn FnMut(&Tool) -> (u64, u64)| {
+            let measured: Vec<(u64, u64)> = list.iter().map(|t| measure(t)).collect();
             let list_hash = measured
                 .iter()
                 .fold(fnv1a(b"tools"), |h, &(_, th)| chain(h, th));
@@ -85,9 +94,19 @@ impl<'a> Prepared<'a> {
                 0
             };
             let tools_sum: u64 = measured.iter().map(|&(n, _)| n).sum();
+            let preamble = if list.is_empty() {
+                0
+            } else if rendering.template == TemplateKind::Linear {
+                rendering.preamble(list.len())
+            } else {
+                *preambles.entry(list_hash).or_insert_with(|| {
+                    let owned: Vec<Tool> = list.iter().map(|t| (*t).clone()).collect();
+                    rendering.preamble_for(&owned, tools_sum)
+                })
+            };
             let mut p = Prompt::default();
             p.push(Segment {
-                tokens: rendering.preamble_for(list, tools_sum),
+                tokens: preamble,
                 id: chain(chain(family_id, salt), 1),
             });
             for &(tokens, h) in &measured {
@@ -104,21 +123,29 @@ impl<'a> Prepared<'a> {
             p.mark_system_end();
             p
         };
-        let mut bases = vec![base_of(&scenario.tools, &mut measure)];
+        let mut current: Vec<&Tool> = scenario.tools.iter().collect();
+        let mut bases = vec![base_of(&current, &mut measure)];
         let mut events = Vec::with_capacity(scenario.events.len());
         let append = strategy.tool_change == ToolChangeRule::Append && strategy.rules.is_some();
-        let mut current: Vec<Tool> = scenario.tools.clone();
         for e in &scenario.events {
-            let next = e.apply(&current);
+            let next = e.apply_refs(&current);
             let effect = if append {
+                let before: HashMap<&str, &Tool> =
+                    current.iter().map(|t| (t.name.as_str(), *t)).collect();
+                let after: std::collections::HashSet<&str> =
+                    next.iter().map(|t| t.name.as_str()).collect();
                 let added: u64 = next
                     .iter()
-                    .filter(|t| !current.iter().any(|o| o.name == t.name && o == *t))
+                    .filter(|t| {
+                        before
+                            .get(t.name.as_str())
+                            .is_none_or(|o| !std::ptr::eq(*o, **t) && *o != **t)
+                    })
                     .map(|t| measure(t).0)
                     .sum();
                 let removed = current
                     .iter()
-                    .filter(|o| !next.iter().any(|t| t.name == o.name))
+                    .filter(|o| !after.contains(o.name.as_str()))
                     .count() as u64;
                 EventEffect::Append(added + removed * REMOVAL_NOTICE_TOKENS)
             } else {
