@@ -9,7 +9,7 @@ use serde::Serialize;
 use super::breakeven::{break_even, p_within_ttl, BreakEven, Method};
 use super::compare::DEFAULT_STRATEGIES;
 use super::uncertainty::{run_totals, share, share_text, Interval};
-use super::{percent, signed_usd, simulate_one, skip_lines, Skip};
+use super::{percent, simulate_one, skip_lines, Skip};
 use crate::base::quantity::Quantity;
 use crate::base::text::usd;
 use crate::error::{Error, Result};
@@ -736,7 +736,7 @@ impl AdviceReport {
                         "  recommended  {}: {}, saves {} ({:.1}%) vs none",
                         r.strategy,
                         usd(r.total_usd),
-                        signed_usd(r.saving_usd),
+                        usd(r.saving_usd),
                         r.saving_percent
                     );
                 }
@@ -746,9 +746,9 @@ impl AdviceReport {
                         "  recommended  {}: mean {}, saves {} [{}, {} in 90% of runs] vs none; the cheapest candidate in {} of runs",
                         r.strategy,
                         usd(x.total_usd.mean),
-                        signed_usd(x.saving_usd.mean),
-                        signed_usd(x.saving_usd.p5),
-                        signed_usd(x.saving_usd.p95),
+                        usd(x.saving_usd.mean),
+                        usd(x.saving_usd.p5),
+                        usd(x.saving_usd.p95),
                         share_text(x.share_cheapest)
                     );
                     // Placements that cost the same, and the runner-up, so a reader sees the margin.
@@ -792,7 +792,7 @@ impl AdviceReport {
                 usd(p.total_usd),
                 usd(p.saving_usd),
                 p.saving_percent,
-                signed_usd(p.saving_vs_default_usd),
+                usd(p.saving_vs_default_usd),
                 p.default_strategy
             );
             if let Some(t) = &a.ttl {

@@ -6,8 +6,8 @@ use std::fmt::Write as _;
 use serde::Serialize;
 
 use super::uncertainty::{run_totals, share, share_text, Interval};
-use super::{percent, signed_usd, skip_lines, Skip};
-use crate::base::text::{field, usd, TextTable};
+use super::{percent, skip_lines, Skip};
+use crate::base::text::{field, saving_percent, usd, usd_number, TextTable};
 use crate::error::{Error, Result};
 use crate::input::scenario::Scenario;
 use crate::model::catalog::Catalog;
@@ -301,12 +301,12 @@ impl CompareReport {
             for o in &c.strategies {
                 let _ = writeln!(
                     out,
-                    "{},{},{},{:.9},{:.9},{:.3},{},{},{},{}",
+                    "{},{},{},{},{},{:.3},{},{},{},{}",
                     field(&c.model),
                     field(&o.strategy),
                     field(&o.strategy_requested),
-                    o.total_usd,
-                    o.saving_usd,
+                    usd_number(o.total_usd),
+                    usd_number(o.saving_usd),
                     o.saving_percent,
                     o.cache_write_tokens,
                     o.cache_read_tokens,
@@ -347,8 +347,8 @@ impl CompareReport {
                     c.model.clone(),
                     format!("{}{mark}", o.strategy),
                     usd(o.total_usd),
-                    signed_usd(o.saving_usd),
-                    format!("{:.1}", o.saving_percent),
+                    usd(o.saving_usd),
+                    saving_percent(o.saving_percent),
                     o.cache_write_tokens.to_string(),
                     o.cache_read_tokens.to_string(),
                     format!("{:.1}", o.cache_hit_ratio * 100.0),
@@ -403,17 +403,13 @@ impl CompareReport {
                     c.model.clone(),
                     format!("{}{mark}", o.strategy),
                     usd(r.total_usd.mean),
-                    signed_usd(r.saving_usd.mean),
+                    usd(r.saving_usd.mean),
                     if baseline {
                         String::new()
                     } else {
-                        format!(
-                            "[{}, {}]",
-                            signed_usd(r.saving_usd.p5),
-                            signed_usd(r.saving_usd.p95)
-                        )
+                        format!("[{}, {}]", usd(r.saving_usd.p5), usd(r.saving_usd.p95))
                     },
-                    format!("{:.1}", percent(r.saving_usd.mean, none)),
+                    saving_percent(percent(r.saving_usd.mean, none)),
                     if baseline {
                         String::new()
                     } else {

@@ -7,8 +7,8 @@ use std::fmt::Write as _;
 
 use serde::Serialize;
 
-use super::{percent, signed_usd, Skip};
-use crate::base::text::{field, usd, TextTable};
+use super::{percent, Skip};
+use crate::base::text::{field, saving_percent, usd, usd_number, TextTable};
 use crate::error::{Error, Result};
 use crate::input::scenario::Scenario;
 use crate::model::catalog::{Catalog, ModelSpec};
@@ -288,8 +288,8 @@ impl DiffReport {
                         m.tokens_b.to_string(),
                         usd(m.usd_per_call_a),
                         usd(m.usd_per_call_b),
-                        signed_usd(m.saving_usd_per_call),
-                        format!("{:+.1}", m.saving_percent),
+                        usd(m.saving_usd_per_call),
+                        saving_percent(m.saving_percent),
                     ]);
                 }
                 out.push_str(&t.render());
@@ -334,8 +334,8 @@ impl DiffReport {
                         r.strategy.clone(),
                         cell(r.total_usd_a, &r.range_usd_a),
                         cell(r.total_usd_b, &r.range_usd_b),
-                        signed_usd(r.saving_usd),
-                        format!("{:+.1}", r.saving_percent),
+                        usd(r.saving_usd),
+                        saving_percent(r.saving_percent),
                     ]);
                 }
                 out.push_str(&t.render());
@@ -357,13 +357,13 @@ impl DiffReport {
                 for m in models {
                     let _ = writeln!(
                         out,
-                        "{},{},{},{:.9},{:.9},{:.9},{:.3}",
+                        "{},{},{},{},{},{},{:.3}",
                         field(&m.model),
                         m.tokens_a,
                         m.tokens_b,
-                        m.usd_per_call_a,
-                        m.usd_per_call_b,
-                        m.saving_usd_per_call,
+                        usd_number(m.usd_per_call_a),
+                        usd_number(m.usd_per_call_b),
+                        usd_number(m.saving_usd_per_call),
                         m.saving_percent
                     );
                 }
@@ -373,12 +373,12 @@ impl DiffReport {
                 for r in rows {
                     let _ = writeln!(
                         out,
-                        "{},{},{:.9},{:.9},{:.9},{:.3}",
+                        "{},{},{},{},{},{:.3}",
                         field(&r.model),
                         field(&r.strategy),
-                        r.total_usd_a,
-                        r.total_usd_b,
-                        r.saving_usd,
+                        usd_number(r.total_usd_a),
+                        usd_number(r.total_usd_b),
+                        usd_number(r.saving_usd),
                         r.saving_percent
                     );
                 }

@@ -86,15 +86,6 @@ pub fn simulate_one(
     Ok(summarise(&pair, simulate_collect(scenario, &setup, 0)))
 }
 
-/// Dollars with the sign in front (`-$0.0123`), for differences.
-pub fn signed_usd(x: f64) -> String {
-    if x < 0.0 {
-        format!("-{}", crate::base::text::usd(-x))
-    } else {
-        crate::base::text::usd(x)
-    }
-}
-
 /// `n call` or `n calls`.
 pub fn calls_word(n: u64) -> String {
     if n == 1 {

@@ -360,11 +360,11 @@ impl SweepReport {
         for p in &self.points {
             let _ = writeln!(
                 out,
-                "{},{},{},{:.9}",
+                "{},{},{},{}",
                 crate::base::text::field(&p.model),
                 p.tools,
                 p.tool_block_tokens,
-                p.usd_per_call
+                crate::base::text::usd_number(p.usd_per_call)
             );
         }
         out

@@ -8,8 +8,8 @@ use std::fmt::Write as _;
 use serde::Serialize;
 
 use super::uncertainty::{share, share_text, Interval};
-use super::{calls_word, percent, signed_usd, skip_lines, Skip, COMMAND_LINE};
-use crate::base::text::{field, usd, TextTable};
+use super::{calls_word, percent, skip_lines, Skip, COMMAND_LINE};
+use crate::base::text::{field, saving_percent, usd, usd_number, TextTable};
 use crate::error::{closest, Error, Result};
 use crate::input::scenario::{Scenario, ToolEvent};
 use crate::input::trim::Trim;
@@ -786,12 +786,8 @@ impl WhatifReport {
             t.row(vec![
                 o.model.clone(),
                 o.strategy.clone(),
-                signed_usd(r.saving_usd.mean),
-                format!(
-                    "[{}, {}]",
-                    signed_usd(r.saving_usd.p5),
-                    signed_usd(r.saving_usd.p95)
-                ),
+                usd(r.saving_usd.mean),
+                format!("[{}, {}]", usd(r.saving_usd.p5), usd(r.saving_usd.p95)),
                 share_text(r.share_saving),
                 format!(
                     "{} ({} in session)",
@@ -827,7 +823,7 @@ impl WhatifReport {
     }
 
     /// Column names of [`WhatifReport::csv`].
-    pub const CSV_COLUMNS: [&'static str; 15] = [
+    pub const CSV_COLUMNS: [&'static str; 17] = [
         "model",
         "strategy",
         "tool_change_rule",
@@ -843,6 +839,8 @@ impl WhatifReport {
         "breakeven_calls",
         "breakeven_calls_extrapolated",
         "append_saving_usd",
+        "saving_usd",
+        "saving_percent",
     ];
 
     /// One CSV row per outcome (empty cells for "never").
@@ -853,24 +851,24 @@ impl WhatifReport {
         for o in &self.outcomes {
             let _ = writeln!(
                 out,
-                "{},{},{},{:.9},{:.9},{:.9},{:.3},{},{},{},{},{:.9},{},{},{}",
+                "{},{},{},{},{},{},{:.3},{},{},{},{},{},{},{},{},{},{:.3}",
                 field(&o.model),
                 field(&o.strategy),
                 o.tool_change_rule,
-                o.baseline_usd,
-                o.changed_usd,
-                o.extra_usd,
+                usd_number(o.baseline_usd),
+                usd_number(o.changed_usd),
+                usd_number(o.extra_usd),
                 o.extra_percent,
                 o.baseline_cache_write_tokens,
                 o.changed_cache_write_tokens,
                 o.extra_cache_write_tokens,
                 o.write_at_change_tokens,
-                o.extra_usd_per_call_after,
+                usd_number(o.extra_usd_per_call_after),
                 opt(o.breakeven_calls),
                 opt(o.breakeven_calls_extrapolated),
-                o.append_saving_usd
-                    .map(|v| format!("{v:.9}"))
-                    .unwrap_or_default(),
+                o.append_saving_usd.map(usd_number).unwrap_or_default(),
+                usd_number(o.saving_usd),
+                o.saving_percent,
             );
         }
         out
@@ -906,8 +904,8 @@ impl WhatifReport {
                 o.strategy.clone(),
                 usd(o.baseline_usd),
                 usd(o.changed_usd),
-                signed_usd(o.saving_usd),
-                format!("{:+.1}", o.saving_percent),
+                usd(o.saving_usd),
+                saving_percent(o.saving_percent),
                 o.extra_cache_write_tokens.to_string(),
                 o.write_at_change_tokens.to_string(),
                 pays,

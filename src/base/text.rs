@@ -4,14 +4,39 @@
 
 use std::fmt::Write as _;
 
-/// Formats dollars with enough digits for sub-cent per-call figures.
+/// Decimal places of every dollar amount pcsim prints, in text, tables, reports and CSV: a millionth
+/// of a dollar, the cost of one token at $1 per million tokens, so that per-call figures of cheap
+/// models keep their digits and a column of amounts lines up on the decimal point. (JSON carries
+/// full-precision numbers.) The one rule, stated once; [`usd`] and [`usd_number`] apply it.
+pub const USD_DECIMALS: usize = 6;
+
+/// A dollar amount as printed everywhere: `$1.234567`, `-$0.012300` (the sign in front).
+/// Differences follow one convention: savings are positive, extra costs negative.
 pub fn usd(x: f64) -> String {
-    if x.abs() >= 100.0 {
-        format!("${x:.2}")
-    } else if x.abs() >= 1.0 {
-        format!("${x:.4}")
-    } else {
-        format!("${x:.6}")
+    let n = usd_number(x);
+    match n.strip_prefix('-') {
+        Some(abs) => format!("-${abs}"),
+        None => format!("${n}"),
+    }
+}
+
+/// A dollar amount without the `$`, for CSV fields: the same [`USD_DECIMALS`] as [`usd`]. A value
+/// that rounds to zero prints as `0.000000`, never `-0.000000`.
+pub fn usd_number(x: f64) -> String {
+    let s = format!("{x:.prec$}", prec = USD_DECIMALS);
+    match s.strip_prefix('-') {
+        Some(abs) if abs.bytes().all(|b| b == b'0' || b == b'.') => abs.to_string(),
+        _ => s,
+    }
+}
+
+/// A saving as a percentage of a reference (`12.3`, `-4.0` for an extra cost): one decimal, the
+/// same sign convention as the dollar savings.
+pub fn saving_percent(x: f64) -> String {
+    let s = format!("{x:.1}");
+    match s.strip_prefix('-') {
+        Some("0.0") => "0.0".into(),
+        _ => s,
     }
 }
 
@@ -98,5 +123,27 @@ impl TextTable {
             line(&mut out, r);
         }
         out
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_amount_has_the_same_decimals_and_the_sign_in_front() {
+        for (x, want) in [
+            (1234.5, "$1234.500000"),
+            (3.91124, "$3.911240"),
+            (0.000018, "$0.000018"),
+            (-0.1195814, "-$0.119581"),
+            (-0.0000001, "$0.000000"),
+            (0.0, "$0.000000"),
+        ] {
+            assert_eq!(usd(x), want, "{x}");
+        }
+        assert_eq!(usd_number(-0.25), "-0.250000");
+        assert_eq!(saving_percent(-0.04), "0.0");
+        assert_eq!(saving_percent(47.06), "47.1");
     }
 }

@@ -8,6 +8,7 @@ use std::path::{Path, PathBuf};
 use anyhow::{Context, Result};
 
 use super::ChartArgs;
+use pcsim::base::text::saving_percent;
 use pcsim::input::scenario::{Scenario, DEFAULT_SCENARIO};
 use pcsim::model::catalog::Catalog;
 use pcsim::report::chart::{ChartFile, ChartOptions};
@@ -223,15 +224,6 @@ pub fn document(
     }
 }
 
-/// `$1.2345` or `-$0.0123`.
-pub fn signed(x: f64) -> String {
-    if x < 0.0 {
-        format!("-{}", usd(-x))
-    } else {
-        usd(x)
-    }
-}
-
 /// Caption of a chart from its file stem.
 fn caption(stem: &str) -> String {
     match stem {
@@ -272,7 +264,7 @@ pub fn run_document(
             usd(r.total_usd),
             match none {
                 Some(n) if r.strategy != "none" && n > 0.0 => {
-                    format!("{:.1}%", (n - r.total_usd) / n * 100.0)
+                    format!("{}%", saving_percent((n - r.total_usd) / n * 100.0))
                 }
                 _ => String::new(),
             },
@@ -384,8 +376,8 @@ pub fn compare_document(
                 m.model.clone(),
                 o.strategy_requested.clone(),
                 usd(o.total_usd),
-                signed(o.saving_usd),
-                format!("{:.1}%", o.saving_percent),
+                usd(o.saving_usd),
+                format!("{}%", saving_percent(o.saving_percent)),
                 o.cache_write_tokens.to_string(),
                 o.cache_read_tokens.to_string(),
                 if o.strategy == m.cheapest {
@@ -449,7 +441,7 @@ pub fn whatif_document(
                 o.tool_change_rule.clone(),
                 usd(o.baseline_usd),
                 usd(o.changed_usd),
-                signed(o.extra_usd),
+                usd(o.saving_usd),
                 o.write_at_change_tokens.to_string(),
                 match (o.breakeven_calls, o.breakeven_calls_extrapolated) {
                     (Some(1), _) => "1 call".into(),
@@ -497,11 +489,11 @@ pub fn whatif_document(
                 heading: "Results".into(),
                 blocks: vec![
                     table(
-                        &["model", "strategy", "tool-change rule", "as it is USD", "with the change USD", "extra USD", "written at K", "pays back"],
+                        &["model", "strategy", "tool-change rule", "as it is USD", "with the change USD", "saving USD", "written at K", "pays back"],
                         &[false, false, false, true, true, true, true, true],
                         rows,
                     ),
-                    Block::Text("Extra USD is changed minus as it is over the whole session (negative: the change saves); pays back counts calls from K (call K is the first).".into()),
+                    Block::Text("Saving USD is as it is minus changed over the whole session (negative: the change costs more); pays back counts calls from K (call K is the first).".into()),
                     Block::List(verdicts),
                 ],
             },
@@ -539,8 +531,8 @@ pub fn advise_document(
                 usd(a.none_usd),
                 a.recommended.strategy.clone(),
                 usd(a.recommended.total_usd),
-                signed(a.recommended.saving_usd),
-                format!("{:.1}%", a.recommended.saving_percent),
+                usd(a.recommended.saving_usd),
+                format!("{}%", saving_percent(a.recommended.saving_percent)),
             ]
         })
         .collect();

@@ -2,6 +2,7 @@
 
 use std::fmt::Write as _;
 
+use crate::base::text::usd_number;
 use crate::sim::simulate::RunReport;
 
 /// Column names of the per-call CSV (a stable contract).
@@ -33,7 +34,7 @@ pub fn run_calls(report: &RunReport) -> String {
         for c in &r.calls {
             let _ = writeln!(
                 out,
-                "{},{},{},{},{:.3},{},{},{},{},{},{},{:.9},{:.9},{:.9},{}",
+                "{},{},{},{},{:.3},{},{},{},{},{},{},{},{},{},{}",
                 field(&r.model),
                 field(&r.strategy),
                 c.session,
@@ -45,9 +46,9 @@ pub fn run_calls(report: &RunReport) -> String {
                 c.cache_read_tokens,
                 c.output_tokens,
                 c.tool_block_tokens,
-                c.cost_usd,
-                c.storage_usd,
-                c.cumulative_usd,
+                usd_number(c.cost_usd),
+                usd_number(c.storage_usd),
+                usd_number(c.cumulative_usd),
                 field(&r.strategy_requested),
             );
         }

@@ -2,8 +2,8 @@
 
 use std::fmt::Write as _;
 
-use crate::base::text::usd;
 pub use crate::base::text::TextTable;
+use crate::base::text::{saving_percent, usd};
 use crate::sim::simulate::RunReport;
 
 /// The summary of a run: one line per (model, strategy), then skipped pairs.
@@ -19,7 +19,7 @@ pub fn run_summary(report: &RunReport) -> String {
             "cache read",
             "hit %",
             "total USD",
-            "vs none",
+            "saving %",
         ],
         &[false, false, true, true, true, true, true, true, true, true],
     );
@@ -30,7 +30,7 @@ pub fn run_summary(report: &RunReport) -> String {
             .find(|x| x.model == r.model && x.strategy == "none");
         let vs = match none {
             Some(n) if n.total_usd > 0.0 && r.strategy != "none" => {
-                format!("{:+.1}%", (r.total_usd / n.total_usd - 1.0) * 100.0)
+                saving_percent((1.0 - r.total_usd / n.total_usd) * 100.0)
             }
             _ => "".into(),
         };

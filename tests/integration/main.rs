@@ -11,6 +11,7 @@ mod fuzz;
 mod house;
 mod inputs;
 mod layers;
+mod money;
 mod prices;
 mod properties;
 mod reliability;
