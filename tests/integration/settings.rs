@@ -43,10 +43,20 @@ fn anthropic_tool_choice_change_keeps_the_system_prompt_and_rewrites_the_message
     let without = bills("claude-opus-4.8", "explicit:system+last", "");
     assert!(close(with[0].cost_usd, 0.014375), "{}", with[0].cost_usd);
     assert!(close(with[1].cost_usd, 0.0032375), "{}", with[1].cost_usd);
-    assert_eq!((with[2].cache_read_tokens, with[2].cache_write_tokens), (2000, 400));
+    assert_eq!(
+        (with[2].cache_read_tokens, with[2].cache_write_tokens),
+        (2000, 400)
+    );
     assert!(close(with[2].cost_usd, 0.00475), "{}", with[2].cost_usd);
-    assert_eq!((without[2].cache_read_tokens, without[2].cache_write_tokens), (2250, 150));
-    assert!(close(without[2].cost_usd, 0.0033125), "{}", without[2].cost_usd);
+    assert_eq!(
+        (without[2].cache_read_tokens, without[2].cache_write_tokens),
+        (2250, 150)
+    );
+    assert!(
+        close(without[2].cost_usd, 0.0033125),
+        "{}",
+        without[2].cost_usd
+    );
     // Images and thinking settings invalidate the same part on Anthropic (documented).
     for change in ["images", "thinking"] {
         let b = bills(
@@ -71,7 +81,11 @@ fn openai_thinking_change_misses_everything_and_tool_choice_nothing() {
     );
     assert_eq!(thinking[2].prompt_tokens, 2400);
     assert_eq!(thinking[2].cache_read_tokens, 0);
-    assert!(close(thinking[2].cost_usd, 0.0049), "{}", thinking[2].cost_usd);
+    assert!(
+        close(thinking[2].cost_usd, 0.0049),
+        "{}",
+        thinking[2].cost_usd
+    );
     let tool_choice = bills(
         "gpt-5.2",
         "automatic",

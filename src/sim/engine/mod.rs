@@ -234,7 +234,9 @@ impl<'a> Prepared<'a> {
             let n = *sizes.entry(h).or_insert_with(|| rendering.tool_tokens(t));
             (n, h)
         };
-        let base_of = |list: &[Tool], measure: &mut dyn FnMut(&Tool) -> (u64, u64)| {
+        let base_of = |list: &[Tool],
+                       measure: &mut dyn FnMut(&Tool) -> (u64, u64),
+                       markers: &settings::Markers| {
             let measured: Vec<(u64, u64)> = list.iter().map(&mut *measure).collect();
             let list_hash = measured
                 .iter()
@@ -246,6 +248,7 @@ impl<'a> Prepared<'a> {
             };
             let tools_sum: u64 = measured.iter().map(|&(n, _)| n).sum();
             let mut p = Prompt::default();
+            markers.push(settings::Part::Tools, &mut p);
             p.push(Segment {
                 tokens: rendering.preamble_for(list, tools_sum),
                 id: chain(chain(family_id, salt), 1),
@@ -257,18 +260,41 @@ impl<'a> Prepared<'a> {
                 });
             }
             p.mark_tools_end();
+            markers.push(settings::Part::System, &mut p);
             p.push(Segment {
                 tokens: scenario.system_tokens,
                 id: system_id,
             });
             p.mark_system_end();
+            markers.push(settings::Part::Messages, &mut p);
             p
         };
-        let mut bases = vec![base_of(&scenario.tools, &mut measure)];
+        let mut markers = settings::Markers::default();
+        let mut bases = vec![base_of(&scenario.tools, &mut measure, &markers)];
         let mut events = Vec::with_capacity(scenario.events.len());
         let append = strategy.tool_change == ToolChangeRule::Append && strategy.rules.is_some();
         let mut current: Vec<Tool> = scenario.tools.clone();
-        for e in &scenario.events {
+        // The tool list of the latest head (in `append` mode the initial one for good).
+        let mut head_list: Vec<Tool> = scenario.tools.clone();
+        for step in settings::in_call_order(scenario) {
+            let e = match step {
+                settings::Step::Tools(e) => e,
+                settings::Step::Setting(c) => {
+                    // A documented invalidation makes a new head: the same tools and system
+                    // prompt, with the invalidated part (and all after it) new to the cache.
+                    let part = strategy
+                        .rules
+                        .as_ref()
+                        .and_then(|r| r.invalidated_by(&c.change))
+                        .and_then(settings::Part::parse);
+                    if let Some(part) = part {
+                        markers.bump(part);
+                        bases.push(base_of(&head_list, &mut measure, &markers));
+                        events.push((c.at_call as u32, EventEffect::Block(bases.len() - 1)));
+                    }
+                    continue;
+                }
+            };
             let next = e.apply(&current);
             let effect = if append {
                 let added: u64 = next
@@ -282,7 +308,8 @@ impl<'a> Prepared<'a> {
                     .count() as u64;
                 EventEffect::Append(added + removed * REMOVAL_NOTICE_TOKENS)
             } else {
-                bases.push(base_of(&next, &mut measure));
+                bases.push(base_of(&next, &mut measure, &markers));
+                head_list.clone_from(&next);
                 EventEffect::Block(bases.len() - 1)
             };
             events.push((e.at_call as u32, effect));
@@ -1282,6 +1309,7 @@ pub fn split_for_conversation(
 
 #[cfg(test)]
 mod reference;
+mod settings;
 
 #[cfg(test)]
 mod tests {
