@@ -23,21 +23,19 @@ pub(crate) enum Step<'a> {
 /// The scenario's tool-list and setting events in call order (each list is in call order
 /// already); at the same call the tool-list change comes first.
 pub(crate) fn in_call_order(s: &Scenario) -> Vec<Step<'_>> {
-    let mut out = Vec::with_capacity(s.events.len() + s.setting_events.len());
-    let (mut t, mut c) = (
-        s.events.iter().peekable(),
-        s.setting_events.iter().peekable(),
-    );
-    loop {
-        match (t.peek(), c.peek()) {
-            (Some(a), Some(b)) if a.at_call <= b.at_call => {
-                out.push(Step::Tools(t.next().unwrap()))
-            }
-            (_, Some(_)) => out.push(Step::Setting(c.next().unwrap())),
-            (Some(_), None) => out.push(Step::Tools(t.next().unwrap())),
-            (None, None) => return out,
-        }
-    }
+    let mut steps: Vec<(usize, u8, Step<'_>)> = s
+        .events
+        .iter()
+        .map(|e| (e.at_call, 0, Step::Tools(e)))
+        .chain(
+            s.setting_events
+                .iter()
+                .map(|c| (c.at_call, 1, Step::Setting(c))),
+        )
+        .collect();
+    // Stable: events of one kind at the same call keep the scenario's order.
+    steps.sort_by_key(|&(at, kind, _)| (at, kind));
+    steps.into_iter().map(|(_, _, step)| step).collect()
 }
 
 /// The prompt parts a setting change can invalidate, in prompt order.
