@@ -5,7 +5,6 @@
 use std::fmt::Write as _;
 
 use serde::Serialize;
-use serde_json::Value;
 
 use crate::error::{Error, Result};
 use crate::model::catalog::{Catalog, ModelSpec};
@@ -213,6 +212,44 @@ impl Fit {
 }
 
 // ---------------------------------------------------------------------------------------------
+// Measurements from usage logs (`pcsim replay --log-tools LOG=TOOLS`).
+
+/// The tool-block measurement a usage log carries, for [`fit`]: the smallest prompt (uncached +
+/// written + read input tokens, as billed) of a main-agent call that starts a conversation. That
+/// prompt is the tool block plus what precedes the first answer (system prompt, first message); over
+/// logs of the same agent run with different tool lists, the fit puts the factor on the tools and
+/// the common rest in the preamble. `baseline`, the input tokens of the same request without tools
+/// when known, is subtracted so the preamble is the tool block's own.
+pub fn log_sample(
+    label: &str,
+    tools: Vec<Tool>,
+    calls: &[crate::analysis::replay::LoggedCall],
+    opts: &crate::analysis::replay::ReplayOptions,
+    baseline: f64,
+) -> Result<Sample> {
+    let (conv, _) = crate::analysis::replay::conversations(calls, opts);
+    let mut seen = std::collections::HashSet::new();
+    let first = calls
+        .iter()
+        .zip(&conv)
+        .filter(|(c, k)| seen.insert(**k) && !c.sidechain && c.prompt_tokens > 0)
+        .map(|(c, _)| c.prompt_tokens)
+        .min()
+        .ok_or_else(|| {
+            Error::invalid(
+                label,
+                "usage",
+                "no call with billed input tokens starts a conversation: nothing to calibrate from",
+            )
+        })?;
+    Ok(Sample {
+        label: label.to_string(),
+        tools,
+        measured: first as f64 - baseline,
+    })
+}
+
+// ---------------------------------------------------------------------------------------------
 // The built-in catalog against the measured facts and on the real captures.
 
 const GET_WEATHER: &str = include_str!("../../examples/tools/get_weather.json");
@@ -344,23 +381,7 @@ pub fn fact_rows(catalog: &Catalog, github: Option<&[Tool]>) -> Result<Vec<FactR
     Ok(rows)
 }
 
-/// Nesting depth of a schema: object properties and array items each add a level.
-pub fn schema_depth(v: &Value) -> usize {
-    let props = v
-        .get("properties")
-        .and_then(Value::as_object)
-        .map(|p| p.values().map(|x| 1 + schema_depth(x)).max().unwrap_or(1))
-        .unwrap_or(0);
-    let items = v.get("items").map_or(0, |x| 1 + schema_depth(x));
-    let any = ["anyOf", "oneOf", "allOf"]
-        .iter()
-        .filter_map(|k| v.get(*k).and_then(Value::as_array))
-        .flatten()
-        .map(schema_depth)
-        .max()
-        .unwrap_or(0);
-    props.max(items).max(any)
-}
+pub use crate::model::tools::schema_depth;
 
 /// One capture on one family.
 #[derive(Debug, Clone, Serialize)]

@@ -14,6 +14,7 @@ pub mod diff;
 pub mod replay;
 pub mod toolreport;
 pub mod uncertainty;
+pub mod vocabulary;
 pub mod whatif;
 
 use crate::error::{Error, Result};

@@ -6,9 +6,10 @@ use std::path::PathBuf;
 
 use anyhow::Result;
 
-use pcsim::analysis::calibrate::{facts_report, fit, Sample};
+use pcsim::analysis::calibrate::{facts_report, fit, log_sample, Sample};
+use pcsim::analysis::replay::{load_log, match_model, ReplayOptions};
 use pcsim::error::Error;
-use pcsim::model::catalog::Catalog;
+use pcsim::model::catalog::{Catalog, ModelSpec};
 use pcsim::model::tools::load_tool_file;
 use pcsim::report;
 
@@ -117,6 +118,93 @@ pub fn cmd_calibrate(catalog: &Catalog, a: CalibrateArgs, out: &mut dyn Write) -
             eprint!("{}", f.table());
             out.write_all(overlay.as_bytes())?;
         }
+    }
+    Ok(())
+}
+
+/// `pcsim replay --log-tools LOG=TOOLS... [--calibrate-out FILE]`: the calibration a usage log's
+/// billed tokens give, fitted as `pcsim calibrate` fits (the same [`fit`]) on one measurement per
+/// log ([`log_sample`]). The model is the one `--model` names, else the first log's own. The fit
+/// goes to standard error (standard output stays the replay's report); the overlay to `out_file`.
+pub fn calibrate_from_logs(
+    catalog: &Catalog,
+    pairs: &[String],
+    chosen: &[&ModelSpec],
+    opts: &ReplayOptions,
+    out_file: Option<&std::path::Path>,
+) -> Result<()> {
+    if pairs.is_empty() {
+        return Err(Error::invalid(
+            "command line",
+            "--calibrate-out",
+            "give the tool file each log's sessions used with --log-tools LOG=TOOLS",
+        )
+        .into());
+    }
+    if let Some(p) = out_file {
+        if let Some(dir) = p.parent().filter(|d| !d.as_os_str().is_empty()) {
+            report::ensure_writable_dir(dir)?;
+        }
+    }
+    let mut samples = Vec::new();
+    let mut named: Option<String> = None;
+    for pair in pairs {
+        let (log, tools) = pair.split_once('=').ok_or_else(|| {
+            Error::invalid(
+                "command line",
+                format!("--log-tools {pair}"),
+                "a pair is LOG=TOOLS (a usage log and the tool file its sessions used)",
+            )
+        })?;
+        let log = load_log(std::path::Path::new(log))?;
+        let tools = load_tool_file(std::path::Path::new(tools))?;
+        if named.is_none() {
+            named = log.calls.iter().find_map(|c| c.model.clone());
+        }
+        samples.push(log_sample(pair, tools, &log.calls, opts, 0.0)?);
+    }
+    let m: &ModelSpec = match chosen {
+        [m] => m,
+        [] => match named.as_deref() {
+            Some(n) => match_model(catalog, n).ok_or_else(|| {
+                Error::invalid(
+                    "command line",
+                    "--log-tools",
+                    format!("the logs' model `{n}` is not in the catalog; name it with --model"),
+                )
+            })?,
+            None => {
+                return Err(Error::invalid(
+                    "command line",
+                    "--log-tools",
+                    "the logs name no model; name it with --model",
+                )
+                .into())
+            }
+        },
+        _ => {
+            return Err(Error::invalid(
+                "command line",
+                "--model",
+                "a calibration is of one model's family: name one --model with --log-tools",
+            )
+            .into())
+        }
+    };
+    let r = m.rendering();
+    let f = fit(&m.family, r, &samples)?;
+    eprintln_safe!(
+        "calibration of family {} ({}) from the logs' billed input tokens (smallest conversation-starting prompt per log; the preamble includes what every first prompt shares, such as the system prompt):",
+        m.family,
+        m.id
+    );
+    eprint!("{}", f.table());
+    match out_file {
+        Some(p) => {
+            report::write_atomic(p, f.overlay(r, "pcsim replay --log-tools").as_bytes())?;
+            eprintln_safe!("wrote {} (use it with --catalog)", p.display());
+        }
+        None => eprintln_safe!("note: --calibrate-out FILE writes it as a catalog overlay"),
     }
     Ok(())
 }

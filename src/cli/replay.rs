@@ -52,6 +52,14 @@ pub struct ReplayArgs {
     /// Seed of the draws for best-effort cache hits (default: derived from the log's calls).
     #[arg(long, value_name = "S")]
     pub seed: Option<u64>,
+    /// Calibrate the model's tool tokens from logged billed input tokens: a log and the tool file
+    /// its sessions used (repeatable; two or more different tool lists fit factor and preamble, one
+    /// the factor alone). The fit is printed to standard error, as `pcsim calibrate` prints it.
+    #[arg(long = "log-tools", value_name = "LOG=TOOLS")]
+    pub log_tools: Vec<String>,
+    /// With --log-tools: write the fitted calibration as a catalog overlay (for --catalog) here.
+    #[arg(long, value_name = "FILE")]
+    pub calibrate_out: Option<PathBuf>,
 }
 
 /// The log files named by the arguments: files as given, folders searched recursively for `.jsonl`
@@ -212,6 +220,15 @@ pub fn cmd_replay(catalog: &Catalog, a: ReplayArgs, out: &mut dyn Write) -> Resu
         seed: a.seed,
         ..ReplayOptions::default()
     };
+    if !a.log_tools.is_empty() || a.calibrate_out.is_some() {
+        super::calibrate::calibrate_from_logs(
+            catalog,
+            &a.log_tools,
+            &chosen,
+            &base_opts,
+            a.calibrate_out.as_deref(),
+        )?;
+    }
     let needs_prefix = strategies.iter().any(uses_prefix_anchors);
     let mut read = Read::default();
     let mut accs: Vec<Acc> = Vec::new();

@@ -59,6 +59,12 @@ pub struct ToolRendering {
     pub factor: Option<Sourced<f64>>,
     /// Tokens added once whenever at least one tool is present, on top of the rendering.
     pub preamble_tokens: Sourced<f64>,
+    /// Relative change of a tool's count per level of schema nesting above 1: a tool of depth `d`
+    /// counts `raw x (1 + depth_slope x (d - 1))` before the factor. For a stand-in vocabulary whose
+    /// ratio to the provider's own drifts with nesting (measured against a public relative of it);
+    /// 0 when absent.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub depth_slope: Option<Sourced<f64>>,
     /// `linear` only: tokens added per tool regardless of its size.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub per_tool_tokens: Option<Sourced<f64>>,
@@ -93,6 +99,7 @@ impl ToolRendering {
             tokenizer_file: None,
             factor: None,
             preamble_tokens: preamble,
+            depth_slope: None,
             per_tool_tokens: Some(per_tool),
             prose_tokens_per_byte: Some(prose),
             structure_tokens_per_byte: Some(structure),
@@ -111,6 +118,21 @@ impl ToolRendering {
     /// The calibration factor (1 when none is given).
     pub fn factor(&self) -> f64 {
         self.factor.as_ref().map_or(1.0, |f| f.value)
+    }
+
+    /// The depth correction (0 when none is given).
+    pub fn depth_slope(&self) -> f64 {
+        value(&self.depth_slope)
+    }
+
+    /// The weight of one tool's count: `1 + depth_slope x (depth - 1)` (never below 0.1).
+    pub fn depth_weight(&self, tool: &Tool) -> f64 {
+        let s = self.depth_slope();
+        if s == 0.0 {
+            return 1.0;
+        }
+        let d = crate::model::tools::schema_depth(&tool.input_schema) as f64;
+        (1.0 + s * (d - 1.0)).max(0.1)
     }
 
     fn text(&self) -> TemplateText {
@@ -135,10 +157,6 @@ impl ToolRendering {
         self.count_text(&r.text(), &r.special_tokens)
     }
 
-    fn scaled(&self, raw: u64) -> u64 {
-        (self.factor() * raw as f64).round().max(0.0) as u64
-    }
-
     fn linear_tool(&self, m: &ToolMetrics) -> u64 {
         let structure = m.bytes.saturating_sub(m.prose_bytes) as f64;
         let t = value(&self.per_tool_tokens)
@@ -151,17 +169,43 @@ impl ToolRendering {
         self.preamble_tokens.value.round().max(0.0) as u64
     }
 
+    /// Raw tokenizer count of one tool's own text (without the list's wrapper), before the depth
+    /// correction and the factor; 0 for the linear kind.
+    pub fn raw_tool_count(&self, tool: &Tool) -> u64 {
+        match self.template {
+            TemplateKind::Linear => 0,
+            kind => self.count_text(&render_tool(kind, &self.text(), tool), &[]),
+        }
+    }
+
     /// Tokens of one tool (its own text, without the list's wrapper), in whole tokens.
     pub fn tool_tokens(&self, tool: &Tool) -> u64 {
         match self.template {
             TemplateKind::Linear => self.linear_tool(&tool.metrics()),
             // Rounded down, so that the tools of a list never sum to more than the scaled count of
             // the whole list (the rest is the wrapper's, see `preamble_for`).
-            kind => {
-                let raw = self.count_text(&render_tool(kind, &self.text(), tool), &[]);
-                (self.factor() * raw as f64).floor().max(0.0) as u64
+            _ => {
+                let raw = self.raw_tool_count(tool);
+                (self.factor() * raw as f64 * self.depth_weight(tool))
+                    .floor()
+                    .max(0.0) as u64
             }
         }
+    }
+
+    /// The tokenizer count of the whole rendered list with the depth correction applied, before the
+    /// factor: each tool's own count moves by its weight, the wrapper stays as counted. Equal to
+    /// [`Self::count_rendered`] of [`Self::render`] when the family has no `depth_slope`.
+    pub fn corrected_count(&self, tools: &[Tool]) -> f64 {
+        let raw = self.count_rendered(&self.render(tools)) as f64;
+        if self.depth_slope() == 0.0 || self.template == TemplateKind::Linear {
+            return raw;
+        }
+        let correction: f64 = tools
+            .iter()
+            .map(|t| self.raw_tool_count(t) as f64 * (self.depth_weight(t) - 1.0))
+            .sum();
+        raw + correction
     }
 
     /// Tokens of a whole tool block: the rendered list counted as one text, scaled, plus the
@@ -175,7 +219,9 @@ impl ToolRendering {
                 self.fixed_preamble() + tools.iter().map(|t| self.tool_tokens(t)).sum::<u64>()
             }
             _ => {
-                let whole = self.scaled(self.count_rendered(&self.render(tools)));
+                let whole = (self.factor() * self.corrected_count(tools))
+                    .round()
+                    .max(0.0) as u64;
                 // Counted alone, tools can sum to more than the whole text where the tokenizer
                 // merges punctuation across two tools (`},{` in compact JSON) and the wrapper is
                 // short; the block is then the sum, so that the parts always add up (Kimi: +3 of
@@ -213,13 +259,21 @@ impl ToolRendering {
         match self.template {
             TemplateKind::Linear => "linear byte-rate model (no rendering)".into(),
             kind => format!(
-                "{} rendering counted with {}, x{:.4} + {} tokens",
+                "{} rendering counted with {}, x{:.4}{} + {} tokens",
                 serde_json::to_value(kind)
                     .ok()
                     .and_then(|v| v.as_str().map(str::to_string))
                     .unwrap_or_default(),
                 tokenizer::describe(&self.vocabulary()),
                 self.factor(),
+                if self.depth_slope() == 0.0 {
+                    String::new()
+                } else {
+                    format!(
+                        " x (1 {:+.4} per nesting level above 1)",
+                        self.depth_slope()
+                    )
+                },
                 self.fixed_preamble()
             ),
         }
@@ -272,7 +326,11 @@ impl ToolRendering {
                 })?;
                 check_number(origin, &format!("{at}.{name}"), v, Some(0.0), Some(max))?;
             }
-            if self.factor.is_some() || self.tokenizer.is_some() || self.tokenizer_file.is_some() {
+            if self.factor.is_some()
+                || self.depth_slope.is_some()
+                || self.tokenizer.is_some()
+                || self.tokenizer_file.is_some()
+            {
                 return Err(Error::invalid(
                     origin,
                     format!("{at}.template"),
@@ -292,6 +350,15 @@ impl ToolRendering {
             if let Some(f) = &self.factor {
                 check_number(origin, &format!("{at}.factor"), f, Some(0.01), Some(100.0))?;
             }
+            if let Some(d) = &self.depth_slope {
+                check_number(
+                    origin,
+                    &format!("{at}.depth_slope"),
+                    d,
+                    Some(-0.5),
+                    Some(0.5),
+                )?;
+            }
             if self.tokenizer.is_some() && self.tokenizer_file.is_some() {
                 return Err(Error::invalid(
                     origin,
@@ -302,5 +369,61 @@ impl ToolRendering {
             tokenizer::check(&self.vocabulary(), origin, &format!("{at}.tokenizer_file"))?;
         }
         Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::model::catalog::Catalog;
+    use crate::model::tools::{schema_depth, synthetic_tool};
+
+    fn sourced(v: f64) -> Sourced<f64> {
+        Sourced {
+            value: v,
+            source: "assumed: test".into(),
+            checked: None,
+        }
+    }
+
+    #[test]
+    fn the_depth_slope_scales_each_tools_own_count_by_its_depth() {
+        let c = Catalog::embedded().unwrap();
+        let mut r = c.model("deepseek-v4-flash").unwrap().rendering().clone();
+        assert_eq!(r.depth_slope(), 0.0);
+        let flat = synthetic_tool(1, 3);
+        let mut deep = synthetic_tool(2, 3);
+        deep.input_schema = serde_json::json!({"type": "object", "properties": {"a": {"type": "object",
+            "properties": {"b": {"type": "array", "items": {"type": "string"}}}}}});
+        assert_eq!(schema_depth(&flat.input_schema), 1);
+        assert_eq!(schema_depth(&deep.input_schema), 3);
+        let tools = vec![flat.clone(), deep.clone()];
+        let raw = r.count_rendered(&r.render(&tools)) as f64;
+        assert_eq!(r.corrected_count(&tools), raw);
+        r.depth_slope = Some(sourced(-0.1));
+        // Depth 1 keeps its weight; depth 3 counts 1 - 0.1 x 2 = 0.8 of its own tokens.
+        assert_eq!(r.depth_weight(&flat), 1.0);
+        assert!((r.depth_weight(&deep) - 0.8).abs() < 1e-12);
+        let own = r.raw_tool_count(&deep) as f64;
+        assert!((r.corrected_count(&tools) - (raw - 0.2 * own)).abs() < 1e-9);
+        assert_eq!(r.tool_tokens(&deep), (0.8 * own).floor() as u64);
+        let per: u64 = tools.iter().map(|t| r.tool_tokens(t)).sum();
+        assert_eq!(r.preamble_for(&tools, per) + per, r.block_tokens(&tools));
+        assert!(
+            r.describe().contains("-0.1000 per nesting level"),
+            "{}",
+            r.describe()
+        );
+        // Out of range, or on the linear kind, it is refused.
+        r.depth_slope = Some(sourced(0.9));
+        assert!(r.validate("c.toml", "family").is_err());
+        let mut lin =
+            ToolRendering::linear(sourced(0.0), sourced(1.0), sourced(0.25), sourced(0.25));
+        lin.depth_slope = Some(sourced(-0.01));
+        let e = lin
+            .validate("c.toml", "family `x`")
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("template"), "{e}");
     }
 }

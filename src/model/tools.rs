@@ -561,6 +561,24 @@ pub fn load_tool_files_with_warnings(
 /// clients strip them from MCP schemas at every depth.
 pub const GEMINI_UNSUPPORTED_SCHEMA_KEYS: [&str; 1] = ["$schema"];
 
+/// Nesting depth of a schema: object properties and array items each add a level.
+pub fn schema_depth(v: &Value) -> usize {
+    let props = v
+        .get("properties")
+        .and_then(Value::as_object)
+        .map(|p| p.values().map(|x| 1 + schema_depth(x)).max().unwrap_or(1))
+        .unwrap_or(0);
+    let items = v.get("items").map_or(0, |x| 1 + schema_depth(x));
+    let any = ["anyOf", "oneOf", "allOf"]
+        .iter()
+        .filter_map(|k| v.get(*k).and_then(Value::as_array))
+        .flatten()
+        .map(schema_depth)
+        .max()
+        .unwrap_or(0);
+    props.max(items).max(any)
+}
+
 /// The tool in Anthropic Messages API form: `{name, description, input_schema}`.
 pub fn anthropic_tool(tool: &Tool) -> Value {
     tool.api_json()
