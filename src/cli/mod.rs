@@ -16,10 +16,12 @@ mod compare;
 mod config;
 mod diff;
 mod docreport;
+mod fit;
 mod import_litellm;
 mod models;
 mod progress;
 mod replay;
+mod replay_change;
 mod run;
 mod sweep;
 mod tools;
@@ -123,6 +125,9 @@ pub enum Command {
     ImportLitellm(import_litellm::ImportLitellmArgs),
     /// Replay a usage log: logged against predicted tokens and dollars, per call and in total.
     Replay(replay::ReplayArgs),
+    /// Fit a scenario to a usage history (sessions, calls, gaps, message and output sizes, the
+    /// stable prefix), with the fit quality of every parameter.
+    Fit(fit::FitArgs),
     /// Measure simulator speed on a built-in workload (calls per second, Monte Carlo time).
     Bench(bench::BenchArgs),
     /// Fit a family's tool-token factor and preamble to measured tokens (a catalog overlay), or
@@ -161,6 +166,7 @@ pub fn run(cli: Cli, out: &mut dyn Write) -> Result<()> {
         Command::Config(a) => config::cmd_config(&catalog, a, out),
         Command::ImportLitellm(a) => import_litellm::cmd_import_litellm(a, out),
         Command::Replay(a) => replay::cmd_replay(&catalog, a, out),
+        Command::Fit(a) => fit::cmd_fit(&catalog, a, out),
         Command::Bench(a) => bench::cmd_bench(&catalog, a, out),
         Command::Calibrate(a) => calibrate::cmd_calibrate(&catalog, a, out),
     }

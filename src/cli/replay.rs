@@ -60,6 +60,8 @@ pub struct ReplayArgs {
     /// With --log-tools: write the fitted calibration as a catalog overlay (for --catalog) here.
     #[arg(long, value_name = "FILE")]
     pub calibrate_out: Option<PathBuf>,
+    #[command(flatten)]
+    pub change: super::replay_change::ChangeArgs,
 }
 
 /// The log files named by the arguments: files as given, folders searched recursively for `.jsonl`
@@ -220,6 +222,7 @@ pub fn cmd_replay(catalog: &Catalog, a: ReplayArgs, out: &mut dyn Write) -> Resu
         seed: a.seed,
         ..ReplayOptions::default()
     };
+    let change = a.change.change()?;
     if !a.log_tools.is_empty() || a.calibrate_out.is_some() {
         super::calibrate::calibrate_from_logs(
             catalog,
@@ -229,7 +232,10 @@ pub fn cmd_replay(catalog: &Catalog, a: ReplayArgs, out: &mut dyn Write) -> Resu
             a.calibrate_out.as_deref(),
         )?;
     }
-    let needs_prefix = strategies.iter().any(uses_prefix_anchors);
+    // A tool-list change is made inside the stable prefix, so it needs one like the anchors do.
+    let needs_prefix = strategies.iter().any(uses_prefix_anchors) || change.is_some();
+    let mut counterfactuals = Vec::new();
+    let mut logged_totals = pcsim::analysis::counterfactual::LoggedTotals::default();
     let mut read = Read::default();
     let mut accs: Vec<Acc> = Vec::new();
     let mut kept: Option<(UsageLog, Vec<ReplayResult>)> = None;
@@ -276,6 +282,7 @@ pub fn cmd_replay(catalog: &Catalog, a: ReplayArgs, out: &mut dyn Write) -> Resu
             }
         };
         read.add(&log);
+        logged_totals.add_log(catalog, models[0], &log);
         read.own_models_usd += log
             .calls
             .iter()
@@ -301,7 +308,15 @@ pub fn cmd_replay(catalog: &Catalog, a: ReplayArgs, out: &mut dyn Write) -> Resu
         let mut results = Vec::new();
         for m in &models {
             for s in &strategies {
-                let r = replay(&log, m, s, &opts)?;
+                let r = match &change {
+                    Some(ch) => {
+                        let (r, cf) =
+                            pcsim::analysis::counterfactual::counterfactual(&log, m, s, &opts, ch)?;
+                        super::replay_change::add(&mut counterfactuals, cf);
+                        r
+                    }
+                    None => replay(&log, m, s, &opts)?,
+                };
                 let i = match accs
                     .iter()
                     .position(|x| x.model == r.model && x.strategy == r.strategy)
@@ -348,6 +363,11 @@ pub fn cmd_replay(catalog: &Catalog, a: ReplayArgs, out: &mut dyn Write) -> Resu
         )));
     }
     warn(&read, needs_prefix, a.prefix_tokens);
+    let invoice = a
+        .change
+        .invoice_usd
+        .map(|x| pcsim::analysis::counterfactual::reconcile(&logged_totals, x))
+        .transpose()?;
     let origin = if single {
         files[0].display().to_string()
     } else {
@@ -403,6 +423,16 @@ pub fn cmd_replay(catalog: &Catalog, a: ReplayArgs, out: &mut dyn Write) -> Resu
                 "logged_own_models_usd": read.own_models_usd,
                 "results": results,
             });
+            let mut v = v;
+            if let Some(ch) = &change {
+                v["counterfactual"] = serde_json::json!({
+                    "change": ch.describe(),
+                    "results": counterfactuals,
+                });
+            }
+            if let Some(r) = &invoice {
+                v["invoice"] = serde_json::to_value(r)?;
+            }
             out.write_all(report::json::to_json(&v)?.as_bytes())?;
         }
         Format::Table | Format::Csv => {
@@ -478,6 +508,12 @@ pub fn cmd_replay(catalog: &Catalog, a: ReplayArgs, out: &mut dyn Write) -> Resu
                     }
                 }
                 out.write_all(t.render().as_bytes())?;
+            }
+            if let Some(ch) = &change {
+                out.write_all(super::replay_change::table(ch, &counterfactuals).as_bytes())?;
+            }
+            if let Some(r) = &invoice {
+                out.write_all(r.text().as_bytes())?;
             }
             if let Some((_, results)) = &kept {
                 let shown = if a.all_calls { results.len() } else { 1 };

@@ -44,6 +44,11 @@ pub struct RunArgs {
     /// Seed of the random draws (default: the scenario's `seed`).
     #[arg(long, value_name = "S")]
     pub seed: Option<u64>,
+    /// Also write the calls of the first run as a usage log (JSON Lines: `sent_at`, `session_id`,
+    /// `model`, Anthropic-style `usage`) that `replay` and `fit` read; needs exactly one model and
+    /// one strategy.
+    #[arg(long, value_name = "FILE")]
+    pub usage_log: Option<PathBuf>,
 }
 
 /// Runs `pcsim run`.
@@ -53,6 +58,9 @@ pub fn cmd_run(catalog: &Catalog, a: RunArgs, out: &mut dyn Write) -> Result<()>
     let doc_kind = a.doc.check()?;
     if let Some(dir) = &a.out {
         report::ensure_writable_dir(dir)?;
+    }
+    if let Some(path) = &a.usage_log {
+        report::check_output_path(path)?;
     }
     let request = Selection::new(&a.models, &a.strategies)
         .overrides(a.runs, a.seed)
@@ -66,6 +74,22 @@ pub fn cmd_run(catalog: &Catalog, a: RunArgs, out: &mut dyn Write) -> Result<()>
     } else {
         run_request(&request, &|_| {})?
     };
+    if let Some(path) = &a.usage_log {
+        let [only] = rep.results.as_slice() else {
+            anyhow::bail!(pcsim::Error::invalid(
+                "command line",
+                "--usage-log",
+                format!(
+                    "a usage log holds one model's calls under one strategy; this run simulates {} (model, strategy) pairs: give one --model and one --strategy",
+                    rep.results.len()
+                )
+            ));
+        };
+        report::write_atomic(path, report::usagelog::usage_log_jsonl(only).as_bytes())?;
+        if !super::quiet() {
+            eprintln_safe!("wrote {}", path.display());
+        }
+    }
     let json = report::json::to_json(&rep)?;
     let csv = report::csv::run_calls(&rep);
     let mut summary = report::table::run_summary(&rep);

@@ -9,6 +9,7 @@ pub mod csv;
 pub mod document;
 pub mod json;
 pub mod table;
+pub mod usagelog;
 pub use crate::base::terminal;
 
 use std::io::Write;

@@ -558,9 +558,10 @@ fn join(items: &[&String]) -> String {
 }
 
 /// The pages whose examples are checked: README.md and every page in docs/.
-const PAGES: [&str; 7] = [
+const PAGES: [&str; 8] = [
     "README.md",
     "docs/charts.md",
+    "docs/fit.md",
     "docs/inputs.md",
     "docs/prices.md",
     "docs/time.md",
@@ -593,6 +594,11 @@ fn docs_readme() {
 #[test]
 fn docs_charts() {
     check("docs/charts.md");
+}
+
+#[test]
+fn docs_fit() {
+    check("docs/fit.md");
 }
 
 #[test]

@@ -7,6 +7,7 @@ mod common;
 mod decisions;
 mod docs;
 mod facts;
+mod fit;
 mod fuzz;
 mod house;
 mod inputs;

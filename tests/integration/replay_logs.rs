@@ -309,3 +309,211 @@ fn a_folder_totals_the_sum_of_its_files_replayed_one_by_one() {
     // Per-call rows are kept for a single log only (memory follows the largest file).
     assert!(r.get("calls").is_none());
 }
+
+/// One session of three calls 10 s apart on claude-opus-4.8: prompts of 20,000, 21,000 and 22,000
+/// tokens, 100 output tokens each.
+fn three_calls(dir: &std::path::Path) -> PathBuf {
+    let p = dir.join("three.jsonl");
+    let mut text = String::new();
+    for (i, prompt) in [20_000u64, 21_000, 22_000].iter().enumerate() {
+        text.push_str(&format!(
+            "{{\"sent_at\": \"2026-11-30T09:00:{:02}.000Z\", \"session_id\": \"s\", \"model\": \"claude-opus-4-8\", \"usage\": {{\"input_tokens\": {prompt}, \"output_tokens\": 100}}}}\n",
+            i * 10
+        ));
+    }
+    std::fs::write(&p, text).unwrap();
+    p
+}
+
+/// The catalog's base input price and 5-minute write / read multipliers of claude-opus-4.8.
+fn opus_rates() -> (f64, f64, f64) {
+    let a = pcsim()
+        .args(["models", "--format", "json"])
+        .assert()
+        .success();
+    let v: Value = serde_json::from_slice(&a.get_output().stdout).unwrap();
+    let m = v["models"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|m| m["id"] == "claude-opus-4.8")
+        .unwrap()
+        .clone();
+    let e = &m["cache"]["explicit"];
+    (
+        m["input_usd_per_mtok"]["value"].as_f64().unwrap(),
+        e["tiers"]["5m"]["write_multiplier"]["value"]
+            .as_f64()
+            .unwrap(),
+        e["read_multiplier"]["value"].as_f64().unwrap(),
+    )
+}
+
+#[test]
+fn a_tool_tokens_delta_rebills_the_logged_calls_as_computed_by_hand() {
+    let dir = tempfile::tempdir().unwrap();
+    let log = three_calls(dir.path());
+    let (v, _) = replay(&[
+        path(&log),
+        "--prefix-tokens",
+        "10000",
+        "--tool-tokens-delta",
+        "-3000",
+    ]);
+    let cf = &v["counterfactual"]["results"][0];
+    assert_eq!(cf["tool_tokens_delta"], -3000);
+    assert_eq!(cf["changed_prefix_tokens"], 7000);
+    // tools+system+last: call 1 writes its whole prompt, each later call reads the previous prompt
+    // and writes the rest. 3,000 fewer tokens in every prompt: 3,000 fewer written over the
+    // session (the first write) and 3,000 fewer read by each of calls 2 and 3.
+    let (price, write, read) = opus_rates();
+    let by_hand = 3000.0 * (write + 2.0 * read) * price / 1e6;
+    let saving = cf["saving_usd"].as_f64().unwrap();
+    assert!((saving - by_hand).abs() < 1e-9, "{saving} vs {by_hand}");
+    assert_eq!(
+        cf["changed"]["cache_write_tokens"],
+        v["results"][0]["predicted"]["cache_write_tokens"]
+            .as_u64()
+            .unwrap()
+            - 3000
+    );
+    assert_eq!(
+        cf["changed"]["cache_read_tokens"],
+        v["results"][0]["predicted"]["cache_read_tokens"]
+            .as_u64()
+            .unwrap()
+            - 6000
+    );
+}
+
+#[test]
+fn removing_tools_from_a_log_moves_every_prompt_by_their_block_tokens() {
+    let dir = tempfile::tempdir().unwrap();
+    let log = three_calls(dir.path());
+    let tools = root().join("examples/mcp/server-memory.tools.json");
+    let block = |drop: &[&str]| {
+        let mut c = pcsim();
+        c.args([
+            "tools",
+            path(&tools),
+            "--model",
+            "claude-opus-4.8",
+            "--format",
+            "json",
+        ]);
+        if !drop.is_empty() {
+            c.args(["--drop", &drop.join(",")]);
+        }
+        let a = c.assert().success();
+        let v: Value = serde_json::from_slice(&a.get_output().stdout).unwrap();
+        v["models"][0]["tool_block_tokens"].as_i64().unwrap()
+    };
+    let (v, _) = replay(&[
+        path(&log),
+        "--prefix-tokens",
+        "10000",
+        "--tools",
+        path(&tools),
+        "--remove-tools",
+        "read_graph,search_nodes",
+    ]);
+    let cf = &v["counterfactual"]["results"][0];
+    let delta = block(&["read_graph", "search_nodes"]) - block(&[]);
+    assert!(delta < 0);
+    assert_eq!(cf["tool_tokens_delta"], delta);
+    let (price, write, read) = opus_rates();
+    let by_hand = -delta as f64 * (write + 2.0 * read) * price / 1e6;
+    let saving = cf["saving_usd"].as_f64().unwrap();
+    assert!((saving - by_hand).abs() < 1e-9, "{saving} vs {by_hand}");
+    assert!(v["counterfactual"]["change"]
+        .as_str()
+        .unwrap()
+        .contains("read_graph, search_nodes"));
+}
+
+#[test]
+fn a_tool_change_refuses_unknown_names_and_an_unknown_prefix() {
+    let dir = tempfile::tempdir().unwrap();
+    let log = three_calls(dir.path());
+    let tools = root().join("examples/mcp/server-memory.tools.json");
+    let a = pcsim()
+        .args([
+            "replay",
+            path(&log),
+            "--prefix-tokens",
+            "10000",
+            "--tools",
+            path(&tools),
+        ])
+        .args(["--remove-tools", "read_grapf"])
+        .assert()
+        .code(2);
+    let err = String::from_utf8_lossy(&a.get_output().stderr).to_string();
+    assert!(
+        err.contains("--remove-tools") && err.contains("read_grapf") && err.contains("read_graph"),
+        "{err}"
+    );
+    let a = pcsim()
+        .args(["replay", path(&log), "--remove-tools", "read_graph"])
+        .assert()
+        .code(2);
+    let err = String::from_utf8_lossy(&a.get_output().stderr).to_string();
+    assert!(err.contains("--tools"), "{err}");
+    // No cache read at a conversation start and no --prefix-tokens: the prefix is unknown.
+    let a = pcsim()
+        .args(["replay", path(&log), "--tool-tokens-delta", "-100"])
+        .assert()
+        .code(2);
+    let err = String::from_utf8_lossy(&a.get_output().stderr).to_string();
+    assert!(
+        err.contains("three.jsonl") && err.contains("--prefix-tokens"),
+        "{err}"
+    );
+}
+
+#[test]
+fn an_invoice_is_reconciled_with_the_logged_total() {
+    let dir = tempfile::tempdir().unwrap();
+    let log = three_calls(dir.path());
+    let (v, _) = replay(&[path(&log), "--invoice-usd", "1"]);
+    // By hand: 63,000 uncached input tokens and 300 output tokens at the catalog's prices.
+    let a = pcsim()
+        .args(["models", "--format", "json"])
+        .assert()
+        .success();
+    let m: Value = serde_json::from_slice(&a.get_output().stdout).unwrap();
+    let m = m["models"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|m| m["id"] == "claude-opus-4.8")
+        .unwrap()
+        .clone();
+    let inp = m["input_usd_per_mtok"]["value"].as_f64().unwrap();
+    let outp = m["output_usd_per_mtok"]["value"].as_f64().unwrap();
+    let logged = (63_000.0 * inp + 300.0 * outp) / 1e6;
+    let inv = &v["invoice"];
+    assert!((inv["logged_usd"].as_f64().unwrap() - logged).abs() < 1e-12);
+    let diff = 1.0 - logged;
+    assert!((inv["difference_usd"].as_f64().unwrap() - diff).abs() < 1e-12);
+    assert!((inv["difference_percent_of_invoice"].as_f64().unwrap() - diff * 100.0).abs() < 1e-9);
+    assert!(
+        (inv["difference_in_mean_calls"].as_f64().unwrap() - diff / (logged / 3.0)).abs() < 1e-9
+    );
+    // The regional explanation, where the catalog has a multiplier: the logged total times it.
+    if let Some(r) = m["regional_multiplier"]["value"].as_f64() {
+        let e = inv["explanations"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|e| e["cause"].as_str().unwrap().contains("regional"))
+            .unwrap();
+        assert!((e["total_usd"].as_f64().unwrap() - logged * r).abs() < 1e-12);
+    }
+    let a = pcsim()
+        .args(["replay", path(&log), "--invoice-usd", "-3"])
+        .assert()
+        .code(2);
+    let err = String::from_utf8_lossy(&a.get_output().stderr).to_string();
+    assert!(err.contains("--invoice-usd") && err.contains("-3"), "{err}");
+}

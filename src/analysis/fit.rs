@@ -1,0 +1,779 @@
+//! `fit`: a scenario fitted to a usage history. The logs are split into conversations as `replay`
+//! splits them (session id, agent, sidechain, optional time gap); each main-agent conversation is one
+//! scenario session. From each conversation's calls (prompt, output and time of each):
+//! - calls per session: the number of calls;
+//! - first message: the first prompt minus the stable prefix (tools + system prompt);
+//! - new input per later call: the prompt's growth beyond the previous call's prompt and output
+//!   (a tool result and a user turn together: a log cannot tell them apart, so both go to
+//!   `tool_result_tokens` and `user_tokens` stays 0);
+//! - output tokens of every call;
+//! - gaps between the starts of consecutive calls (where both are timestamped);
+//! - arrivals: the gaps between the starts of consecutive conversations of a file (Poisson when
+//!   they vary, `every_seconds` when they do not).
+//!
+//! The stable prefix is inferred as `replay` infers it (the fewest tokens a conversation start reads
+//! from cache), unless given. With tool files, the prefix is split into their tool block (on the
+//! fitted model's rendering) and the system prompt; without, it is all system prompt.
+//! Each distribution is fitted by [`super::fitdist::fit_quantity`].
+
+use std::collections::BTreeMap;
+use std::fmt::Write as _;
+
+use serde::Serialize;
+
+use super::fitdist::{fit_quantity, FittedQuantity, ParamEstimate};
+use super::replay::{conversations, infer_prefix_tokens, ReplayOptions};
+use crate::base::quantity::Quantity;
+use crate::base::text::TextTable;
+use crate::error::{Error, Result};
+use crate::input::usagelog::UsageLog;
+use crate::model::catalog::ModelSpec;
+use crate::model::tools::Tool;
+
+/// How a history is read and fitted.
+#[derive(Debug, Clone)]
+pub struct FitOptions {
+    /// Stable prefix tokens (tools + system prompt); `None`: inferred from the logs' cache reads.
+    pub prefix_tokens: Option<u64>,
+    /// A pause longer than this between two calls of a session starts a new conversation; 0: never.
+    pub session_gap_seconds: f64,
+    /// Confidence level of the intervals (e.g. 0.95).
+    pub confidence: f64,
+}
+
+impl Default for FitOptions {
+    fn default() -> Self {
+        FitOptions {
+            prefix_tokens: None,
+            session_gap_seconds: 0.0,
+            confidence: 0.95,
+        }
+    }
+}
+
+/// Where the stable prefix came from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum PrefixSource {
+    /// `--prefix-tokens`.
+    Given,
+    /// The fewest tokens read from cache by a call that starts a conversation.
+    InferredFromCacheReads,
+    /// No conversation start reads the cache: the prefix is taken as the tool block alone.
+    Unknown,
+}
+
+/// One scenario parameter fitted to the history.
+#[derive(Debug, Clone, Serialize)]
+pub struct FittedField {
+    /// Scenario field (`session.output_tokens`).
+    pub field: String,
+    /// What was measured.
+    pub what: String,
+    /// The fit; `null` when the history has no value for it (the scenario keeps its default).
+    pub fit: Option<FittedQuantity>,
+}
+
+/// The calls per session.
+#[derive(Debug, Clone, Serialize)]
+pub struct FittedCalls {
+    /// Sessions (conversations) fitted.
+    pub sessions: usize,
+    /// Fewest calls of a session.
+    pub min: usize,
+    /// Most calls of a session.
+    pub max: usize,
+    /// Mean calls per session, with its interval; the estimate is written rounded (a scenario has
+    /// one call count per session).
+    pub mean: ParamEstimate,
+    /// What the scenario gets.
+    pub calls: usize,
+}
+
+/// How sessions arrive.
+#[derive(Debug, Clone, Serialize)]
+pub struct FittedArrivals {
+    /// `single` (one session), `every` (fixed spacing) or `poisson`.
+    pub kind: &'static str,
+    /// The fit of the gaps between session starts (`null` with one session, or without timestamps).
+    pub gaps: Option<FittedQuantity>,
+    /// Sessions per hour with its interval (Poisson only).
+    pub per_hour: Option<ParamEstimate>,
+    /// Seconds between session starts (`every` only).
+    pub every_seconds: Option<f64>,
+}
+
+/// A scenario fitted to a usage history, with the fit quality of every parameter.
+#[derive(Debug, Clone, Serialize)]
+pub struct HistoryFit {
+    /// The logs fitted.
+    pub origin: String,
+    /// Confidence level of every interval.
+    pub confidence: f64,
+    /// The model of the scenario.
+    pub model: String,
+    /// Calls read from the logs.
+    pub calls_logged: usize,
+    /// Sub-agent (sidechain) calls left out: the scenario format has no sub-agents.
+    pub sidechain_calls_left_out: usize,
+    /// Calls whose prompt is shorter than the previous one (compaction, `/clear`): no growth value.
+    pub restarts: usize,
+    /// Calls whose prompt grew by less than the previous call's output (e.g. thinking tokens not
+    /// sent back): no growth value.
+    pub growth_below_output: usize,
+    /// Stable prefix tokens (tools + system prompt).
+    pub prefix_tokens: u64,
+    /// Where the prefix came from.
+    pub prefix_source: PrefixSource,
+    /// Tokens of the given tools' block on the model (0 without tool files).
+    pub tool_block_tokens: u64,
+    /// System prompt tokens: the prefix minus the tool block.
+    pub system_tokens: u64,
+    /// Whether the sessions share one cache (a conversation start reads what another wrote).
+    pub shared_cache: bool,
+    /// Calls per session.
+    pub calls: FittedCalls,
+    /// Sessions and their arrivals.
+    pub arrivals: FittedArrivals,
+    /// The fitted distributions: first message, new input per call, output, gaps.
+    pub fields: Vec<FittedField>,
+    /// Notes on what could not be fitted or was left out.
+    pub notes: Vec<String>,
+}
+
+/// What one conversation shows.
+struct Conv {
+    /// Calls in time order: (prompt, output, time from the file's first call, timestamped).
+    calls: Vec<(u64, u64, f64, bool)>,
+    /// The first call reads from cache.
+    start_reads: bool,
+}
+
+/// The most frequent model the logs name (the first of equals).
+pub fn logged_model(logs: &[UsageLog]) -> Option<String> {
+    let mut named: Vec<(&str, usize)> = Vec::new();
+    for m in logs
+        .iter()
+        .flat_map(|l| &l.calls)
+        .filter_map(|c| c.model.as_deref())
+    {
+        match named.iter_mut().find(|(n, _)| *n == m) {
+            Some((_, k)) => *k += 1,
+            None => named.push((m, 1)),
+        }
+    }
+    let mut best: Option<(&str, usize)> = None;
+    for (n, k) in named {
+        if best.is_none_or(|(_, b)| k > b) {
+            best = Some((n, k));
+        }
+    }
+    best.map(|(n, _)| n.to_string())
+}
+
+fn field(field: &str, what: &str, values: &[f64], confidence: f64) -> FittedField {
+    FittedField {
+        field: field.into(),
+        what: what.into(),
+        fit: fit_quantity(values, confidence, &[]),
+    }
+}
+
+/// Fits a scenario to `logs` on `model`; `tools` (may be empty) is the tool list the history was
+/// made with. Errors name the log and what is missing.
+pub fn fit_history(
+    logs: &[UsageLog],
+    model: &ModelSpec,
+    tools: &[Tool],
+    opts: &FitOptions,
+) -> Result<HistoryFit> {
+    let origin = logs
+        .iter()
+        .map(|l| l.origin.as_str())
+        .collect::<Vec<_>>()
+        .join(", ");
+    if !(opts.confidence > 0.0 && opts.confidence < 1.0) {
+        return Err(Error::invalid(
+            "command line",
+            "--confidence",
+            format!(
+                "value {} must be between 0 and 1 (e.g. 0.95)",
+                opts.confidence
+            ),
+        ));
+    }
+    if !(opts.session_gap_seconds.is_finite() && opts.session_gap_seconds >= 0.0) {
+        return Err(Error::invalid(
+            "command line",
+            "--session-gap-minutes",
+            "must be a non-negative number",
+        ));
+    }
+    let ropts = ReplayOptions {
+        session_gap_seconds: opts.session_gap_seconds,
+        ..ReplayOptions::default()
+    };
+    let mut convs: Vec<Conv> = Vec::new();
+    let mut session_starts: Vec<Vec<f64>> = Vec::new();
+    let mut sidechain = 0;
+    let mut inferred: Option<u64> = None;
+    let mut calls_logged = 0;
+    let mut any_read = false;
+    for log in logs {
+        calls_logged += log.calls.len();
+        let (conv, times) = conversations(&log.calls, &ropts);
+        let mut by_conv: BTreeMap<usize, Vec<usize>> = BTreeMap::new();
+        for (i, &k) in conv.iter().enumerate() {
+            by_conv.entry(k).or_default().push(i);
+        }
+        let mut starts = Vec::new();
+        for idx in by_conv.values_mut() {
+            if log.calls[idx[0]].sidechain {
+                sidechain += idx.len();
+                continue;
+            }
+            idx.sort_by(|&a, &b| times[a].total_cmp(&times[b]).then(a.cmp(&b)));
+            let first = &log.calls[idx[0]];
+            if first.unix_time.is_some() {
+                starts.push(times[idx[0]]);
+            }
+            any_read |= idx.iter().any(|&i| log.calls[i].cache_read_tokens > 0);
+            convs.push(Conv {
+                calls: idx
+                    .iter()
+                    .map(|&i| {
+                        let c = &log.calls[i];
+                        (
+                            c.prompt_tokens,
+                            c.output_tokens,
+                            times[i],
+                            c.unix_time.is_some(),
+                        )
+                    })
+                    .collect(),
+                start_reads: first.cache_read_tokens > 0,
+            });
+        }
+        starts.sort_by(f64::total_cmp);
+        session_starts.push(starts);
+        if let Some(p) = infer_prefix_tokens(&log.calls, &ropts) {
+            inferred = Some(inferred.map_or(p, |q| q.min(p)));
+        }
+    }
+    if convs.is_empty() {
+        return Err(Error::invalid(
+            origin,
+            "calls",
+            "the logs hold no main-agent call to fit (only sub-agent calls, or none)",
+        ));
+    }
+    let mut notes = Vec::new();
+    let tool_block_tokens = model.rendering().block_tokens(tools);
+    let (prefix_tokens, prefix_source) = match (opts.prefix_tokens, inferred) {
+        (Some(p), _) => (p, PrefixSource::Given),
+        (None, Some(p)) => (p, PrefixSource::InferredFromCacheReads),
+        (None, None) => {
+            notes.push(format!(
+                "no conversation start reads a cached prefix, so the stable prefix cannot be inferred: taken as the tool block alone ({tool_block_tokens} tokens), the rest of each first prompt as its first message; give --prefix-tokens N if you know it"
+            ));
+            (tool_block_tokens, PrefixSource::Unknown)
+        }
+    };
+    if tool_block_tokens > prefix_tokens {
+        return Err(Error::invalid(
+            origin,
+            "prefix",
+            format!(
+                "the tool files make a {tool_block_tokens}-token tool block on {}, more than the {prefix_tokens}-token stable prefix of the logs ({}): these are not the tools the history was made with, or give --prefix-tokens",
+                model.id,
+                match prefix_source {
+                    PrefixSource::Given => "--prefix-tokens",
+                    _ => "inferred from cache reads at conversation starts",
+                }
+            ),
+        ));
+    }
+    let system_tokens = prefix_tokens - tool_block_tokens;
+
+    let (mut first, mut growth, mut output, mut gaps, mut counts) =
+        (Vec::new(), Vec::new(), Vec::new(), Vec::new(), Vec::new());
+    let (mut restarts, mut below_output, mut short_first) = (0, 0, 0);
+    for c in &convs {
+        counts.push(c.calls.len() as f64);
+        let (p1, ..) = c.calls[0];
+        match p1.checked_sub(prefix_tokens) {
+            Some(x) => first.push(x as f64),
+            None => short_first += 1,
+        }
+        for (i, &(p, o, t, stamped)) in c.calls.iter().enumerate() {
+            output.push(o as f64);
+            if i == 0 {
+                continue;
+            }
+            let (pp, po, pt, pstamped) = c.calls[i - 1];
+            if stamped && pstamped {
+                gaps.push(t - pt);
+            }
+            if p < pp {
+                restarts += 1;
+            } else if p < pp + po {
+                below_output += 1;
+            } else {
+                growth.push((p - pp - po) as f64);
+            }
+        }
+    }
+    if short_first > 0 {
+        notes.push(format!(
+            "{short_first} conversation{} start{} with fewer tokens than the stable prefix: no first-message value",
+            if short_first == 1 { "" } else { "s" },
+            if short_first == 1 { "s" } else { "" }
+        ));
+    }
+    if restarts > 0 {
+        notes.push(format!(
+            "{restarts} call{} with a shorter prompt than the call before (compaction, /clear) give no growth value",
+            if restarts == 1 { "" } else { "s" }
+        ));
+    }
+    if below_output > 0 {
+        notes.push(format!(
+            "{below_output} call{} grew by less than the previous output (thinking not sent back?): no growth value",
+            if below_output == 1 { "" } else { "s" }
+        ));
+    }
+    if sidechain > 0 {
+        notes.push(format!(
+            "{sidechain} sub-agent (sidechain) call{} left out: the scenario format has no sub-agents",
+            if sidechain == 1 { "" } else { "s" }
+        ));
+    }
+    let c = opts.confidence;
+    let fields = vec![
+        field(
+            "session.first_user_tokens",
+            "first message (first prompt minus the stable prefix)",
+            &first,
+            c,
+        ),
+        field(
+            "session.tool_result_tokens",
+            "new input per later call (prompt growth beyond the previous output)",
+            &growth,
+            c,
+        ),
+        field(
+            "session.output_tokens",
+            "output tokens per call",
+            &output,
+            c,
+        ),
+        field(
+            "session.gap_seconds",
+            "seconds between the starts of consecutive calls",
+            &gaps,
+            c,
+        ),
+    ];
+    if gaps.is_empty() && counts.iter().any(|&n| n > 1.0) {
+        notes.push(
+            "the logs carry no timestamps: gap_seconds and the arrivals keep the scenario defaults"
+                .into(),
+        );
+    }
+
+    let n_sessions = convs.len();
+    let count_fit = fit_quantity(&counts, c, &[])
+        .ok_or_else(|| Error::Internal("no conversation to count calls of".into()))?;
+    let mean_calls = count_fit.sample_mean;
+    let calls = mean_calls.round().max(1.0) as usize;
+    let calls_mean = if count_fit.family == "fixed" {
+        count_fit.params[0].clone()
+    } else {
+        let sd = (counts.iter().map(|x| (x - mean_calls).powi(2)).sum::<f64>()
+            / (n_sessions as f64 - 1.0))
+            .sqrt();
+        let t = statrs::distribution::StudentsT::new(0.0, 1.0, n_sessions as f64 - 1.0).map_or(
+            1.96,
+            |d| {
+                use statrs::distribution::ContinuousCDF;
+                d.inverse_cdf(1.0 - (1.0 - c) / 2.0)
+            },
+        );
+        let half = t * sd / (n_sessions as f64).sqrt();
+        notes.push(format!(
+            "sessions have {} to {} calls; a scenario has one call count per session: {calls} (the mean, rounded)",
+            counts.iter().copied().fold(f64::INFINITY, f64::min),
+            counts.iter().copied().fold(0.0, f64::max)
+        ));
+        ParamEstimate {
+            name: "calls".into(),
+            estimate: mean_calls,
+            low: mean_calls - half,
+            high: mean_calls + half,
+        }
+    };
+    let fitted_calls = FittedCalls {
+        sessions: n_sessions,
+        min: counts.iter().copied().fold(f64::INFINITY, f64::min) as usize,
+        max: counts.iter().copied().fold(0.0, f64::max) as usize,
+        mean: ParamEstimate {
+            name: "calls".into(),
+            ..calls_mean
+        },
+        calls,
+    };
+
+    let between: Vec<f64> = session_starts
+        .iter()
+        .flat_map(|s| s.windows(2).map(|w| w[1] - w[0]))
+        .collect();
+    let arrivals = if n_sessions == 1 || between.is_empty() {
+        FittedArrivals {
+            kind: "single",
+            gaps: None,
+            per_hour: None,
+            every_seconds: None,
+        }
+    } else {
+        let g = fit_quantity(&between, c, &["exponential"])
+            .ok_or_else(|| Error::Internal("no gap between session starts".into()))?;
+        match &g.quantity {
+            Quantity::Fixed { value } => FittedArrivals {
+                kind: "every",
+                every_seconds: Some(*value),
+                gaps: Some(g.clone()),
+                per_hour: None,
+            },
+            _ => {
+                let m = &g.params[0];
+                let per_hour = ParamEstimate {
+                    name: "per_hour".into(),
+                    estimate: 3600.0 / m.estimate,
+                    low: 3600.0 / m.high,
+                    high: 3600.0 / m.low,
+                };
+                FittedArrivals {
+                    kind: "poisson",
+                    gaps: Some(g.clone()),
+                    per_hour: Some(per_hour),
+                    every_seconds: None,
+                }
+            }
+        }
+    };
+    Ok(HistoryFit {
+        origin,
+        confidence: c,
+        model: model.id.clone(),
+        calls_logged,
+        sidechain_calls_left_out: sidechain,
+        restarts,
+        growth_below_output: below_output,
+        prefix_tokens,
+        prefix_source,
+        tool_block_tokens,
+        system_tokens,
+        // Separate caches are shown by calls that read but never at a conversation start.
+        shared_cache: !any_read || convs.iter().any(|c| c.start_reads),
+        calls: fitted_calls,
+        arrivals,
+        fields,
+        notes,
+    })
+}
+
+/// A number for TOML: a float with a decimal point (6 decimals at most), so it parses as written.
+fn toml_num(x: f64) -> String {
+    let s = format!("{x:.6}");
+    let s = s.trim_end_matches('0');
+    if s.ends_with('.') {
+        format!("{s}0")
+    } else {
+        s.to_string()
+    }
+}
+
+/// A quantity as a TOML value.
+pub fn quantity_toml(q: &Quantity) -> String {
+    match *q {
+        Quantity::Fixed { value } if value.fract() == 0.0 => format!("{}", value as u64),
+        Quantity::Fixed { value } => toml_num(value),
+        Quantity::Exponential { mean } => {
+            format!("{{ dist = \"exponential\", mean = {} }}", toml_num(mean))
+        }
+        Quantity::LogNormal { mu, sigma } => format!(
+            "{{ dist = \"log_normal\", mu = {}, sigma = {} }}",
+            toml_num(mu),
+            toml_num(sigma)
+        ),
+        Quantity::Uniform { min, max } => format!(
+            "{{ dist = \"uniform\", min = {}, max = {} }}",
+            toml_num(min),
+            toml_num(max)
+        ),
+        Quantity::Gamma { shape, scale } => format!(
+            "{{ dist = \"gamma\", shape = {}, scale = {} }}",
+            toml_num(shape),
+            toml_num(scale)
+        ),
+    }
+}
+
+fn interval_text(p: &ParamEstimate) -> String {
+    let f = |x: f64| {
+        if x.abs() >= 100.0 {
+            format!("{x:.1}")
+        } else {
+            format!("{x:.4}")
+        }
+    };
+    format!(
+        "{} = {} [{}, {}]",
+        p.name,
+        f(p.estimate),
+        f(p.low),
+        f(p.high)
+    )
+}
+
+fn string_toml(s: &str) -> String {
+    serde_json::to_string(s).unwrap_or_else(|_| "\"\"".into())
+}
+
+impl HistoryFit {
+    /// The fitted scenario as TOML; `tool_files` are written as given (relative to the scenario's
+    /// folder, or absolute), `name` is the scenario's name.
+    pub fn scenario_toml(&self, name: &str, tool_files: &[String]) -> String {
+        let pct = self.confidence * 100.0;
+        let mut s = String::new();
+        let _ = writeln!(
+            s,
+            "# Fitted by `pcsim fit` to {}.\n# Each fitted value is followed by its {pct}% interval; `pcsim fit` prints the goodness of fit.",
+            self.origin.replace('\n', " ")
+        );
+        let _ = writeln!(s, "name = {}", string_toml(name));
+        let _ = writeln!(
+            s,
+            "description = {}",
+            string_toml(&format!(
+                "fitted to {} calls in {} sessions on {}",
+                self.calls_logged - self.sidechain_calls_left_out,
+                self.calls.sessions,
+                self.model
+            ))
+        );
+        let _ = writeln!(s, "models = [{}]", string_toml(&self.model));
+        let _ = writeln!(s, "strategies = [\"none\", \"cached\"]");
+        let _ = writeln!(s, "seed = 1\n");
+        let _ = writeln!(s, "[tools]");
+        if !tool_files.is_empty() {
+            let files: Vec<String> = tool_files.iter().map(|f| string_toml(f)).collect();
+            let _ = writeln!(
+                s,
+                "files = [{}]   # {} tokens on {}",
+                files.join(", "),
+                self.tool_block_tokens,
+                self.model
+            );
+        }
+        let _ = writeln!(s, "\n[session]");
+        let _ = writeln!(
+            s,
+            "calls = {}   # {}",
+            self.calls.calls,
+            interval_text(&self.calls.mean)
+        );
+        let _ = writeln!(
+            s,
+            "system_tokens = {}   # stable prefix {} tokens ({}) minus the tool block",
+            self.system_tokens,
+            self.prefix_tokens,
+            match self.prefix_source {
+                PrefixSource::Given => "given",
+                PrefixSource::InferredFromCacheReads => "inferred from cache reads",
+                PrefixSource::Unknown => "unknown: taken as the tool block",
+            }
+        );
+        for f in &self.fields {
+            let key = f.field.trim_start_matches("session.");
+            match &f.fit {
+                Some(q) => {
+                    let params: Vec<String> = q.params.iter().map(interval_text).collect();
+                    let _ = writeln!(
+                        s,
+                        "{key} = {}   # n = {}; {}",
+                        quantity_toml(&q.quantity),
+                        q.n,
+                        params.join("; ")
+                    );
+                }
+                None => {
+                    let _ = writeln!(s, "# {key}: no value in the logs (the default is used)");
+                }
+            }
+        }
+        let _ = writeln!(s, "user_tokens = 0   # a log cannot tell user turns from tool results: both are in tool_result_tokens");
+        if self.calls.sessions > 1 {
+            let _ = writeln!(s, "\n[sessions]");
+            let _ = writeln!(s, "count = {}", self.calls.sessions);
+            match (&self.arrivals.per_hour, self.arrivals.every_seconds) {
+                (Some(p), _) => {
+                    let _ = writeln!(
+                        s,
+                        "poisson_per_hour = {}   # {}",
+                        toml_num(p.estimate),
+                        interval_text(p)
+                    );
+                }
+                (None, Some(e)) => {
+                    let _ = writeln!(s, "every_seconds = {}", toml_num(e));
+                }
+                (None, None) => {}
+            }
+            let _ = writeln!(s, "shared_cache = {}", self.shared_cache);
+        }
+        s
+    }
+
+    /// Every parameter with its estimate and interval, for tables and tests: (field, parameter).
+    pub fn parameters(&self) -> Vec<(String, &ParamEstimate)> {
+        let mut out = vec![("session.calls".to_string(), &self.calls.mean)];
+        for f in &self.fields {
+            if let Some(q) = &f.fit {
+                for p in &q.params {
+                    out.push((f.field.clone(), p));
+                }
+            }
+        }
+        if let Some(p) = &self.arrivals.per_hour {
+            out.push(("sessions.poisson_per_hour".into(), p));
+        }
+        out
+    }
+
+    /// The fit as a text report: what was read, then one row per parameter with its interval and
+    /// the goodness of fit of its distribution.
+    pub fn table(&self) -> String {
+        let mut s = String::new();
+        let _ = writeln!(
+            s,
+            "{}: {} calls, {} sessions on {} ({} to {} calls each)",
+            self.origin,
+            self.calls_logged,
+            self.calls.sessions,
+            self.model,
+            self.calls.min,
+            self.calls.max
+        );
+        let _ = writeln!(
+            s,
+            "stable prefix: {} tokens ({}) = tool block {} + system prompt {}\n",
+            self.prefix_tokens,
+            match self.prefix_source {
+                PrefixSource::Given => "given",
+                PrefixSource::InferredFromCacheReads => "inferred from cache reads",
+                PrefixSource::Unknown => "not inferable: the tool block",
+            },
+            self.tool_block_tokens,
+            self.system_tokens
+        );
+        let pct = format!("{}% interval", self.confidence * 100.0);
+        let mut t = TextTable::new(
+            &[
+                "parameter",
+                "distribution",
+                "n",
+                "param",
+                "estimate",
+                &pct,
+                "KS D",
+                "KS p",
+            ],
+            &[false, false, true, false, true, true, true, true],
+        );
+        let num = |x: f64| {
+            if x.abs() >= 100.0 {
+                format!("{x:.1}")
+            } else {
+                format!("{x:.4}")
+            }
+        };
+        let row = |t: &mut TextTable,
+                   name: &str,
+                   dist: &str,
+                   n: String,
+                   p: &ParamEstimate,
+                   ks: (String, String)| {
+            t.row(vec![
+                name.to_string(),
+                dist.to_string(),
+                n,
+                p.name.clone(),
+                num(p.estimate),
+                format!("[{}, {}]", num(p.low), num(p.high)),
+                ks.0,
+                ks.1,
+            ]);
+        };
+        let ks = |q: &FittedQuantity| match (q.ks_statistic, q.ks_p_value) {
+            (Some(d), Some(p)) => (format!("{d:.3}"), format!("{p:.3}")),
+            _ => ("-".into(), "-".into()),
+        };
+        row(
+            &mut t,
+            "calls",
+            if self.calls.min == self.calls.max {
+                "fixed"
+            } else {
+                "mean"
+            },
+            self.calls.sessions.to_string(),
+            &self.calls.mean,
+            ("-".into(), "-".into()),
+        );
+        for f in &self.fields {
+            let name = f.field.trim_start_matches("session.");
+            match &f.fit {
+                Some(q) => {
+                    for (i, p) in q.params.iter().enumerate() {
+                        let (nm, d, k) = if i == 0 {
+                            (name, q.family, ks(q))
+                        } else {
+                            ("", "", (String::new(), String::new()))
+                        };
+                        let n = if i == 0 {
+                            q.n.to_string()
+                        } else {
+                            String::new()
+                        };
+                        row(&mut t, nm, d, n, p, k);
+                    }
+                }
+                None => t.row(vec![
+                    name.to_string(),
+                    "no data".into(),
+                    "0".into(),
+                    String::new(),
+                    String::new(),
+                    String::new(),
+                    String::new(),
+                    String::new(),
+                ]),
+            }
+        }
+        if let (Some(p), Some(g)) = (&self.arrivals.per_hour, &self.arrivals.gaps) {
+            row(&mut t, "arrivals", "poisson", g.n.to_string(), p, ks(g));
+        }
+        s.push_str(&t.render());
+        let _ = writeln!(
+            s,
+            "\nKS: Kolmogorov-Smirnov distance of the sample to the chosen distribution, with its p-value (optimistic: the parameters come from the same sample). Families by BIC among {}.",
+            super::fitdist::FAMILIES.join(", ")
+        );
+        for n in &self.notes {
+            let _ = writeln!(s, "note: {n}");
+        }
+        s
+    }
+}

@@ -1,0 +1,143 @@
+//! `pcsim fit LOGS... --out scenario.toml`: a scenario fitted to a usage history, with the fit
+//! quality of every parameter.
+
+use std::io::Write;
+use std::path::{Component, Path, PathBuf};
+
+use anyhow::{Context, Result};
+
+use super::replay::expand_logs;
+use super::TextFormat;
+use pcsim::analysis::fit::{fit_history, logged_model, FitOptions};
+use pcsim::analysis::replay::{load_log, match_model};
+use pcsim::input::scenario::Scenario;
+use pcsim::model::catalog::Catalog;
+use pcsim::model::tools::load_tool_files;
+use pcsim::report;
+
+/// Arguments of `fit`.
+#[derive(Debug, clap::Args)]
+pub struct FitArgs {
+    /// Usage logs, files or folders (every format `replay` reads).
+    #[arg(required = true, num_args = 1.., value_name = "LOG")]
+    pub logs: Vec<PathBuf>,
+    /// Write the fitted scenario here (TOML, atomically; never over an input).
+    #[arg(long, value_name = "FILE")]
+    pub out: PathBuf,
+    /// The tool list the history was made with (MCP tools/list JSON or an API tool array;
+    /// repeatable): the stable prefix is split into its tool block and the system prompt, and tool
+    /// what-ifs work on the scenario. Without it, the whole prefix is system prompt.
+    #[arg(long = "tools", value_name = "FILE")]
+    pub tools: Vec<PathBuf>,
+    /// Model of the scenario; default: the logs' most frequent model.
+    #[arg(long, value_name = "ID")]
+    pub model: Option<String>,
+    /// Stable prefix tokens (tools + system prompt); default: inferred from the cache reads of
+    /// conversation starts.
+    #[arg(long, value_name = "N")]
+    pub prefix_tokens: Option<u64>,
+    /// A pause longer than this many minutes between two calls of a session starts a new session.
+    #[arg(long, value_name = "M", default_value_t = 0.0)]
+    pub session_gap_minutes: f64,
+    /// Confidence level of the printed intervals.
+    #[arg(long, value_name = "C", default_value_t = 0.95)]
+    pub confidence: f64,
+    /// Name of the scenario [default: the output file's stem].
+    #[arg(long, value_name = "NAME")]
+    pub name: Option<String>,
+    /// Output format of the fit report (table or json).
+    #[arg(long, value_enum, default_value_t = TextFormat::Table)]
+    pub format: TextFormat,
+}
+
+/// `to` relative to the folder `from` (both made absolute first), for tool paths in the scenario;
+/// an absolute `to` stays as given.
+fn relative(from: &Path, to: &Path) -> PathBuf {
+    if to.is_absolute() {
+        return to.to_path_buf();
+    }
+    let (Ok(from), Ok(to)) = (from.canonicalize(), to.canonicalize()) else {
+        return to.to_path_buf();
+    };
+    let a: Vec<Component> = from.components().collect();
+    let b: Vec<Component> = to.components().collect();
+    let common = a.iter().zip(&b).take_while(|(x, y)| x == y).count();
+    let mut out = PathBuf::new();
+    for _ in common..a.len() {
+        out.push("..");
+    }
+    for c in &b[common..] {
+        out.push(c.as_os_str());
+    }
+    out
+}
+
+/// Runs `pcsim fit`.
+pub fn cmd_fit(catalog: &Catalog, a: FitArgs, out: &mut dyn Write) -> Result<()> {
+    report::check_output_path(&a.out)?;
+    let files = expand_logs(&a.logs)?;
+    let logs = files
+        .iter()
+        .map(|f| load_log(f))
+        .collect::<pcsim::Result<Vec<_>>>()?;
+    let tools = load_tool_files(&a.tools)?;
+    // Again now that the inputs are known: never over a log or a tool file.
+    report::check_output_path(&a.out)?;
+    let model = match &a.model {
+        Some(id) => catalog.model(id)?,
+        None => {
+            let named = logged_model(&logs);
+            match named.as_deref().and_then(|n| match_model(catalog, n)) {
+                Some(m) => m,
+                None => anyhow::bail!(pcsim::Error::invalid(
+                    files[0].display().to_string(),
+                    "model",
+                    match named {
+                        Some(n) => format!("the logs' model `{n}` is not in the catalog; choose one with --model (see `pcsim models`)"),
+                        None => "the logs name no model; choose one with --model (see `pcsim models`)".into(),
+                    }
+                )),
+            }
+        }
+    };
+    let opts = FitOptions {
+        prefix_tokens: a.prefix_tokens,
+        session_gap_seconds: a.session_gap_minutes * 60.0,
+        confidence: a.confidence,
+    };
+    let fit = fit_history(&logs, model, &tools, &opts)?;
+    let dir = match a.out.parent() {
+        Some(p) if !p.as_os_str().is_empty() => p.to_path_buf(),
+        _ => PathBuf::from("."),
+    };
+    let tool_files: Vec<String> = a
+        .tools
+        .iter()
+        .map(|t| relative(&dir, t).to_string_lossy().replace('\\', "/"))
+        .collect();
+    let name = a.name.clone().unwrap_or_else(|| {
+        a.out
+            .file_stem()
+            .map_or("fitted".into(), |s| s.to_string_lossy().into_owned())
+    });
+    let toml = fit.scenario_toml(&name, &tool_files);
+    // The scenario must load as written (a fit that the loader refuses is pcsim's bug).
+    Scenario::from_toml_str(&toml, &a.out.display().to_string(), &dir)
+        .map_err(|e| pcsim::Error::Internal(format!("the fitted scenario does not load: {e}")))?;
+    match a.format {
+        TextFormat::Table => out.write_all(fit.table().as_bytes())?,
+        TextFormat::Json => out.write_all(report::json::to_json(&fit)?.as_bytes())?,
+    }
+    out.flush()?;
+    report::write_atomic(&a.out, toml.as_bytes())
+        .with_context(|| format!("writing {}", a.out.display()))?;
+    if !super::quiet() {
+        let shown = report::terminal::escape(&a.out.display().to_string()).into_owned();
+        if a.format == TextFormat::Table {
+            writeln!(out, "wrote {shown}")?;
+        } else {
+            eprintln!("wrote {shown}");
+        }
+    }
+    Ok(())
+}

@@ -1,0 +1,306 @@
+//! `pcsim fit` on a history pcsim generated from a known scenario (`run --usage-log`): every
+//! recovered parameter within its stated interval around the true value, and a what-if on the
+//! fitted scenario within the Monte Carlo interval of the same what-if on the known one. Every
+//! tolerance is an interval the commands print; none is chosen here.
+
+use std::path::{Path, PathBuf};
+
+use serde_json::Value;
+
+use crate::common::{pcsim, root};
+
+/// The known scenario: one distribution of each family `fit` can choose, Poisson arrivals, a real
+/// MCP capture as the tool list (copied beside the scenario, so paths stay relative).
+const KNOWN: &str = r#"
+name = "known"
+models = ["claude-opus-4.8"]
+strategies = ["cached"]
+seed = 5
+[tools]
+files = ["tools/memory.json"]
+[session]
+calls = 12
+system_tokens = 2000
+first_user_tokens = { dist = "uniform", min = 100, max = 900 }
+tool_result_tokens = { dist = "log_normal", mu = 6.3, sigma = 0.5 }
+output_tokens = { dist = "gamma", shape = 4.0, scale = 60.0 }
+gap_seconds = { dist = "exponential", mean = 30 }
+[sessions]
+count = 40
+poisson_per_hour = 20
+"#;
+
+/// A folder with the known scenario, its tool file and the history `run --usage-log` wrote.
+fn history() -> (tempfile::TempDir, PathBuf) {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::create_dir(dir.path().join("tools")).unwrap();
+    std::fs::copy(
+        root().join("examples/mcp/server-memory.tools.json"),
+        dir.path().join("tools/memory.json"),
+    )
+    .unwrap();
+    std::fs::write(dir.path().join("known.toml"), KNOWN).unwrap();
+    pcsim()
+        .current_dir(dir.path())
+        .args(["-q", "run", "known.toml", "--usage-log", "history.jsonl"])
+        .assert()
+        .success();
+    let log = dir.path().join("history.jsonl");
+    (dir, log)
+}
+
+fn fit_json(dir: &Path, confidence: f64, out: &str) -> Value {
+    let a = pcsim()
+        .current_dir(dir)
+        .args(["-q", "fit", "history.jsonl", "--tools", "tools/memory.json"])
+        .args(["--out", out, "--format", "json"])
+        .args(["--confidence", &confidence.to_string()])
+        .assert()
+        .success();
+    serde_json::from_slice(&a.get_output().stdout).unwrap()
+}
+
+/// The true value of `field.param` in the known scenario, read from its TOML.
+fn truth(known: &toml::Table, field: &str, param: &str) -> f64 {
+    let (table, key) = field.split_once('.').unwrap();
+    let v = &known[table][key];
+    let x = match v {
+        toml::Value::Table(t) => &t[param],
+        other => other,
+    };
+    x.as_float().or(x.as_integer().map(|i| i as f64)).unwrap()
+}
+
+#[test]
+fn fit_recovers_a_known_scenario_within_its_stated_intervals() {
+    let (dir, _) = history();
+    let known: toml::Table = toml::from_str(KNOWN).unwrap();
+    // Eight random parameters are checked together: each at the Bonferroni level 1 - 0.05/8, so
+    // the whole check holds with at least 95% for a random history (the intervals `fit` states at
+    // that level, not a tolerance chosen here).
+    let fields: Vec<&str> = [
+        "session.first_user_tokens",
+        "session.tool_result_tokens",
+        "session.output_tokens",
+        "session.gap_seconds",
+    ]
+    .to_vec();
+    let random_params = 2 + 2 + 2 + 1 + 1;
+    let fit = fit_json(dir.path(), 1.0 - 0.05 / random_params as f64, "fitted.toml");
+    let mut checked = 0;
+    for f in fit["fields"].as_array().unwrap() {
+        let name = f["field"].as_str().unwrap();
+        assert!(fields.contains(&name), "{name}");
+        let q = &f["fit"];
+        let (table, key) = name.split_once('.').unwrap();
+        assert_eq!(
+            q["family"].as_str(),
+            known[table][key]["dist"].as_str(),
+            "{name}: the family of the known scenario"
+        );
+        for p in q["params"].as_array().unwrap() {
+            let t = truth(&known, name, p["name"].as_str().unwrap());
+            let (lo, hi) = (p["low"].as_f64().unwrap(), p["high"].as_f64().unwrap());
+            assert!(lo <= t && t <= hi, "{name}: true {t} outside {p}");
+            assert!(lo < hi, "{name}: an interval of no width says nothing: {p}");
+            checked += 1;
+        }
+    }
+    let rate = &fit["arrivals"]["per_hour"];
+    let (lo, hi) = (
+        rate["low"].as_f64().unwrap(),
+        rate["high"].as_f64().unwrap(),
+    );
+    assert!(lo <= 20.0 && 20.0 <= hi, "arrivals: {rate}");
+    checked += 1;
+    assert_eq!(checked, random_params);
+    // Exact figures: the log shows them without noise.
+    assert_eq!(fit["system_tokens"], 2000, "prefix minus the tool block");
+    assert_eq!(fit["prefix_source"], "inferred_from_cache_reads");
+    assert_eq!(fit["calls"]["calls"], 12);
+    assert_eq!(fit["calls"]["sessions"], 40);
+    assert_eq!(fit["model"], "claude-opus-4.8");
+
+    // The scenario written loads, and every command works on it, with Monte Carlo.
+    let d = dir.path();
+    let ok = |args: &[&str]| {
+        pcsim()
+            .current_dir(d)
+            .arg("-q")
+            .args(args)
+            .assert()
+            .success();
+    };
+    ok(&["run", "fitted.toml", "--runs", "3"]);
+    ok(&["compare", "fitted.toml", "--runs", "3"]);
+    ok(&["advise", "fitted.toml", "--runs", "3"]);
+    ok(&[
+        "whatif",
+        "fitted.toml",
+        "--at-call",
+        "3",
+        "--remove-tools",
+        "read_graph",
+        "--runs",
+        "3",
+    ]);
+    ok(&["diff", "known.toml", "fitted.toml", "--runs", "3"]);
+    let text = std::fs::read_to_string(d.join("fitted.toml")).unwrap();
+    assert!(text.contains("files = [\"tools/memory.json\"]"), "{text}");
+}
+
+/// The saving rows of `whatif --runs 40 --format json` on `scenario`.
+fn whatif_rows(dir: &Path, scenario: &str) -> Vec<Value> {
+    let a = pcsim()
+        .current_dir(dir)
+        .args(["-q", "whatif", scenario, "--at-call", "4"])
+        .args(["--remove-tools", "read_graph,search_nodes"])
+        .args(["--model", "claude-opus-4.8", "--strategy", "cached"])
+        .args(["--runs", "40", "--format", "json"])
+        .assert()
+        .success();
+    let v: Value = serde_json::from_slice(&a.get_output().stdout).unwrap();
+    v["outcomes"].as_array().unwrap().clone()
+}
+
+#[test]
+fn a_whatif_on_the_fitted_scenario_agrees_with_the_known_one_within_the_monte_carlo_interval() {
+    let (dir, _) = history();
+    fit_json(dir.path(), 0.95, "fitted.toml");
+    let known = whatif_rows(dir.path(), "known.toml");
+    let fitted = whatif_rows(dir.path(), "fitted.toml");
+    assert_eq!(known.len(), 2, "the cached row and its append row");
+    assert_eq!(known.len(), fitted.len());
+    for (k, f) in known.iter().zip(&fitted) {
+        assert_eq!(k["strategy_requested"], f["strategy_requested"]);
+        let (ks, fs) = (&k["runs"]["saving_usd"], &f["runs"]["saving_usd"]);
+        let x = |v: &Value, key: &str| v[key].as_f64().unwrap();
+        // Each expected saving inside the other's Monte Carlo interval (the range of 90% of runs
+        // that `whatif --runs` prints).
+        assert!(
+            x(ks, "p5") <= x(fs, "mean") && x(fs, "mean") <= x(ks, "p95"),
+            "{}: fitted mean outside the known interval: {fs} vs {ks}",
+            k["strategy_requested"]
+        );
+        assert!(
+            x(fs, "p5") <= x(ks, "mean") && x(ks, "mean") <= x(fs, "p95"),
+            "{}: known mean outside the fitted interval: {ks} vs {fs}",
+            k["strategy_requested"]
+        );
+        // The figure compared is not zero: removing tools mid-session costs a re-write.
+        assert!(x(ks, "p95") < 0.0, "{ks}");
+    }
+}
+
+#[test]
+fn fit_refuses_bad_input_with_the_file_and_field() {
+    let (dir, log) = history();
+    let d = dir.path();
+    let before = std::fs::read(&log).unwrap();
+    // Over its own input.
+    let a = pcsim()
+        .current_dir(d)
+        .args(["fit", "history.jsonl", "--out", "history.jsonl"])
+        .assert()
+        .code(2);
+    let err = String::from_utf8_lossy(&a.get_output().stderr).to_string();
+    assert!(
+        err.contains("history.jsonl") && err.contains("output path"),
+        "{err}"
+    );
+    assert_eq!(std::fs::read(&log).unwrap(), before, "the log is untouched");
+    // A tool list larger than the logged prefix.
+    let a = pcsim()
+        .current_dir(d)
+        .args([
+            "fit",
+            "history.jsonl",
+            "--out",
+            "f.toml",
+            "--prefix-tokens",
+            "100",
+        ])
+        .args(["--tools", "tools/memory.json"])
+        .assert()
+        .code(2);
+    let err = String::from_utf8_lossy(&a.get_output().stderr).to_string();
+    assert!(err.contains("prefix") && err.contains("100-token"), "{err}");
+    assert!(!d.join("f.toml").exists());
+    // A confidence level that is not one.
+    let a = pcsim()
+        .current_dir(d)
+        .args([
+            "fit",
+            "history.jsonl",
+            "--out",
+            "f.toml",
+            "--confidence",
+            "1.5",
+        ])
+        .assert()
+        .code(2);
+    let err = String::from_utf8_lossy(&a.get_output().stderr).to_string();
+    assert!(err.contains("--confidence") && err.contains("1.5"), "{err}");
+    // A log that names no model.
+    std::fs::write(
+        d.join("nomodel.jsonl"),
+        "{\"usage\": {\"input_tokens\": 10, \"output_tokens\": 5}}\n",
+    )
+    .unwrap();
+    let a = pcsim()
+        .current_dir(d)
+        .args(["fit", "nomodel.jsonl", "--out", "f.toml"])
+        .assert()
+        .code(2);
+    let err = String::from_utf8_lossy(&a.get_output().stderr).to_string();
+    assert!(
+        err.contains("nomodel.jsonl") && err.contains("model"),
+        "{err}"
+    );
+    // A usage log of several (model, strategy) pairs would mix histories.
+    let a = pcsim()
+        .current_dir(d)
+        .args([
+            "run",
+            "known.toml",
+            "--strategy",
+            "none",
+            "--strategy",
+            "cached",
+        ])
+        .args(["--usage-log", "two.jsonl"])
+        .assert()
+        .code(2);
+    let err = String::from_utf8_lossy(&a.get_output().stderr).to_string();
+    assert!(
+        err.contains("--usage-log") && err.contains("2 (model, strategy)"),
+        "{err}"
+    );
+    assert!(!d.join("two.jsonl").exists());
+}
+
+#[test]
+fn a_fit_without_timestamps_or_cache_reads_says_what_it_could_not_fit() {
+    let dir = tempfile::tempdir().unwrap();
+    // Two calls of one conversation, no times, no cache: 1,000 then 1,500 prompt tokens, 100 out.
+    std::fs::write(
+        dir.path().join("plain.jsonl"),
+        "{\"model\": \"claude-opus-4.8\", \"usage\": {\"input_tokens\": 1000, \"output_tokens\": 100}}\n\
+         {\"model\": \"claude-opus-4.8\", \"usage\": {\"input_tokens\": 1500, \"output_tokens\": 100}}\n",
+    )
+    .unwrap();
+    let a = pcsim()
+        .current_dir(dir.path())
+        .args(["fit", "plain.jsonl", "--out", "s.toml"])
+        .assert()
+        .success();
+    let out = String::from_utf8_lossy(&a.get_output().stdout).to_string();
+    assert!(out.contains("cannot be inferred"), "{out}");
+    assert!(out.contains("no timestamps"), "{out}");
+    let text = std::fs::read_to_string(dir.path().join("s.toml")).unwrap();
+    // No tools and no readable prefix: the first prompt is the first message; the growth is
+    // 1,500 - 1,000 - 100 = 400.
+    assert!(text.contains("first_user_tokens = 1000"), "{text}");
+    assert!(text.contains("tool_result_tokens = 400"), "{text}");
+    assert!(text.contains("calls = 2"), "{text}");
+}
