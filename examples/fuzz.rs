@@ -1,4 +1,4 @@
-//! Long fuzzing runs of pcsim's input parsers (the same harness as the `fuzz` integration test).
+//! Long fuzzing runs of pcsim's inputs (the same harness as the `fuzz` integration test).
 //!
 //! ```text
 //! cargo run --release --example fuzz -- --seconds 60 [--seed N] [--save]
@@ -51,20 +51,20 @@ fn main() {
         Duration::from_secs(10),
     );
     println!(
-        "seed {seed}: {} inputs in {:.1?} ({:.0}/s): catalog {}, scenario {}, tools {}; {} accepted, {} refused, {} failures; slowest input {:.1?}",
+        "seed {seed}: {} inputs in {:.1?} ({:.0}/s): {}; MCP scripts also run as a process: {} ({} accepted); {} accepted, {} refused, {} failures; slowest input {:.1?}",
         stats.executed,
         stats.elapsed,
         stats.executed as f64 / stats.elapsed.as_secs_f64().max(1e-9),
-        stats.per_target[0],
-        stats.per_target[1],
-        stats.per_target[2],
+        stats.per_target_summary(),
+        stats.process_runs.0,
+        stats.process_runs.1,
         stats.accepted,
         stats.refused,
         stats.failures.len(),
         stats.slowest
     );
     println!(
-        "time per target (catalog, scenario, tools): {:.1?}",
+        "time per target (catalog, scenario, tools, replay, litellm, config, mcp): {:.1?}",
         stats.per_target_time
     );
     let mut seen = std::collections::HashSet::new();

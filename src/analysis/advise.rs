@@ -354,6 +354,8 @@ pub fn advise_request_with_progress(
 ) -> Result<AdviceReport> {
     let scenario = &request.scenario;
     let pairs = candidates(request)?;
+    // Advise simulates more candidates than the request's pairs: bounded on their number.
+    crate::sim::request::check_work(scenario, pairs.len(), 1)?;
     let setups: Vec<_> = pairs
         .iter()
         .map(|p| p.setup(scenario.first_token_seconds))

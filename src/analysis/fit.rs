@@ -142,6 +142,7 @@ pub struct HistoryFit {
 }
 
 /// What one conversation shows.
+#[derive(Debug)]
 struct Conv {
     /// Calls in time order: (prompt, output, time from the file's first call, timestamped).
     calls: Vec<(u64, u64, f64, bool)>,
@@ -149,79 +150,58 @@ struct Conv {
     start_reads: bool,
 }
 
-/// The most frequent model the logs name (the first of equals).
-pub fn logged_model(logs: &[UsageLog]) -> Option<String> {
-    let mut named: Vec<(&str, usize)> = Vec::new();
-    for m in logs
-        .iter()
-        .flat_map(|l| &l.calls)
-        .filter_map(|c| c.model.as_deref())
-    {
-        match named.iter_mut().find(|(n, _)| *n == m) {
-            Some((_, k)) => *k += 1,
-            None => named.push((m, 1)),
-        }
-    }
-    let mut best: Option<(&str, usize)> = None;
-    for (n, k) in named {
-        if best.is_none_or(|(_, b)| k > b) {
-            best = Some((n, k));
-        }
-    }
-    best.map(|(n, _)| n.to_string())
+/// What a history shows, gathered one log at a time (the logs themselves need not stay in memory:
+/// a few numbers per call are kept).
+#[derive(Debug)]
+pub struct HistoryReader {
+    origins: Vec<String>,
+    ropts: ReplayOptions,
+    convs: Vec<Conv>,
+    session_starts: Vec<Vec<f64>>,
+    sidechain: usize,
+    inferred: Option<u64>,
+    calls_logged: usize,
+    any_read: bool,
+    models: Vec<(String, usize)>,
 }
 
-fn field(field: &str, what: &str, values: &[f64], confidence: f64) -> FittedField {
-    FittedField {
-        field: field.into(),
-        what: what.into(),
-        fit: fit_quantity(values, confidence, &[]),
+impl HistoryReader {
+    /// A reader splitting conversations as `opts` says.
+    pub fn new(opts: &FitOptions) -> Result<Self> {
+        if !(opts.session_gap_seconds.is_finite() && opts.session_gap_seconds >= 0.0) {
+            return Err(Error::invalid(
+                "command line",
+                "--session-gap-minutes",
+                "must be a non-negative number",
+            ));
+        }
+        Ok(HistoryReader {
+            origins: Vec::new(),
+            ropts: ReplayOptions {
+                session_gap_seconds: opts.session_gap_seconds,
+                ..ReplayOptions::default()
+            },
+            convs: Vec::new(),
+            session_starts: Vec::new(),
+            sidechain: 0,
+            inferred: None,
+            calls_logged: 0,
+            any_read: false,
+            models: Vec::new(),
+        })
     }
-}
 
-/// Fits a scenario to `logs` on `model`; `tools` (may be empty) is the tool list the history was
-/// made with. Errors name the log and what is missing.
-pub fn fit_history(
-    logs: &[UsageLog],
-    model: &ModelSpec,
-    tools: &[Tool],
-    opts: &FitOptions,
-) -> Result<HistoryFit> {
-    let origin = logs
-        .iter()
-        .map(|l| l.origin.as_str())
-        .collect::<Vec<_>>()
-        .join(", ");
-    if !(opts.confidence > 0.0 && opts.confidence < 1.0) {
-        return Err(Error::invalid(
-            "command line",
-            "--confidence",
-            format!(
-                "value {} must be between 0 and 1 (e.g. 0.95)",
-                opts.confidence
-            ),
-        ));
-    }
-    if !(opts.session_gap_seconds.is_finite() && opts.session_gap_seconds >= 0.0) {
-        return Err(Error::invalid(
-            "command line",
-            "--session-gap-minutes",
-            "must be a non-negative number",
-        ));
-    }
-    let ropts = ReplayOptions {
-        session_gap_seconds: opts.session_gap_seconds,
-        ..ReplayOptions::default()
-    };
-    let mut convs: Vec<Conv> = Vec::new();
-    let mut session_starts: Vec<Vec<f64>> = Vec::new();
-    let mut sidechain = 0;
-    let mut inferred: Option<u64> = None;
-    let mut calls_logged = 0;
-    let mut any_read = false;
-    for log in logs {
-        calls_logged += log.calls.len();
-        let (conv, times) = conversations(&log.calls, &ropts);
+    /// Adds one log: its conversations, session starts, prefix and models.
+    pub fn add_log(&mut self, log: &UsageLog) {
+        self.origins.push(log.origin.clone());
+        self.calls_logged += log.calls.len();
+        for m in log.calls.iter().filter_map(|c| c.model.as_deref()) {
+            match self.models.iter_mut().find(|(n, _)| n == m) {
+                Some((_, k)) => *k += 1,
+                None => self.models.push((m.to_string(), 1)),
+            }
+        }
+        let (conv, times) = conversations(&log.calls, &self.ropts);
         let mut by_conv: BTreeMap<usize, Vec<usize>> = BTreeMap::new();
         for (i, &k) in conv.iter().enumerate() {
             by_conv.entry(k).or_default().push(i);
@@ -229,7 +209,7 @@ pub fn fit_history(
         let mut starts = Vec::new();
         for idx in by_conv.values_mut() {
             if log.calls[idx[0]].sidechain {
-                sidechain += idx.len();
+                self.sidechain += idx.len();
                 continue;
             }
             idx.sort_by(|&a, &b| times[a].total_cmp(&times[b]).then(a.cmp(&b)));
@@ -237,8 +217,8 @@ pub fn fit_history(
             if first.unix_time.is_some() {
                 starts.push(times[idx[0]]);
             }
-            any_read |= idx.iter().any(|&i| log.calls[i].cache_read_tokens > 0);
-            convs.push(Conv {
+            self.any_read |= idx.iter().any(|&i| log.calls[i].cache_read_tokens > 0);
+            self.convs.push(Conv {
                 calls: idx
                     .iter()
                     .map(|&i| {
@@ -255,11 +235,87 @@ pub fn fit_history(
             });
         }
         starts.sort_by(f64::total_cmp);
-        session_starts.push(starts);
-        if let Some(p) = infer_prefix_tokens(&log.calls, &ropts) {
-            inferred = Some(inferred.map_or(p, |q| q.min(p)));
+        self.session_starts.push(starts);
+        if let Some(p) = infer_prefix_tokens(&log.calls, &self.ropts) {
+            self.inferred = Some(self.inferred.map_or(p, |q| q.min(p)));
         }
     }
+
+    /// The most frequent model the logs name (the first of equals).
+    pub fn model(&self) -> Option<String> {
+        let mut best: Option<&(String, usize)> = None;
+        for x in &self.models {
+            if best.is_none_or(|b| x.1 > b.1) {
+                best = Some(x);
+            }
+        }
+        best.map(|(n, _)| n.clone())
+    }
+
+    /// Fits the scenario on `model`; `tools` (may be empty) is the tool list the history was made
+    /// with. Errors name the logs and what is missing.
+    pub fn fit(self, model: &ModelSpec, tools: &[Tool], opts: &FitOptions) -> Result<HistoryFit> {
+        fit_read(self, model, tools, opts)
+    }
+}
+
+/// The most frequent model the logs name (the first of equals).
+pub fn logged_model(logs: &[UsageLog]) -> Option<String> {
+    let mut r = HistoryReader::new(&FitOptions::default()).ok()?;
+    for l in logs {
+        r.add_log(l);
+    }
+    r.model()
+}
+
+fn field(field: &str, what: &str, values: &[f64], confidence: f64) -> FittedField {
+    FittedField {
+        field: field.into(),
+        what: what.into(),
+        fit: fit_quantity(values, confidence, &[]),
+    }
+}
+
+/// Fits a scenario to `logs` on `model` (see [`HistoryReader`], which reads one log at a time).
+pub fn fit_history(
+    logs: &[UsageLog],
+    model: &ModelSpec,
+    tools: &[Tool],
+    opts: &FitOptions,
+) -> Result<HistoryFit> {
+    let mut r = HistoryReader::new(opts)?;
+    for l in logs {
+        r.add_log(l);
+    }
+    r.fit(model, tools, opts)
+}
+
+fn fit_read(
+    r: HistoryReader,
+    model: &ModelSpec,
+    tools: &[Tool],
+    opts: &FitOptions,
+) -> Result<HistoryFit> {
+    if !(opts.confidence > 0.0 && opts.confidence < 1.0) {
+        return Err(Error::invalid(
+            "command line",
+            "--confidence",
+            format!(
+                "value {} must be between 0 and 1 (e.g. 0.95)",
+                opts.confidence
+            ),
+        ));
+    }
+    let origin = r.origins.join(", ");
+    let HistoryReader {
+        convs,
+        session_starts,
+        sidechain,
+        inferred,
+        calls_logged,
+        any_read,
+        ..
+    } = r;
     if convs.is_empty() {
         return Err(Error::invalid(
             origin,
@@ -316,12 +372,25 @@ pub fn fit_history(
             }
             if p < pp {
                 restarts += 1;
-            } else if p < pp + po {
+            } else if p < pp.saturating_add(po) {
                 below_output += 1;
             } else {
                 growth.push((p - pp - po) as f64);
             }
         }
+    }
+    if short_first == convs.len() {
+        let (field, why) = match prefix_source {
+            PrefixSource::Given => ("--prefix-tokens", "the value given"),
+            _ => ("prefix", "the tool block of the --tools files"),
+        };
+        return Err(Error::invalid(
+            if prefix_source == PrefixSource::Given { "command line".to_string() } else { origin },
+            field,
+            format!(
+                "every conversation starts with fewer tokens than the {prefix_tokens}-token stable prefix ({why}): the prefix cannot be that large"
+            ),
+        ));
     }
     if short_first > 0 {
         notes.push(format!(
@@ -387,7 +456,8 @@ pub fn fit_history(
         .ok_or_else(|| Error::Internal("no conversation to count calls of".into()))?;
     let mean_calls = count_fit.sample_mean;
     let calls = mean_calls.round().max(1.0) as usize;
-    let calls_mean = if count_fit.family == "fixed" {
+    let all_equal = counts.iter().all(|&x| x == counts[0]);
+    let calls_mean = if all_equal {
         count_fit.params[0].clone()
     } else {
         let sd = (counts.iter().map(|x| (x - mean_calls).powi(2)).sum::<f64>()
@@ -409,7 +479,8 @@ pub fn fit_history(
         ParamEstimate {
             name: "calls".into(),
             estimate: mean_calls,
-            low: mean_calls - half,
+            // A session has at least one call.
+            low: (mean_calls - half).max(1.0),
             high: mean_calls + half,
         }
     };

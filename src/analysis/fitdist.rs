@@ -68,6 +68,11 @@ pub struct FittedQuantity {
     pub candidates: Vec<Candidate>,
 }
 
+/// Fewest values a family is fitted to: below, the sample is stated as its mean (fixed), with its
+/// range as the interval (two values say nothing about a distribution's shape, and the uniform
+/// bounds' interval is unbounded below five).
+pub const MIN_FIT_VALUES: usize = 5;
+
 /// The families [`fit_quantity`] may choose.
 pub const FAMILIES: [&str; 4] = ["exponential", "log_normal", "gamma", "uniform"];
 
@@ -336,6 +341,13 @@ pub fn fit_quantity(values: &[f64], confidence: f64, families: &[&str]) -> Optio
     if sorted[0] == sorted[n - 1] {
         return Some(fixed);
     }
+    if n < MIN_FIT_VALUES {
+        return Some(FittedQuantity {
+            quantity: Quantity::fixed(mean),
+            params: vec![param("value", mean, sorted[0], sorted[n - 1])],
+            ..fixed
+        });
+    }
     let level = Level::new(confidence);
     let families: &[&str] = if families.is_empty() {
         &FAMILIES
@@ -457,6 +469,10 @@ mod tests {
     fn equal_values_are_fixed_and_an_empty_sample_is_none() {
         let f = fit_quantity(&[5.0, 5.0, 5.0], 0.95, &[]).unwrap();
         assert_eq!(f.quantity, Quantity::fixed(5.0));
+        // Too few values for a shape: their mean, with their range.
+        let f = fit_quantity(&[8000.0, 12000.0], 0.95, &[]).unwrap();
+        assert_eq!(f.quantity, Quantity::fixed(10_000.0));
+        assert_eq!((f.params[0].low, f.params[0].high), (8000.0, 12000.0));
         assert!(fit_quantity(&[], 0.95, &[]).is_none());
     }
 }

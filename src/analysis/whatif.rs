@@ -563,6 +563,8 @@ pub fn whatif_request_with_progress(
     progress: &(dyn Fn(u64) + Sync),
 ) -> Result<WhatifReport> {
     let scenario = &request.scenario;
+    // The baseline and the changed session: twice the bills and the calls of the request.
+    crate::sim::request::check_work(scenario, request.pairs.len(), 2)?;
     let base = simulate_pairs(request, scenario);
     let chg = simulate_pairs(request, changed);
     let runs = if scenario.runs > 1 {

@@ -116,6 +116,23 @@ pub fn cmd_config(catalog: &Catalog, a: ConfigArgs, out: &mut dyn Write) -> Resu
         // Paths on stderr: stdout carries the report.
         super::write_report_set(dir, &members, Format::Json)?;
     }
+    // The servers' lists together are one list sent to the model: the same limit as a tool file,
+    // checked before any of it is rendered.
+    let total: usize = outcomes
+        .iter()
+        .filter_map(|o| o.tools.as_ref().ok())
+        .map(Vec::len)
+        .sum();
+    if total > pcsim::model::tools::MAX_TOOLS {
+        anyhow::bail!(pcsim::Error::invalid(
+            &cfg.origin,
+            "mcpServers",
+            format!(
+                "the servers list {total} tools together, more than the limit of {} tools in one list",
+                pcsim::model::tools::MAX_TOOLS
+            ),
+        ));
+    }
     let (rows, dups) = overheads(&models, &outcomes);
     if !dups.is_empty() {
         eprintln_safe!(

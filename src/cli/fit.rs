@@ -8,7 +8,7 @@ use anyhow::{Context, Result};
 
 use super::replay::expand_logs;
 use super::TextFormat;
-use pcsim::analysis::fit::{fit_history, logged_model, FitOptions};
+use pcsim::analysis::fit::{FitOptions, HistoryReader};
 use pcsim::analysis::replay::{load_log, match_model};
 use pcsim::input::scenario::Scenario;
 use pcsim::model::catalog::Catalog;
@@ -75,18 +75,31 @@ fn relative(from: &Path, to: &Path) -> PathBuf {
 /// Runs `pcsim fit`.
 pub fn cmd_fit(catalog: &Catalog, a: FitArgs, out: &mut dyn Write) -> Result<()> {
     report::check_output_path(&a.out)?;
+    let opts = FitOptions {
+        prefix_tokens: a.prefix_tokens,
+        session_gap_seconds: a.session_gap_minutes * 60.0,
+        confidence: a.confidence,
+    };
+    if !(opts.confidence > 0.0 && opts.confidence < 1.0) {
+        anyhow::bail!(pcsim::Error::invalid(
+            "command line",
+            "--confidence",
+            format!("value {} must be between 0 and 1 (e.g. 0.95)", a.confidence)
+        ));
+    }
     let files = expand_logs(&a.logs)?;
-    let logs = files
-        .iter()
-        .map(|f| load_log(f))
-        .collect::<pcsim::Result<Vec<_>>>()?;
+    // One log at a time: only a few numbers per call stay in memory.
+    let mut reader = HistoryReader::new(&opts)?;
+    for f in &files {
+        reader.add_log(&load_log(f)?);
+    }
     let tools = load_tool_files(&a.tools)?;
     // Again now that the inputs are known: never over a log or a tool file.
     report::check_output_path(&a.out)?;
     let model = match &a.model {
         Some(id) => catalog.model(id)?,
         None => {
-            let named = logged_model(&logs);
+            let named = reader.model();
             match named.as_deref().and_then(|n| match_model(catalog, n)) {
                 Some(m) => m,
                 None => anyhow::bail!(pcsim::Error::invalid(
@@ -100,12 +113,7 @@ pub fn cmd_fit(catalog: &Catalog, a: FitArgs, out: &mut dyn Write) -> Result<()>
             }
         }
     };
-    let opts = FitOptions {
-        prefix_tokens: a.prefix_tokens,
-        session_gap_seconds: a.session_gap_minutes * 60.0,
-        confidence: a.confidence,
-    };
-    let fit = fit_history(&logs, model, &tools, &opts)?;
+    let fit = reader.fit(model, &tools, &opts)?;
     let dir = match a.out.parent() {
         Some(p) if !p.as_os_str().is_empty() => p.to_path_buf(),
         _ => PathBuf::from("."),

@@ -11,8 +11,7 @@ use pcsim::model::catalog::Catalog;
 use pcsim::report;
 use pcsim::report::chart::sweep_charts;
 
-/// Largest sweep accepted: far beyond any real tool list, small enough to print.
-const MAX_TOOLS_LIMIT: usize = 10_000;
+use pcsim::input::scenario::{MAX_PARAMS_PER_TOOL, MAX_SYNTHETIC_PARAMS, MAX_TOOLS};
 
 /// Arguments of `sweep`.
 #[derive(Debug, clap::Args)]
@@ -39,15 +38,36 @@ pub struct SweepArgs {
 
 /// Runs `pcsim sweep`.
 pub fn cmd_sweep(catalog: &Catalog, a: SweepArgs, out: &mut dyn Write) -> Result<()> {
-    if a.max_tools > MAX_TOOLS_LIMIT || a.params > MAX_TOOLS_LIMIT {
+    // The limits of a scenario's synthetic tools, checked before a tool is generated: the work and
+    // the memory grow with tools x parameters (x models).
+    if a.max_tools > MAX_TOOLS {
         bail!(pcsim::Error::invalid(
             "command line",
-            if a.params > MAX_TOOLS_LIMIT {
-                "--params"
-            } else {
-                "--max-tools"
-            },
-            format!("at most {MAX_TOOLS_LIMIT}"),
+            "--max-tools",
+            format!(
+                "value {} exceeds the limit of {MAX_TOOLS} tools",
+                a.max_tools
+            ),
+        ));
+    }
+    if a.params > MAX_PARAMS_PER_TOOL {
+        bail!(pcsim::Error::invalid(
+            "command line",
+            "--params",
+            format!(
+                "value {} exceeds the limit of {MAX_PARAMS_PER_TOOL} parameters per tool",
+                a.params
+            ),
+        ));
+    }
+    if a.max_tools.saturating_mul(a.params) > MAX_SYNTHETIC_PARAMS {
+        bail!(pcsim::Error::invalid(
+            "command line",
+            "--max-tools",
+            format!(
+                "{} tools x {} parameters exceed the limit of {MAX_SYNTHETIC_PARAMS} parameters",
+                a.max_tools, a.params
+            ),
         ));
     }
     let png = a.charts.png_options()?;

@@ -54,6 +54,9 @@ fn num(out: &mut String, name: &str, value: String, source: &str) {
     );
 }
 
+/// Upper bound on the keys of a LiteLLM database: twenty times the file of 2025 (about 2,500 keys).
+pub const MAX_IMPORT_ENTRIES: usize = 50_000;
+
 /// Imports `text` (the JSON database); `keys` selects entries (all chat models when empty).
 pub fn import(text: &str, origin: &str, keys: &[String]) -> Result<Import> {
     let v: Value = serde_json::from_str(text)
@@ -65,6 +68,17 @@ pub fn import(text: &str, origin: &str, keys: &[String]) -> Result<Import> {
             "expected an object mapping model keys to entries",
         )
     })?;
+    // Checked before any entry is read: the catalog built from them is parsed again as a whole.
+    if db.len() > MAX_IMPORT_ENTRIES {
+        return Err(Error::invalid(
+            origin,
+            "(top level)",
+            format!(
+                "{} entries exceed the limit of {MAX_IMPORT_ENTRIES} model keys in one import",
+                db.len()
+            ),
+        ));
+    }
     for k in keys {
         if !db.contains_key(k) {
             let hint = closest(k, db.keys().map(String::as_str))

@@ -576,6 +576,10 @@ fn expand_continue(s: &str, ctx: &Ctx) -> std::result::Result<String, String> {
     Ok(out)
 }
 
+/// Upper bound on the server entries of one configuration (its projects' included): `config`
+/// starts every server at once, so a larger file is refused before any server is started.
+pub const MAX_SERVERS: usize = 256;
+
 /// Parses a configuration document of any client.
 pub fn parse_document(
     text: &str,
@@ -716,6 +720,20 @@ pub fn parse_document(
     } else {
         (None, Vec::new())
     };
+    // Every server is started at once (one thread and one process each): refused before any is.
+    if entries.len() > MAX_SERVERS {
+        return Err(Error::invalid(
+            origin,
+            found.map_or("projects", |(key, _)| key),
+            format!(
+                "{} server entries exceed the limit of {MAX_SERVERS} servers in one configuration",
+                entries.len()
+            ),
+        ));
+    }
+    let excluded: std::collections::HashSet<String> = excluded.into_iter().collect();
+    let allowed: Option<std::collections::HashSet<String>> =
+        allowed.map(|a| a.into_iter().collect());
     for (name, at, e) in entries {
         if excluded.contains(&name) {
             cfg.skipped.push(SkippedServer {

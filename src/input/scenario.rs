@@ -34,10 +34,18 @@ pub const MAX_SECONDS: f64 = 30.0 * 86_400.0;
 pub const MAX_FIRST_TOKEN_SECONDS: f64 = 3_600.0;
 /// Smallest Poisson arrival rate (sessions per hour); slower rates are idle simulations.
 pub const MIN_POISSON_PER_HOUR: f64 = 1e-3;
-/// Upper bound on the tools in the list at any call.
-pub const MAX_TOOLS: usize = 10_000;
+/// Upper bound on the tools in the list at any call (also per tool file and per `pcsim tools` run).
+pub use crate::model::tools::MAX_TOOLS;
 /// Upper bound on the tools loaded or generated in a whole scenario (initial list plus every event).
 pub const MAX_TOOLS_LOADED: usize = 100_000;
+/// Upper bound on the tool-list events of a scenario.
+pub const MAX_EVENTS: usize = 10_000;
+/// Upper bound on the tools of all the lists a scenario goes through (the initial list plus the
+/// whole list after each event): the engine prepares every list for every model, so its work and
+/// memory grow with this sum, linearly.
+pub const MAX_LISTED_TOOLS: usize = 1_000_000;
+/// Upper bound on the parameters of one synthetic tool (`synthetic.params`, `sweep --params`).
+pub const MAX_PARAMS_PER_TOOL: usize = 1_000;
 /// Upper bound on the parameters of all synthetic tools of one `synthetic`/`add_synthetic` entry.
 pub const MAX_SYNTHETIC_PARAMS: usize = 200_000;
 
@@ -62,14 +70,21 @@ impl ToolEvent {
         if let Some(r) = &self.replace {
             return r.clone();
         }
+        // Hash sets: an event's cost grows with the list and the names, not their product.
+        let remove: std::collections::HashSet<&str> =
+            self.remove.iter().map(String::as_str).collect();
+        let keep: Option<std::collections::HashSet<&str>> = self
+            .keep
+            .as_ref()
+            .map(|k| k.iter().map(String::as_str).collect());
         let mut out: Vec<Tool> = tools
             .iter()
-            .filter(|t| !self.remove.contains(&t.name))
+            .filter(|t| {
+                !remove.contains(t.name.as_str())
+                    && keep.as_ref().is_none_or(|k| k.contains(t.name.as_str()))
+            })
             .cloned()
             .collect();
-        if let Some(keep) = &self.keep {
-            out.retain(|t| keep.contains(&t.name));
-        }
         out.extend(self.add.iter().cloned());
         out
     }
@@ -84,6 +99,52 @@ pub struct SettingEvent {
     pub at_call: usize,
     /// The setting, one of [`crate::model::catalog::SETTING_CHANGES`].
     pub change: String,
+}
+
+impl ToolEvent {
+    /// [`ToolEvent::apply`] on borrowed tools: the same list, by reference, in the same order, in
+    /// time linear in the list and the event (no tool is copied), so that preparing a scenario with
+    /// many events costs the pointers of each list, not copies of every definition.
+    pub fn apply_refs<'t>(&'t self, tools: &[&'t Tool]) -> Vec<&'t Tool> {
+        if let Some(r) = &self.replace {
+            return r.iter().collect();
+        }
+        let remove: std::collections::HashSet<&str> =
+            self.remove.iter().map(String::as_str).collect();
+        let keep: Option<std::collections::HashSet<&str>> = self
+            .keep
+            .as_ref()
+            .map(|k| k.iter().map(String::as_str).collect());
+        let mut out: Vec<&Tool> = tools
+            .iter()
+            .copied()
+            .filter(|t| {
+                !remove.contains(t.name.as_str())
+                    && keep.as_ref().is_none_or(|k| k.contains(t.name.as_str()))
+            })
+            .collect();
+        out.extend(self.add.iter());
+        out
+    }
+
+    /// [`ToolEvent::apply`] on an owned list (no definition is copied but the added ones).
+    fn apply_owned(&self, mut tools: Vec<Tool>) -> Vec<Tool> {
+        if let Some(r) = &self.replace {
+            return r.clone();
+        }
+        let remove: std::collections::HashSet<&str> =
+            self.remove.iter().map(String::as_str).collect();
+        let keep: Option<std::collections::HashSet<&str>> = self
+            .keep
+            .as_ref()
+            .map(|k| k.iter().map(String::as_str).collect());
+        tools.retain(|t| {
+            !remove.contains(t.name.as_str())
+                && keep.as_ref().is_none_or(|k| k.contains(t.name.as_str()))
+        });
+        tools.extend(self.add.iter().cloned());
+        tools
+    }
 }
 
 /// One MCP server's share of a scenario's tools (`[[tools.server]]` or an event's `add_server`):
@@ -338,7 +399,16 @@ impl Scenario {
         for (i, rs) in raw.tools.servers.iter().enumerate() {
             let at = format!("tools.server[{i}]");
             let (server, list) = load_server(rs, origin, &at, &resolve)?;
-            check_clashes(&tools, &list, &server, &servers, origin, &at)?;
+            let names: std::collections::HashSet<&str> =
+                tools.iter().map(|t| t.name.as_str()).collect();
+            check_clashes(
+                &|n| names.contains(n),
+                &list,
+                &server,
+                &servers,
+                origin,
+                &at,
+            )?;
             tools.extend(list);
             upsert_server(&mut servers, server);
         }
@@ -451,6 +521,16 @@ impl Scenario {
         let mut setting_events = Vec::new();
         let mut current: Vec<Tool> = tools.clone();
         // Events apply in call order; errors name them by their place in the file.
+        let raw_events_len = raw.events.len();
+        if raw_events_len > MAX_EVENTS {
+            return Err(inv(
+                "event",
+                format!(
+                    "{raw_events_len} events exceed the limit of {MAX_EVENTS} tool-list events"
+                ),
+            ));
+        }
+        let mut listed: usize = current.len();
         let mut raw_events: Vec<(usize, RawEvent)> = raw.events.into_iter().enumerate().collect();
         raw_events.sort_by_key(|(_, e)| e.at_call);
         for (i, (in_file, e)) in raw_events.into_iter().enumerate() {
@@ -484,6 +564,9 @@ impl Scenario {
             if e.change.is_some() && !e.changes_tools() {
                 continue;
             }
+            // The names in the list before this event: every check below is a hash lookup.
+            let in_list: std::collections::HashSet<&str> =
+                current.iter().map(|t| t.name.as_str()).collect();
             let mut add = load_tool_files(&resolve(&e.add_files))?;
             if let Some(s) = e.add_synthetic {
                 check_synthetic(s, origin, &format!("{at}.add_synthetic"))?;
@@ -493,8 +576,9 @@ impl Scenario {
             for (j, rs) in e.add_servers.iter().enumerate() {
                 let at = format!("{at}.add_server[{j}]");
                 let (server, list) = load_server(rs, origin, &at, &resolve)?;
-                let mut present = current.clone();
-                present.extend(add.iter().cloned());
+                let added: std::collections::HashSet<&str> =
+                    add.iter().map(|t| t.name.as_str()).collect();
+                let present = |n: &str| in_list.contains(n) || added.contains(n);
                 check_clashes(&present, &list, &server, &servers, origin, &at)?;
                 add.extend(list);
                 upsert_server(&mut servers, server);
@@ -516,13 +600,14 @@ impl Scenario {
                         ),
                     )
                 })?;
+                let removed: std::collections::HashSet<&String> = remove.iter().collect();
                 let present: Vec<String> = server
                     .tools
                     .iter()
-                    .filter(|t| current.iter().any(|c| &c.name == *t) && !remove.contains(t))
+                    .filter(|t| in_list.contains(t.as_str()) && !removed.contains(t))
                     .cloned()
                     .collect();
-                if present.is_empty() && !server.tools.iter().any(|t| remove.contains(t)) {
+                if present.is_empty() && !server.tools.iter().any(|t| removed.contains(t)) {
                     return Err(inv(
                         &field,
                         format!(
@@ -534,7 +619,7 @@ impl Scenario {
                 remove.extend(present);
             }
             for name in remove.iter().chain(e.keep.iter().flatten()) {
-                if !current.iter().any(|t| &t.name == name) {
+                if !in_list.contains(name.as_str()) {
                     return Err(inv(
                         &at,
                         format!(
@@ -566,6 +651,14 @@ impl Scenario {
                 // A trim rewrites every definition: the event becomes the whole trimmed list.
                 let trimmed =
                     parse_trim(t, origin, &format!("{at}.trim"))?.apply(&event.apply(&current));
+                // Every definition is new: loaded like a replacement list.
+                loaded += trimmed.len();
+                if loaded > MAX_TOOLS_LOADED {
+                    return Err(inv(
+                        &format!("{at}.trim"),
+                        format!("the scenario loads more than {MAX_TOOLS_LOADED} tools in all (initial list and events, trimmed lists included)"),
+                    ));
+                }
                 event = ToolEvent {
                     at_call: e.at_call,
                     add: Vec::new(),
@@ -574,9 +667,9 @@ impl Scenario {
                     replace: Some(trimmed),
                 };
             }
-            let next = event.apply(&current);
+            let next = event.apply_owned(std::mem::take(&mut current));
             let mut names = std::collections::HashSet::new();
-            if let Some(t) = next.iter().find(|t| !names.insert(t.name.clone())) {
+            if let Some(t) = next.iter().find(|t| !names.insert(t.name.as_str())) {
                 return Err(inv(
                     &at,
                     format!(
@@ -586,6 +679,14 @@ impl Scenario {
                 ));
             }
             check_tool_count(next.len(), origin, &at)?;
+            // Each list version is prepared per model (its tools measured and placed): bounded.
+            listed = listed.saturating_add(next.len());
+            if listed > MAX_LISTED_TOOLS {
+                return Err(inv(
+                    &at,
+                    format!("the tool lists of all {} events hold more than {MAX_LISTED_TOOLS} tools in all (each event's list counts whole)", raw_events_len),
+                ));
+            }
             current = next;
             events.push(event);
         }
@@ -800,17 +901,14 @@ fn load_server(
 /// Refuses a server whose tool names are already in the list, saying which server has them and
 /// how real clients avoid the clash (a per-server prefix).
 fn check_clashes(
-    present: &[Tool],
+    present: &dyn Fn(&str) -> bool,
     list: &[Tool],
     server: &ServerTools,
     servers: &[ServerTools],
     origin: &str,
     at: &str,
 ) -> Result<()> {
-    let Some(t) = list
-        .iter()
-        .find(|t| present.iter().any(|p| p.name == t.name))
-    else {
+    let Some(t) = list.iter().find(|t| present(t.name.as_str())) else {
         return Ok(());
     };
     let owner = servers
@@ -865,18 +963,21 @@ fn check_tool_count(n: usize, origin: &str, field: &str) -> Result<()> {
 }
 
 fn check_synthetic(s: RawSynthetic, origin: &str, field: &str) -> Result<()> {
-    if s.count > 10_000 {
+    if s.count > MAX_TOOLS {
         return Err(Error::invalid(
             origin,
             format!("{field}.count"),
-            format!("value {} exceeds 10000 tools", s.count),
+            format!("value {} exceeds {MAX_TOOLS} tools", s.count),
         ));
     }
-    if s.params > 1_000 {
+    if s.params > MAX_PARAMS_PER_TOOL {
         return Err(Error::invalid(
             origin,
             format!("{field}.params"),
-            format!("value {} exceeds 1000 parameters", s.params),
+            format!(
+                "value {} exceeds {MAX_PARAMS_PER_TOOL} parameters",
+                s.params
+            ),
         ));
     }
     if s.count.saturating_mul(s.params) > MAX_SYNTHETIC_PARAMS {

@@ -328,12 +328,18 @@ impl Catalog {
         })
     }
 
-    /// Models for a list of ids (all must exist), or the measured six when `ids` is empty.
+    /// Models for a list of ids (all must exist), each once in the order first named, or the
+    /// measured six when `ids` is empty. Repeats are merged so that 10,000 copies of one id cost the
+    /// work of one model in every command.
     pub fn select(&self, ids: &[String]) -> Result<Vec<&ModelSpec>> {
         if ids.is_empty() {
             return MEASURED_MODELS.iter().map(|id| self.model(id)).collect();
         }
-        ids.iter().map(|id| self.model(id)).collect()
+        let mut seen = std::collections::HashSet::new();
+        ids.iter()
+            .filter(|id| seen.insert(id.as_str()))
+            .map(|id| self.model(id))
+            .collect()
     }
 
     fn resolve_and_validate(&mut self) -> Result<()> {

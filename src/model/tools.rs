@@ -12,6 +12,12 @@ use crate::error::{read_text, Error, Result};
 pub const MCP_ONLY_FIELDS: [&str; 5] =
     ["annotations", "outputSchema", "title", "execution", "_meta"];
 
+/// Upper bound on the tools of one list: per tool file and over all the files loaded together
+/// ([`load_tool_files`], `pcsim tools`, a scenario's list at any call). Checked on the array's length
+/// before any tool is parsed or compared, so a huge file costs one JSON parse, not the parsing of
+/// every tool and a duplicate check.
+pub const MAX_TOOLS: usize = 10_000;
+
 /// One tool in API form: what a client sends to the model for it.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct Tool {
@@ -136,6 +142,20 @@ pub fn parse_tool_list_with_warnings(text: &str, origin: &str) -> Result<(Vec<To
         )
     })?;
     let array_path = tool_array_path(&v);
+    if list.len() > MAX_TOOLS {
+        return Err(Error::invalid(
+            origin,
+            if array_path.is_empty() {
+                "tools".to_string()
+            } else {
+                array_path.join(".")
+            },
+            format!(
+                "{} tools in the file exceed the limit of {MAX_TOOLS} tools in one list",
+                list.len()
+            ),
+        ));
+    }
     let mut tools = Vec::with_capacity(list.len());
     let mut warnings = Vec::new();
     for (i, item) in list.iter().enumerate() {
@@ -534,24 +554,40 @@ pub fn load_tool_files(paths: &[impl AsRef<Path>]) -> Result<Vec<Tool>> {
 pub fn load_tool_files_with_warnings(
     paths: &[impl AsRef<Path>],
 ) -> Result<(Vec<Tool>, Vec<String>)> {
-    let mut all: Vec<(Tool, String)> = Vec::new();
+    let mut all: Vec<Tool> = Vec::new();
+    // Name -> index of the file that defined it first: one hash lookup per tool (linear).
+    let mut defined: std::collections::HashMap<String, usize> = std::collections::HashMap::new();
     let mut warnings = Vec::new();
-    for p in paths {
+    for (file, p) in paths.iter().enumerate() {
         let origin = p.as_ref().display().to_string();
         let (tools, w) = load_tool_file_with_warnings(p.as_ref())?;
+        // The combined list is one list sent to the model: the same limit, before the duplicate check.
+        if all.len() + tools.len() > MAX_TOOLS {
+            return Err(Error::invalid(
+                &origin,
+                "tools",
+                format!(
+                    "{} tools in this file and {} in the files before it exceed the limit of {MAX_TOOLS} tools in one list",
+                    tools.len(),
+                    all.len()
+                ),
+            ));
+        }
         warnings.extend(w);
         for t in tools {
-            if let Some((_, first)) = all.iter().find(|(x, _)| x.name == t.name) {
+            if let Some(&first) = defined.get(&t.name) {
+                let first = paths[first].as_ref().display().to_string();
                 return Err(Error::invalid(
                     &origin,
                     format!("tool `{}`", t.name),
                     format!("duplicate tool name: also defined in {first}; model APIs reject duplicate names (clients that connect both servers must rename one, e.g. with a server prefix)"),
                 ));
             }
-            all.push((t, origin.clone()));
+            defined.insert(t.name.clone(), file);
+            all.push(t);
         }
     }
-    Ok((all.into_iter().map(|(t, _)| t).collect(), warnings))
+    Ok((all, warnings))
 }
 
 // ---------------------------------------------------------------------------------------------

@@ -12,6 +12,55 @@ use crate::model::strategy::{Mode, ResolvedStrategy, Strategy};
 use crate::sim::billing::PriceSheet;
 use crate::sim::engine::SimSetup;
 
+/// Upper bound on the per-call bills a report keeps in memory (about 120 bytes each, plus their rows
+/// in the JSON and CSV reports): sessions x calls x simulated (model, strategy) pairs, twice that for
+/// `whatif` (the baseline and the changed session). Larger simulations must stream their bills
+/// (`engine::simulate_run`).
+pub const MAX_BILLS_KEPT: u64 = 2_000_000;
+
+/// Upper bound on the calls simulated by one command over all Monte Carlo runs, counting every
+/// (model, strategy) pair: runs x sessions x calls x pairs (x 2 for `whatif`). About 5 s of work on
+/// one core of the development machine (see README, "Limits").
+pub const MAX_SIMULATED_CALLS: u64 = 100_000_000;
+
+/// Refuses, before any simulation, a request whose bills would not fit in memory or whose Monte
+/// Carlo would simulate more than [`MAX_SIMULATED_CALLS`]: `pairs` (model, strategy) pairs on
+/// `scenario`, each simulated `copies` times per run (2 for `whatif`). Errors name the scenario file
+/// and the field to lower.
+pub fn check_work(scenario: &Scenario, pairs: usize, copies: u64) -> Result<()> {
+    let per_run = (scenario.calls as u64)
+        .saturating_mul(scenario.sessions as u64)
+        .saturating_mul(pairs as u64)
+        .saturating_mul(copies);
+    let times = if copies > 1 {
+        format!(" x {copies} (baseline and change)")
+    } else {
+        String::new()
+    };
+    if per_run > MAX_BILLS_KEPT {
+        return Err(Error::invalid(
+            &scenario.origin,
+            "session.calls",
+            format!(
+                "{} sessions x {} calls x {pairs} (model, strategy) pairs{times} = {per_run} per-call bills, more than the {MAX_BILLS_KEPT} a report keeps in memory; use fewer calls, sessions, models or strategies",
+                scenario.sessions, scenario.calls
+            ),
+        ));
+    }
+    let all = per_run.saturating_mul(scenario.runs as u64);
+    if all > MAX_SIMULATED_CALLS {
+        return Err(Error::invalid(
+            &scenario.origin,
+            "runs",
+            format!(
+                "{} runs x {} sessions x {} calls x {pairs} (model, strategy) pairs{times} = {all} simulated calls, more than the limit of {MAX_SIMULATED_CALLS}; use fewer runs, calls, sessions, models or strategies",
+                scenario.runs, scenario.sessions, scenario.calls
+            ),
+        ));
+    }
+    Ok(())
+}
+
 /// Where command-line values are reported to come from in errors.
 pub const COMMAND_LINE: &str = "command line";
 
@@ -207,6 +256,8 @@ impl Selection {
                 pairs.push(pair);
             }
         }
+        // Every command starts from a Request: its work is bounded here, before any simulation.
+        check_work(&scenario, pairs.len(), 1)?;
         Ok(Request {
             scenario,
             models,

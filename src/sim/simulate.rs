@@ -99,9 +99,7 @@ pub struct RunReport {
     pub skipped: Vec<Skipped>,
 }
 
-/// Upper bound on the per-call bills [`run_scenario`] keeps (about 120 bytes each, plus their rows in
-/// the JSON and CSV reports): larger simulations must stream them (`engine::simulate_run`).
-pub const MAX_BILLS_KEPT: u64 = 2_000_000;
+pub use crate::sim::request::MAX_BILLS_KEPT;
 
 /// Simulates `scenario` on `models` (empty: the scenario's, or the six measured models) under
 /// `strategies` (empty: the scenario's). Unsupported pairs are skipped with a stated reason, unless
@@ -122,23 +120,8 @@ pub fn run_scenario(
 /// [`MAX_BILLS_KEPT`].
 pub fn run_request(request: &Request, progress: &(dyn Fn(u64) + Sync)) -> Result<RunReport> {
     let scenario = &request.scenario;
-    let kept = (scenario.calls as u64)
-        .saturating_mul(scenario.sessions as u64)
-        .saturating_mul(request.models.len() as u64)
-        .saturating_mul(request.strategies.len() as u64);
-    if kept > MAX_BILLS_KEPT {
-        return Err(Error::invalid(
-            &scenario.origin,
-            "session.calls",
-            format!(
-                "{} sessions x {} calls x {} models x {} strategies = {kept} per-call bills, more than the {MAX_BILLS_KEPT} a report keeps in memory; use fewer calls, sessions, models or strategies",
-                scenario.sessions,
-                scenario.calls,
-                request.models.len(),
-                request.strategies.len()
-            ),
-        ));
-    }
+    // Also checked when the request was resolved; a caller may have changed its scenario since.
+    crate::sim::request::check_work(scenario, request.pairs.len(), 1)?;
     if request.pairs.is_empty() {
         let reasons: Vec<String> = request.skipped.iter().map(|s| s.reason.clone()).collect();
         return Err(Error::Unsupported(format!(

@@ -1,5 +1,6 @@
-//! A deterministic mutation fuzzer for pcsim's three input parsers (catalog TOML, scenario TOML,
-//! tool-list JSON), usable on a stable toolchain. Shared by the integration test (a fixed number of
+//! A deterministic mutation fuzzer for pcsim's inputs (catalog TOML, scenario TOML, tool-list JSON,
+//! usage logs for `replay`, LiteLLM price files for `import-litellm`, MCP client configurations, and
+//! the output of an MCP server during `capture`), usable on a stable toolchain. Shared by the integration test (a fixed number of
 //! inputs on every `cargo test`) and `examples/fuzz.rs` (long runs: `--seconds N`).
 //!
 //! Each input is a corpus file (tests/fuzz/corpus/) or a built-in one, mutated 1 to 4 times: bit and
@@ -16,8 +17,14 @@ use std::time::{Duration, Instant};
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 
+use pcsim::analysis::replay::{replay, ReplayOptions};
+use pcsim::input::capture::{capture_command, capture_over, CaptureOptions, Received, Transport};
+use pcsim::input::litellm::import;
+use pcsim::input::mcpconfig::{parse_document, Client, LoadOptions};
 use pcsim::input::scenario::Scenario;
+use pcsim::input::usagelog::parse_log;
 use pcsim::model::catalog::Catalog;
+use pcsim::model::strategy::Strategy;
 use pcsim::model::tools::parse_tool_list;
 use pcsim::sim::simulate::run_scenario;
 
@@ -30,11 +37,31 @@ pub enum Target {
     Scenario,
     /// `tools::parse_tool_list`, then measuring every tool.
     Tools,
+    /// `usagelog::parse_log` (every log format `replay` reads), then a replay on two models.
+    Replay,
+    /// `litellm::import` (which loads the catalog it generates).
+    Litellm,
+    /// `mcpconfig::parse_document` as detected, as Codex TOML and as Continue YAML (never started).
+    Config,
+    /// The output of an MCP server: `capture_over` on a scripted transport (the input, line by line),
+    /// and every [`PROCESS_EVERY`]th input through a real process (`script_server.py`, python3).
+    Mcp,
 }
+
+/// One MCP input in this many is also captured from a real process (the scripted fake server).
+pub const PROCESS_EVERY: u64 = 64;
 
 impl Target {
     /// All targets.
-    pub const ALL: [Target; 3] = [Target::Catalog, Target::Scenario, Target::Tools];
+    pub const ALL: [Target; 7] = [
+        Target::Catalog,
+        Target::Scenario,
+        Target::Tools,
+        Target::Replay,
+        Target::Litellm,
+        Target::Config,
+        Target::Mcp,
+    ];
 
     /// Folder name under corpus/ and regressions/.
     pub fn dir(self) -> &'static str {
@@ -42,12 +69,17 @@ impl Target {
             Target::Catalog => "catalog",
             Target::Scenario => "scenario",
             Target::Tools => "tools",
+            Target::Replay => "replay",
+            Target::Litellm => "litellm",
+            Target::Config => "config",
+            Target::Mcp => "mcp",
         }
     }
 
     fn extension(self) -> &'static str {
         match self {
-            Target::Tools => "json",
+            Target::Tools | Target::Litellm | Target::Config => "json",
+            Target::Replay | Target::Mcp => "jsonl",
             _ => "toml",
         }
     }
@@ -288,6 +320,35 @@ const DICTIONARY: &[&str] = &[
     "\"\\ud800\"",
     "é",
     "\u{202e}",
+    // Usage logs, LiteLLM entries, client configurations, JSON-RPC.
+    "\"usage\"",
+    "\"input_tokens\"",
+    "\"cache_read_input_tokens\"",
+    "\"cache_creation_input_tokens\"",
+    "\"prompt_tokens\"",
+    "\"cached_tokens\"",
+    "\"timestamp\"",
+    "\"2026-01-01T00:00:00Z\"",
+    "\"model\"",
+    "\"input_cost_per_token\"",
+    "\"output_cost_per_token\"",
+    "\"cache_read_input_token_cost\"",
+    "\"litellm_provider\"",
+    "\"mode\"",
+    "\"mcpServers\"",
+    "\"servers\"",
+    "\"command\"",
+    "\"args\"",
+    "\"env\"",
+    "\"${HOME}\"",
+    "\"${input:x}\"",
+    "\"jsonrpc\"",
+    "\"id\"",
+    "\"method\"",
+    "\"nextCursor\"",
+    "\"roots/list\"",
+    "\"error\"",
+    "\"2.0\"",
 ];
 
 /// Applies 1 to 4 random mutations to `input`.
@@ -452,6 +513,57 @@ pub fn execute(target: Target, bytes: &[u8], base: &Path) -> Outcome {
             }
             Err(e) => refused(e),
         },
+        Target::Replay => match parse_log(&text, "fuzz.jsonl") {
+            Ok(log) => {
+                let catalog = embedded();
+                for id in ["claude-opus-4.8", "gpt-5.6"] {
+                    let model = catalog.model(id).expect("measured model");
+                    let strategy = Strategy::parse("cached").expect("strategy");
+                    if let Err(e) = replay(&log, model, &strategy, &ReplayOptions::default()) {
+                        return refused(e);
+                    }
+                }
+                Outcome::Accepted
+            }
+            Err(e) => refused(e),
+        },
+        Target::Litellm => match import(&text, "fuzz-litellm.json", &[]) {
+            Ok(_) => Outcome::Accepted,
+            Err(e) => refused(e),
+        },
+        Target::Config => {
+            let lookup = |k: &str| (k == "HOME").then(|| "/home/fuzz".to_string());
+            // Accepted when one of the three readings takes it (the others refuse: JSON is no TOML).
+            let mut outcome = None;
+            for client in [None, Some(Client::Codex), Some(Client::Continue)] {
+                let opts = LoadOptions {
+                    client,
+                    ..LoadOptions::default()
+                };
+                // Parsed only: a mutated command must never be started.
+                match parse_document(&text, "fuzz-config", None, &opts, &lookup) {
+                    Ok(_) => outcome = Some(Outcome::Accepted),
+                    Err(e) if outcome.is_none() => outcome = Some(refused(e)),
+                    Err(_) => {}
+                }
+            }
+            outcome.unwrap_or(Outcome::Accepted)
+        }
+        Target::Mcp => {
+            let opts = CaptureOptions {
+                timeout: Duration::from_secs(5),
+                ..CaptureOptions::default()
+            };
+            let mut script = Script::new(bytes);
+            let deadline = Instant::now() + opts.timeout;
+            match capture_over(&mut script, "fuzz-server", &opts, deadline) {
+                Ok(cap) => match parse_tool_list(&cap.result_json_text(), "fuzz-server") {
+                    Ok(_) => Outcome::Accepted,
+                    Err(e) => refused(e),
+                },
+                Err(e) => refused(e),
+            }
+        }
         Target::Catalog => match Catalog::from_toml_str(&text, "fuzz-models.toml") {
             Ok(catalog) => {
                 let mut s = Scenario::builtin_default().expect("built-in scenario");
@@ -480,6 +592,65 @@ pub fn execute(target: Target, bytes: &[u8], base: &Path) -> Outcome {
             }
             Err(e) => refused(e),
         },
+    }
+}
+
+/// A server that says the input, line by line, whatever it is sent, then closes its output: the
+/// in-process half of the MCP target (deterministic, no process, no network).
+pub struct Script {
+    lines: std::vec::IntoIter<String>,
+}
+
+impl Script {
+    /// The script of `bytes` (lines split on `\n`, as the process transport splits them).
+    pub fn new(bytes: &[u8]) -> Self {
+        let text = String::from_utf8_lossy(bytes);
+        let lines: Vec<String> = text.split('\n').map(str::to_string).collect();
+        Script {
+            lines: lines.into_iter(),
+        }
+    }
+}
+
+impl Transport for Script {
+    fn send(&mut self, _message: &serde_json::Value) -> pcsim::Result<()> {
+        Ok(())
+    }
+
+    fn recv(&mut self, _deadline: Instant) -> pcsim::Result<Received> {
+        Ok(self.lines.next().map_or(Received::Closed, Received::Line))
+    }
+
+    fn describe_failure(&mut self) -> String {
+        " (scripted fuzz server)".into()
+    }
+}
+
+/// Captures the input from a real process: tests/fuzz/script_server.py writes it, byte for byte, and
+/// closes its output. `None` when python3 cannot be started (the caller counts that as refused).
+pub fn execute_process(bytes: &[u8], timeout: Duration) -> Outcome {
+    let dir = match tempfile::tempdir() {
+        Ok(d) => d,
+        Err(e) => return Outcome::Refused(format!("no temporary folder: {e}")),
+    };
+    let file = dir.path().join("script.jsonl");
+    if let Err(e) = std::fs::write(&file, bytes) {
+        return Outcome::Refused(format!("cannot write the script: {e}"));
+    }
+    let opts = CaptureOptions {
+        timeout,
+        ..CaptureOptions::default()
+    };
+    let args = vec![
+        fuzz_dir().join("script_server.py").display().to_string(),
+        file.display().to_string(),
+    ];
+    match capture_command("fuzz-server", "python3", &args, &Default::default(), &opts) {
+        Ok(cap) => match parse_tool_list(&cap.result_json_text(), "fuzz-server") {
+            Ok(_) => Outcome::Accepted,
+            Err(e) => Outcome::Refused(e.to_string()),
+        },
+        Err(e) => Outcome::Refused(e.to_string()),
     }
 }
 
@@ -577,10 +748,33 @@ pub struct Stats {
     pub slowest: Duration,
     /// Wall time.
     pub elapsed: Duration,
-    /// Per-target executed counts (catalog, scenario, tools).
-    pub per_target: [u64; 3],
+    /// Per-target executed counts, in [`Target::ALL`] order.
+    pub per_target: [u64; 7],
+    /// Per-target accepted counts, in [`Target::ALL`] order.
+    pub per_target_accepted: [u64; 7],
     /// Per-target time spent.
-    pub per_target_time: [Duration; 3],
+    pub per_target_time: [Duration; 7],
+    /// MCP inputs also captured from a real process, and how many of those were accepted.
+    pub process_runs: (u64, u64),
+}
+
+impl Stats {
+    /// `name executed/accepted` per target, for reports.
+    pub fn per_target_summary(&self) -> String {
+        Target::ALL
+            .iter()
+            .enumerate()
+            .map(|(i, t)| {
+                format!(
+                    "{} {} ({} accepted)",
+                    t.dir(),
+                    self.per_target[i],
+                    self.per_target_accepted[i]
+                )
+            })
+            .collect::<Vec<_>>()
+            .join(", ")
+    }
 }
 
 /// Fuzzes until `max_inputs` inputs ran or `deadline` passed, from `seed`.
@@ -596,7 +790,7 @@ pub fn fuzz(
     let start = Instant::now();
     let by_target: Vec<Vec<&[u8]>> = Target::ALL.iter().map(|t| corpus.of(*t)).collect();
     while stats.executed < max_inputs && deadline.is_none_or(|d| start.elapsed() < d) {
-        let ti = rng.gen_range(0..3);
+        let ti = rng.gen_range(0..Target::ALL.len());
         let target = Target::ALL[ti];
         let pool = &by_target[ti];
         if pool.is_empty() {
@@ -610,6 +804,28 @@ pub fn fuzz(
         stats.per_target_time[ti] += t0.elapsed();
         stats.executed += 1;
         stats.per_target[ti] += 1;
+        // The same script through a real process now and then: the process transport's own paths
+        // (pipes, line splitting, the end of the server) on fuzzed output.
+        let outcome = if target == Target::Mcp && stats.per_target[ti] % PROCESS_EVERY == 0 {
+            let process = execute_process(&input, Duration::from_secs(5));
+            stats.process_runs.0 += 1;
+            if process == Outcome::Accepted {
+                stats.process_runs.1 += 1;
+            }
+            match (&outcome, &process) {
+                (Outcome::Accepted, Outcome::Refused(why)) if !why.contains("python3") => {
+                    Outcome::Panicked(format!(
+                        "accepted in process but refused from a real process: {why}"
+                    ))
+                }
+                _ => outcome,
+            }
+        } else {
+            outcome
+        };
+        if outcome == Outcome::Accepted {
+            stats.per_target_accepted[ti] += 1;
+        }
         match outcome {
             Outcome::Accepted => stats.accepted += 1,
             Outcome::Refused(_) => stats.refused += 1,

@@ -34,11 +34,9 @@ fn mutated_inputs_never_panic_or_hang() {
     }
     let stats = fuzz(&corpus, seed, iters, None, HANG_LIMIT);
     eprintln!(
-        "fuzz: seed {seed}, {} inputs (catalog {}, scenario {}, tools {}) in {:.1?}: {} accepted, {} refused, {} failures, slowest {:.1?}",
+        "fuzz: seed {seed}, {} inputs ({}) in {:.1?}: {} accepted, {} refused, {} failures, slowest {:.1?}",
         stats.executed,
-        stats.per_target[0],
-        stats.per_target[1],
-        stats.per_target[2],
+        stats.per_target_summary(),
         stats.elapsed,
         stats.accepted,
         stats.refused,
@@ -70,6 +68,55 @@ fn mutated_inputs_never_panic_or_hang() {
         stats.refused > iters / 4,
         "only {} inputs refused",
         stats.refused
+    );
+    // Every target is reached, and mutated inputs of each get through their parser sometimes.
+    for (i, t) in harness::Target::ALL.iter().enumerate() {
+        assert!(
+            stats.per_target[i] > iters / 20,
+            "{t:?}: {}",
+            stats.per_target_summary()
+        );
+        assert!(
+            stats.per_target_accepted[i] > 0,
+            "{t:?}: {}",
+            stats.per_target_summary()
+        );
+    }
+}
+
+#[test]
+fn the_scripted_server_is_captured_from_a_real_process_like_the_script() {
+    let python = std::process::Command::new("python3")
+        .arg("--version")
+        .output()
+        .is_ok_and(|o| o.status.success());
+    if !python {
+        assert!(
+            std::env::var_os("PCSIM_ALLOW_MISSING_SHARED").is_some_and(|v| v == "1"),
+            "python3 is not available to run the scripted MCP server (PCSIM_ALLOW_MISSING_SHARED=1 skips)"
+        );
+        return;
+    }
+    let corpus = Corpus::load();
+    let mut n = 0;
+    for (target, name, bytes) in &corpus.entries {
+        if *target == harness::Target::Mcp {
+            let out = harness::execute_process(bytes, Duration::from_secs(20));
+            assert_eq!(out, Outcome::Accepted, "{name}");
+            n += 1;
+        }
+    }
+    assert!(n >= 3, "{n} MCP scripts in the corpus");
+    // A script that never answers tools/list ends with the server's output, not the timeout.
+    let t0 = std::time::Instant::now();
+    let out = harness::execute_process(
+        b"{\"jsonrpc\":\"2.0\",\"id\":1,\"result\":{}}\n",
+        Duration::from_secs(20),
+    );
+    assert!(matches!(out, Outcome::Refused(_)), "{out:?}");
+    assert!(
+        t0.elapsed() < Duration::from_secs(20),
+        "ended by the timeout"
     );
 }
 

@@ -12,6 +12,7 @@ mod fuzz;
 mod house;
 mod inputs;
 mod layers;
+mod limits;
 mod money;
 mod prices;
 mod properties;

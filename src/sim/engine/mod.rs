@@ -14,6 +14,7 @@ use crate::base::hash::{chain, fnv1a};
 use crate::base::quantity::{round_u64, Quantity, Sampler};
 use crate::input::scenario::{Arrival, Scenario, MAX_TOKENS_PER_MESSAGE};
 use crate::model::catalog::{ModelSpec, ToolChangeRule};
+use crate::model::render::TemplateKind;
 use crate::model::strategy::{Anchor, Mode, ResolvedStrategy};
 use crate::model::tools::Tool;
 use crate::sim::billing::{CallBill, PriceSheet};
@@ -228,16 +229,24 @@ impl<'a> Prepared<'a> {
         let rendering = model.rendering();
         let family_id = fnv1a(model.family.as_bytes());
         let system_id = chain(fnv1a(b"system"), scenario.system_tokens);
+        // Every tool of every list lives in the scenario: measured (hashed and counted) once per
+        // definition, found again by address, so an event costs the pointers of its list.
         let mut sizes: HashMap<u64, u64> = HashMap::new();
+        let mut by_address: HashMap<*const Tool, (u64, u64)> = HashMap::new();
         let mut measure = |t: &Tool| -> (u64, u64) {
-            let h = t.content_hash();
-            let n = *sizes.entry(h).or_insert_with(|| rendering.tool_tokens(t));
-            (n, h)
+            *by_address.entry(t as *const Tool).or_insert_with(|| {
+                let h = t.content_hash();
+                let n = *sizes.entry(h).or_insert_with(|| rendering.tool_tokens(t));
+                (n, h)
+            })
         };
-        let base_of = |list: &[Tool],
-                       measure: &mut dyn FnMut(&Tool) -> (u64, u64),
-                       markers: &settings::Markers| {
-            let measured: Vec<(u64, u64)> = list.iter().map(&mut *measure).collect();
+        // The list's own tokens (wrapper, preamble), once per distinct list: a template family
+        // renders the whole list for it.
+        let mut preambles: HashMap<u64, u64> = HashMap::new();
+        let mut base_of = |list: &[&Tool],
+                           measure: &mut dyn FnMut(&Tool) -> (u64, u64),
+                           markers: &settings::Markers| {
+            let measured: Vec<(u64, u64)> = list.iter().map(|t| measure(t)).collect();
             let list_hash = measured
                 .iter()
                 .fold(fnv1a(b"tools"), |h, &(_, th)| chain(h, th));
@@ -247,10 +256,20 @@ impl<'a> Prepared<'a> {
                 0
             };
             let tools_sum: u64 = measured.iter().map(|&(n, _)| n).sum();
+            let preamble = if list.is_empty() {
+                0
+            } else if rendering.template == TemplateKind::Linear {
+                rendering.preamble(list.len())
+            } else {
+                *preambles.entry(list_hash).or_insert_with(|| {
+                    let owned: Vec<Tool> = list.iter().map(|t| (*t).clone()).collect();
+                    rendering.preamble_for(&owned, tools_sum)
+                })
+            };
             let mut p = Prompt::default();
             markers.push(settings::Part::Tools, &mut p);
             p.push(Segment {
-                tokens: rendering.preamble_for(list, tools_sum),
+                tokens: preamble,
                 id: chain(chain(family_id, salt), 1),
             });
             for &(tokens, h) in &measured {
@@ -270,12 +289,12 @@ impl<'a> Prepared<'a> {
             p
         };
         let mut markers = settings::Markers::default();
-        let mut bases = vec![base_of(&scenario.tools, &mut measure, &markers)];
-        let mut events = Vec::with_capacity(scenario.events.len());
+        let mut current: Vec<&Tool> = scenario.tools.iter().collect();
+        let mut bases = vec![base_of(&current, &mut measure, &markers)];
+        let mut events = Vec::with_capacity(scenario.events.len() + scenario.setting_events.len());
         let append = strategy.tool_change == ToolChangeRule::Append && strategy.rules.is_some();
-        let mut current: Vec<Tool> = scenario.tools.clone();
         // The tool list of the latest head (in `append` mode the initial one for good).
-        let mut head_list: Vec<Tool> = scenario.tools.clone();
+        let mut head_list: Vec<&Tool> = current.clone();
         for step in settings::in_call_order(scenario) {
             let e = match step {
                 settings::Step::Tools(e) => e,
@@ -295,16 +314,24 @@ impl<'a> Prepared<'a> {
                     continue;
                 }
             };
-            let next = e.apply(&current);
+            let next = e.apply_refs(&current);
             let effect = if append {
+                let before: HashMap<&str, &Tool> =
+                    current.iter().map(|t| (t.name.as_str(), *t)).collect();
+                let after: std::collections::HashSet<&str> =
+                    next.iter().map(|t| t.name.as_str()).collect();
                 let added: u64 = next
                     .iter()
-                    .filter(|t| !current.iter().any(|o| o.name == t.name && o == *t))
+                    .filter(|t| {
+                        before
+                            .get(t.name.as_str())
+                            .is_none_or(|o| !std::ptr::eq(*o, **t) && *o != **t)
+                    })
                     .map(|t| measure(t).0)
                     .sum();
                 let removed = current
                     .iter()
-                    .filter(|o| !next.iter().any(|t| t.name == o.name))
+                    .filter(|o| !after.contains(o.name.as_str()))
                     .count() as u64;
                 EventEffect::Append(added + removed * REMOVAL_NOTICE_TOKENS)
             } else {

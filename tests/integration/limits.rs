@@ -1,0 +1,304 @@
+//! Limits checked before the work they bound (issue 18): tool files and `pcsim tools`, client
+//! configurations, LiteLLM imports, sweeps, the bills and Monte Carlo calls of compare, whatif and
+//! advise, tool-list events. Each test gives an input whose refusal says which limit it exceeds; on
+//! the code before these checks the same input was parsed, started or simulated first (and failed
+//! later with another message, or was accepted).
+
+use std::path::Path;
+
+use pcsim::input::litellm::{import, MAX_IMPORT_ENTRIES};
+use pcsim::input::mcpconfig::MAX_SERVERS;
+use pcsim::input::scenario::{Scenario, MAX_EVENTS, MAX_LISTED_TOOLS};
+use pcsim::model::tools::MAX_TOOLS;
+use pcsim::sim::request::{MAX_BILLS_KEPT, MAX_SIMULATED_CALLS};
+
+use crate::common::pcsim;
+
+/// Exit code and stderr of `pcsim ARGS` run in `dir`.
+fn run_in(dir: &Path, args: &[&str]) -> (Option<i32>, String) {
+    let out = pcsim().current_dir(dir).args(args).output().unwrap();
+    (
+        out.status.code(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
+
+/// A tool file of `n` tools named `{prefix}{i}`; the tool at `bad` (if any) has a numeric name.
+fn tool_file(n: usize, prefix: &str, bad: Option<usize>) -> String {
+    let tools: Vec<String> = (0..n)
+        .map(|i| {
+            if Some(i) == bad {
+                r#"{"name":7,"inputSchema":{"type":"object"}}"#.to_string()
+            } else {
+                format!(
+                    r#"{{"name":"{prefix}{i}","description":"d","inputSchema":{{"type":"object"}}}}"#
+                )
+            }
+        })
+        .collect();
+    format!("{{\"tools\":[{}]}}", tools.join(","))
+}
+
+#[test]
+fn a_tool_file_over_the_limit_is_refused_before_its_tools_are_parsed() {
+    let dir = tempfile::tempdir().unwrap();
+    // A broken tool in the middle: read first, it would be the error; the count comes first.
+    std::fs::write(
+        dir.path().join("big.json"),
+        tool_file(MAX_TOOLS + 1, "t", Some(MAX_TOOLS / 2)),
+    )
+    .unwrap();
+    let (code, err) = run_in(dir.path(), &["tools", "big.json"]);
+    assert_eq!(code, Some(2), "{err}");
+    assert!(
+        err.contains("big.json")
+            && err.contains(&format!("{} tools", MAX_TOOLS + 1))
+            && err.contains(&format!("limit of {MAX_TOOLS}")),
+        "{err}"
+    );
+    // Every tool named alike: the limit, not the duplicate check, answers.
+    std::fs::write(
+        dir.path().join("same.json"),
+        format!(
+            "[{}]",
+            vec![r#"{"name":"a","inputSchema":{"type":"object"}}"#; MAX_TOOLS + 1].join(",")
+        ),
+    )
+    .unwrap();
+    let (code, err) = run_in(dir.path(), &["tools", "same.json"]);
+    assert_eq!(code, Some(2), "{err}");
+    assert!(
+        err.contains(&format!("limit of {MAX_TOOLS}")) && !err.contains("duplicate"),
+        "{err}"
+    );
+}
+
+#[test]
+fn tool_files_together_are_one_list_under_the_same_limit() {
+    let dir = tempfile::tempdir().unwrap();
+    let half = MAX_TOOLS / 2 + 1;
+    std::fs::write(dir.path().join("a.json"), tool_file(half, "a", None)).unwrap();
+    // The second file's tools are all valid and distinct: only the total is wrong.
+    std::fs::write(dir.path().join("b.json"), tool_file(half, "b", None)).unwrap();
+    let (code, err) = run_in(dir.path(), &["tools", "a.json", "b.json"]);
+    assert_eq!(code, Some(2), "{err}");
+    assert!(
+        err.contains("b.json")
+            && err.contains(&format!("{half} tools in this file and {half}"))
+            && err.contains(&format!("limit of {MAX_TOOLS}")),
+        "{err}"
+    );
+    // Duplicates across files are still found (one hash lookup per tool), naming both files.
+    std::fs::write(dir.path().join("c.json"), tool_file(3, "a", None)).unwrap();
+    std::fs::write(dir.path().join("d.json"), tool_file(1, "z", None)).unwrap();
+    let (code, err) = run_in(dir.path(), &["tools", "d.json", "c.json", "a.json"]);
+    assert_eq!(code, Some(2), "{err}");
+    assert!(
+        err.contains("a.json") && err.contains("also defined in c.json") && err.contains("`a0`"),
+        "{err}"
+    );
+}
+
+#[test]
+fn a_configuration_with_too_many_servers_starts_none_of_them() {
+    let dir = tempfile::tempdir().unwrap();
+    // Each server would leave a mark if it were started.
+    let marks = dir.path().join("marks");
+    std::fs::create_dir(&marks).unwrap();
+    let servers: Vec<String> = (0..=MAX_SERVERS)
+        .map(|i| {
+            format!(
+                r#""s{i}":{{"command":"sh","args":["-c","touch {}/s{i}"]}}"#,
+                marks.display()
+            )
+        })
+        .collect();
+    std::fs::write(
+        dir.path().join("mcp.json"),
+        format!("{{\"mcpServers\":{{{}}}}}", servers.join(",")),
+    )
+    .unwrap();
+    let (code, err) = run_in(
+        dir.path(),
+        &["config", "mcp.json", "--timeout-seconds", "1"],
+    );
+    assert_eq!(code, Some(2), "{err}");
+    assert!(
+        err.contains("mcp.json")
+            && err.contains("mcpServers")
+            && err.contains(&format!("limit of {MAX_SERVERS} servers")),
+        "{err}"
+    );
+    assert_eq!(std::fs::read_dir(&marks).unwrap().count(), 0);
+}
+
+#[test]
+fn a_litellm_file_over_the_entry_limit_is_refused_before_any_entry_is_read() {
+    let mut text = String::from("{");
+    for i in 0..=MAX_IMPORT_ENTRIES {
+        if i > 0 {
+            text.push(',');
+        }
+        // Valid chat entries: read one by one, they would all be imported.
+        text.push_str(&format!(
+            r#""m{i}":{{"input_cost_per_token":1e-6,"output_cost_per_token":2e-6,"litellm_provider":"openai","mode":"chat"}}"#
+        ));
+    }
+    text.push('}');
+    let e = import(&text, "prices.json", &[]).unwrap_err().to_string();
+    assert!(
+        e.contains("prices.json")
+            && e.contains(&format!("{} entries", MAX_IMPORT_ENTRIES + 1))
+            && e.contains(&format!("limit of {MAX_IMPORT_ENTRIES}")),
+        "{e}"
+    );
+}
+
+#[test]
+fn a_sweep_is_bounded_on_tools_times_parameters() {
+    let dir = tempfile::tempdir().unwrap();
+    // Each flag within its own limit, the product 1,000,000 parameters: gigabytes before the fix.
+    let (code, err) = run_in(
+        dir.path(),
+        &["sweep", "--max-tools", "1000", "--params", "1000"],
+    );
+    assert_eq!(code, Some(2), "{err}");
+    assert!(
+        err.contains("--max-tools")
+            && err.contains("1000 tools x 1000 parameters")
+            && err.contains("limit of 200000"),
+        "{err}"
+    );
+    let (code, err) = run_in(dir.path(), &["sweep", "--params", "1001"]);
+    assert_eq!(code, Some(2), "{err}");
+    assert!(err.contains("--params") && err.contains("1000"), "{err}");
+}
+
+/// A scenario file in `dir` of `sessions` sessions of `calls` calls with `runs` runs.
+fn scenario_file(dir: &Path, sessions: usize, calls: usize, runs: u64) -> String {
+    let text = format!(
+        "name = \"big\"\nmodels = [\"claude-opus-4.8\"]\nruns = {runs}\n[tools]\nsynthetic = {{ count = 2, params = 1 }}\n[session]\ncalls = {calls}\ntool_result_tokens = 10\noutput_tokens = 10\nfirst_user_tokens = 10\nsystem_tokens = 10\n[sessions]\ncount = {sessions}\nevery_seconds = 1\n"
+    );
+    std::fs::write(dir.join("big.toml"), text).unwrap();
+    "big.toml".into()
+}
+
+#[test]
+fn compare_whatif_and_advise_refuse_bills_that_would_not_fit_before_simulating() {
+    let dir = tempfile::tempdir().unwrap();
+    // One model, one strategy: MAX_BILLS_KEPT + 100 bills already; more with every pair.
+    let calls = 100;
+    let sessions = (MAX_BILLS_KEPT as usize) / calls + 1;
+    let f = scenario_file(dir.path(), sessions, calls, 1);
+    for args in [
+        vec!["compare", f.as_str(), "--strategy", "none"],
+        vec![
+            "whatif",
+            f.as_str(),
+            "--remove-tools",
+            "synthetic_tool_01",
+            "--at-call",
+            "2",
+            "--model",
+            "claude-opus-4.8",
+        ],
+        vec!["advise", f.as_str()],
+        vec!["run", f.as_str(), "--strategy", "none"],
+    ] {
+        let (code, err) = run_in(dir.path(), &args);
+        assert_eq!(code, Some(2), "{args:?}: {err}");
+        assert!(
+            err.contains("big.toml")
+                && err.contains("per-call bills")
+                && err.contains(&MAX_BILLS_KEPT.to_string()),
+            "{args:?}: {err}"
+        );
+    }
+}
+
+/// Three models (two strategies each by default: six pairs).
+const THREE_MODELS: [&str; 6] = [
+    "--model",
+    "claude-opus-4.8",
+    "--model",
+    "gpt-5.6",
+    "--model",
+    "kimi-k3",
+];
+
+#[test]
+fn monte_carlo_limits_count_every_model_and_strategy() {
+    let dir = tempfile::tempdir().unwrap();
+    // 20,000 runs x 1 x 1,000 calls = 2e7 calls: under the scenario's own limit, but x 8 pairs of
+    // several pairs it is more than MAX_SIMULATED_CALLS.
+    let f = scenario_file(dir.path(), 1, 1000, 20_000);
+    let probe = Scenario::from_toml_str(
+        &std::fs::read_to_string(dir.path().join(&f)).unwrap(),
+        "big.toml",
+        Path::new("."),
+    );
+    assert!(probe.is_ok(), "the scenario alone is within its limits");
+    for args in [
+        vec!["compare", f.as_str()],
+        [&["run", f.as_str()][..], &THREE_MODELS[..]].concat(),
+        vec!["advise", f.as_str()],
+        [
+            &[
+                "whatif",
+                f.as_str(),
+                "--remove-tools",
+                "synthetic_tool_01",
+                "--at-call",
+                "2",
+                "--model",
+                "claude-opus-4.8",
+            ][..],
+            &THREE_MODELS[..],
+        ]
+        .concat(),
+    ] {
+        let (code, err) = run_in(dir.path(), &args);
+        assert_eq!(code, Some(2), "{args:?}: {err}");
+        assert!(
+            err.contains("big.toml")
+                && err.contains("runs")
+                && err.contains(&format!("limit of {MAX_SIMULATED_CALLS}")),
+            "{args:?}: {err}"
+        );
+    }
+}
+
+#[test]
+fn tool_list_events_are_bounded_in_number_and_in_listed_tools() {
+    let base = "[tools]\nsynthetic = { count = 9000, params = 0 }\n[session]\ncalls = 100000\n";
+    let mut text = String::from(base);
+    for i in 0..=MAX_EVENTS {
+        text.push_str(&format!(
+            "[[event]]\nat_call = {}\ndrop = [\"synthetic_tool_01\"]\n",
+            2 + i
+        ));
+    }
+    let e = Scenario::from_toml_str(&text, "ev.toml", Path::new("."))
+        .unwrap_err()
+        .to_string();
+    assert!(
+        e.contains("ev.toml") && e.contains(&format!("limit of {MAX_EVENTS}")),
+        "{e}"
+    );
+    // 200 events each re-listing about 9,000 tools: 1.8 million list entries to prepare per model.
+    let mut text = String::from(base);
+    for i in 0..200 {
+        text.push_str(&format!(
+            "[[event]]\nat_call = {}\ndrop = [\"synthetic_tool_{:02}\"]\n",
+            2 + i,
+            i + 1
+        ));
+    }
+    let e = Scenario::from_toml_str(&text, "ev.toml", Path::new("."))
+        .unwrap_err()
+        .to_string();
+    assert!(
+        e.contains("ev.toml") && e.contains(&MAX_LISTED_TOOLS.to_string()),
+        "{e}"
+    );
+}
