@@ -15,6 +15,7 @@ mod keys;
 mod prepared;
 pub(crate) mod prompt;
 pub(crate) mod queue;
+mod settings;
 mod setup;
 mod timeline;
 mod workspace;
