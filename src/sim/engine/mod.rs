@@ -243,7 +243,9 @@ impl<'a> Prepared<'a> {
         // The list's own tokens (wrapper, preamble), once per distinct list: a template family
         // renders the whole list for it.
         let mut preambles: HashMap<u64, u64> = HashMap::new();
-        let mut base_of = |list: &[&Tool], measure: &mut dyn FnMut(&Tool) -> (u64, u64)| {
+        let mut base_of = |list: &[&Tool],
+                           measure: &mut dyn FnMut(&Tool) -> (u64, u64),
+                           markers: &settings::Markers| {
             let measured: Vec<(u64, u64)> = list.iter().map(|t| measure(t)).collect();
             let list_hash = measured
                 .iter()
@@ -265,6 +267,7 @@ impl<'a> Prepared<'a> {
                 })
             };
             let mut p = Prompt::default();
+            markers.push(settings::Part::Tools, &mut p);
             p.push(Segment {
                 tokens: preamble,
                 id: chain(chain(family_id, salt), 1),
@@ -276,18 +279,41 @@ impl<'a> Prepared<'a> {
                 });
             }
             p.mark_tools_end();
+            markers.push(settings::Part::System, &mut p);
             p.push(Segment {
                 tokens: scenario.system_tokens,
                 id: system_id,
             });
             p.mark_system_end();
+            markers.push(settings::Part::Messages, &mut p);
             p
         };
+        let mut markers = settings::Markers::default();
         let mut current: Vec<&Tool> = scenario.tools.iter().collect();
-        let mut bases = vec![base_of(&current, &mut measure)];
-        let mut events = Vec::with_capacity(scenario.events.len());
+        let mut bases = vec![base_of(&current, &mut measure, &markers)];
+        let mut events = Vec::with_capacity(scenario.events.len() + scenario.setting_events.len());
         let append = strategy.tool_change == ToolChangeRule::Append && strategy.rules.is_some();
-        for e in &scenario.events {
+        // The tool list of the latest head (in `append` mode the initial one for good).
+        let mut head_list: Vec<&Tool> = current.clone();
+        for step in settings::in_call_order(scenario) {
+            let e = match step {
+                settings::Step::Tools(e) => e,
+                settings::Step::Setting(c) => {
+                    // A documented invalidation makes a new head: the same tools and system
+                    // prompt, with the invalidated part (and all after it) new to the cache.
+                    let part = strategy
+                        .rules
+                        .as_ref()
+                        .and_then(|r| r.invalidated_by(&c.change))
+                        .and_then(settings::Part::parse);
+                    if let Some(part) = part {
+                        markers.bump(part);
+                        bases.push(base_of(&head_list, &mut measure, &markers));
+                        events.push((c.at_call as u32, EventEffect::Block(bases.len() - 1)));
+                    }
+                    continue;
+                }
+            };
             let next = e.apply_refs(&current);
             let effect = if append {
                 let before: HashMap<&str, &Tool> =
@@ -309,7 +335,8 @@ impl<'a> Prepared<'a> {
                     .count() as u64;
                 EventEffect::Append(added + removed * REMOVAL_NOTICE_TOKENS)
             } else {
-                bases.push(base_of(&next, &mut measure));
+                bases.push(base_of(&next, &mut measure, &markers));
+                head_list.clone_from(&next);
                 EventEffect::Block(bases.len() - 1)
             };
             events.push((e.at_call as u32, effect));
@@ -1309,6 +1336,7 @@ pub fn split_for_conversation(
 
 #[cfg(test)]
 mod reference;
+mod settings;
 
 #[cfg(test)]
 mod tests {
