@@ -1,5 +1,5 @@
 //! Import of LiteLLM's price database (`model_prices_and_context_window.json`) into pcsim's catalog
-//! form. Each entry is mapped on its own ([`crate::input::litellm_entry`]): prices, cache reads and
+//! form. Each entry is mapped on its own (in the private `litellm_entry` module): prices, cache reads and
 //! 5-minute / 1-hour writes, the minimum cacheable prompt, long-context tiers with their cache
 //! prices, Batch / Flex / priority service tiers, the regional multiplier and the tool-use system
 //! prompt. Every number carries its source; every field with no place in the catalog is reported;
