@@ -324,6 +324,9 @@ pub fn run_document(
             mc,
         ));
     }
+    for w in &rep.context_warnings {
+        blocks.push(Block::Text(format!("Warning: {}.", w.message())));
+    }
     for s in &rep.skipped {
         blocks.push(Block::Text(format!(
             "Not simulated: {} / {}: {}",
