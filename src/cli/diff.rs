@@ -37,6 +37,8 @@ pub struct DiffArgs {
     /// Also write diff.json and diff.csv into this folder.
     #[arg(long, value_name = "DIR")]
     pub out: Option<PathBuf>,
+    #[command(flatten)]
+    pub doc: super::docreport::ReportArgs,
 }
 
 fn is_scenario(p: &Path) -> bool {
@@ -46,9 +48,11 @@ fn is_scenario(p: &Path) -> bool {
 
 /// Runs `pcsim diff`.
 pub fn cmd_diff(catalog: &Catalog, a: DiffArgs, out: &mut dyn Write) -> Result<()> {
+    let doc_kind = a.doc.check()?;
     if let Some(dir) = &a.out {
         report::ensure_writable_dir(dir)?;
     }
+    let mut scenario_a = None;
     let rep = match (is_scenario(&a.a), is_scenario(&a.b)) {
         (true, true) => {
             let mut sa = Scenario::load(&a.a)?;
@@ -61,7 +65,9 @@ pub fn cmd_diff(catalog: &Catalog, a: DiffArgs, out: &mut dyn Write) -> Result<(
                     s.seed = seed;
                 }
             }
-            diff_scenarios(catalog, &sa, &sb, &a.models, &a.strategies)?
+            let rep = diff_scenarios(catalog, &sa, &sb, &a.models, &a.strategies)?;
+            scenario_a = Some(sa);
+            rep
         }
         (false, false) => {
             if !a.strategies.is_empty() || a.runs.is_some() || a.seed.is_some() {
@@ -105,6 +111,11 @@ pub fn cmd_diff(catalog: &Catalog, a: DiffArgs, out: &mut dyn Write) -> Result<(
         out.flush()?;
         let files = [("diff.json", json.as_bytes()), ("diff.csv", csv.as_bytes())];
         write_report_set(dir, &files, a.format)?;
+    }
+    if let (Some(kind), Some(path)) = (doc_kind, &a.doc.report) {
+        let doc = super::docreport::diff_document(catalog, scenario_a.as_ref(), &rep, &rep.table());
+        out.flush()?;
+        super::docreport::write(path, kind, &doc, a.format == Format::Table)?;
     }
     Ok(())
 }

@@ -324,6 +324,9 @@ pub fn run_document(
             mc,
         ));
     }
+    for w in &rep.context_warnings {
+        blocks.push(Block::Text(format!("Warning: {}.", w.message())));
+    }
     for s in &rep.skipped {
         blocks.push(Block::Text(format!(
             "Not simulated: {} / {}: {}",
@@ -566,4 +569,128 @@ pub fn advise_document(
         &ids,
         &[],
     ))
+}
+
+/// The `diff` report: the rows side by side, what differs between the tool lists, the prices
+/// used and (for two scenarios) A's scenario file as simulated.
+pub fn diff_document(
+    catalog: &Catalog,
+    scenario_a: Option<&Scenario>,
+    rep: &pcsim::analysis::diff::DiffReport,
+    printed: &str,
+) -> Document {
+    use pcsim::analysis::diff::DiffReport;
+    let (a, b, tools, ids, table_block, note) = match rep {
+        DiffReport::Tools {
+            a,
+            b,
+            tools,
+            models,
+        } => (
+            a,
+            b,
+            tools,
+            models.iter().map(|m| m.model.as_str()).collect::<Vec<_>>(),
+            table(
+                &[
+                    "model",
+                    "tokens A",
+                    "tokens B",
+                    "USD/call A",
+                    "USD/call B",
+                    "saving USD/call",
+                    "saving %",
+                ],
+                &[false, true, true, true, true, true, true],
+                models
+                    .iter()
+                    .map(|m| {
+                        vec![
+                            m.model.clone(),
+                            m.tokens_a.to_string(),
+                            m.tokens_b.to_string(),
+                            usd(m.usd_per_call_a),
+                            usd(m.usd_per_call_b),
+                            usd(m.saving_usd_per_call),
+                            format!("{}%", saving_percent(m.saving_percent)),
+                        ]
+                    })
+                    .collect(),
+            ),
+            "Saving: what B saves per call against A at the base input rate (negative: B costs more).",
+        ),
+        DiffReport::Scenarios {
+            a, b, tools, rows, ..
+        } => (
+            a,
+            b,
+            tools,
+            rows.iter().map(|r| r.model.as_str()).collect::<Vec<_>>(),
+            table(
+                &["model", "strategy", "total USD A", "total USD B", "saving USD", "saving %"],
+                &[false, false, true, true, true, true],
+                rows.iter()
+                    .map(|r| {
+                        vec![
+                            r.model.clone(),
+                            r.strategy.clone(),
+                            usd(r.total_usd_a),
+                            usd(r.total_usd_b),
+                            usd(r.saving_usd),
+                            format!("{}%", saving_percent(r.saving_percent)),
+                        ]
+                    })
+                    .collect(),
+            ),
+            "Saving: what B saves against A over the session (negative: B costs more).",
+        ),
+    };
+    let mut unique: Vec<&str> = Vec::new();
+    for id in ids {
+        if !unique.contains(&id) {
+            unique.push(id);
+        }
+    }
+    let ids = unique;
+    let mut change = vec![format!(
+        "Tool lists: {} tools in A, {} in B.",
+        tools.tools_a, tools.tools_b
+    )];
+    for (what, v) in [
+        ("Added in B", &tools.added),
+        ("Removed in B", &tools.removed),
+        ("Changed", &tools.changed),
+    ] {
+        if !v.is_empty() {
+            change.push(format!("{what}: {}.", v.join(", ")));
+        }
+    }
+    Document {
+        title: format!("pcsim diff: {a} against {b}"),
+        summary: format!("What B ({b}) saves against A ({a}), per model."),
+        sections: vec![
+            Section {
+                heading: "What differs".into(),
+                blocks: vec![Block::List(change)],
+            },
+            Section {
+                heading: "Results".into(),
+                blocks: vec![table_block, Block::Text(note.into())],
+            },
+            Section {
+                heading: "As printed by pcsim".into(),
+                blocks: vec![Block::Pre(printed.to_string())],
+            },
+        ],
+        assumptions: match scenario_a {
+            Some(s) => assumptions(
+                s,
+                &["The figures above are of scenario A; B is simulated with the same models, strategies, runs and seed.".into()],
+            ),
+            None => vec!["Tool lists are priced per call at each model's base input rate (no caching): the cost of sending the tool block once.".into()],
+        },
+        scenario_text: scenario_a.and_then(scenario_text),
+        prices: price_sources(&models_of(catalog, &ids)),
+        provenance: provenance(catalog, scenario_a),
+    }
 }

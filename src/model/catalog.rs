@@ -198,6 +198,10 @@ pub struct ModelSpec {
     /// The model's key in LiteLLM's price file, for `pcsim models --check-against`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub litellm: Option<String>,
+    /// Longest prompt the model accepts, in tokens (its context window for input); a simulated
+    /// prompt above it is warned about (the provider would refuse the call).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub context_window: Option<Sourced<u64>>,
     /// Dated price changes, in date order (`[[model.price_change]]`).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub price_change: Vec<crate::model::prices::PriceChange>,
@@ -423,6 +427,15 @@ impl Catalog {
             }
             if !ids.insert(model.id.clone()) {
                 return Err(Error::invalid(&origin, format!("{at}.id"), "defined twice"));
+            }
+            if let Some(w) = &model.context_window {
+                check_number(
+                    &origin,
+                    &format!("{at}.context_window"),
+                    w,
+                    Some(1.0),
+                    Some(1e9),
+                )?;
             }
             check_price(
                 &origin,

@@ -97,6 +97,81 @@ pub struct RunReport {
     pub results: Vec<SimResult>,
     /// Pairs that were not simulated.
     pub skipped: Vec<Skipped>,
+    /// Models whose simulated prompts exceed their context window (run 0); absent when none do.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub context_warnings: Vec<ContextWarning>,
+}
+
+/// A model whose simulated prompt exceeds its catalog `context_window`: the provider would refuse
+/// those calls, so their bills are not real. One per model (every strategy sends the same prompts).
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct ContextWarning {
+    /// Model id.
+    pub model: String,
+    /// The model's context window in tokens.
+    pub context_window: u64,
+    /// Where the window comes from (the catalog's source).
+    pub source: String,
+    /// Session of the first call above the window.
+    pub first_session: u32,
+    /// The first call above the window (1-based, within its session).
+    pub first_call: u32,
+    /// Its prompt tokens.
+    pub first_prompt_tokens: u64,
+    /// Calls of run 0 above the window.
+    pub calls_over: usize,
+    /// The largest prompt of run 0.
+    pub max_prompt_tokens: u64,
+}
+
+impl ContextWarning {
+    /// One line for standard error and reports.
+    pub fn message(&self) -> String {
+        format!(
+            "{}: call {} of session {} sends {} prompt tokens, above the model's context window of {} tokens ({}); {} call(s) exceed it, the largest {} tokens: the provider would refuse them, so their bills are not real",
+            self.model,
+            self.first_call,
+            self.first_session,
+            self.first_prompt_tokens,
+            self.context_window,
+            self.source,
+            self.calls_over,
+            self.max_prompt_tokens
+        )
+    }
+}
+
+/// The context-window warnings of `results` (run 0's calls), one per model, in result order.
+pub fn context_warnings(
+    pairs: &[crate::sim::request::Pair],
+    results: &[SimResult],
+) -> Vec<ContextWarning> {
+    let mut out: Vec<ContextWarning> = Vec::new();
+    for (pair, r) in pairs.iter().zip(results) {
+        let Some(w) = &pair.model.context_window else {
+            continue;
+        };
+        if out.iter().any(|x| x.model == r.model) {
+            continue;
+        }
+        let over: Vec<&CallBill> = r
+            .calls
+            .iter()
+            .filter(|c| c.prompt_tokens > w.value)
+            .collect();
+        let Some(first) = over.first() else { continue };
+        out.push(ContextWarning {
+            model: r.model.clone(),
+            context_window: w.value,
+            source: w.source.clone(),
+            first_session: first.session,
+            first_call: first.call,
+            first_prompt_tokens: first.prompt_tokens,
+            calls_over: over.len(),
+            max_prompt_tokens: over.iter().map(|c| c.prompt_tokens).max().unwrap_or(0),
+        });
+    }
+    out
 }
 
 pub use crate::sim::request::MAX_BILLS_KEPT;
@@ -142,6 +217,7 @@ pub fn run_request(request: &Request, progress: &(dyn Fn(u64) + Sync)) -> Result
     Ok(RunReport {
         scenario: scenario.name.clone(),
         description: scenario.description.clone(),
+        context_warnings: context_warnings(&request.pairs, &results),
         results,
         skipped: request.skipped.clone(),
     })

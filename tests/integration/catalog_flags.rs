@@ -425,3 +425,94 @@ fn a_report_names_the_command_line_price() {
     let row = &html[row_start..at];
     assert!(row.contains("kimi-k3") && row.contains(">1.5<"), "{row}");
 }
+
+/// A prompt above a model's `context_window` is warned about on standard error, in the JSON and
+/// in the report, naming the model, the call and the sizes; a model with a larger window is not.
+#[test]
+fn a_prompt_above_the_context_window_is_warned_about() {
+    let dir = tempfile::tempdir().unwrap();
+    // Prompts grow by 30,050 tokens a call from 150,000: above Haiku 4.5's 200,000 from call 3,
+    // far below Opus 4.8's 1,000,000.
+    let s = write(
+        dir.path(),
+        "big.toml",
+        "[session]\ncalls = 4\nfirst_user_tokens = 150000\nuser_tokens = 30000\ntool_result_tokens = 0\noutput_tokens = 50\n",
+    );
+    let window = |id: &str| {
+        let m = json(&[os("models"), os("--format"), os("json")]);
+        m["models"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|m| m["id"] == id)
+            .unwrap()["context_window"]["value"]
+            .as_u64()
+            .unwrap()
+    };
+    let haiku_window = window("claude-haiku-4.5");
+    let report = dir.path().join("r.md");
+    let out = pcsim()
+        .args(["run"])
+        .arg(&s)
+        .args([
+            "--model",
+            "claude-haiku-4.5",
+            "--model",
+            "claude-opus-4.8",
+            "--strategy",
+            "none",
+            "--format",
+            "json",
+            "--report",
+        ])
+        .arg(&report)
+        .output()
+        .unwrap();
+    assert!(out.status.success());
+    let v: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let calls = v["results"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|r| r["model"] == "claude-haiku-4.5")
+        .unwrap()["calls"]
+        .as_array()
+        .unwrap()
+        .clone();
+    let prompts: Vec<u64> = calls
+        .iter()
+        .map(|c| c["prompt_tokens"].as_u64().unwrap())
+        .collect();
+    let first = prompts.iter().position(|&p| p > haiku_window).unwrap();
+    let over = prompts.iter().filter(|&&p| p > haiku_window).count();
+    assert!(first > 0 && over >= 1, "{prompts:?}");
+    let w = v["context_warnings"].as_array().unwrap();
+    assert_eq!(w.len(), 1, "{w:?}");
+    assert_eq!(w[0]["model"], "claude-haiku-4.5");
+    assert_eq!(w[0]["context_window"], haiku_window);
+    assert_eq!(w[0]["first_call"], first as u64 + 1);
+    assert_eq!(w[0]["first_prompt_tokens"], prompts[first]);
+    assert_eq!(w[0]["calls_over"], over as u64);
+    assert_eq!(w[0]["max_prompt_tokens"], *prompts.iter().max().unwrap());
+    let err = String::from_utf8_lossy(&out.stderr);
+    let line = format!(
+        "warning: claude-haiku-4.5: call {} of session 1 sends {} prompt tokens, above the model's context window of {haiku_window} tokens",
+        first + 1,
+        prompts[first]
+    );
+    assert!(err.contains(&line), "{err}");
+    assert!(!err.contains("claude-opus-4.8:"), "{err}");
+    let md = std::fs::read_to_string(&report).unwrap();
+    assert!(
+        md.contains(&line["warning: ".len()..]),
+        "report lacks the warning"
+    );
+    // Within every window: no warning and no key.
+    let small = json(&[
+        os("run"),
+        os("examples/small-toolset.toml"),
+        os("--format"),
+        os("json"),
+    ]);
+    assert!(small.get("context_warnings").is_none());
+}

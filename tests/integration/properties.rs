@@ -125,6 +125,7 @@ prop_compose! {
             aliases: vec![],
             alias_of: None,
             litellm: None,
+            context_window: None,
             price_change: vec![],
             service_tier: Default::default(),
             regional_multiplier: None,

@@ -424,3 +424,107 @@ fn html_report_of_the_github_filesystem_whatif_opens_in_headless_chromium() {
         assert!(near > 500, "colour #{r:02X}{g:02X}{b:02X}: {near} pixels");
     }
 }
+
+/// `pcsim diff A B --report`: two scenarios (HTML) and two tool lists (Markdown), each with the
+/// figures of the JSON, the prices used and the provenance; a bad name is refused before any work.
+#[test]
+fn diff_writes_a_report_for_two_scenarios_and_for_two_tool_lists() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = common::root();
+    let a = root.join("examples/github-filesystem.toml");
+    let b = root.join("examples/large-toolset.toml");
+    let report = dir.path().join("diff.html");
+    let run = |args: &[&std::ffi::OsStr]| {
+        let out = common::pcsim().args(args).output().unwrap();
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        out.stdout
+    };
+    let json: serde_json::Value = serde_json::from_slice(&run(&[
+        "diff".as_ref(),
+        a.as_os_str(),
+        b.as_os_str(),
+        "--model".as_ref(),
+        "kimi-k3".as_ref(),
+        "--format".as_ref(),
+        "json".as_ref(),
+    ]))
+    .unwrap();
+    run(&[
+        "diff".as_ref(),
+        a.as_os_str(),
+        b.as_os_str(),
+        "--model".as_ref(),
+        "kimi-k3".as_ref(),
+        "--report".as_ref(),
+        report.as_os_str(),
+    ]);
+    let html = std::fs::read_to_string(&report).unwrap();
+    assert!(html.contains("pcsim diff:"), "title");
+    let rows = json["rows"].as_array().unwrap();
+    assert!(!rows.is_empty());
+    for r in rows {
+        for key in ["total_usd_a", "total_usd_b", "saving_usd"] {
+            let cell = pcsim::report::usd(r[key].as_f64().unwrap());
+            assert!(
+                html.contains(&format!(">{cell}<")),
+                "{key} {cell} not in the report"
+            );
+        }
+    }
+    assert!(html.contains("Provenance") && html.contains("github-filesystem.toml"));
+    assert!(html.contains("Prices used") && html.contains("kimi-k3"));
+    assert!(!html.contains("<script"));
+
+    // Two tool lists, as Markdown.
+    let ta = root.join("examples/mcp/server-github.tools.json");
+    let tb = root.join("examples/mcp/server-filesystem.tools.json");
+    let md_path = dir.path().join("tools.md");
+    let json: serde_json::Value = serde_json::from_slice(&run(&[
+        "diff".as_ref(),
+        ta.as_os_str(),
+        tb.as_os_str(),
+        "--model".as_ref(),
+        "gpt-5.6".as_ref(),
+        "--format".as_ref(),
+        "json".as_ref(),
+    ]))
+    .unwrap();
+    run(&[
+        "diff".as_ref(),
+        ta.as_os_str(),
+        tb.as_os_str(),
+        "--model".as_ref(),
+        "gpt-5.6".as_ref(),
+        "--report".as_ref(),
+        md_path.as_os_str(),
+    ]);
+    let md = std::fs::read_to_string(&md_path).unwrap();
+    let m = &json["models"][0];
+    let row = format!(
+        "| gpt-5.6 | {} | {} | {} | {} | {} |",
+        m["tokens_a"],
+        m["tokens_b"],
+        pcsim::report::usd(m["usd_per_call_a"].as_f64().unwrap()),
+        pcsim::report::usd(m["usd_per_call_b"].as_f64().unwrap()),
+        pcsim::report::usd(m["saving_usd_per_call"].as_f64().unwrap()),
+    );
+    assert!(md.contains(&row), "{row} not in\n{md}");
+    assert!(md.contains("Removed in B"), "{md}");
+    // A bad name: exit 2 before any work, nothing written.
+    let bad = dir.path().join("diff.pdf");
+    let out = common::pcsim()
+        .arg("diff")
+        .arg(&ta)
+        .arg(&tb)
+        .arg("--report")
+        .arg(&bad)
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("--report"));
+    assert!(!bad.exists());
+}
