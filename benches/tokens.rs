@@ -42,8 +42,9 @@ fn tokens(c: &mut Criterion) {
             for fam in &catalog.families {
                 let r = &fam.tool_rendering;
                 for tools in &caps {
-                    total += r.block_tokens(tools);
-                    total += tools.iter().map(|t| r.tool_tokens(t)).sum::<u64>();
+                    // The block and every tool's own tokens, as a per-tool report needs them.
+                    let (block, per) = r.block_and_tool_tokens(tools);
+                    total += block + per.iter().sum::<u64>();
                 }
             }
             std::hint::black_box(total)

@@ -372,12 +372,25 @@ fn fit_read(
             }
             if p < pp {
                 restarts += 1;
-            } else if p < pp + po {
+            } else if p < pp.saturating_add(po) {
                 below_output += 1;
             } else {
                 growth.push((p - pp - po) as f64);
             }
         }
+    }
+    if short_first == convs.len() {
+        let (field, why) = match prefix_source {
+            PrefixSource::Given => ("--prefix-tokens", "the value given"),
+            _ => ("prefix", "the tool block of the --tools files"),
+        };
+        return Err(Error::invalid(
+            if prefix_source == PrefixSource::Given { "command line".to_string() } else { origin },
+            field,
+            format!(
+                "every conversation starts with fewer tokens than the {prefix_tokens}-token stable prefix ({why}): the prefix cannot be that large"
+            ),
+        ));
     }
     if short_first > 0 {
         notes.push(format!(

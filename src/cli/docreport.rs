@@ -83,7 +83,7 @@ pub fn provenance(catalog: &Catalog, scenario: Option<&Scenario>) -> Provenance 
     }
     Provenance {
         version: env!("CARGO_PKG_VERSION").to_string(),
-        catalog: catalog.origin.clone(),
+        catalog: catalog.describe(),
         scenario: scenario.map(|s| s.origin.clone()),
         seed: scenario.map(|s| s.seed),
         runs: scenario.map(|s| s.runs as u64),

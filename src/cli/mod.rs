@@ -35,7 +35,7 @@ use clap::{Parser, Subcommand, ValueEnum};
 
 use pcsim::input::scenario::Scenario;
 use pcsim::model::catalog::Catalog;
-use pcsim::model::pricing::{parse_day, Pricing};
+use pcsim::model::pricing::{parse_day, PriceOverride, Pricing};
 use pcsim::report;
 use pcsim::report::chart::{ChartFile, ChartOptions};
 
@@ -46,9 +46,18 @@ pub struct Cli {
     /// No progress bar and no `wrote FILE` lines (the report itself, warnings and errors stay).
     #[arg(long, short = 'q', global = true)]
     pub quiet: bool,
-    /// Model catalog to use instead of the built-in models.toml.
-    #[arg(long, global = true, value_name = "FILE")]
+    /// A catalog file laid on the built-in models.toml: its models, families and price sheets
+    /// replace the built-in ones of the same id and add the others.
+    #[arg(
+        long,
+        global = true,
+        value_name = "FILE",
+        conflicts_with = "only_catalog"
+    )]
     pub catalog: Option<PathBuf>,
+    /// A catalog file to use instead of the built-in models.toml (nothing built-in is kept).
+    #[arg(long, global = true, value_name = "FILE")]
+    pub only_catalog: Option<PathBuf>,
     /// Price at the list prices in force on this day (YYYY-MM-DD) [default: today, UTC].
     #[arg(long, global = true, value_name = "DATE")]
     pub on: Option<String>,
@@ -62,6 +71,11 @@ pub struct Cli {
     /// Price at regional / data-residency endpoints (each model's regional multiplier, e.g. 1.1x).
     #[arg(long, global = true)]
     pub regional: bool,
+    /// A model's prices in USD per million input and output tokens, in place of its list prices
+    /// (repeatable), e.g. `--price kimi-k3=2.5,12`. A service tier and --regional still scale them;
+    /// cache multipliers apply to them; long-context prices are not changed.
+    #[arg(long, global = true, value_name = "MODEL=IN,OUT")]
+    pub price: Vec<String>,
     #[command(subcommand)]
     pub command: Option<Command>,
 }
@@ -138,9 +152,10 @@ pub enum Command {
 /// Runs the parsed command, writing to `out`.
 pub fn run(cli: Cli, out: &mut dyn Write) -> Result<()> {
     QUIET.store(cli.quiet, std::sync::atomic::Ordering::Relaxed);
-    let catalog = match &cli.catalog {
-        Some(p) => Catalog::load(p)?,
-        None => Catalog::embedded()?,
+    let catalog = match (&cli.catalog, &cli.only_catalog) {
+        (Some(p), _) => Catalog::load_overlay(p)?,
+        (None, Some(p)) => Catalog::load(p)?,
+        (None, None) => Catalog::embedded()?,
     };
     let pricing = Pricing {
         sheet: cli.price_sheet.clone(),
@@ -151,6 +166,11 @@ pub fn run(cli: Cli, out: &mut dyn Write) -> Result<()> {
             .transpose()?,
         service_tier: cli.service_tier.clone(),
         regional: cli.regional,
+        overrides: cli
+            .price
+            .iter()
+            .map(|p| PriceOverride::parse(p))
+            .collect::<std::result::Result<_, _>>()?,
     };
     let catalog = catalog.priced(&pricing)?;
     match cli.command.unwrap_or(Command::Run(run::RunArgs::default())) {

@@ -28,7 +28,7 @@ pub fn cmd_models(catalog: &Catalog, a: ModelsArgs, out: &mut dyn Write) -> Resu
     }
     match format {
         Format::Json => {
-            let v = serde_json::json!({ "catalog": catalog.origin, "models": catalog.models });
+            let v = serde_json::json!({ "catalog": catalog.origin, "overlaid_on": catalog.overlaid_on, "models": catalog.models });
             out.write_all(report::json::to_json(&v)?.as_bytes())?;
         }
         Format::Table | Format::Csv => {

@@ -14,6 +14,9 @@ use crate::model::tokens::ToolRendering;
 /// The catalog embedded at build time from the project's `models.toml`.
 pub const EMBEDDED_CATALOG: &str = include_str!("../../models.toml");
 
+/// How the embedded catalog is named in errors and provenance.
+pub const BUILTIN_ORIGIN: &str = "built-in models.toml";
+
 /// The six models whose behaviour was measured; the default model set of scenarios.
 pub const MEASURED_MODELS: [&str; 6] = [
     "claude-opus-4.8",
@@ -241,6 +244,8 @@ struct RawCatalog {
 pub struct Catalog {
     /// Where the catalog came from (a path, or `built-in models.toml`).
     pub origin: String,
+    /// When `origin` is an overlay: the catalog it was laid on (`built-in models.toml`).
+    pub overlaid_on: Option<String>,
     /// Rendering families.
     pub families: Vec<Family>,
     /// Models, in file order (a model's aliases follow it).
@@ -258,20 +263,36 @@ impl Catalog {
             toml::from_str(text).map_err(|e| crate::error::toml_error(origin, text, &e))?;
         // A file of families only is an overlay on the built-in catalog (what `pcsim calibrate`
         // writes): its families replace the built-in ones of the same id.
+        let mut overlaid_on = None;
         if raw.model.is_empty() && !raw.family.is_empty() && text != EMBEDDED_CATALOG {
-            let mut base: RawCatalog = toml::from_str(EMBEDDED_CATALOG).map_err(|e| {
-                crate::error::toml_error("built-in models.toml", EMBEDDED_CATALOG, &e)
-            })?;
-            for f in raw.family {
-                match base.family.iter_mut().find(|b| b.id == f.id) {
-                    Some(b) => *b = f,
-                    None => base.family.push(f),
-                }
-            }
-            raw = base;
+            raw = overlay_on_builtin(raw)?;
+            overlaid_on = Some(BUILTIN_ORIGIN.to_string());
         }
+        Self::from_raw(raw, text, origin, overlaid_on)
+    }
+
+    /// Parses catalog text as an overlay on the built-in catalog (`--catalog FILE`): its families,
+    /// models and price sheets replace the built-in ones of the same id and add the others. A full
+    /// catalog overlaid gives its own models exactly; the built-in models it does not define stay.
+    pub(crate) fn overlay_toml_str_unchecked_strategies(text: &str, origin: &str) -> Result<Self> {
+        let raw: RawCatalog =
+            toml::from_str(text).map_err(|e| crate::error::toml_error(origin, text, &e))?;
+        if text == EMBEDDED_CATALOG {
+            return Self::from_raw(raw, text, origin, None);
+        }
+        let raw = overlay_on_builtin(raw)?;
+        Self::from_raw(raw, text, origin, Some(BUILTIN_ORIGIN.to_string()))
+    }
+
+    fn from_raw(
+        raw: RawCatalog,
+        text: &str,
+        origin: &str,
+        overlaid_on: Option<String>,
+    ) -> Result<Self> {
         let mut catalog = Catalog {
             origin: origin.to_string(),
+            overlaid_on,
             families: raw.family,
             models: raw.model,
             price_sheets: raw.price_sheet,
@@ -280,6 +301,15 @@ impl Catalog {
             .resolve_and_validate()
             .map_err(|e| e.located_in(text, origin))?;
         Ok(catalog)
+    }
+
+    /// Where the catalog came from, for provenance: `FILE laid on built-in models.toml` for an
+    /// overlay, else the origin.
+    pub fn describe(&self) -> String {
+        match &self.overlaid_on {
+            Some(base) => format!("{} laid on {base}", self.origin),
+            None => self.origin.clone(),
+        }
     }
 
     /// The model with this id, or an error that suggests the closest id.
@@ -447,6 +477,31 @@ impl Catalog {
         crate::model::prices::validate_sheets(&origin, &self.price_sheets, &ids)?;
         Ok(())
     }
+}
+
+/// The built-in catalog with `over`'s entries laid on it by id: a family, model or price sheet of
+/// `over` replaces the built-in one of the same id (in its place) or is added at the end. A model
+/// of `over` whose id is a built-in model's alias takes that id over (the alias is dropped).
+fn overlay_on_builtin(over: RawCatalog) -> Result<RawCatalog> {
+    let mut base: RawCatalog = toml::from_str(EMBEDDED_CATALOG)
+        .map_err(|e| crate::error::toml_error(BUILTIN_ORIGIN, EMBEDDED_CATALOG, &e))?;
+    fn lay<T>(base: &mut Vec<T>, over: Vec<T>, id: impl Fn(&T) -> &str) {
+        for o in over {
+            match base.iter().position(|b| id(b) == id(&o)) {
+                Some(i) => base[i] = o,
+                None => base.push(o),
+            }
+        }
+    }
+    for m in &over.model {
+        for b in &mut base.model {
+            b.aliases.retain(|a| a != &m.id);
+        }
+    }
+    lay(&mut base.family, over.family, |f| f.id.as_str());
+    lay(&mut base.model, over.model, |m| m.id.as_str());
+    lay(&mut base.price_sheet, over.price_sheet, |p| p.id.as_str());
+    Ok(base)
 }
 
 fn validate_rules(origin: &str, at: &str, mode: &str, r: &CacheRules) -> Result<()> {

@@ -11,7 +11,7 @@ use crate::model::strategy::Strategy;
 impl Catalog {
     /// The catalog embedded in the binary.
     pub fn embedded() -> Result<Self> {
-        Self::from_toml_str(EMBEDDED_CATALOG, "built-in models.toml")
+        Self::from_toml_str(EMBEDDED_CATALOG, crate::model::catalog::BUILTIN_ORIGIN)
     }
 
     /// Loads and validates a catalog file.
@@ -20,9 +20,30 @@ impl Catalog {
         Self::from_toml_str(&text, &path.display().to_string())
     }
 
-    /// Parses and validates catalog text; `origin` names it in errors.
+    /// Loads a catalog file as an overlay on the built-in catalog (`--catalog FILE`): its
+    /// families, models and price sheets replace the built-in ones of the same id and add the
+    /// others.
+    pub fn load_overlay(path: &Path) -> Result<Self> {
+        let text = read_text(path)?;
+        Self::overlay_toml_str(&text, &path.display().to_string())
+    }
+
+    /// Parses catalog text as an overlay on the built-in catalog (see [`Catalog::load_overlay`]).
+    pub fn overlay_toml_str(text: &str, origin: &str) -> Result<Self> {
+        let catalog = Catalog::overlay_toml_str_unchecked_strategies(text, origin)?;
+        catalog.check_default_strategies(text, origin)
+    }
+
+    /// Parses and validates catalog text; `origin` names it in errors. A file of families only is
+    /// laid on the built-in catalog (what `pcsim calibrate` writes); any other file is the whole
+    /// catalog (`--only-catalog`).
     pub fn from_toml_str(text: &str, origin: &str) -> Result<Self> {
         let catalog = Catalog::from_toml_str_unchecked_strategies(text, origin)?;
+        catalog.check_default_strategies(text, origin)
+    }
+
+    fn check_default_strategies(self, text: &str, origin: &str) -> Result<Self> {
+        let catalog = self;
         for model in &catalog.models {
             Strategy::parse(&model.default_strategy)
                 .and_then(|s| s.resolve(model).map(|_| ()))

@@ -8,6 +8,7 @@
 use crate::base::date::Day;
 use crate::error::{closest, Error, Result};
 use crate::model::catalog::{Catalog, ModelSpec};
+use crate::model::prices::MAX_USD_PER_MTOK;
 pub use crate::model::prices::{
     parse_day, LongContext, PriceChange, PriceSheetSpec, ServiceTier, SheetPrice, SERVICE_TIERS,
 };
@@ -28,6 +29,71 @@ pub struct Pricing {
     pub service_tier: Option<String>,
     /// Regional / data-residency endpoint pricing (the model's `regional_multiplier`).
     pub regional: bool,
+    /// Prices given on the command line (`--price MODEL=IN,OUT`), in place of the list prices.
+    pub overrides: Vec<PriceOverride>,
+}
+
+/// One `--price MODEL=IN,OUT`: a model's input and output prices in USD per million tokens, in
+/// place of its list (or price-sheet) prices. A service tier and regional pricing still scale them;
+/// the cache multipliers apply to them as to list prices; long-context prices are not changed.
+#[derive(Debug, Clone, PartialEq)]
+pub struct PriceOverride {
+    /// The model id (or alias) as given.
+    pub model: String,
+    /// USD per million input tokens.
+    pub input_usd_per_mtok: f64,
+    /// USD per million output tokens.
+    pub output_usd_per_mtok: f64,
+    /// The argument as given, for messages and sources.
+    pub given: String,
+}
+
+/// The flag of [`PriceOverride`], as errors and sources name it.
+pub const PRICE_FLAG: &str = "--price";
+
+impl PriceOverride {
+    /// Parses `MODEL=IN,OUT` (USD per million input and output tokens).
+    pub fn parse(arg: &str) -> Result<Self> {
+        let bad = |problem: String| {
+            Error::invalid("command line", PRICE_FLAG, format!("`{arg}`: {problem}"))
+        };
+        let (model, prices) = arg.split_once('=').ok_or_else(|| {
+            bad("expected MODEL=IN,OUT (USD per million input and output tokens), e.g. kimi-k3=3,15".into())
+        })?;
+        let model = model.trim();
+        if model.is_empty() {
+            return Err(bad("no model id before `=`".into()));
+        }
+        let parts: Vec<&str> = prices.split(',').map(str::trim).collect();
+        let [input, output] = parts.as_slice() else {
+            return Err(bad(format!(
+                "expected two prices IN,OUT after `=`, got {}",
+                parts.len()
+            )));
+        };
+        let number = |what: &str, v: &str, min: f64| -> Result<f64> {
+            let x: f64 = v
+                .parse()
+                .map_err(|_| bad(format!("{what} price `{v}` is not a number")))?;
+            if !x.is_finite() || x < min || x > MAX_USD_PER_MTOK {
+                let range = if min > 0.0 { "above 0" } else { "0 or more" };
+                return Err(bad(format!(
+                    "{what} price {v} must be {range} and at most {MAX_USD_PER_MTOK} USD per million tokens"
+                )));
+            }
+            Ok(x)
+        };
+        Ok(PriceOverride {
+            model: model.to_string(),
+            input_usd_per_mtok: number("input", input, f64::MIN_POSITIVE)?,
+            output_usd_per_mtok: number("output", output, 0.0)?,
+            given: arg.to_string(),
+        })
+    }
+
+    fn source(&self) -> String {
+        format!("command line {PRICE_FLAG} {}", self.given)
+    }
 }
 
 impl Pricing {
@@ -122,6 +188,31 @@ impl Catalog {
             (None, None) => Day::today(),
         };
         let tier = pricing.service_tier.as_deref().filter(|t| *t != "standard");
+        for (i, o) in pricing.overrides.iter().enumerate() {
+            if !self.models.iter().any(|m| m.id == o.model) {
+                let hint = closest(&o.model, self.models.iter().map(|m| m.id.as_str()))
+                    .map(|c| format!("; did you mean `{c}`?"))
+                    .unwrap_or_else(|| " (`pcsim models` lists them)".into());
+                return Err(Error::invalid(
+                    "command line",
+                    PRICE_FLAG,
+                    format!(
+                        "`{}`: {} has no model `{}`{hint}",
+                        o.given, self.origin, o.model
+                    ),
+                ));
+            }
+            if let Some(first) = pricing.overrides[..i].iter().find(|p| p.model == o.model) {
+                return Err(Error::invalid(
+                    "command line",
+                    PRICE_FLAG,
+                    format!(
+                        "`{}`: model `{}` is priced twice (also `{}`)",
+                        o.given, o.model, first.given
+                    ),
+                ));
+            }
+        }
         let mut out = self.clone();
         for model in &mut out.models {
             let mut applied = vec![format!("list prices on {day}")];
@@ -149,6 +240,29 @@ impl Catalog {
                     set_storage(model, &p.storage_usd_per_mtok_hour);
                     applied = vec![format!("price sheet `{}`", sheet.id)];
                 }
+            }
+            // A price given for the model, or for the model an alias copies (unless the alias has
+            // its own).
+            let own = model.alias_of.clone();
+            let given = pricing
+                .overrides
+                .iter()
+                .find(|o| o.model == model.id)
+                .or_else(|| {
+                    pricing
+                        .overrides
+                        .iter()
+                        .find(|o| own.as_deref() == Some(o.model.as_str()))
+                });
+            if let Some(o) = given {
+                let sourced = |value: f64| Sourced {
+                    value,
+                    source: o.source(),
+                    checked: None,
+                };
+                model.input_usd_per_mtok = sourced(o.input_usd_per_mtok);
+                model.output_usd_per_mtok = sourced(o.output_usd_per_mtok);
+                applied = vec![format!("command line {PRICE_FLAG}")];
             }
             if let Some(name) = tier {
                 let Some(t) = model.service_tier.get(name).cloned() else {

@@ -178,56 +178,97 @@ impl ToolRendering {
         }
     }
 
+    // Rounded down, so that the tools of a list never sum to more than the scaled count of the
+    // whole list (the rest is the wrapper's, see `preamble_for`).
+    fn scaled_tool(&self, tool: &Tool, raw: u64) -> u64 {
+        (self.factor() * raw as f64 * self.depth_weight(tool))
+            .floor()
+            .max(0.0) as u64
+    }
+
     /// Tokens of one tool (its own text, without the list's wrapper), in whole tokens.
     pub fn tool_tokens(&self, tool: &Tool) -> u64 {
         match self.template {
             TemplateKind::Linear => self.linear_tool(&tool.metrics()),
-            // Rounded down, so that the tools of a list never sum to more than the scaled count of
-            // the whole list (the rest is the wrapper's, see `preamble_for`).
-            _ => {
-                let raw = self.raw_tool_count(tool);
-                (self.factor() * raw as f64 * self.depth_weight(tool))
-                    .floor()
-                    .max(0.0) as u64
-            }
+            _ => self.scaled_tool(tool, self.raw_tool_count(tool)),
         }
+    }
+
+    /// The raw count of the whole rendered list and of each tool's own text (as [`Self::raw_tool_count`]
+    /// counts it), each text rendered and counted once; the whole text and the tools are counted in
+    /// parallel (rayon), since a block report needs both.
+    fn raw_counts(&self, tools: &[Tool]) -> (u64, Vec<u64>) {
+        use rayon::prelude::*;
+        let rendered = self.render(tools);
+        // `render_list` writes each tool's text exactly as `render_tool` does.
+        rayon::join(
+            || self.count_rendered(&rendered),
+            || {
+                rendered
+                    .tools
+                    .par_iter()
+                    .map(|t| self.count_text(t, &[]))
+                    .collect()
+            },
+        )
+    }
+
+    fn corrected(&self, tools: &[Tool], whole: u64, own: &[u64]) -> f64 {
+        if self.depth_slope() == 0.0 {
+            return whole as f64;
+        }
+        let correction: f64 = tools
+            .iter()
+            .zip(own)
+            .map(|(t, &o)| o as f64 * (self.depth_weight(t) - 1.0))
+            .sum();
+        whole as f64 + correction
     }
 
     /// The tokenizer count of the whole rendered list with the depth correction applied, before the
     /// factor: each tool's own count moves by its weight, the wrapper stays as counted. Equal to
     /// [`Self::count_rendered`] of [`Self::render`] when the family has no `depth_slope`.
     pub fn corrected_count(&self, tools: &[Tool]) -> f64 {
-        let raw = self.count_rendered(&self.render(tools)) as f64;
-        if self.depth_slope() == 0.0 || self.template == TemplateKind::Linear {
-            return raw;
+        if self.template == TemplateKind::Linear {
+            return 0.0;
         }
-        let correction: f64 = tools
-            .iter()
-            .map(|t| self.raw_tool_count(t) as f64 * (self.depth_weight(t) - 1.0))
-            .sum();
-        raw + correction
+        let (whole, own) = self.raw_counts(tools);
+        self.corrected(tools, whole, &own)
     }
 
     /// Tokens of a whole tool block: the rendered list counted as one text, scaled, plus the
     /// fixed preamble. Zero when there is no tool.
     pub fn block_tokens(&self, tools: &[Tool]) -> u64 {
+        self.block_and_tool_tokens(tools).0
+    }
+
+    /// [`Self::block_tokens`] and [`Self::tool_tokens`] of every tool at once, each text counted
+    /// once (what a per-tool report needs: half the tokenizing of calling both).
+    pub fn block_and_tool_tokens(&self, tools: &[Tool]) -> (u64, Vec<u64>) {
         if tools.is_empty() {
-            return 0;
+            return (0, Vec::new());
         }
         match self.template {
             TemplateKind::Linear => {
-                self.fixed_preamble() + tools.iter().map(|t| self.tool_tokens(t)).sum::<u64>()
+                let per: Vec<u64> = tools.iter().map(|t| self.tool_tokens(t)).collect();
+                (self.fixed_preamble() + per.iter().sum::<u64>(), per)
             }
             _ => {
-                let whole = (self.factor() * self.corrected_count(tools))
+                let (whole, own) = self.raw_counts(tools);
+                let per: Vec<u64> = tools
+                    .iter()
+                    .zip(&own)
+                    .map(|(t, &o)| self.scaled_tool(t, o))
+                    .collect();
+                let block = (self.factor() * self.corrected(tools, whole, &own))
                     .round()
                     .max(0.0) as u64;
                 // Counted alone, tools can sum to more than the whole text where the tokenizer
                 // merges punctuation across two tools (`},{` in compact JSON) and the wrapper is
                 // short; the block is then the sum, so that the parts always add up (Kimi: +3 of
                 // 1,206 tokens on the git server).
-                let parts: u64 = tools.iter().map(|t| self.tool_tokens(t)).sum();
-                (whole + self.fixed_preamble()).max(parts)
+                let parts: u64 = per.iter().sum();
+                ((block + self.fixed_preamble()).max(parts), per)
             }
         }
     }

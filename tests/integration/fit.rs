@@ -251,6 +251,25 @@ fn fit_refuses_bad_input_with_the_file_and_field() {
     let err = String::from_utf8_lossy(&a.get_output().stderr).to_string();
     assert!(err.contains("prefix") && err.contains("100-token"), "{err}");
     assert!(!d.join("f.toml").exists());
+    // A prefix larger than every first prompt.
+    let a = pcsim()
+        .current_dir(d)
+        .args([
+            "fit",
+            "history.jsonl",
+            "--out",
+            "f.toml",
+            "--prefix-tokens",
+            "999999",
+        ])
+        .assert()
+        .code(2);
+    let err = String::from_utf8_lossy(&a.get_output().stderr).to_string();
+    assert!(
+        err.contains("--prefix-tokens") && err.contains("999999-token"),
+        "{err}"
+    );
+    assert!(!d.join("f.toml").exists());
     // A confidence level that is not one.
     let a = pcsim()
         .current_dir(d)

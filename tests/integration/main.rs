@@ -1,5 +1,6 @@
 //! Integration tests: one binary, one module per area.
 
+mod catalog_flags;
 mod charts;
 mod cli;
 mod client_configs;

@@ -112,8 +112,11 @@ fn every_family_renders_and_its_parts_add_up_on_every_capture() {
             for (t, text) in tools.iter().zip(&rendered.tools) {
                 assert!(text.contains(&t.name), "{} {}", fam.id, t.name);
             }
-            let per: u64 = tools.iter().map(|t| r.tool_tokens(t)).sum();
+            let each: Vec<u64> = tools.iter().map(|t| r.tool_tokens(t)).collect();
+            let per: u64 = each.iter().sum();
             let block = r.block_tokens(&tools);
+            // Counting both at once (each text once, in parallel) gives the same figures.
+            assert_eq!(r.block_and_tool_tokens(&tools), (block, each), "{}", fam.id);
             assert_eq!(
                 r.preamble_for(&tools, per) + per,
                 block,
