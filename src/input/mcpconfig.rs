@@ -443,19 +443,39 @@ fn expand(s: &str, ctx: &Ctx) -> std::result::Result<String, String> {
     }
 }
 
-fn expand_vscode(s: &str, ctx: &Ctx) -> std::result::Result<String, String> {
+/// Replaces each `open`…`close` placeholder in `s` by what `resolve` gives for the text between
+/// them; `Ok(None)` leaves the placeholder as written (as a client leaves what it does not know),
+/// `Err` refuses the value. An unclosed placeholder and all after it stay as written. VS Code's
+/// `${…}` and Continue's `${{ … }}` differ only in the delimiters and in what they resolve.
+fn substitute(
+    s: &str,
+    open: &str,
+    close: &str,
+    mut resolve: impl FnMut(&str) -> std::result::Result<Option<String>, String>,
+) -> std::result::Result<String, String> {
     let mut out = String::with_capacity(s.len());
     let mut rest = s;
-    while let Some(i) = rest.find("${") {
+    while let Some(i) = rest.find(open) {
         out.push_str(&rest[..i]);
-        let after = &rest[i + 2..];
-        let Some(end) = after.find('}') else {
+        let after = &rest[i + open.len()..];
+        let Some(end) = after.find(close) else {
             out.push_str(&rest[i..]);
             return Ok(out);
         };
-        let inner = &after[..end];
+        match resolve(&after[..end])? {
+            Some(v) => out.push_str(&v),
+            None => out.push_str(&rest[i..i + open.len() + end + close.len()]),
+        }
+        rest = &after[end + close.len()..];
+    }
+    out.push_str(rest);
+    Ok(out)
+}
+
+fn expand_vscode(s: &str, ctx: &Ctx) -> std::result::Result<String, String> {
+    substitute(s, "${", "}", |inner| {
         let home = || (ctx.lookup)("HOME").or_else(|| (ctx.lookup)("USERPROFILE"));
-        let value = if let Some(name) = inner.strip_prefix("env:") {
+        Ok(if let Some(name) = inner.strip_prefix("env:") {
             // VS Code resolves an unset variable to the empty string.
             Some((ctx.lookup)(name).unwrap_or_default())
         } else if let Some(id) = inner.strip_prefix("input:") {
@@ -488,16 +508,8 @@ fn expand_vscode(s: &str, ctx: &Ctx) -> std::result::Result<String, String> {
                 "pathSeparator" | "/" => Some(std::path::MAIN_SEPARATOR.to_string()),
                 _ => None,
             }
-        };
-        match value {
-            Some(v) => out.push_str(&v),
-            // Anything else is left as written, as the client leaves what it does not know.
-            None => out.push_str(&rest[i..i + 2 + end + 1]),
-        }
-        rest = &after[end + 1..];
-    }
-    out.push_str(rest);
-    Ok(out)
+        })
+    })
 }
 
 /// `$VAR` and `${VAR}` from the environment; an unset one stays as written (Gemini CLI's rule).
@@ -539,41 +551,24 @@ fn expand_gemini(s: &str, lookup: &dyn Fn(&str) -> Option<String>) -> String {
 
 /// `${{ secrets.NAME }}` from the environment and `${{ inputs.NAME }}` from `--input`.
 fn expand_continue(s: &str, ctx: &Ctx) -> std::result::Result<String, String> {
-    let mut out = String::with_capacity(s.len());
-    let mut rest = s;
-    while let Some(i) = rest.find("${{") {
-        out.push_str(&rest[..i]);
-        let after = &rest[i + 3..];
-        let Some(end) = after.find("}}") else {
-            out.push_str(&rest[i..]);
-            return Ok(out);
-        };
-        let inner = after[..end].trim();
+    substitute(s, "${{", "}}", |inner| {
+        let inner = inner.trim();
         if let Some(name) = inner.strip_prefix("secrets.") {
-            match (ctx.lookup)(name) {
-                Some(v) => out.push_str(&v),
-                None => {
-                    return Err(format!(
-                        "needs secret `{name}` (Continue takes it from its hub or a .env file); set {name} in the environment"
-                    ))
-                }
-            }
+            (ctx.lookup)(name).map(Some).ok_or_else(|| {
+                format!(
+                    "needs secret `{name}` (Continue takes it from its hub or a .env file); set {name} in the environment"
+                )
+            })
         } else if let Some(name) = inner.strip_prefix("inputs.") {
-            match ctx.inputs.get(name) {
-                Some(v) => out.push_str(v),
-                None => {
-                    return Err(format!(
-                        "needs input `{name}`; give it with --input {name}=VALUE"
-                    ))
-                }
-            }
+            ctx.inputs
+                .get(name)
+                .cloned()
+                .map(Some)
+                .ok_or_else(|| format!("needs input `{name}`; give it with --input {name}=VALUE"))
         } else {
-            out.push_str(&rest[i..i + 3 + end + 2]);
+            Ok(None)
         }
-        rest = &after[end + 2..];
-    }
-    out.push_str(rest);
-    Ok(out)
+    })
 }
 
 /// Upper bound on the server entries of one configuration (its projects' included): `config`
@@ -649,19 +644,17 @@ pub fn parse_document(
             }
             Ok(())
         };
-    let found = match client {
-        Client::Codex => v.get("mcp_servers").map(|m| ("mcp_servers", m)),
-        Client::Zed => v.get("context_servers").map(|m| ("context_servers", m)),
-        Client::VsCode => v
-            .get("servers")
-            .map(|m| ("servers", m))
-            .or_else(|| v.pointer("/mcp/servers").map(|m| ("mcp.servers", m)))
-            .or_else(|| v.get("mcpServers").map(|m| ("mcpServers", m))),
-        _ => v
-            .get("mcpServers")
-            .map(|m| ("mcpServers", m))
-            .or_else(|| v.get("servers").map(|m| ("servers", m))),
+    // Where each client keeps its server map, in the order it looks (a `.` is a nested key).
+    let keys: &[&'static str] = match client {
+        Client::Codex => &["mcp_servers"],
+        Client::Zed => &["context_servers"],
+        Client::VsCode => &["servers", "mcp.servers", "mcpServers"],
+        _ => &["mcpServers", "servers"],
     };
+    let found = keys.iter().find_map(|&key| {
+        let pointer = format!("/{}", key.replace('.', "/"));
+        v.pointer(&pointer).map(|m| (key, m))
+    });
     let projects = v.get("projects").and_then(Value::as_object);
     match found {
         Some((key, Value::Array(list))) => {
@@ -1230,6 +1223,14 @@ mod tests {
             .collect()
     }
 
+    /// The reason the server `name` was skipped; fails naming every skipped one when it was not.
+    fn skip_reason<'c>(c: &'c McpConfig, name: &str) -> &'c str {
+        match c.skipped.iter().find(|s| s.name == name) {
+            Some(s) => &s.reason,
+            None => panic!("`{name}` was not skipped: {:?}", c.skipped),
+        }
+    }
+
     #[test]
     fn claude_json_lists_user_and_project_servers() {
         let c = client_fixture("claude-code/.claude.json", &LoadOptions::default());
@@ -1282,17 +1283,8 @@ mod tests {
         assert_eq!(two.env["UNSET"], "${PCSIM_TEST_UNSET}");
         let cwd = two.cwd.as_ref().unwrap();
         assert!(cwd.ends_with("clients/gemini/../.."), "{cwd:?}");
-        let sk = skipped(&c);
-        assert!(
-            sk.iter()
-                .any(|(n, r)| *n == "github" && r.contains("streamable HTTP")),
-            "{sk:?}"
-        );
-        assert!(
-            sk.iter()
-                .any(|(n, r)| *n == "experimental" && r.contains("mcp.excluded")),
-            "{sk:?}"
-        );
+        assert!(skip_reason(&c, "github").contains("streamable HTTP"));
+        assert!(skip_reason(&c, "experimental").contains("mcp.excluded"));
     }
 
     #[test]
@@ -1300,13 +1292,7 @@ mod tests {
         let c = client_fixture("vscode/.vscode/mcp.json", &LoadOptions::default());
         assert_eq!(c.client, Client::VsCode);
         assert!(names(&c).is_empty());
-        assert!(
-            skipped(&c)
-                .iter()
-                .any(|(n, r)| *n == "fake" && r.contains("--input api-key=VALUE")),
-            "{:?}",
-            c.skipped
-        );
+        assert!(skip_reason(&c, "fake").contains("--input api-key=VALUE"));
         let mut opts = LoadOptions::default();
         opts.inputs.insert("api-key".into(), "secret".into());
         let c = client_fixture("vscode/.vscode/mcp.json", &opts);
@@ -1330,16 +1316,8 @@ mod tests {
         assert_eq!(names(&c), ["fake", "fake-old"]);
         assert_eq!(c.servers[1].command, "python3");
         assert_eq!(c.servers[1].args[1], "paginated");
-        let sk = skipped(&c);
-        assert!(
-            sk.iter()
-                .any(|(n, r)| *n == "mcp-server-github" && r.contains("Zed extension")),
-            "{sk:?}"
-        );
-        assert!(
-            sk.iter().any(|(n, r)| *n == "off" && *r == "disabled"),
-            "{sk:?}"
-        );
+        assert!(skip_reason(&c, "mcp-server-github").contains("Zed extension"));
+        assert_eq!(skip_reason(&c, "off"), "disabled");
     }
 
     #[test]
@@ -1352,16 +1330,8 @@ mod tests {
         assert_eq!(f.env["PCSIM_TEST_KEY"], "k123");
         assert!(f.exposes("echo") && !f.exposes("add"));
         assert!(!c.servers[1].exposes("fetch"));
-        let sk = skipped(&c);
-        assert!(
-            sk.iter()
-                .any(|(n, r)| *n == "figma" && r.contains("https://mcp.figma.com/mcp")),
-            "{sk:?}"
-        );
-        assert!(
-            sk.iter().any(|(n, r)| *n == "off" && *r == "disabled"),
-            "{sk:?}"
-        );
+        assert!(skip_reason(&c, "figma").contains("https://mcp.figma.com/mcp"));
+        assert_eq!(skip_reason(&c, "off"), "disabled");
     }
 
     #[test]
@@ -1370,17 +1340,8 @@ mod tests {
         assert_eq!(c.client, Client::Continue);
         assert_eq!(names(&c), ["fake"]);
         assert_eq!(c.servers[0].env["FAKE_API_KEY"], "k123");
-        let sk = skipped(&c);
-        assert!(
-            sk.iter()
-                .any(|(n, r)| *n == "needs-secret" && r.contains("PCSIM_TEST_UNSET")),
-            "{sk:?}"
-        );
-        assert!(
-            sk.iter()
-                .any(|(n, r)| *n == "remote" && r.contains("streamable-http")),
-            "{sk:?}"
-        );
+        assert!(skip_reason(&c, "needs-secret").contains("PCSIM_TEST_UNSET"));
+        assert!(skip_reason(&c, "remote").contains("streamable-http"));
     }
 
     #[test]

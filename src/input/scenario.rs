@@ -90,6 +90,17 @@ impl ToolEvent {
     }
 }
 
+/// A change of a request setting before a given call (`[[event]] change = "tool_choice"`): the
+/// catalog says, per model and caching mode, which prompt parts it invalidates
+/// ([`crate::model::catalog::CacheRules::invalidates`]).
+#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+pub struct SettingEvent {
+    /// 1-based call number before which the setting changes (in every session).
+    pub at_call: usize,
+    /// The setting, one of [`crate::model::catalog::SETTING_CHANGES`].
+    pub change: String,
+}
+
 impl ToolEvent {
     /// [`ToolEvent::apply`] on borrowed tools: the same list, by reference, in the same order, in
     /// time linear in the list and the event (no tool is copied), so that preparing a scenario with
@@ -192,6 +203,8 @@ pub struct Scenario {
     pub first_token_seconds: f64,
     /// Tool-list changes.
     pub events: Vec<ToolEvent>,
+    /// Request-setting changes (tool_choice, images, thinking), in call order.
+    pub setting_events: Vec<SettingEvent>,
     /// Number of sessions.
     pub sessions: usize,
     /// How sessions arrive.
@@ -316,6 +329,23 @@ struct RawEvent {
     add_servers: Vec<RawServer>,
     /// Trims the list (after the other changes of the event) from this call on.
     trim: Option<String>,
+    /// A request setting that changes from this call on (`tool_choice`, `images`, `thinking`).
+    change: Option<String>,
+}
+
+impl RawEvent {
+    /// Whether the event changes the tool list (an event may only change a setting).
+    fn changes_tools(&self) -> bool {
+        !self.add_files.is_empty()
+            || self.add_synthetic.is_some()
+            || !self.remove.is_empty()
+            || !self.drop.is_empty()
+            || self.keep.is_some()
+            || self.replace_files.is_some()
+            || !self.remove_servers.is_empty()
+            || !self.add_servers.is_empty()
+            || self.trim.is_some()
+    }
 }
 
 impl Scenario {
@@ -488,6 +518,7 @@ impl Scenario {
         let runs = raw.runs.unwrap_or(1);
         check_runs(runs as u64, sessions, session.calls).map_err(|p| inv("runs", p))?;
         let mut events = Vec::new();
+        let mut setting_events = Vec::new();
         let mut current: Vec<Tool> = tools.clone();
         // Events apply in call order; errors name them by their place in the file.
         let raw_events_len = raw.events.len();
@@ -507,8 +538,31 @@ impl Scenario {
             if e.at_call < 2 || e.at_call > session.calls {
                 return Err(inv(
                     &format!("{at}.at_call"),
-                    format!("value {}: a tool-list event must come before a call from 2 to {} (the session's calls)", e.at_call, session.calls),
+                    format!("value {}: an event must come before a call from 2 to {} (the session's calls)", e.at_call, session.calls),
                 ));
+            }
+            if let Some(change) = &e.change {
+                let settings = crate::model::catalog::SETTING_CHANGES;
+                if !settings.contains(&change.as_str()) {
+                    let hint = closest(change, settings.iter().copied())
+                        .map(|c| format!("; did you mean `{c}`?"))
+                        .unwrap_or_default();
+                    return Err(inv(
+                        &format!("{at}.change"),
+                        format!(
+                            "unknown setting `{change}`{hint} (settings: {})",
+                            settings.join(", ")
+                        ),
+                    ));
+                }
+                setting_events.push(SettingEvent {
+                    at_call: e.at_call,
+                    change: change.clone(),
+                });
+            }
+            // A setting-only event leaves the tool list (and its versions) alone.
+            if e.change.is_some() && !e.changes_tools() {
+                continue;
             }
             // The names in the list before this event: every check below is a hash lookup.
             let in_list: std::collections::HashSet<&str> =
@@ -703,6 +757,7 @@ impl Scenario {
             gap_seconds,
             first_token_seconds,
             events,
+            setting_events,
             sessions,
             arrival,
             shared_cache,
@@ -965,6 +1020,28 @@ mod tests {
         Scenario::from_toml_str(text, "s.toml", Path::new("."))
             .unwrap_err()
             .to_string()
+    }
+
+    #[test]
+    fn setting_changes_are_events_of_their_own() {
+        let text = "[session]\ncalls = 5\n[tools]\nsynthetic = { count = 2 }\n[[event]]\nat_call = 3\nchange = \"tool_choice\"\n[[event]]\nat_call = 4\nchange = \"images\"\nremove = [\"synthetic_tool_01\"]\n";
+        let s = Scenario::from_toml_str(text, "s.toml", Path::new(".")).unwrap();
+        let changes: Vec<_> = s
+            .setting_events
+            .iter()
+            .map(|e| (e.at_call, e.change.as_str()))
+            .collect();
+        assert_eq!(changes, [(3, "tool_choice"), (4, "images")]);
+        // Only the second event touches the tool list.
+        assert_eq!(s.events.len(), 1);
+        assert_eq!(s.events[0].at_call, 4);
+        let e = err("[session]\ncalls = 5\n[[event]]\nat_call = 3\nchange = \"tool_chioce\"\n");
+        assert!(
+            e.contains("s.toml")
+                && e.contains("event[0].change")
+                && e.contains("did you mean `tool_choice`"),
+            "{e}"
+        );
     }
 
     #[test]

@@ -811,31 +811,14 @@ const BEDROCK_FIELDS: [&str; 6] = [
     "cacheDetails",
 ];
 const COHERE_FIELDS: [&str; 4] = ["billed_units", "tokens", "cached_tokens", "api_version"];
-/// Keys a bare usage record may carry besides the usage fields.
-const RECORD_FIELDS: [&str; 22] = [
-    "timestamp",
-    "model",
-    "sent_at",
-    "startTime",
-    "start_time",
-    "created_at",
-    "created",
-    "createTime",
-    "request_time",
-    "session_id",
-    "sessionId",
-    "conversation_id",
-    "conversationId",
-    "thread_id",
-    "litellm_session_id",
-    "agent",
-    "agent_id",
-    "agentId",
-    "agent_name",
-    "agentName",
-    "project",
-    "cwd",
-];
+/// Keys a bare usage record may carry besides the usage fields: the model and the record-level
+/// context keys that `context` reads (kept in one list each, so the two cannot drift apart).
+fn is_record_field(k: &str) -> bool {
+    k == "model"
+        || [&TIME_KEYS[..], &SESSION_KEYS, &AGENT_KEYS, &PROJECT_KEYS]
+            .iter()
+            .any(|keys| keys.contains(&k))
+}
 
 fn read_usage(
     u: &Map<String, Value>,
@@ -852,17 +835,19 @@ fn read_usage(
             format!("{at}: {prefix}.{k}")
         }
     };
-    let count = |m: &Map<String, Value>, k: &str, field: String| -> Result<u64> {
+    // The count `k` of `m`, the object at `within` ("" for the usage object itself): the field
+    // named in an error is the key's full path, so it is derived from where the count is read.
+    let count = |m: &Map<String, Value>, within: &str, k: &str| -> Result<u64> {
         match m.get(k) {
             None | Some(Value::Null) => Ok(0),
-            Some(v) => token_count(v, origin, field),
+            Some(v) if within.is_empty() => token_count(v, origin, path(k)),
+            Some(v) => token_count(v, origin, path(&format!("{within}.{k}"))),
         }
     };
     let mut note_unknown = |m: &Map<String, Value>, known: &[&str], within: &str| {
         for k in m.keys() {
-            let known_here = known.contains(&k.as_str())
-                || (within.is_empty()
-                    && (RECORD_FIELDS.contains(&k.as_str()) || PROJECT_KEYS.contains(&k.as_str())));
+            let known_here =
+                known.contains(&k.as_str()) || (within.is_empty() && is_record_field(k));
             if !known_here {
                 let name = if within.is_empty() {
                     k.clone()
@@ -880,17 +865,8 @@ fn read_usage(
         call.format = "gemini";
         note_unknown(u, &GEMINI_FIELDS, "");
         // promptTokenCount includes the cached tokens; tool-use prompt tokens are input too.
-        let prompt = count(u, "promptTokenCount", path("promptTokenCount"))?
-            + count(
-                u,
-                "toolUsePromptTokenCount",
-                path("toolUsePromptTokenCount"),
-            )?;
-        let read = count(
-            u,
-            "cachedContentTokenCount",
-            path("cachedContentTokenCount"),
-        )?;
+        let prompt = count(u, "", "promptTokenCount")? + count(u, "", "toolUsePromptTokenCount")?;
+        let read = count(u, "", "cachedContentTokenCount")?;
         if read > prompt {
             return Err(Error::invalid(
                 origin,
@@ -898,23 +874,16 @@ fn read_usage(
                 format!("{read} cached tokens but only {prompt} prompt tokens"),
             ));
         }
-        let output = count(u, "candidatesTokenCount", path("candidatesTokenCount"))?
-            + count(u, "thoughtsTokenCount", path("thoughtsTokenCount"))?;
+        let output = count(u, "", "candidatesTokenCount")? + count(u, "", "thoughtsTokenCount")?;
         call.set(prompt - read, 0, 0, read, output);
     } else if hint == Hint::Bedrock || u.contains_key("inputTokens") {
         call.format = "bedrock";
         note_unknown(u, &BEDROCK_FIELDS, "");
         // Converse counts cache reads and writes beside inputTokens, as Anthropic does.
-        let uncached = count(u, "inputTokens", path("inputTokens"))?;
-        let read = count(u, "cacheReadInputTokens", path("cacheReadInputTokens"))?;
-        let write = count(u, "cacheWriteInputTokens", path("cacheWriteInputTokens"))?;
-        call.set(
-            uncached,
-            write,
-            0,
-            read,
-            count(u, "outputTokens", path("outputTokens"))?,
-        );
+        let uncached = count(u, "", "inputTokens")?;
+        let read = count(u, "", "cacheReadInputTokens")?;
+        let write = count(u, "", "cacheWriteInputTokens")?;
+        call.set(uncached, write, 0, read, count(u, "", "outputTokens")?);
     } else if hint == Hint::Cohere || u.contains_key("billed_units") {
         call.format = "cohere";
         note_unknown(u, &COHERE_FIELDS, "");
@@ -936,31 +905,19 @@ fn read_usage(
             ],
             "billed_units",
         );
-        let input = count(billed, "input_tokens", path("billed_units.input_tokens"))?;
-        let read = count(u, "cached_tokens", path("cached_tokens"))?.min(input);
-        let output = count(billed, "output_tokens", path("billed_units.output_tokens"))?;
+        let input = count(billed, "billed_units", "input_tokens")?;
+        let read = count(u, "", "cached_tokens")?.min(input);
+        let output = count(billed, "billed_units", "output_tokens")?;
         call.set(input - read, 0, 0, read, output);
     } else if u.contains_key("prompt_tokens") {
         call.format = "openai-chat";
         note_unknown(u, &OPENAI_CHAT_FIELDS, "");
-        let prompt = count(u, "prompt_tokens", path("prompt_tokens"))?;
-        let mut read = count(
-            u,
-            "prompt_cache_hit_tokens",
-            path("prompt_cache_hit_tokens"),
-        )?;
+        let prompt = count(u, "", "prompt_tokens")?;
+        let mut read = count(u, "", "prompt_cache_hit_tokens")?;
         // LiteLLM's normalised Anthropic usage: prompt_tokens counts the writes and the reads, which
         // are also given as cache_creation_input_tokens / cache_read_input_tokens.
-        let mut write = count(
-            u,
-            "cache_creation_input_tokens",
-            path("cache_creation_input_tokens"),
-        )?;
-        read = read.max(count(
-            u,
-            "cache_read_input_tokens",
-            path("cache_read_input_tokens"),
-        )?);
+        let mut write = count(u, "", "cache_creation_input_tokens")?;
+        read = read.max(count(u, "", "cache_read_input_tokens")?);
         let mut split: Option<(u64, u64)> = None;
         if let Some(d) = details("prompt_tokens_details") {
             note_unknown(
@@ -976,35 +933,23 @@ fn read_usage(
                 ],
                 "prompt_tokens_details",
             );
-            read = read.max(count(
-                d,
-                "cached_tokens",
-                path("prompt_tokens_details.cached_tokens"),
-            )?);
+            read = read.max(count(d, "prompt_tokens_details", "cached_tokens")?);
             write = write
-                .max(count(
-                    d,
-                    "cache_write_tokens",
-                    path("prompt_tokens_details.cache_write_tokens"),
-                )?)
-                .max(count(
-                    d,
-                    "cache_creation_tokens",
-                    path("prompt_tokens_details.cache_creation_tokens"),
-                )?);
+                .max(count(d, "prompt_tokens_details", "cache_write_tokens")?)
+                .max(count(d, "prompt_tokens_details", "cache_creation_tokens")?);
             if let Some(cd) = d
                 .get("cache_creation_token_details")
                 .and_then(Value::as_object)
             {
                 let a = count(
                     cd,
+                    "prompt_tokens_details.cache_creation_token_details",
                     "ephemeral_5m_input_tokens",
-                    path("prompt_tokens_details.cache_creation_token_details.ephemeral_5m_input_tokens"),
                 )?;
                 let b = count(
                     cd,
+                    "prompt_tokens_details.cache_creation_token_details",
                     "ephemeral_1h_input_tokens",
-                    path("prompt_tokens_details.cache_creation_token_details.ephemeral_1h_input_tokens"),
                 )?;
                 if a + b > 0 {
                     split = Some((a, b));
@@ -1040,7 +985,7 @@ fn read_usage(
             w5,
             w1h,
             read,
-            count(u, "completion_tokens", path("completion_tokens"))?,
+            count(u, "", "completion_tokens")?,
         );
     } else if hint == Hint::OpenAiResponses
         || (hint != Hint::Anthropic
@@ -1049,7 +994,7 @@ fn read_usage(
     {
         call.format = "openai-responses";
         note_unknown(u, &OPENAI_RESPONSES_FIELDS, "");
-        let prompt = count(u, "input_tokens", path("input_tokens"))?;
+        let prompt = count(u, "", "input_tokens")?;
         let (mut read, mut write) = (0, 0);
         if let Some(d) = details("input_tokens_details") {
             note_unknown(
@@ -1057,16 +1002,8 @@ fn read_usage(
                 &["cached_tokens", "cache_write_tokens"],
                 "input_tokens_details",
             );
-            read = count(
-                d,
-                "cached_tokens",
-                path("input_tokens_details.cached_tokens"),
-            )?;
-            write = count(
-                d,
-                "cache_write_tokens",
-                path("input_tokens_details.cache_write_tokens"),
-            )?;
+            read = count(d, "input_tokens_details", "cached_tokens")?;
+            write = count(d, "input_tokens_details", "cache_write_tokens")?;
         }
         if let Some(d) = details("output_tokens_details") {
             note_unknown(d, &["reasoning_tokens"], "output_tokens_details");
@@ -1083,21 +1020,13 @@ fn read_usage(
             write,
             0,
             read,
-            count(u, "output_tokens", path("output_tokens"))?,
+            count(u, "", "output_tokens")?,
         );
     } else if u.contains_key("input_tokens") {
         note_unknown(u, &ANTHROPIC_FIELDS, "");
-        let uncached = count(u, "input_tokens", path("input_tokens"))?;
-        let written = count(
-            u,
-            "cache_creation_input_tokens",
-            path("cache_creation_input_tokens"),
-        )?;
-        let read = count(
-            u,
-            "cache_read_input_tokens",
-            path("cache_read_input_tokens"),
-        )?;
+        let uncached = count(u, "", "input_tokens")?;
+        let written = count(u, "", "cache_creation_input_tokens")?;
+        let read = count(u, "", "cache_read_input_tokens")?;
         let (mut w5, mut w1h) = (written, 0);
         if let Some(cc) = details("cache_creation") {
             note_unknown(
@@ -1105,16 +1034,8 @@ fn read_usage(
                 &["ephemeral_5m_input_tokens", "ephemeral_1h_input_tokens"],
                 "cache_creation",
             );
-            let a = count(
-                cc,
-                "ephemeral_5m_input_tokens",
-                path("cache_creation.ephemeral_5m_input_tokens"),
-            )?;
-            let b = count(
-                cc,
-                "ephemeral_1h_input_tokens",
-                path("cache_creation.ephemeral_1h_input_tokens"),
-            )?;
+            let a = count(cc, "cache_creation", "ephemeral_5m_input_tokens")?;
+            let b = count(cc, "cache_creation", "ephemeral_1h_input_tokens")?;
             if a + b != written {
                 return Err(Error::invalid(
                     origin,
@@ -1124,13 +1045,7 @@ fn read_usage(
             }
             (w5, w1h) = (a, b);
         }
-        call.set(
-            uncached,
-            w5,
-            w1h,
-            read,
-            count(u, "output_tokens", path("output_tokens"))?,
-        );
+        call.set(uncached, w5, w1h, read, count(u, "", "output_tokens")?);
     } else {
         return Err(Error::invalid(
             origin,

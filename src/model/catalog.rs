@@ -53,6 +53,14 @@ impl ToolChangeRule {
     }
 }
 
+/// Request settings whose change between two calls can invalidate cached prompt parts, as scenario
+/// events name them (`[[event]] change = "tool_choice"`).
+pub const SETTING_CHANGES: [&str; 3] = ["tool_choice", "images", "thinking"];
+
+/// The prompt parts in prompt order, as [`CacheRules::invalidates`] names the first part a setting
+/// change invalidates (that part and every later one miss); `none` invalidates nothing.
+pub const PROMPT_PARTS: [&str; 4] = ["tools", "system", "messages", "none"];
+
 /// One time-to-live tier of cache writes (e.g. 5 min at 1.25x, 1 h at 2x).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -104,6 +112,11 @@ pub struct CacheRules {
     /// provider restricts placement (e.g. OpenAI: only inside input messages); all when absent.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub allowed_anchors: Option<Sourced<Vec<String>>>,
+    /// For each request setting of [`SETTING_CHANGES`] the provider documents, the first prompt
+    /// part (of [`PROMPT_PARTS`]) a change of it invalidates. A setting the table does not list
+    /// invalidates nothing (no documented effect).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub invalidates: Option<Sourced<BTreeMap<String, String>>>,
 }
 
 impl CacheRules {
@@ -111,6 +124,16 @@ impl CacheRules {
     pub fn tier(&self, name: Option<&str>) -> Option<(&str, &TtlTier)> {
         let name = name.unwrap_or(&self.default_tier);
         self.tiers.get_key_value(name).map(|(k, v)| (k.as_str(), v))
+    }
+
+    /// The first prompt part (`tools`, `system` or `messages`) a change of `setting` invalidates,
+    /// or `None` when it invalidates nothing.
+    pub fn invalidated_by(&self, setting: &str) -> Option<&str> {
+        self.invalidates
+            .as_ref()
+            .and_then(|t| t.value.get(setting))
+            .map(String::as_str)
+            .filter(|p| *p != "none")
     }
 
     /// Whether the model can apply the given tool-change rule in this mode.
@@ -636,6 +659,35 @@ fn validate_rules(origin: &str, at: &str, mode: &str, r: &CacheRules) -> Result<
     }
     if let Some(o) = &r.tool_change_options {
         check_source(origin, &format!("{at}.tool_change_options"), &o.source)?;
+    }
+    if let Some(t) = &r.invalidates {
+        let f = format!("{at}.invalidates");
+        check_source(origin, &f, &t.source)?;
+        for (k, v) in &t.value {
+            if !SETTING_CHANGES.contains(&k.as_str()) {
+                let hint = closest(k, SETTING_CHANGES.iter().copied())
+                    .map(|c| format!("; did you mean `{c}`?"))
+                    .unwrap_or_default();
+                return Err(Error::invalid(
+                    origin,
+                    format!("{f}.{k}"),
+                    format!(
+                        "unknown setting{hint} (settings: {})",
+                        SETTING_CHANGES.join(", ")
+                    ),
+                ));
+            }
+            if !PROMPT_PARTS.contains(&v.as_str()) {
+                return Err(Error::invalid(
+                    origin,
+                    format!("{f}.{k}"),
+                    format!(
+                        "`{v}` is not a prompt part; use {}",
+                        PROMPT_PARTS.join(", ")
+                    ),
+                ));
+            }
+        }
     }
     if let Some(a) = &r.allowed_anchors {
         check_source(origin, &format!("{at}.allowed_anchors"), &a.source)?;

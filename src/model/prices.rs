@@ -143,6 +143,24 @@ fn check_opt_price(
         .map_or(Ok(()), |v| check_price(origin, field, v, min, max))
 }
 
+/// The prices a dated change or a price-sheet entry may set, in the order [`check_set_prices`]
+/// takes them: each field with its range.
+const SET_PRICES: [(&str, f64, f64); 4] = [
+    ("input_usd_per_mtok", f64::MIN_POSITIVE, MAX),
+    ("output_usd_per_mtok", 0.0, MAX),
+    ("read_multiplier", 0.0, 1.0),
+    ("storage_usd_per_mtok_hour", 0.0, MAX),
+];
+
+/// Checks the prices a dated change or a sheet entry sets (input, output, read, storage): the
+/// two carry the same four optional prices, under `at`.
+fn check_set_prices(origin: &str, at: &str, prices: [&Option<Sourced<f64>>; 4]) -> Result<()> {
+    for ((field, min, max), v) in SET_PRICES.iter().zip(prices) {
+        check_opt_price(origin, &format!("{at}.{field}"), v, *min, *max)?;
+    }
+    Ok(())
+}
+
 /// Validates the pricing parts of a model (dated changes, tiers, long context).
 pub(crate) fn validate_model_pricing(
     origin: &str,
@@ -164,33 +182,15 @@ pub(crate) fn validate_model_pricing(
             ));
         }
         last = Some(day);
-        check_opt_price(
+        check_set_prices(
             origin,
-            &format!("{f}.input_usd_per_mtok"),
-            &c.input_usd_per_mtok,
-            f64::MIN_POSITIVE,
-            MAX,
-        )?;
-        check_opt_price(
-            origin,
-            &format!("{f}.output_usd_per_mtok"),
-            &c.output_usd_per_mtok,
-            0.0,
-            MAX,
-        )?;
-        check_opt_price(
-            origin,
-            &format!("{f}.read_multiplier"),
-            &c.read_multiplier,
-            0.0,
-            1.0,
-        )?;
-        check_opt_price(
-            origin,
-            &format!("{f}.storage_usd_per_mtok_hour"),
-            &c.storage_usd_per_mtok_hour,
-            0.0,
-            MAX,
+            &f,
+            [
+                &c.input_usd_per_mtok,
+                &c.output_usd_per_mtok,
+                &c.read_multiplier,
+                &c.storage_usd_per_mtok_hour,
+            ],
         )?;
     }
     for (name, t) in service_tier {
@@ -285,33 +285,15 @@ pub(crate) fn validate_sheets(origin: &str, sheets: &[PriceSheetSpec], ids: &[&s
             if seen.insert(p.id.clone(), ()).is_some() {
                 return Err(Error::invalid(origin, f, "listed twice"));
             }
-            check_opt_price(
+            check_set_prices(
                 origin,
-                &format!("{f}.input_usd_per_mtok"),
-                &p.input_usd_per_mtok,
-                f64::MIN_POSITIVE,
-                MAX,
-            )?;
-            check_opt_price(
-                origin,
-                &format!("{f}.output_usd_per_mtok"),
-                &p.output_usd_per_mtok,
-                0.0,
-                MAX,
-            )?;
-            check_opt_price(
-                origin,
-                &format!("{f}.read_multiplier"),
-                &p.read_multiplier,
-                0.0,
-                1.0,
-            )?;
-            check_opt_price(
-                origin,
-                &format!("{f}.storage_usd_per_mtok_hour"),
-                &p.storage_usd_per_mtok_hour,
-                0.0,
-                MAX,
+                &f,
+                [
+                    &p.input_usd_per_mtok,
+                    &p.output_usd_per_mtok,
+                    &p.read_multiplier,
+                    &p.storage_usd_per_mtok_hour,
+                ],
             )?;
         }
     }

@@ -20,6 +20,7 @@ mod properties;
 mod reliability;
 mod replay_logs;
 mod report;
+mod settings;
 mod snapshots;
 mod time;
 mod tokens;

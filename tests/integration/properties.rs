@@ -88,6 +88,7 @@ prop_compose! {
             tool_change: src(RULES[change.0]),
             tool_change_options: (!options.is_empty()).then(|| src(options)),
             allowed_anchors: None,
+            invalidates: None,
         }
     }
 }
@@ -285,6 +286,7 @@ fn build(shape: &Shape) -> Scenario {
         gap_seconds: shape.gap.clone(),
         first_token_seconds: shape.first_token_seconds,
         events,
+        setting_events: Vec::new(),
         sessions: shape.sessions,
         arrival: shape.arrival.clone(),
         shared_cache: shape.shared_cache,

@@ -25,6 +25,9 @@ pub struct Prompt {
     pub tools_end: Option<usize>,
     /// Boundary index after the system prompt, if there is one.
     pub system_end: Option<usize>,
+    /// An identity folded into the next segment pushed (0: none), so that a change that adds no
+    /// tokens (a request setting) still makes every later prefix new.
+    salt: u64,
 }
 
 impl Clone for Prompt {
@@ -34,6 +37,7 @@ impl Clone for Prompt {
             cum_hash: self.cum_hash.clone(),
             tools_end: self.tools_end,
             system_end: self.system_end,
+            salt: self.salt,
         }
     }
 
@@ -44,6 +48,7 @@ impl Clone for Prompt {
         self.cum_hash.clone_from(&source.cum_hash);
         self.tools_end = source.tools_end;
         self.system_end = source.system_end;
+        self.salt = source.salt;
     }
 }
 
@@ -60,6 +65,7 @@ impl Prompt {
         self.cum_hash.clear();
         self.tools_end = None;
         self.system_end = None;
+        self.salt = 0;
     }
 
     /// Appends a segment (zero-token segments are skipped: they carry nothing to cache).
@@ -74,8 +80,19 @@ impl Prompt {
         };
         // Saturating: scenario limits keep real sums far below u64::MAX; this only guarantees that no
         // input, however extreme, can overflow.
+        let id = if self.salt == 0 {
+            s.id
+        } else {
+            chain(s.id, std::mem::take(&mut self.salt))
+        };
         self.cum_tokens.push(t.saturating_add(s.tokens));
-        self.cum_hash.push(chain(h, s.id));
+        self.cum_hash.push(chain(h, id));
+    }
+
+    /// Folds `salt` into the identity of the next segment pushed (and so of every later prefix):
+    /// the prefix up to here is unchanged.
+    pub fn salt_next(&mut self, salt: u64) {
+        self.salt = chain(self.salt, salt);
     }
 
     /// Marks the current end as the end of the tool block.

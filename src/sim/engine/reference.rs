@@ -242,9 +242,11 @@ pub fn reference_run(
             (Mode::None, _) | (_, None) => Split::uncached_only(s.prompt.tokens()),
             (Mode::Explicit, Some(p)) => {
                 let salt = match setup.routing_rpm {
-                    Some(rpm) => {
-                        super::machine_salt(store.route(super::routing_key(&s.prompt), now, rpm))
-                    }
+                    Some(rpm) => super::keys::machine_salt(store.route(
+                        super::keys::routing_key(&s.prompt),
+                        now,
+                        rpm,
+                    )),
                     None => 0,
                 };
                 bps.clear();
@@ -274,9 +276,11 @@ pub fn reference_run(
             }
             (Mode::Automatic | Mode::Implicit, Some(p)) => {
                 let salt = match setup.routing_rpm {
-                    Some(rpm) => {
-                        super::machine_salt(store.route(super::routing_key(&s.prompt), now, rpm))
-                    }
+                    Some(rpm) => super::keys::machine_salt(store.route(
+                        super::keys::routing_key(&s.prompt),
+                        now,
+                        rpm,
+                    )),
                     None => 0,
                 };
                 let hit_allowed =
@@ -554,7 +558,7 @@ add_synthetic = { count = 1 }
 "#;
         let scenario =
             Scenario::from_toml_str(text, "many.toml", std::path::Path::new(".")).unwrap();
-        assert!(scenario.sessions > super::super::KEEP_OWN_ENTRIES_UP_TO_SESSIONS);
+        assert!(scenario.sessions > super::super::timeline::KEEP_OWN_ENTRIES_UP_TO_SESSIONS);
         let catalog = test_catalog();
         let resolved: Vec<_> = ["claude-opus-4.8", "kimi-k3"]
             .iter()

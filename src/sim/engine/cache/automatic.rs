@@ -124,18 +124,18 @@ pub fn automatic_call_leased(
     )
 }
 
-/// Lease ids of one automatic call, resolved from [`LeaseKeys`] by [`CacheStore::lease_id`].
+/// Lease ids of one automatic call, resolved from `LeaseKeys` (test-only) by [`CacheStore::lease_id`].
 #[derive(Debug, Clone, Copy)]
 pub struct LeaseIds {
-    /// Boundaries of the prompt head (see [`LeaseKeys::block_len`]).
+    /// Boundaries of the prompt head (see `LeaseKeys::block_len`).
     pub block_len: usize,
-    /// Lease of the head's chain (see [`LeaseKeys::block`]).
+    /// Lease of the head's chain (see `LeaseKeys::block`).
     pub block: Option<u32>,
     /// Lease of the conversation chain.
     pub history: u32,
 }
 
-/// [`automatic_call_leased`] with its leases already looked up (the engine keeps a session's ids
+/// `automatic_call_leased` (the tested form) with its leases already looked up (the engine keeps a session's ids
 /// between calls).
 #[allow(clippy::too_many_arguments)]
 // Always inlined into the engine loop: it is the bulk of a call, and its arguments there are

@@ -44,7 +44,7 @@ pub struct Entry {
     pub available_ms: u64,
     /// Lifetime given by a write or a refresh.
     pub ttl_ms: u64,
-    /// Lease that may extend `expires_ms` ([`NO_LEASE`] for none; see [`super::automatic_call_leased`]).
+    /// Lease that may extend `expires_ms` ([`NO_LEASE`] for none; see `automatic_call_with_leases`).
     pub lease: u32,
     /// Boundary index of the prefix in its prompt (meaningful for leased entries).
     pub depth: u32,

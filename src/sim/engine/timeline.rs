@@ -1,0 +1,384 @@
+//! Runs: the shared timeline of a run (arrivals, then every call in time order), recorded once and
+//! applied member by member, or redone per member when too long to record.
+
+use crate::base::rng::SimRng;
+use rand::{Rng, SeedableRng};
+
+use super::cache::{CacheStore, OwnEntries};
+use super::draws::{session_rng, CallDraws};
+use super::keys::segment_id;
+use super::prepared::Prepared;
+use super::prompt::{Prompt, Segment};
+use super::queue::EventQueue;
+use super::setup::SimSetup;
+use super::workspace::{Lane, MemberState, Session, Workspace};
+use crate::base::hash::chain;
+use crate::input::scenario::{Arrival, Scenario};
+use crate::sim::billing::CallBill;
+
+/// Several (model, strategy) simulations of one scenario, run on one timeline.
+///
+/// Nothing of a session's timeline depends on the model: arrivals, the amounts of each call and the
+/// gaps between calls come from the scenario and the session's own stream. So the event queue and
+/// the draws (about 40% of the instructions of a call on one model, and more of its time) are done
+/// once per run: the run's calls are recorded in time order, then applied to each member in turn,
+/// every member reusing the same per-session buffers (so the working set is that of one model, not
+/// of all of them). Runs with more than [`MAX_RECORDED_CALLS`] calls are not recorded: each member
+/// is then simulated alone, the timeline redone for each. Either way each member's bills are those
+/// of its own [`Prepared::run`], bit for bit (tested).
+#[derive(Debug, Clone)]
+pub struct PreparedSet<'a> {
+    pub(super) scenario: &'a Scenario,
+    pub(super) members: Vec<Prepared<'a>>,
+}
+
+/// Calls of one run (sessions x calls) up to which [`PreparedSet::run`] records the timeline
+/// (40 bytes a call: 10 MB at most) and applies it member by member.
+pub const MAX_RECORDED_CALLS: usize = 1 << 18;
+
+impl<'a> PreparedSet<'a> {
+    /// Prepares `scenario` for every setup.
+    pub fn new(scenario: &'a Scenario, setups: &'a [SimSetup<'a>]) -> Self {
+        PreparedSet {
+            scenario,
+            members: setups.iter().map(|s| Prepared::new(scenario, s)).collect(),
+        }
+    }
+
+    /// The members, in the order of the setups.
+    pub fn members(&self) -> &[Prepared<'a>] {
+        &self.members
+    }
+
+    /// The members split into sets of at most `size` consecutive members (at least one each).
+    pub fn parts(&self, size: usize) -> Vec<PreparedSet<'a>> {
+        self.members
+            .chunks(size.max(1))
+            .map(|part| PreparedSet {
+                scenario: self.scenario,
+                members: part.to_vec(),
+            })
+            .collect()
+    }
+
+    /// Simulated calls per run, over all members.
+    pub fn calls_per_run(&self) -> usize {
+        self.scenario.calls * self.scenario.sessions * self.members.len()
+    }
+
+    /// Simulates one run on every member, reusing the buffers of `ws`: `sink` gets each bill with
+    /// its member's index, member after member, each member's bills in time order. Returns each
+    /// member's total dollars.
+    pub fn run(
+        &self,
+        run: u64,
+        ws: &mut Workspace,
+        sink: impl FnMut(usize, &CallBill),
+    ) -> Vec<f64> {
+        self.run_recording_up_to(run, ws, sink, MAX_RECORDED_CALLS)
+    }
+
+    /// [`PreparedSet::run`], recording runs of at most `max_recorded` calls (tests force either
+    /// path with it).
+    pub(crate) fn run_recording_up_to(
+        &self,
+        run: u64,
+        ws: &mut Workspace,
+        sink: impl FnMut(usize, &CallBill),
+        max_recorded: usize,
+    ) -> Vec<f64> {
+        let mut totals = vec![0.0; self.members.len()];
+        run_members(
+            self.scenario,
+            &self.members,
+            run,
+            ws,
+            sink,
+            max_recorded,
+            &mut totals,
+        );
+        totals
+    }
+}
+
+/// One run of `scenario` on every member (all prepared from it), member after member: recorded
+/// once and applied to each when it has at most `max_recorded` calls, redone for each otherwise;
+/// member `m`'s total goes to `totals[m]`.
+#[inline(always)]
+pub(super) fn run_members(
+    scenario: &Scenario,
+    members: &[Prepared],
+    run: u64,
+    ws: &mut Workspace,
+    mut sink: impl FnMut(usize, &CallBill),
+    max_recorded: usize,
+    totals: &mut [f64],
+) {
+    if scenario.sessions.saturating_mul(scenario.calls) > max_recorded {
+        // Too long to record: each member alone, the timeline redone for each.
+        for (m, member) in members.iter().enumerate() {
+            totals[m] = run_as_it_happens(scenario, member, run, ws, &mut |b| sink(m, b));
+        }
+        return;
+    }
+    let Workspace {
+        sessions,
+        lanes,
+        queue,
+        member: st,
+        timeline,
+    } = ws;
+    timeline.clear();
+    drive_timeline(scenario, run, sessions, queue, |_, call| {
+        timeline.push(call)
+    });
+    let n_sessions = scenario.sessions;
+    // One lane per session and one member state, reset for each member in turn.
+    size_buffers(scenario, lanes, st, n_sessions);
+    for (m, member) in members.iter().enumerate() {
+        reset_member(scenario, run, lanes, st);
+        for call in timeline.iter() {
+            let s = &sessions[call.session as usize];
+            let lane = &mut lanes[call.session as usize];
+            apply_call(member, lane, st, s, call, n_sessions, &mut |b| sink(m, b));
+        }
+        totals[m] = st.cumulative;
+    }
+}
+
+/// Messages a session's prompt can hold after its head: two per call, one per event, one spare.
+pub(super) fn history_capacity(scenario: &Scenario) -> usize {
+    2 * scenario.calls + scenario.events.len() + 1
+}
+
+/// One call as a run's timeline fixes it, whatever the model.
+#[derive(Debug, Clone, Copy)]
+pub(super) struct TimedCall {
+    /// Request start (ms).
+    pub(super) now: u64,
+    /// Session index (0-based).
+    pub(super) session: u32,
+    /// Call number (1-based).
+    pub(super) call: u32,
+    /// Output tokens of the session's previous call (0 before its first).
+    pub(super) previous_output: u64,
+    /// Tokens the conversation grows by after that output: the first user message on call 1, the
+    /// tool result plus the user message after it.
+    pub(super) growth: u64,
+    /// Output tokens of this call.
+    pub(super) output: u64,
+}
+
+/// Runs the timeline of run `run`: session arrivals, then every call in time order (ties to the
+/// lower session), each handed to `on_call` with its session before the session moves on to its
+/// next call.
+#[inline(always)]
+pub(super) fn drive_timeline(
+    scenario: &Scenario,
+    run: u64,
+    sessions: &mut Vec<Session>,
+    queue: &mut EventQueue,
+    mut on_call: impl FnMut(&Session, TimedCall),
+) {
+    let n_sessions = scenario.sessions;
+    // Session start times.
+    let mut arrivals_rng = SimRng::seed_from_u64(chain(scenario.seed, run.wrapping_add(0xa771)));
+    queue.clear();
+    let mut t = 0.0f64;
+    for i in 0..n_sessions {
+        let start = match scenario.arrival {
+            Arrival::Every(e) => i as f64 * e,
+            Arrival::Poisson(per_hour) => {
+                if i > 0 {
+                    let u: f64 = arrivals_rng.gen_range(f64::EPSILON..1.0);
+                    t += -u.ln() * 3600.0 / per_hour;
+                }
+                t
+            }
+        };
+        queue.push(crate::model::strategy::seconds_to_ms(start), i as u32);
+    }
+
+    let draws = CallDraws::new(scenario);
+    sessions.truncate(n_sessions);
+    while sessions.len() < n_sessions {
+        sessions.push(Session::default());
+    }
+    for (i, s) in sessions.iter_mut().enumerate() {
+        s.index = i as u32 + 1;
+        s.uid = chain(chain(scenario.seed, run), i as u64 + 1);
+        s.rng = session_rng(scenario.seed, run, i as u64);
+        s.next_call = 1;
+        s.last_output = 0;
+        s.drawn = draws.for_call(&mut s.rng, 1);
+    }
+
+    // The session whose call comes next stays at the top of the queue while its call is handled
+    // and is then moved to its next call's time in place (one sift instead of a pop and a push);
+    // ties in time go to the lower session index, as with pop and push.
+    while let Some((now, si)) = queue.peek() {
+        let s = &mut sessions[si as usize];
+        let call = TimedCall {
+            now,
+            session: si,
+            call: s.next_call,
+            previous_output: s.last_output,
+            growth: s.drawn.growth,
+            output: s.drawn.output,
+        };
+        on_call(s, call);
+        s.last_output = call.output;
+        s.next_call += 1;
+        if call.call as usize >= scenario.calls {
+            queue.pop();
+        } else {
+            queue.replace_top(now.saturating_add(s.drawn.gap_ms), si);
+            s.drawn = draws.for_call(&mut s.rng, s.next_call);
+        }
+    }
+}
+
+/// Applies one call of session `s` to a member: its bill goes to `sink`; the session's own
+/// entries and private cache are let go after its last call; expired entries are swept now and
+/// then.
+#[inline(always)]
+pub(super) fn apply_call(
+    member: &Prepared,
+    lane: &mut Lane,
+    st: &mut MemberState,
+    s: &Session,
+    c: &TimedCall,
+    n_sessions: usize,
+    sink: &mut impl FnMut(&CallBill),
+) {
+    let scenario = member.scenario;
+    let si = c.session as usize;
+    // Conversation growth before this call (drawn before any event is applied).
+    let growth = if c.call == 1 {
+        [
+            Segment {
+                tokens: c.growth,
+                id: segment_id(s.uid, 1),
+            },
+            Segment::default(),
+        ]
+    } else {
+        let k = u64::from(c.call);
+        [
+            Segment {
+                tokens: c.previous_output,
+                id: segment_id(s.uid, k * 4 + 2),
+            },
+            Segment {
+                tokens: c.growth,
+                id: segment_id(s.uid, k * 4 + 3),
+            },
+        ]
+    };
+    let bill = member.step(
+        lane,
+        st,
+        (s.index, s.uid),
+        si,
+        c.now,
+        c.call,
+        &growth[..1 + usize::from(c.call > 1)],
+        c.output,
+    );
+    sink(&bill);
+    if c.call as usize >= scenario.calls {
+        // The conversation is over and nobody else can match its own entries. With many
+        // sessions they are freed with its prompt, so memory follows the sessions in progress
+        // rather than every session of the run; with few, the allocations are kept for the next
+        // run (freeing and regrowing them every run measured ~30% slower on the bench).
+        if n_sessions > KEEP_OWN_ENTRIES_UP_TO_SESSIONS {
+            lane.own = OwnEntries::default();
+            lane.prompt = Prompt::default();
+            lane.history = Vec::new();
+        }
+        if !scenario.shared_cache {
+            // Nor does anybody else read its private cache.
+            st.own[si].clear();
+        }
+    }
+    st.calls_done += 1;
+    // Expired entries are dropped now and then so memory stays bounded on long runs (dropping
+    // them changes nothing: an expired entry is never read or refreshed again).
+    if st.calls_done % 65_536 == 0 {
+        st.shared.sweep(c.now);
+    }
+    if !scenario.shared_cache && c.call % 4_096 == 0 {
+        st.own[si].sweep(c.now);
+    }
+}
+
+/// Grows or shrinks the per-session buffers to one lane per session, and the member's private
+/// caches to one per session when sessions do not share one (allocations are kept for later runs).
+pub(super) fn size_buffers(
+    scenario: &Scenario,
+    lanes: &mut Vec<Lane>,
+    st: &mut MemberState,
+    n_sessions: usize,
+) {
+    lanes.truncate(n_sessions);
+    while lanes.len() < n_sessions {
+        lanes.push(Lane::default());
+    }
+    let own_needed = if scenario.shared_cache { 0 } else { n_sessions };
+    st.own.truncate(own_needed);
+    while st.own.len() < own_needed {
+        st.own.push(CacheStore::new());
+    }
+}
+
+/// Makes the lanes ready for the sessions' first calls, empties the member's caches and restarts
+/// its streams and totals for run `run`.
+pub(super) fn reset_member(
+    scenario: &Scenario,
+    run: u64,
+    lanes: &mut [Lane],
+    st: &mut MemberState,
+) {
+    for lane in lanes.iter_mut() {
+        lane.reset();
+    }
+    st.shared.clear();
+    for store in &mut st.own {
+        store.clear();
+    }
+    st.cache_rng = SimRng::seed_from_u64(chain(scenario.seed, run.wrapping_add(0xcace)));
+    st.cumulative = 0.0;
+    st.calls_done = 0;
+}
+
+/// The event loop applying each call to one member as it happens, without recording the
+/// timeline: one run of `scenario` (which `member` was prepared from); returns its total dollars.
+// Always inlined into `run_members`, its one caller: it is the bulk of a run.
+#[inline(always)]
+pub(super) fn run_as_it_happens(
+    scenario: &Scenario,
+    member: &Prepared,
+    run: u64,
+    ws: &mut Workspace,
+    sink: &mut impl FnMut(&CallBill),
+) -> f64 {
+    debug_assert!(std::ptr::eq(member.scenario, scenario));
+    let n_sessions = scenario.sessions;
+    let Workspace {
+        sessions,
+        lanes,
+        queue,
+        member: st,
+        timeline: _,
+    } = ws;
+    size_buffers(scenario, lanes, st, n_sessions);
+    reset_member(scenario, run, lanes, st);
+    drive_timeline(scenario, run, sessions, queue, |s, call| {
+        let lane = &mut lanes[call.session as usize];
+        apply_call(member, lane, st, s, &call, n_sessions, sink);
+    });
+    st.cumulative
+}
+
+/// Runs with at most this many sessions keep each session's own-entry allocation between runs.
+pub(super) const KEEP_OWN_ENTRIES_UP_TO_SESSIONS: usize = 1024;
