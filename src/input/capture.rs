@@ -4,13 +4,16 @@
 //! - the JSON-RPC side ([`capture_over`], [`classify`], the request builders): newline-delimited JSON
 //!   messages, the handshake (`initialize`, `notifications/initialized`), `tools/list` with
 //!   pagination, and minimal answers to requests the server sends us (`roots/list`, `ping`);
-//! - the process side ([`capture_command`]): spawns the server, feeds it, reads its stdout on a thread
-//!   (so every wait has a deadline), drains its stderr, bounds message and total sizes, and always
-//!   kills and reaps it ([`ChildGuard`]), on success and on every error path.
+//! - the process side ([`capture_command`]): spawns the server, feeds it through a writer thread and
+//!   reads its stdout on another (so no send and no wait outlives the deadline, whatever the server
+//!   sends or fails to read), drains its stderr, bounds message and total sizes, and always kills and
+//!   reaps its whole process tree ([`ChildGuard`]: the group, every descendant by parent links, and by
+//!   an environment marker the orphans that left the group and session), on every path.
 
 use std::collections::BTreeMap;
 use std::io::{BufRead, BufReader, Read, Write};
-use std::process::{Child, ChildStdin, Command, Stdio};
+use std::process::{Child, Command, Stdio};
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::mpsc::{self, Receiver, RecvTimeoutError};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
@@ -495,7 +498,13 @@ enum Chunk {
 /// whatever path the capture took.
 pub struct ChildGuard {
     child: Child,
+    /// Value of [`CAPTURE_MARKER`] in the server's environment: its descendants inherit it, so
+    /// those that left its process group and session (`setsid()`) and were orphaned are found too.
+    marker: String,
 }
+
+/// Environment variable set on every captured server, so its whole process tree can be found.
+pub const CAPTURE_MARKER: &str = "PCSIM_CAPTURE_ID";
 
 impl ChildGuard {
     fn exit_status(&mut self) -> Option<std::process::ExitStatus> {
@@ -505,6 +514,23 @@ impl ChildGuard {
 
 impl Drop for ChildGuard {
     fn drop(&mut self) {
+        // The whole tree, found while the server still links it: helpers in other groups or
+        // sessions, and (by the environment marker) orphans of it that the kernel moved to us.
+        // Its pid is followed only while it is not reaped (a reaped pid may be reused).
+        let running = matches!(self.child.try_wait(), Ok(None));
+        let root = running.then(|| self.child.id());
+        let tree = descendants(root, &self.marker);
+        self.end_group();
+        kill_all(&tree);
+        // Late ones (started while the group was ending), then reap those that became our children.
+        let late = descendants(None, &self.marker);
+        kill_all(&late);
+        reap(tree.iter().chain(&late));
+    }
+}
+
+impl ChildGuard {
+    fn end_group(&mut self) {
         if let Ok(Some(_)) = self.child.try_wait() {
             // Already exited and reaped; helpers it left in its group are still ended below.
             kill_group(&self.child, true);
@@ -543,10 +569,133 @@ fn kill_group(child: &Child, hard: bool) {
 #[cfg(not(unix))]
 fn kill_group(_child: &Child, _hard: bool) {}
 
+/// Makes this process the reaper of its orphaned descendants (Linux): a helper that a server
+/// double-forks away is then reparented to pcsim, not to init, so it stays findable and is reaped
+/// here. Set once, before the first server starts.
+fn become_subreaper() {
+    #[cfg(target_os = "linux")]
+    {
+        static ONCE: std::sync::Once = std::sync::Once::new();
+        // SAFETY: prctl(PR_SET_CHILD_SUBREAPER, 1) sets a flag of this process; no memory is passed.
+        ONCE.call_once(|| unsafe {
+            libc::prctl(libc::PR_SET_CHILD_SUBREAPER, 1 as libc::c_ulong, 0, 0, 0);
+        });
+    }
+}
+
+/// The processes of a server's tree (Linux, from /proc): every descendant of `root` by parent
+/// links (whatever group or session it moved to) and every process whose environment carries
+/// `marker` (orphans that lost the link). Never this process.
+fn descendants(root: Option<u32>, marker: &str) -> Vec<u32> {
+    #[cfg(target_os = "linux")]
+    {
+        let me = std::process::id();
+        let needle = format!("{CAPTURE_MARKER}={marker}\0");
+        let mut parent: Vec<(u32, u32)> = Vec::new();
+        let mut found: Vec<u32> = Vec::new();
+        let Ok(dir) = std::fs::read_dir("/proc") else {
+            return found;
+        };
+        for entry in dir.flatten() {
+            let Some(pid) = entry
+                .file_name()
+                .to_str()
+                .and_then(|n| n.parse::<u32>().ok())
+            else {
+                continue;
+            };
+            if pid == me {
+                continue;
+            }
+            // `pid (comm) state ppid ...`: comm may hold spaces and parentheses, so after the last `)`.
+            if let Ok(stat) = std::fs::read_to_string(entry.path().join("stat")) {
+                if let Some(ppid) = stat
+                    .rsplit_once(')')
+                    .and_then(|(_, rest)| rest.split_whitespace().nth(1))
+                    .and_then(|p| p.parse::<u32>().ok())
+                {
+                    parent.push((pid, ppid));
+                }
+            }
+            if let Ok(env) = std::fs::read(entry.path().join("environ")) {
+                if env.windows(needle.len()).any(|w| w == needle.as_bytes()) {
+                    found.push(pid);
+                }
+            }
+        }
+        if let Some(root) = root {
+            let mut frontier = vec![root];
+            while let Some(p) = frontier.pop() {
+                for &(c, pp) in &parent {
+                    if pp == p && c != me && !found.contains(&c) {
+                        found.push(c);
+                        frontier.push(c);
+                    }
+                }
+            }
+        }
+        found
+    }
+    #[cfg(not(target_os = "linux"))]
+    {
+        let _ = (root, marker);
+        Vec::new()
+    }
+}
+
+/// SIGKILL to each process (and its group, if it leads one).
+fn kill_all(pids: &[u32]) {
+    #[cfg(unix)]
+    for &pid in pids {
+        let Ok(pid) = libc::pid_t::try_from(pid) else {
+            continue;
+        };
+        // SAFETY: kill(2) only sends a signal; no memory is touched.
+        unsafe {
+            libc::kill(pid, libc::SIGKILL);
+        }
+    }
+    #[cfg(not(unix))]
+    let _ = pids;
+}
+
+/// Waits (briefly) for the killed processes that are our children (orphans we became the reaper
+/// of), so none is left as a zombie.
+fn reap<'p>(pids: impl Iterator<Item = &'p u32>) {
+    #[cfg(unix)]
+    {
+        let pids: Vec<libc::pid_t> = pids
+            .filter_map(|&p| libc::pid_t::try_from(p).ok())
+            .collect();
+        let until = Instant::now() + Duration::from_millis(500);
+        let mut left = pids;
+        while !left.is_empty() && Instant::now() < until {
+            left.retain(|&pid| {
+                let mut status = 0;
+                // SAFETY: waitpid on one pid with WNOHANG; `status` is a valid out pointer.
+                let r = unsafe { libc::waitpid(pid, &mut status, libc::WNOHANG) };
+                // 0: our child, still dying; -1 (ECHILD): not ours or already reaped.
+                r == 0
+            });
+            if !left.is_empty() {
+                std::thread::sleep(Duration::from_millis(5));
+            }
+        }
+    }
+    #[cfg(not(unix))]
+    let _ = pids;
+}
+
 /// The process side of a capture: a spawned server behind a [`Transport`].
 struct ProcessTransport {
     guard: ChildGuard,
-    stdin: Option<ChildStdin>,
+    /// Lines for the writer thread, which owns the server's stdin: `send` never blocks, so a server
+    /// that does not read its input cannot stall the capture past its deadline.
+    stdin: Option<mpsc::Sender<Vec<u8>>>,
+    /// Bytes handed to the writer thread and not yet written (a server that never reads).
+    unwritten: Arc<AtomicUsize>,
+    /// Why the writer thread stopped, if it did.
+    write_error: Arc<Mutex<Option<String>>>,
     lines: Receiver<Chunk>,
     max_total: usize,
     max_message: usize,
@@ -561,21 +710,48 @@ impl Transport for ProcessTransport {
         let mut line = message.to_string();
         line.push('\n');
         let server = self.server.clone();
-        let stdin = self
-            .stdin
-            .as_mut()
-            .ok_or_else(|| server_error(&server, "its input is closed"))?;
-        if let Err(e) = stdin.write_all(line.as_bytes()).and_then(|_| stdin.flush()) {
+        let failed = self.write_error.lock().ok().and_then(|e| e.clone());
+        if let Some(e) = failed {
             let why = self.describe_failure();
             return Err(server_error(
                 &server,
                 format!("cannot send to the server ({e}){why}"),
             ));
         }
+        let waiting = self.unwritten.load(Ordering::SeqCst);
+        if waiting.saturating_add(line.len()) > self.max_total {
+            return Err(server_error(
+                &server,
+                format!(
+                    "does not read its input: {waiting} bytes of answers are waiting to be written"
+                ),
+            ));
+        }
+        let stdin = self
+            .stdin
+            .as_ref()
+            .ok_or_else(|| server_error(&server, "its input is closed"))?;
+        self.unwritten.fetch_add(line.len(), Ordering::SeqCst);
+        if stdin.send(line.into_bytes()).is_err() {
+            let why = self.describe_failure();
+            return Err(server_error(
+                &server,
+                format!("cannot send to the server (its input is closed){why}"),
+            ));
+        }
         Ok(())
     }
 
     fn recv(&mut self, deadline: Instant) -> Result<Received> {
+        // A server that keeps talking (requests, notifications, noise) never lets the channel wait:
+        // the deadline is checked on every line, not only when the server is quiet.
+        if Instant::now() >= deadline {
+            let why = self.describe_failure();
+            return Err(server_error(
+                &self.server,
+                format!("no answer within the timeout{why}"),
+            ));
+        }
         let wait = deadline.saturating_duration_since(Instant::now());
         match self.lines.recv_timeout(wait) {
             Ok(Chunk::Line(l)) => Ok(Received::Line(l)),
@@ -691,6 +867,16 @@ fn read_lines(out: impl Read, max_message: usize, max_total: usize, tx: mpsc::Sy
     }
 }
 
+/// A marker unique to one capture of this process: `<pid>-<n>`.
+fn next_marker() -> String {
+    static NEXT: AtomicUsize = AtomicUsize::new(0);
+    format!(
+        "{}-{}",
+        std::process::id(),
+        NEXT.fetch_add(1, Ordering::SeqCst)
+    )
+}
+
 /// Spawns `program args...` with extra environment variables and captures its tool list.
 /// `server` names it in errors (a config entry name, or the command line).
 pub fn capture_command(
@@ -705,8 +891,11 @@ pub fn capture_command(
     if let Some(dir) = &opts.cwd {
         cmd.current_dir(dir);
     }
+    become_subreaper();
+    let marker = next_marker();
     cmd.args(args)
         .envs(env)
+        .env(CAPTURE_MARKER, &marker)
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped());
@@ -721,7 +910,7 @@ pub fn capture_command(
     let stdin = child.stdin.take();
     let stdout = child.stdout.take();
     let stderr = child.stderr.take();
-    let guard = ChildGuard { child };
+    let guard = ChildGuard { child, marker };
     let (tx, rx) = mpsc::sync_channel(64);
     let max_message = opts.max_message_bytes.min(opts.max_total_bytes);
     let max_total = opts.max_total_bytes;
@@ -748,9 +937,31 @@ pub fn capture_command(
             }
         });
     }
+    let unwritten = Arc::new(AtomicUsize::new(0));
+    let write_error = Arc::new(Mutex::new(None));
+    let writer = stdin.map(|mut stdin| {
+        let (wtx, wrx) = mpsc::channel::<Vec<u8>>();
+        let (left, failed) = (Arc::clone(&unwritten), Arc::clone(&write_error));
+        // Detached: it ends when the sender is dropped (then stdin closes) or the pipe breaks,
+        // which the guard's kill guarantees.
+        std::thread::spawn(move || {
+            for line in wrx {
+                if let Err(e) = stdin.write_all(&line).and_then(|_| stdin.flush()) {
+                    if let Ok(mut f) = failed.lock() {
+                        *f = Some(e.to_string());
+                    }
+                    return;
+                }
+                left.fetch_sub(line.len(), Ordering::SeqCst);
+            }
+        });
+        wtx
+    });
     let mut t = ProcessTransport {
         guard,
-        stdin,
+        stdin: writer,
+        unwritten,
+        write_error,
         lines: rx,
         max_total: opts.max_total_bytes,
         max_message,

@@ -201,6 +201,71 @@ fn capture_ends_a_server_that_ignores_sigterm() {
     );
 }
 
+#[test]
+fn capture_timeout_bounds_a_server_that_floods_requests_before_reading() {
+    if fake_server().is_none() {
+        return;
+    }
+    // 20,000 requests and no reading: answering them fills the server's input pipe. Before the
+    // writer thread, the send blocked there for ever and --timeout-seconds was never looked at.
+    let start = std::time::Instant::now();
+    let server = fake_server().expect("checked above");
+    let out = pcsim()
+        .args(["capture", "--timeout-seconds", "2", "--", "python3"])
+        .arg(server)
+        .arg("request-flood")
+        .timeout(std::time::Duration::from_secs(60))
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(
+        err.contains("request-flood")
+            && (err.contains("within the timeout") || err.contains("does not read its input")),
+        "{err}"
+    );
+    // A hang turned into a failure; 2 s plus start-up, with a wide margin for a loaded machine.
+    assert!(start.elapsed().as_secs() < 30, "took {:?}", start.elapsed());
+}
+
+#[cfg(target_os = "linux")]
+#[test]
+fn capture_ends_a_helper_that_left_the_process_group_and_session() {
+    let Some(server) = fake_server() else { return };
+    let dir = tempfile::tempdir().unwrap();
+    let pidfile = dir.path().join("helper");
+    let env = [(
+        "FAKE_MCP_HELPER_PIDFILE".to_string(),
+        pidfile.display().to_string(),
+    )]
+    .into_iter()
+    .collect();
+    let opts = pcsim::input::capture::CaptureOptions {
+        timeout: std::time::Duration::from_secs(10),
+        ..Default::default()
+    };
+    let cap = pcsim::input::capture::capture_command(
+        "setsid",
+        "python3",
+        &[server.display().to_string(), "setsid".into()],
+        &env,
+        &opts,
+    )
+    .unwrap();
+    assert_eq!(cap.tools.len(), 3);
+    let pid = std::fs::read_to_string(&pidfile).unwrap();
+    let proc_dir = PathBuf::from(format!("/proc/{}", pid.trim()));
+    // Killed (double-forked, setsid(), SIGTERM ignored) and reaped before capture_command returned.
+    let alive = proc_dir.exists();
+    if alive {
+        // Leave no sleeper behind when the test fails.
+        let _ = std::process::Command::new("kill")
+            .args(["-9", pid.trim()])
+            .status();
+    }
+    assert!(!alive, "helper {} outlived the capture", pid.trim());
+}
+
 /// Against a real official server. Ignored by default: it needs npm and network access to fetch the
 /// package. Run with `cargo test --test integration inputs::capture_real -- --ignored`. The stored
 /// captures are of @modelcontextprotocol/server-everything 2026.8.31; a newer release may differ.

@@ -1,0 +1,101 @@
+#!/usr/bin/env bash
+# Every input limit at its maximum, and just past it: wall time and peak memory of a release build.
+#
+#   cargo build --release && scripts/limits_at_max.sh [path/to/pcsim]
+#
+# Prints one line per case: exit code, seconds, peak resident memory (/usr/bin/time -v), and the
+# first line of the error for refused inputs. Inputs are generated in a temporary folder. Figures
+# depend on the machine: the README states those of the development machine (2 shared cores).
+set -euo pipefail
+PCSIM=${1:-${CARGO_TARGET_DIR:-target}/release/pcsim}
+PCSIM=$(realpath "$PCSIM")
+[ -x /usr/bin/time ] || { echo "needs /usr/bin/time (GNU time)" >&2; exit 2; }
+DIR=$(mktemp -d)
+trap 'rm -rf "$DIR"' EXIT
+cd "$DIR"
+
+python3 - <<'EOF'
+import json
+
+def tools(n, prefix="t"):
+    return json.dumps({"tools": [{"name": f"{prefix}{i}", "description": "Reads a file from the workspace.",
+        "inputSchema": {"type": "object", "properties": {"path": {"type": "string", "description": "The path."}},
+                        "required": ["path"]}} for i in range(n)]})
+
+open("tools-max.json", "w").write(tools(10000))
+open("tools-over.json", "w").write(tools(10001))
+servers = lambda n: json.dumps({"mcpServers": {f"s{i}": {"command": "sh", "args": ["-c", "exit 0"]} for i in range(n)}})
+open("config-max.json", "w").write(servers(256))
+open("config-over.json", "w").write(servers(257))
+entry = {"input_cost_per_token": 3e-6, "output_cost_per_token": 1.5e-5, "cache_read_input_token_cost": 3e-7,
+         "cache_creation_input_token_cost": 3.75e-6, "litellm_provider": "anthropic", "mode": "chat",
+         "max_input_tokens": 200000}
+open("litellm-max.json", "w").write(json.dumps({f"claude-m{i}": entry for i in range(50000)}))
+open("litellm-over.json", "w").write(json.dumps({f"claude-m{i}": entry for i in range(50001)}))
+
+def scenario(sessions, calls, runs, extra=""):
+    return (f'name = "max"\nmodels = ["claude-opus-4.8"]\nstrategies = ["cached"]\nruns = {runs}\n'
+            f'[tools]\nsynthetic = {{ count = 26, params = 4 }}\n[session]\ncalls = {calls}\n'
+            f'tool_result_tokens = 20\noutput_tokens = 20\nfirst_user_tokens = 20\nsystem_tokens = 100\n'
+            f'[sessions]\ncount = {sessions}\nevery_seconds = 1\n{extra}')
+
+# Bills kept: sessions x calls x pairs = 2,000,000 (the maximum), and one session more.
+open("bills-max.toml", "w").write(scenario(20000, 100, 1))
+open("bills-over.toml", "w").write(scenario(20001, 100, 1))
+# whatif keeps the baseline and the changed session: half the sessions.
+open("bills-half.toml", "w").write(scenario(10000, 100, 1))
+# Monte Carlo: runs x sessions x calls x pairs = 100,000,000 (the maximum), and one run more.
+open("mc-max.toml", "w").write(scenario(1, 1000, 100000))
+open("mc-over.toml", "w").write(scenario(1, 1000, 100001))
+# Tool-list events: 110 events on a 9,000-tool list (990,000 listed tools), and 112 (over 1,000,000).
+def events(n):
+    t = ('name = "events"\nmodels = ["claude-opus-4.8"]\nstrategies = ["cached"]\n'
+         '[tools]\nsynthetic = { count = 9000, params = 1 }\n[session]\ncalls = 200\n')
+    return t + "".join(f'[[event]]\nat_call = {2 + i}\ndrop = ["synthetic_tool_{i + 1:02}"]\n' for i in range(n))
+open("events-max.toml", "w").write(events(110))
+open("events-over.toml", "w").write(events(112))
+# A usage log of 100,000 calls in 100 conversations (Anthropic Messages lines).
+with open("log-100k.jsonl", "w") as f:
+    for i in range(100000):
+        conv, k = divmod(i, 1000)
+        f.write(json.dumps({"model": "claude-opus-4-8", "timestamp": 1767225600 + conv * 100000 + k * 30,
+            "usage": {"input_tokens": 50, "cache_read_input_tokens": 2000 + 300 * k if k else 0,
+                      "cache_creation_input_tokens": 300 if k else 2000, "output_tokens": 200}}) + "\n")
+EOF
+
+run() {
+    local name=$1
+    shift
+    local out
+    out=$( { /usr/bin/time -v "$PCSIM" "$@" >/dev/null 2>"$DIR/err"; } 2>&1 || true)
+    local code secs kb first
+    code=$(grep -oP 'Exit status: \K[0-9]+' "$DIR/err" || true)
+    secs=$(grep -oP 'Elapsed \(wall clock\) time \(h:mm:ss or m:ss\): \K.*' "$DIR/err" || true)
+    kb=$(grep -oP 'Maximum resident set size \(kbytes\): \K[0-9]+' "$DIR/err" || true)
+    first=$(grep -m1 '^error' "$DIR/err" | cut -c1-150 || true)
+    printf '%-22s exit %-3s %9s  %6s MB  %s\n' "$name" "${code:-?}" "$secs" "$((${kb:-0} / 1024))" "$first"
+    : "$out"
+}
+
+echo "pcsim: $PCSIM ($(nproc) cores, $(date -u +%FT%TZ))"
+run tools-max tools tools-max.json
+run tools-over tools tools-over.json
+run config-max config config-max.json --timeout-seconds 2
+run config-over config config-over.json --timeout-seconds 2
+run litellm-max import-litellm litellm-max.json
+run litellm-over import-litellm litellm-over.json
+run sweep-max sweep --max-tools 10000 --params 20
+run sweep-max-2000x100 sweep --max-tools 2000 --params 100
+run sweep-over sweep --max-tools 10000 --params 21
+run run-bills-max run bills-max.toml --format json
+run run-bills-over run bills-over.toml
+run compare-bills-max compare bills-max.toml --strategy cached
+run compare-bills-over compare bills-over.toml --strategy cached
+run whatif-bills-max whatif bills-half.toml --at-call 50 --remove-tools synthetic_tool_01 --model claude-opus-4.8 --strategy cached
+run whatif-bills-over whatif bills-max.toml --at-call 50 --remove-tools synthetic_tool_01 --model claude-opus-4.8 --strategy cached
+run advise-bills-over advise bills-max.toml
+run run-mc-max run mc-max.toml
+run run-mc-over run mc-over.toml
+run events-max run events-max.toml
+run events-over run events-over.toml
+run replay-100k replay log-100k.jsonl --model claude-opus-4.8
