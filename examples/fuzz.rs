@@ -360,7 +360,11 @@ fn main() {
         // the input number.
         let what = f.what.split_once(": ").map_or(f.what.as_str(), |(_, w)| w);
         let key = format!("{:?} {}", f.target, what.lines().next().unwrap_or(""));
-        println!("FAILURE {:?} {}", f.target, f.what.lines().next().unwrap_or(""));
+        println!(
+            "FAILURE {:?} {}",
+            f.target,
+            f.what.lines().next().unwrap_or("")
+        );
         if seen.insert(key) && save {
             match f.save(&harness::fuzz_dir().join("regressions")) {
                 Ok(p) => println!("  saved {}", p.display()),

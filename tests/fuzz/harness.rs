@@ -704,7 +704,9 @@ pub fn execute_guarded(target: Target, bytes: &[u8], base: &Path, hang_limit: Du
 /// Runs `execute` on this thread, catching a panic (for a worker process, whose main thread has
 /// the larger stack and which its parent kills when it hangs).
 pub fn execute_caught(target: Target, bytes: &[u8], base: &Path) -> Outcome {
-    match std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| execute(target, bytes, base))) {
+    match std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+        execute(target, bytes, base)
+    })) {
         Ok(out) => out,
         Err(payload) => panic_outcome(payload.as_ref()),
     }
@@ -826,9 +828,11 @@ pub fn with_process_run(outcome: Outcome, input: &[u8]) -> (Outcome, ProcessRun)
         ProcessRun::Refused
     };
     let outcome = match (&outcome, &process) {
-        (Outcome::Accepted, Outcome::Refused(why)) if !why.contains("python3") => Outcome::Panicked(
-            format!("accepted in process but refused from a real process: {why}"),
-        ),
+        (Outcome::Accepted, Outcome::Refused(why)) if !why.contains("python3") => {
+            Outcome::Panicked(format!(
+                "accepted in process but refused from a real process: {why}"
+            ))
+        }
         _ => outcome,
     };
     (outcome, run)
