@@ -138,6 +138,8 @@ fn pause_before_rename() {
     if let Some(ms) = std::env::var_os("PCSIM_TEST_PAUSE_BEFORE_RENAME_MS")
         .and_then(|v| v.to_str().and_then(|v| v.parse::<u64>().ok()))
     {
+        // Said on stderr so the test interrupts at this point, not after guessing from file counts.
+        eprintln!("pcsim test hook: every temporary file is complete; pausing before the renames");
         std::thread::sleep(std::time::Duration::from_millis(ms.min(60_000)));
     }
 }

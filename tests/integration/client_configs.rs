@@ -3,7 +3,7 @@
 
 use serde_json::Value;
 
-use crate::common::{pcsim, root};
+use crate::common::{pcsim, refused, root};
 
 fn python3() -> bool {
     let ok = std::process::Command::new("python3")
@@ -156,12 +156,11 @@ fn vscode_inputs_come_from_the_command_line() {
     assert_eq!(v["client"], "vscode");
     assert_eq!(servers(&v)[0].1, 3);
     // Without it the server cannot start as configured: skipped with the reason, then nothing left.
-    let a = pcsim()
-        .current_dir(root())
-        .args(["config", "tests/fixtures/clients/vscode/.vscode/mcp.json"])
-        .assert()
-        .code(2);
-    let err = String::from_utf8_lossy(&a.get_output().stderr).to_string();
+    let err = refused(
+        pcsim()
+            .current_dir(root())
+            .args(["config", "tests/fixtures/clients/vscode/.vscode/mcp.json"]),
+    );
     assert!(err.contains("--input api-key=VALUE"), "{err}");
 }
 

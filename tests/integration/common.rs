@@ -46,3 +46,41 @@ pub fn shared_reference() -> Option<PathBuf> {
 pub fn capture(stem: &str) -> Option<PathBuf> {
     shared_reference().map(|r| r.join("mcp").join(format!("{stem}.tools.json")))
 }
+
+/// Runs `cmd`, asserts that pcsim refused it as bad input (exit 2), and returns its standard error
+/// so the caller can check that it names the file, the field and what is wrong.
+pub fn refused(cmd: &mut assert_cmd::Command) -> String {
+    let a = cmd.assert().code(2);
+    String::from_utf8_lossy(&a.get_output().stderr).into_owned()
+}
+
+/// One model of the built-in catalog as `pcsim models --format json` prints it, so a test computes
+/// its expected figures from the catalog's own prices rather than from copied numbers.
+pub fn catalog_model(id: &str) -> serde_json::Value {
+    let a = pcsim()
+        .args(["models", "--format", "json"])
+        .assert()
+        .success();
+    let v: serde_json::Value = serde_json::from_slice(&a.get_output().stdout).unwrap();
+    v["models"]
+        .as_array()
+        .expect("`models --format json` has a models array")
+        .iter()
+        .find(|m| m["id"] == id)
+        .unwrap_or_else(|| panic!("the built-in catalog has no model {id}"))
+        .clone()
+}
+
+/// `pcsim replay ARGS --format json`, which must succeed: its JSON and its standard error.
+pub fn replay_json(args: &[&str]) -> (serde_json::Value, String) {
+    let a = pcsim()
+        .arg("replay")
+        .args(args)
+        .args(["--format", "json"])
+        .assert()
+        .success();
+    (
+        serde_json::from_slice(&a.get_output().stdout).unwrap(),
+        String::from_utf8_lossy(&a.get_output().stderr).into_owned(),
+    )
+}

@@ -7,7 +7,7 @@ use std::path::{Path, PathBuf};
 
 use serde_json::Value;
 
-use crate::common::{pcsim, root};
+use crate::common::{pcsim, refused, root};
 
 /// The known scenario: one distribution of each family `fit` can choose, Poisson arrivals, a real
 /// MCP capture as the tool list (copied beside the scenario, so paths stay relative).
@@ -223,67 +223,56 @@ fn fit_refuses_bad_input_with_the_file_and_field() {
     let d = dir.path();
     let before = std::fs::read(&log).unwrap();
     // Over its own input.
-    let a = pcsim()
-        .current_dir(d)
-        .args(["fit", "history.jsonl", "--out", "history.jsonl"])
-        .assert()
-        .code(2);
-    let err = String::from_utf8_lossy(&a.get_output().stderr).to_string();
+    let err =
+        refused(
+            pcsim()
+                .current_dir(d)
+                .args(["fit", "history.jsonl", "--out", "history.jsonl"]),
+        );
     assert!(
         err.contains("history.jsonl") && err.contains("output path"),
         "{err}"
     );
     assert_eq!(std::fs::read(&log).unwrap(), before, "the log is untouched");
     // A tool list larger than the logged prefix.
-    let a = pcsim()
-        .current_dir(d)
-        .args([
-            "fit",
-            "history.jsonl",
-            "--out",
-            "f.toml",
-            "--prefix-tokens",
-            "100",
-        ])
-        .args(["--tools", "tools/memory.json"])
-        .assert()
-        .code(2);
-    let err = String::from_utf8_lossy(&a.get_output().stderr).to_string();
+    let err = refused(
+        pcsim()
+            .current_dir(d)
+            .args([
+                "fit",
+                "history.jsonl",
+                "--out",
+                "f.toml",
+                "--prefix-tokens",
+                "100",
+            ])
+            .args(["--tools", "tools/memory.json"]),
+    );
     assert!(err.contains("prefix") && err.contains("100-token"), "{err}");
     assert!(!d.join("f.toml").exists());
     // A prefix larger than every first prompt.
-    let a = pcsim()
-        .current_dir(d)
-        .args([
-            "fit",
-            "history.jsonl",
-            "--out",
-            "f.toml",
-            "--prefix-tokens",
-            "999999",
-        ])
-        .assert()
-        .code(2);
-    let err = String::from_utf8_lossy(&a.get_output().stderr).to_string();
+    let err = refused(pcsim().current_dir(d).args([
+        "fit",
+        "history.jsonl",
+        "--out",
+        "f.toml",
+        "--prefix-tokens",
+        "999999",
+    ]));
     assert!(
         err.contains("--prefix-tokens") && err.contains("999999-token"),
         "{err}"
     );
     assert!(!d.join("f.toml").exists());
     // A confidence level that is not one.
-    let a = pcsim()
-        .current_dir(d)
-        .args([
-            "fit",
-            "history.jsonl",
-            "--out",
-            "f.toml",
-            "--confidence",
-            "1.5",
-        ])
-        .assert()
-        .code(2);
-    let err = String::from_utf8_lossy(&a.get_output().stderr).to_string();
+    let err = refused(pcsim().current_dir(d).args([
+        "fit",
+        "history.jsonl",
+        "--out",
+        "f.toml",
+        "--confidence",
+        "1.5",
+    ]));
     assert!(err.contains("--confidence") && err.contains("1.5"), "{err}");
     // A log that names no model.
     std::fs::write(
@@ -291,31 +280,29 @@ fn fit_refuses_bad_input_with_the_file_and_field() {
         "{\"usage\": {\"input_tokens\": 10, \"output_tokens\": 5}}\n",
     )
     .unwrap();
-    let a = pcsim()
-        .current_dir(d)
-        .args(["fit", "nomodel.jsonl", "--out", "f.toml"])
-        .assert()
-        .code(2);
-    let err = String::from_utf8_lossy(&a.get_output().stderr).to_string();
+    let err = refused(
+        pcsim()
+            .current_dir(d)
+            .args(["fit", "nomodel.jsonl", "--out", "f.toml"]),
+    );
     assert!(
         err.contains("nomodel.jsonl") && err.contains("model"),
         "{err}"
     );
     // A usage log of several (model, strategy) pairs would mix histories.
-    let a = pcsim()
-        .current_dir(d)
-        .args([
-            "run",
-            "known.toml",
-            "--strategy",
-            "none",
-            "--strategy",
-            "cached",
-        ])
-        .args(["--usage-log", "two.jsonl"])
-        .assert()
-        .code(2);
-    let err = String::from_utf8_lossy(&a.get_output().stderr).to_string();
+    let err = refused(
+        pcsim()
+            .current_dir(d)
+            .args([
+                "run",
+                "known.toml",
+                "--strategy",
+                "none",
+                "--strategy",
+                "cached",
+            ])
+            .args(["--usage-log", "two.jsonl"]),
+    );
     assert!(
         err.contains("--usage-log") && err.contains("2 (model, strategy)"),
         "{err}"

@@ -927,24 +927,33 @@ fn an_interrupted_write_leaves_no_temporary_file() {
         .arg(&out)
         .env("PCSIM_TEST_PAUSE_BEFORE_RENAME_MS", "20000")
         .stdout(std::process::Stdio::null())
-        .stderr(std::process::Stdio::null())
+        .stderr(std::process::Stdio::piped())
         .spawn()
         .unwrap();
-    // Wait until every temporary file is complete (the run pauses there), then interrupt it.
-    let start = std::time::Instant::now();
-    // At least the three reports, and no new temporary file for half a second (all charts done).
-    let (mut seen, mut stable_since) = (0, std::time::Instant::now());
-    while seen < 3 || stable_since.elapsed() < std::time::Duration::from_millis(500) {
-        assert!(
-            start.elapsed() < std::time::Duration::from_secs(60),
-            "the run never reached its renames"
-        );
-        let n = leftovers(&out).len();
-        if n != seen {
-            (seen, stable_since) = (n, std::time::Instant::now());
+    // Wait until the run says every temporary file is complete (it pauses there), then interrupt it.
+    // The reader thread keeps the pipe open to the end, so what the run says later cannot fail.
+    let stderr = child.stderr.take().unwrap();
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        for line in std::io::BufRead::lines(std::io::BufReader::new(stderr)) {
+            let Ok(line) = line else { break };
+            if tx.send(line).is_err() {
+                break;
+            }
         }
-        std::thread::sleep(std::time::Duration::from_millis(20));
+    });
+    let mut said = String::new();
+    while !said.contains("pausing before the renames") {
+        match rx.recv_timeout(std::time::Duration::from_secs(120)) {
+            Ok(line) => said.push_str(&(line + "\n")),
+            Err(_) => panic!("the run never reached its renames: {said}"),
+        }
     }
+    assert!(
+        leftovers(&out).len() >= 3,
+        "the reports' temporary files exist during the pause: {:?}",
+        leftovers(&out)
+    );
     let pid = libc::pid_t::try_from(child.id()).unwrap();
     // SAFETY: kill(2) on our own child.
     unsafe {

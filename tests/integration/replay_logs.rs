@@ -5,7 +5,7 @@ use std::path::PathBuf;
 
 use serde_json::Value;
 
-use crate::common::{pcsim, root};
+use crate::common::{catalog_model, pcsim, refused, replay_json, root};
 
 fn fixture(name: &str) -> PathBuf {
     root().join("tests/fixtures/usage").join(name)
@@ -13,16 +13,7 @@ fn fixture(name: &str) -> PathBuf {
 
 /// `pcsim replay ARGS --format json`: the JSON and the stderr.
 fn replay(args: &[&str]) -> (Value, String) {
-    let a = pcsim()
-        .arg("replay")
-        .args(args)
-        .args(["--format", "json"])
-        .assert()
-        .success();
-    (
-        serde_json::from_slice(&a.get_output().stdout).unwrap(),
-        String::from_utf8_lossy(&a.get_output().stderr).to_string(),
-    )
+    replay_json(args)
 }
 
 fn path(p: &std::path::Path) -> &str {
@@ -327,18 +318,7 @@ fn three_calls(dir: &std::path::Path) -> PathBuf {
 
 /// The catalog's base input price and 5-minute write / read multipliers of claude-opus-4.8.
 fn opus_rates() -> (f64, f64, f64) {
-    let a = pcsim()
-        .args(["models", "--format", "json"])
-        .assert()
-        .success();
-    let v: Value = serde_json::from_slice(&a.get_output().stdout).unwrap();
-    let m = v["models"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|m| m["id"] == "claude-opus-4.8")
-        .unwrap()
-        .clone();
+    let m = catalog_model("claude-opus-4.8");
     let e = &m["cache"]["explicit"];
     (
         m["input_usd_per_mtok"]["value"].as_f64().unwrap(),
@@ -436,35 +416,26 @@ fn a_tool_change_refuses_unknown_names_and_an_unknown_prefix() {
     let dir = tempfile::tempdir().unwrap();
     let log = three_calls(dir.path());
     let tools = root().join("examples/mcp/server-memory.tools.json");
-    let a = pcsim()
-        .args([
-            "replay",
-            path(&log),
-            "--prefix-tokens",
-            "10000",
-            "--tools",
-            path(&tools),
-        ])
-        .args(["--remove-tools", "read_grapf"])
-        .assert()
-        .code(2);
-    let err = String::from_utf8_lossy(&a.get_output().stderr).to_string();
+    let err = refused(
+        pcsim()
+            .args([
+                "replay",
+                path(&log),
+                "--prefix-tokens",
+                "10000",
+                "--tools",
+                path(&tools),
+            ])
+            .args(["--remove-tools", "read_grapf"]),
+    );
     assert!(
         err.contains("--remove-tools") && err.contains("read_grapf") && err.contains("read_graph"),
         "{err}"
     );
-    let a = pcsim()
-        .args(["replay", path(&log), "--remove-tools", "read_graph"])
-        .assert()
-        .code(2);
-    let err = String::from_utf8_lossy(&a.get_output().stderr).to_string();
+    let err = refused(pcsim().args(["replay", path(&log), "--remove-tools", "read_graph"]));
     assert!(err.contains("--tools"), "{err}");
     // No cache read at a conversation start and no --prefix-tokens: the prefix is unknown.
-    let a = pcsim()
-        .args(["replay", path(&log), "--tool-tokens-delta", "-100"])
-        .assert()
-        .code(2);
-    let err = String::from_utf8_lossy(&a.get_output().stderr).to_string();
+    let err = refused(pcsim().args(["replay", path(&log), "--tool-tokens-delta", "-100"]));
     assert!(
         err.contains("three.jsonl") && err.contains("--prefix-tokens"),
         "{err}"
@@ -477,18 +448,7 @@ fn an_invoice_is_reconciled_with_the_logged_total() {
     let log = three_calls(dir.path());
     let (v, _) = replay(&[path(&log), "--invoice-usd", "1"]);
     // By hand: 63,000 uncached input tokens and 300 output tokens at the catalog's prices.
-    let a = pcsim()
-        .args(["models", "--format", "json"])
-        .assert()
-        .success();
-    let m: Value = serde_json::from_slice(&a.get_output().stdout).unwrap();
-    let m = m["models"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|m| m["id"] == "claude-opus-4.8")
-        .unwrap()
-        .clone();
+    let m = catalog_model("claude-opus-4.8");
     let inp = m["input_usd_per_mtok"]["value"].as_f64().unwrap();
     let outp = m["output_usd_per_mtok"]["value"].as_f64().unwrap();
     let logged = (63_000.0 * inp + 300.0 * outp) / 1e6;
@@ -510,10 +470,6 @@ fn an_invoice_is_reconciled_with_the_logged_total() {
             .unwrap();
         assert!((e["total_usd"].as_f64().unwrap() - logged * r).abs() < 1e-12);
     }
-    let a = pcsim()
-        .args(["replay", path(&log), "--invoice-usd", "-3"])
-        .assert()
-        .code(2);
-    let err = String::from_utf8_lossy(&a.get_output().stderr).to_string();
+    let err = refused(pcsim().args(["replay", path(&log), "--invoice-usd", "-3"]));
     assert!(err.contains("--invoice-usd") && err.contains("-3"), "{err}");
 }
