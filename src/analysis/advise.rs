@@ -15,7 +15,7 @@ use crate::base::text::usd;
 use crate::error::{Error, Result};
 use crate::input::scenario::Scenario;
 use crate::model::catalog::{CacheRules, Catalog, ModelSpec};
-use crate::model::strategy::{Anchor, BreakpointSpec, Mode, Strategy};
+use crate::model::strategy::{Anchor, BreakpointSpec, Mode, ResolvedStrategy, Strategy};
 use crate::model::tools::Tool;
 use crate::sim::engine::{PreparedSet, Workspace};
 use crate::sim::request::{Pair, Request, Selection, SkipKind};
@@ -94,8 +94,21 @@ pub struct TierOutcome {
     pub reads_to_break_even: Option<u64>,
     /// The strategy simulated (the recommended layout with every breakpoint at this tier).
     pub strategy: String,
-    /// Its total dollars.
+    /// Its total dollars (with `--runs`, in the first run).
     pub total_usd: f64,
+    /// Over the Monte Carlo runs (`--runs N`, N > 1; absent otherwise).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub runs: Option<TierRuns>,
+}
+
+/// One TTL tier's figures over the Monte Carlo runs of `advise --runs N`.
+#[derive(Debug, Clone, Serialize)]
+pub struct TierRuns {
+    /// Total dollars over the runs.
+    pub total_usd: Interval,
+    /// Share of runs (0..=1) in which no other tier costs less (ties within rounding count for
+    /// each).
+    pub share_cheapest: f64,
 }
 
 /// Which TTL tier to use.
@@ -104,14 +117,27 @@ pub struct TierOutcome {
 pub struct TtlAdvice {
     /// Caching mode the tiers belong to.
     pub mode: String,
-    /// The cheaper tier by simulation.
+    /// The cheaper tier by simulation (with `--runs`: by the mean over the runs).
     pub recommended_tier: String,
-    /// Saved by the recommended tier against the dearest one (0 when only one tier is offered).
+    /// Saved by the recommended tier against the dearest one (0 when only one tier is offered);
+    /// with `--runs`, in the first run.
     pub saving_usd: f64,
     /// Every tier.
     pub tiers: Vec<TierOutcome>,
     /// What limits the choice, if anything.
     pub note: String,
+    /// Over the Monte Carlo runs (`--runs N`, N > 1; absent otherwise).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub runs: Option<TtlRuns>,
+}
+
+/// The TTL verdict over the Monte Carlo runs of `advise --runs N`.
+#[derive(Debug, Clone, Serialize)]
+pub struct TtlRuns {
+    /// Saved by the recommended tier against the dearest one (by mean), run by run.
+    pub saving_usd: Interval,
+    /// Share of runs (0..=1) in which the recommended tier is the cheapest tier.
+    pub share_cheapest: f64,
 }
 
 /// Dropping one tool, simulated.
@@ -124,12 +150,27 @@ pub struct DropTool {
     pub tokens: u64,
     /// Strategy under which the drop was simulated (the recommended one).
     pub strategy: String,
-    /// Total dollars without the tool.
+    /// Total dollars without the tool (with `--runs`, in the first run).
     pub total_usd: f64,
     /// Saved against keeping it.
     pub saving_usd: f64,
     /// Saved, in percent.
     pub saving_percent: f64,
+    /// Over the Monte Carlo runs (`--runs N`, N > 1; absent otherwise).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub runs: Option<DropToolRuns>,
+}
+
+/// Dropping one tool, over the Monte Carlo runs of `advise --runs N`: the session without the tool
+/// and the session with it on the same timeline in every run, so the saving is paired run by run.
+#[derive(Debug, Clone, Serialize)]
+pub struct DropToolRuns {
+    /// Total dollars without the tool over the runs.
+    pub total_usd: Interval,
+    /// Saved against keeping it, run by run.
+    pub saving_usd: Interval,
+    /// Share of runs (0..=1) in which dropping the tool saves.
+    pub share_saving: f64,
 }
 
 /// Everything recommended for one model.
@@ -346,8 +387,16 @@ pub fn candidates<'c>(request: &Request<'c>) -> Result<Vec<Pair<'c>>> {
     Ok(out)
 }
 
-/// [`advise_request`], telling `progress` how many (run, candidate) simulations are done when the
-/// scenario has more than one run ([`candidates`] gives their number).
+/// The number of simulations `advise` runs per Monte Carlo run of `request`: every candidate of
+/// [`candidates`] on the scenario, and per model each of the [`TOP_TOOLS`] largest tools dropped
+/// (a session of its own). The TTL rows are candidates already and cost nothing more.
+pub fn work_per_run(request: &Request) -> Result<u64> {
+    let drops = session_tools(&request.scenario).len().min(TOP_TOOLS);
+    Ok((candidates(request)?.len() + request.models.len() * drops) as u64)
+}
+
+/// [`advise_request`], telling `progress` how many (run, simulation) units are done when the
+/// scenario has more than one run ([`work_per_run`] gives their number per run).
 pub fn advise_request_with_progress(
     request: &Request,
     progress: &(dyn Fn(u64) + Sync),
@@ -387,43 +436,34 @@ pub fn advise_request_with_progress(
     for &model in &request.models {
         let mine: Vec<&Pair> = pairs.iter().filter(|p| p.model.id == model.id).collect();
         let count = mine.len();
-        let mut index = Vec::with_capacity(count);
-        let mut sims: Vec<(Candidate, Strategy)> = mine
+        let mut sims: Vec<Sim> = mine
             .iter()
             .zip(results.by_ref().take(count))
-            .map(|(pair, (i, r))| {
-                index.push(i);
-                let candidate = Candidate {
+            .map(|(pair, (i, r))| Sim {
+                candidate: Candidate {
                     strategy: r.strategy,
                     total_usd: r.total_usd,
                     saving_usd: 0.0,
                     saving_percent: 0.0,
                     runs: None,
-                };
-                (candidate, pair.strategy.clone())
+                },
+                strategy: pair.strategy.clone(),
+                resolved: pair.resolved.clone(),
+                per_run: totals
+                    .as_ref()
+                    .map_or(Vec::new(), |t| t.iter().map(|run| run[i]).collect()),
             })
             .collect();
-        if let Some(totals) = &totals {
+        if totals.is_some() {
             // `none` is the first candidate of every model.
-            let none_i = index[0];
-            // The cheapest total of this model's candidates in each run.
-            let best_in: Vec<f64> = totals
-                .iter()
-                .map(|run| index.iter().map(|&i| run[i]).fold(f64::INFINITY, f64::min))
-                .collect();
-            for (k, (c, _)) in sims.iter_mut().enumerate() {
-                let i = index[k];
-                let no_runs = || Error::Internal("advise: a Monte Carlo gave no runs".into());
-                // Cheapest in a run: no candidate costs less (a tie within rounding counts).
-                let cheapest: Vec<bool> = totals
-                    .iter()
-                    .zip(&best_in)
-                    .map(|(run, &b)| run[i] - b <= 1e-9 * b.abs().max(1e-9))
-                    .collect();
-                c.runs = Some(CandidateRuns {
-                    total_usd: Interval::over(totals, |run| run[i]).ok_or_else(no_runs)?,
-                    saving_usd: Interval::over(totals, |run| run[none_i] - run[i])
-                        .ok_or_else(no_runs)?,
+            let none = sims[0].per_run.clone();
+            let columns: Vec<&[f64]> = sims.iter().map(|s| s.per_run.as_slice()).collect();
+            let cheapest = cheapest_in_each_run(&columns);
+            for (s, cheapest) in sims.iter_mut().zip(cheapest) {
+                let saving: Vec<f64> = none.iter().zip(&s.per_run).map(|(n, x)| n - x).collect();
+                s.candidate.runs = Some(CandidateRuns {
+                    total_usd: interval(&s.per_run)?,
+                    saving_usd: interval(&saving)?,
                     share_cheapest: share(&cheapest, |&x| x),
                 });
             }
@@ -437,52 +477,134 @@ pub fn advise_request_with_progress(
             .collect();
         report
             .advice
-            .push(advise_model(model, scenario, sims, skipped)?);
+            .push(advise_model(model, scenario, sims, skipped, progress)?);
     }
     Ok(report)
+}
+
+/// One candidate of a model: its figures, its strategy as parsed and as resolved, and its total in
+/// every Monte Carlo run (empty with one run).
+#[derive(Debug, Clone)]
+struct Sim {
+    candidate: Candidate,
+    strategy: Strategy,
+    resolved: ResolvedStrategy,
+    per_run: Vec<f64>,
+}
+
+impl Sim {
+    /// The figure candidates are ranked by: the mean over the runs with `--runs`, else the one run.
+    fn rank(&self) -> f64 {
+        rank(&self.candidate)
+    }
+}
+
+/// The mean over the runs with `--runs`, else the one run's total.
+fn rank(c: &Candidate) -> f64 {
+    c.runs.as_ref().map_or(c.total_usd, |r| r.total_usd.mean)
+}
+
+/// Whether `x` is no more than `best` (within rounding: a tie counts).
+fn within_rounding(x: f64, best: f64) -> bool {
+    x - best <= 1e-9 * best.abs().max(1e-9)
+}
+
+/// For each column (one per candidate, a total per run), whether it is the cheapest in each run.
+fn cheapest_in_each_run(columns: &[&[f64]]) -> Vec<Vec<bool>> {
+    let runs = columns.first().map_or(0, |c| c.len());
+    let best: Vec<f64> = (0..runs)
+        .map(|r| columns.iter().map(|c| c[r]).fold(f64::INFINITY, f64::min))
+        .collect();
+    columns
+        .iter()
+        .map(|c| {
+            c.iter()
+                .zip(&best)
+                .map(|(&x, &b)| within_rounding(x, b))
+                .collect()
+        })
+        .collect()
+}
+
+/// The interval of a Monte Carlo column (never empty: `runs` > 1 is checked before).
+fn interval(samples: &[f64]) -> Result<Interval> {
+    Interval::over(samples, |&x| x)
+        .ok_or_else(|| Error::Internal("advise: a Monte Carlo gave no runs".into()))
+}
+
+/// Whether two resolved strategies simulate the same (the same mode, tool-change rule, breakpoints
+/// and tier), whatever their names: `automatic@24h` on a model whose default tier is 24h is
+/// `automatic`.
+fn same_simulation(a: &ResolvedStrategy, b: &ResolvedStrategy) -> bool {
+    let tier = |r: &ResolvedStrategy| r.default_tier.as_ref().map(|t| t.tier.clone());
+    a.mode == b.mode
+        && a.tool_change == b.tool_change
+        && tier(a) == tier(b)
+        && a.breakpoints.len() == b.breakpoints.len()
+        && a.breakpoints
+            .iter()
+            .zip(&b.breakpoints)
+            .all(|(x, y)| x.anchor == y.anchor && x.tier == y.tier)
+}
+
+/// Each run's total of `strategy` on `scenario` (one member on the run's timeline).
+fn per_run_totals(
+    model: &ModelSpec,
+    scenario: &Scenario,
+    requested: &str,
+    strategy: &Strategy,
+    progress: &(dyn Fn(u64) + Sync),
+) -> Result<Vec<f64>> {
+    let pair = Pair::resolve(model, requested, strategy)?;
+    let setups = [pair.setup(scenario.first_token_seconds)];
+    let set = PreparedSet::new(scenario, &setups);
+    Ok(run_totals(&set, scenario.runs as u64, progress)?
+        .into_iter()
+        .map(|run| run[0])
+        .collect())
 }
 
 fn advise_model(
     model: &ModelSpec,
     scenario: &Scenario,
-    mut sims: Vec<(Candidate, Strategy)>,
+    mut sims: Vec<Sim>,
     mut skipped: Vec<Skip>,
+    progress: &(dyn Fn(u64) + Sync),
 ) -> Result<ModelAdvice> {
     let mut notes = Vec::new();
     let none_usd = sims
         .iter()
-        .find(|(c, _)| c.strategy == "none")
-        .map(|(c, _)| c.total_usd)
+        .find(|s| s.candidate.strategy == "none")
+        .map(|s| s.candidate.total_usd)
         .ok_or_else(|| Error::Internal(format!("advise: no `none` candidate on `{}`", model.id)))?;
-    for (c, _) in &mut sims {
+    for s in &mut sims {
+        let c = &mut s.candidate;
         c.saving_usd = none_usd - c.total_usd;
         c.saving_percent = percent(c.saving_usd, none_usd);
     }
     // Cheapest first: by the mean over the runs with `--runs`, else by the one run (ties keep
     // the candidates' order, so the simpler placement listed first wins).
-    let rank = |c: &Candidate| c.runs.as_ref().map_or(c.total_usd, |r| r.total_usd.mean);
-    sims.sort_by(|a, b| rank(&a.0).total_cmp(&rank(&b.0)));
+    sims.sort_by(|a, b| a.rank().total_cmp(&b.rank()));
     // Placements that cost the same (within rounding: e.g. a breakpoint the prompt never reaches)
     // are one answer; the one with the fewest breakpoints is recommended.
-    if let Some(min) = sims.first().map(|(c, _)| rank(c)) {
-        let tie = |c: &Candidate| rank(c) - min <= 1e-9 * min.abs().max(1e-9);
+    if let Some(min) = sims.first().map(Sim::rank) {
         if let Some(k) = (0..sims.len())
-            .filter(|&k| tie(&sims[k].0))
-            .min_by_key(|&k| sims[k].1.breakpoints.len())
+            .filter(|&k| within_rounding(sims[k].rank(), min))
+            .min_by_key(|&k| sims[k].strategy.breakpoints.len())
         {
             let chosen = sims.remove(k);
             sims.insert(0, chosen);
         }
     }
-    let (best, best_strategy) = sims
-        .first()
-        .cloned()
-        .unwrap_or_else(|| (none_candidate(none_usd), Strategy::none()));
+    let (best, best_strategy, best_runs) = sims.first().map_or_else(
+        || (none_candidate(none_usd), Strategy::none(), Vec::new()),
+        |s| (s.candidate.clone(), s.strategy.clone(), s.per_run.clone()),
+    );
     let default_name = Strategy::parse("cached")?.resolve(model)?.name;
     let default_usd = sims
         .iter()
-        .find(|(c, _)| c.strategy == default_name)
-        .map(|(c, _)| rank(c))
+        .find(|s| s.candidate.strategy == default_name)
+        .map(Sim::rank)
         .ok_or_else(|| {
             Error::Internal(format!("advise: no default candidate on `{}`", model.id))
         })?;
@@ -493,11 +615,13 @@ fn advise_model(
         saving_percent: best.saving_percent,
         default_strategy: default_name,
         saving_vs_default_usd: default_usd - rank(&best),
-        candidates: sims.iter().map(|(c, _)| c.clone()).collect(),
+        candidates: sims.iter().map(|s| s.candidate.clone()).collect(),
     };
-    let mut ttl = ttl_advice(model, scenario, &sims, &mut skipped);
+    let mut ttl = ttl_advice(model, scenario, &sims, &mut skipped)?;
     // The overall recommendation: the placement, or its layout at a cheaper TTL tier (which can
-    // pay even when the default tier does not, e.g. gaps longer than the default lifetime).
+    // pay even when the default tier does not, e.g. gaps longer than the default lifetime). With
+    // `--runs` every tier's layout is a candidate already (placements cover every tier), so the
+    // placement ranked by mean is the answer.
     let mut recommended = best.clone();
     let mut recommended_strategy = best_strategy.clone();
     if let Some(t) = ttl.as_ref().filter(|_| best.runs.is_none()) {
@@ -550,7 +674,8 @@ fn advise_model(
             "no caching strategy simulated is cheaper than no caching for this scenario".into(),
         );
     }
-    // Dropping tools: the largest ones on this model, each simulated under the recommendation.
+    // Dropping tools: the largest ones on this model, each simulated under the recommendation
+    // (with `--runs`, in every run on the timeline of the session that keeps it).
     let mut ranked: Vec<(Tool, u64)> = session_tools(scenario)
         .into_iter()
         .map(|t| {
@@ -564,6 +689,23 @@ fn advise_model(
         let s = without_tool(scenario, &tool.name);
         let r = simulate_one(model, &s, &recommended.strategy, &recommended_strategy)?;
         let saving = recommended.total_usd - r.total_usd;
+        let runs = if best_runs.is_empty() {
+            None
+        } else {
+            let dropped = per_run_totals(
+                model,
+                &s,
+                &recommended.strategy,
+                &recommended_strategy,
+                progress,
+            )?;
+            let savings: Vec<f64> = best_runs.iter().zip(&dropped).map(|(k, d)| k - d).collect();
+            Some(DropToolRuns {
+                total_usd: interval(&dropped)?,
+                saving_usd: interval(&savings)?,
+                share_saving: share(&savings, |&x| x > 1e-12),
+            })
+        };
         drop_tools.push(DropTool {
             name: tool.name,
             tokens,
@@ -571,6 +713,7 @@ fn advise_model(
             total_usd: r.total_usd,
             saving_usd: saving,
             saving_percent: percent(saving, recommended.total_usd),
+            runs,
         });
     }
     Ok(ModelAdvice {
@@ -597,14 +740,16 @@ fn none_candidate(none_usd: f64) -> Candidate {
     }
 }
 
-/// Simulates the best explicit layout once per TTL tier (every breakpoint at that tier); for
-/// automatic or implicit caching the provider fixes the TTL, so only its probability is reported.
+/// Simulates the best layout once per TTL tier (every breakpoint at that tier; for automatic or
+/// implicit caching each tier the provider offers). With `--runs` each tier's totals over the runs
+/// are those of the candidate that simulates the same (every tier's layout is a placement), so
+/// the tiers are compared run by run on one timeline.
 fn ttl_advice(
     model: &ModelSpec,
     scenario: &Scenario,
-    sims: &[(Candidate, Strategy)],
+    sims: &[Sim],
     skipped: &mut Vec<Skip>,
-) -> Option<TtlAdvice> {
+) -> Result<Option<TtlAdvice>> {
     let price = model.input_usd_per_mtok.value / 1e6;
     let prefix = model.rendering().block_tokens(&scenario.tools) + scenario.system_tokens;
     let tier_row = |rules: &CacheRules, tier: &str, strategy: String, total: f64| {
@@ -626,24 +771,34 @@ fn ttl_advice(
             .reads_needed,
             strategy,
             total_usd: total,
+            runs: None,
         }
     };
     // The mode whose tiers are compared: that of the cheapest caching candidate (explicit layouts
     // keep their anchors; automatic and implicit caching take a tier as `automatic@24h`).
-    let (_, layout) = sims.iter().find(|(_, s)| {
+    let Some(layout) = sims.iter().map(|s| &s.strategy).find(|s| {
         matches!(
             s.mode,
             Some(Mode::Explicit | Mode::Automatic | Mode::Implicit)
         )
-    })?;
-    let mode = layout.mode?;
+    }) else {
+        return Ok(None);
+    };
+    let Some(mode) = layout.mode else {
+        return Ok(None);
+    };
     let rules = match mode {
         Mode::Explicit => model.cache.explicit.as_ref(),
         Mode::Automatic => model.cache.automatic.as_ref(),
         Mode::Implicit => model.cache.implicit.as_ref(),
         Mode::None => None,
-    }?;
+    };
+    let Some(rules) = rules else {
+        return Ok(None);
+    };
+    let monte_carlo = sims.first().is_some_and(|s| !s.per_run.is_empty());
     let mut tiers = Vec::new();
+    let mut per_run: Vec<Vec<f64>> = Vec::new();
     for name in rules.tiers.keys() {
         let breakpoints = if mode == Mode::Explicit {
             layout
@@ -670,7 +825,23 @@ fn ttl_advice(
         };
         let text = s.to_string();
         match simulate_one(model, scenario, &text, &s) {
-            Ok(r) => tiers.push(tier_row(rules, name, r.strategy, r.total_usd)),
+            Ok(r) => {
+                tiers.push(tier_row(rules, name, r.strategy, r.total_usd));
+                if monte_carlo {
+                    let resolved = s.resolve(model)?;
+                    per_run.push(
+                        match sims
+                            .iter()
+                            .find(|c| same_simulation(&c.resolved, &resolved))
+                        {
+                            Some(c) => c.per_run.clone(),
+                            // Not a candidate (never so today): simulated on its own, on the same
+                            // timelines.
+                            None => per_run_totals(model, scenario, &text, &s, &|_| {})?,
+                        },
+                    );
+                }
+            }
             Err(e) => skipped.push(Skip::new(
                 &model.id,
                 text,
@@ -679,29 +850,58 @@ fn ttl_advice(
             )),
         }
     }
-    let best = tiers
-        .iter()
-        .min_by(|a, b| a.total_usd.total_cmp(&b.total_usd))?
-        .clone();
-    let worst = tiers
-        .iter()
-        .map(|t| t.total_usd)
-        .fold(f64::NEG_INFINITY, f64::max);
+    let mut ttl_runs = None;
+    if monte_carlo && !tiers.is_empty() {
+        let columns: Vec<&[f64]> = per_run.iter().map(|c| c.as_slice()).collect();
+        for ((t, column), cheapest) in tiers
+            .iter_mut()
+            .zip(&per_run)
+            .zip(cheapest_in_each_run(&columns))
+        {
+            t.runs = Some(TierRuns {
+                total_usd: interval(column)?,
+                share_cheapest: share(&cheapest, |&x| x),
+            });
+        }
+    }
+    // By the mean over the runs with `--runs`, else by the one run.
+    let tier_rank = |t: &TierOutcome| t.runs.as_ref().map_or(t.total_usd, |r| r.total_usd.mean);
+    let Some(best) =
+        (0..tiers.len()).min_by(|&a, &b| tier_rank(&tiers[a]).total_cmp(&tier_rank(&tiers[b])))
+    else {
+        return Ok(None);
+    };
+    let worst = (0..tiers.len())
+        .max_by(|&a, &b| tier_rank(&tiers[a]).total_cmp(&tier_rank(&tiers[b])))
+        .unwrap_or(best);
+    if monte_carlo {
+        let saving: Vec<f64> = per_run[worst]
+            .iter()
+            .zip(&per_run[best])
+            .map(|(w, b)| w - b)
+            .collect();
+        ttl_runs = Some(TtlRuns {
+            saving_usd: interval(&saving)?,
+            share_cheapest: tiers[best].runs.as_ref().map_or(0.0, |r| r.share_cheapest),
+        });
+    }
+    let best_row = tiers[best].clone();
     let note = match (tiers.len(), mode) {
-        (1, Mode::Explicit) => format!("the model offers only the {} tier", best.tier),
+        (1, Mode::Explicit) => format!("the model offers only the {} tier", best_row.tier),
         (1, m) => format!(
             "{} caching: the provider sets the lifetime; nothing to choose",
             m.as_str()
         ),
         _ => String::new(),
     };
-    Some(TtlAdvice {
+    Ok(Some(TtlAdvice {
         mode: mode.as_str().into(),
-        recommended_tier: best.tier.clone(),
-        saving_usd: worst - best.total_usd,
+        recommended_tier: best_row.tier.clone(),
+        saving_usd: tiers[worst].total_usd - best_row.total_usd,
         tiers,
         note,
-    })
+        runs: ttl_runs,
+    }))
 }
 
 impl AdviceReport {
@@ -714,7 +914,7 @@ impl AdviceReport {
             self.calls_per_session,
             if self.runs > 1 {
                 format!(
-                    " ({} runs from seed {}: candidates ranked by their mean; other figures from the first run)",
+                    " ({} runs from seed {}: every figure is a mean over the runs, [p5, p95] the range of 90% of runs; candidates ranked by their mean)",
                     self.runs, self.seed
                 )
             } else {
@@ -723,12 +923,17 @@ impl AdviceReport {
         );
         for a in &self.advice {
             let p = &a.breakpoints;
+            // With `--runs` the figures below are means over the runs (the JSON's point figures
+            // are the first run's, its `runs` objects the figures over all runs).
+            let by_name = |name: &str| p.candidates.iter().find(|c| c.strategy == name);
+            let none_usd = by_name("none").map_or(a.none_usd, rank);
             let _ = writeln!(
                 out,
-                "\n{} ({}): no caching {}",
+                "\n{} ({}): no caching {}{}",
                 a.model,
                 a.model_name,
-                usd(a.none_usd)
+                if self.runs > 1 { "mean " } else { "" },
+                usd(none_usd)
             );
             let r = &a.recommended;
             match &r.runs {
@@ -787,13 +992,22 @@ impl AdviceReport {
                     }
                 }
             }
+            let (placed, placed_saving, placed_percent) =
+                match by_name(&p.recommended).and_then(|c| c.runs.as_ref()) {
+                    Some(x) => (
+                        format!("mean {}", usd(x.total_usd.mean)),
+                        x.saving_usd.mean,
+                        percent(x.saving_usd.mean, none_usd),
+                    ),
+                    None => (usd(p.total_usd), p.saving_usd, p.saving_percent),
+                };
             let _ = writeln!(
                 out,
                 "  breakpoints  {}: {}, saves {} ({:.1}%) vs none, {} vs the default {}",
                 p.recommended,
-                usd(p.total_usd),
-                usd(p.saving_usd),
-                p.saving_percent,
+                placed,
+                usd(placed_saving),
+                placed_percent,
                 usd(p.saving_vs_default_usd),
                 p.default_strategy
             );
@@ -805,7 +1019,21 @@ impl AdviceReport {
                         format!(
                             "{} {} (next call within TTL {:.1}%, {})",
                             x.tier,
-                            usd(x.total_usd),
+                            match &x.runs {
+                                Some(r) => format!(
+                                    "mean {}{}",
+                                    r.total_usd.show(usd),
+                                    if t.tiers.len() > 1 {
+                                        format!(
+                                            ", the cheapest tier in {} of runs",
+                                            share_text(r.share_cheapest)
+                                        )
+                                    } else {
+                                        String::new()
+                                    }
+                                ),
+                                None => usd(x.total_usd),
+                            },
                             x.p_next_call_within_ttl * 100.0,
                             x.reads_to_break_even
                                 .map_or("never pays".to_string(), |n| format!(
@@ -820,7 +1048,12 @@ impl AdviceReport {
                     t.recommended_tier,
                     t.mode,
                     tiers.join("; "),
-                    usd(t.saving_usd),
+                    match &t.runs {
+                        Some(r) if t.tiers.len() > 1 =>
+                            format!("mean {} against the dearest tier", r.saving_usd.show(usd)),
+                        Some(r) => usd(r.saving_usd.mean),
+                        None => usd(t.saving_usd),
+                    },
                     if t.note.is_empty() {
                         String::new()
                     } else {
@@ -847,18 +1080,37 @@ impl AdviceReport {
                 );
             }
             for d in &a.drop_tools {
+                let Some(x) = &d.runs else {
+                    let _ = writeln!(
+                        out,
+                        "  drop tool    {} ({} tokens): {} ({:.1}%) under {}",
+                        d.name,
+                        d.tokens,
+                        if d.saving_usd >= 0.0 {
+                            format!("saves {}", usd(d.saving_usd))
+                        } else {
+                            format!("costs {} more, keep it", usd(-d.saving_usd))
+                        },
+                        d.saving_percent.abs(),
+                        d.strategy
+                    );
+                    continue;
+                };
+                let kept = x.total_usd.mean + x.saving_usd.mean;
+                let mean = x.saving_usd.mean;
                 let _ = writeln!(
                     out,
-                    "  drop tool    {} ({} tokens): {} ({:.1}%) under {}",
+                    "  drop tool    {} ({} tokens): {} ({:.1}%) under {}; saves in {} of runs",
                     d.name,
                     d.tokens,
-                    if d.saving_usd >= 0.0 {
-                        format!("saves {}", usd(d.saving_usd))
+                    if mean >= 0.0 {
+                        format!("saves mean {}", x.saving_usd.show(usd))
                     } else {
-                        format!("costs {} more, keep it", usd(-d.saving_usd))
+                        format!("costs mean {} more, keep it", usd(-mean))
                     },
-                    d.saving_percent.abs(),
-                    d.strategy
+                    percent(mean, kept).abs(),
+                    d.strategy,
+                    share_text(x.share_saving)
                 );
             }
             for n in &a.notes {

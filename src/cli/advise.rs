@@ -57,8 +57,8 @@ pub fn cmd_advise(catalog: &Catalog, a: AdviseArgs, out: &mut dyn Write) -> Resu
     let request = advise::selection(&a.models)
         .overrides(a.runs, a.seed)
         .resolve(catalog, scenario)?;
-    let candidates = advise::candidates(&request)?.len() as u64;
-    let rep = super::progress::with_bar(request.scenario.runs as u64, candidates, |progress| {
+    let per_run = advise::work_per_run(&request)?;
+    let rep = super::progress::with_bar(request.scenario.runs as u64, per_run, |progress| {
         advise::advise_request_with_progress(&request, progress)
     })?;
     let json = report::json::to_json(&rep)?;

@@ -14,7 +14,7 @@ use std::path::{Path, PathBuf};
 use std::sync::mpsc;
 use std::time::{Duration, Instant};
 
-use rand::{Rng, SeedableRng};
+use rand::{RngExt, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 
 use pcsim::analysis::replay::{replay, ReplayOptions};
@@ -354,7 +354,7 @@ const DICTIONARY: &[&str] = &[
 /// Applies 1 to 4 random mutations to `input`.
 pub fn mutate(rng: &mut ChaCha8Rng, input: &[u8], others: &[&[u8]]) -> Vec<u8> {
     let mut data = input.to_vec();
-    for _ in 0..rng.gen_range(1..=4) {
+    for _ in 0..rng.random_range(1..=4) {
         mutate_once(rng, &mut data, others);
         if data.len() > 1 << 20 {
             data.truncate(1 << 20);
@@ -365,25 +365,25 @@ pub fn mutate(rng: &mut ChaCha8Rng, input: &[u8], others: &[&[u8]]) -> Vec<u8> {
 
 fn mutate_once(rng: &mut ChaCha8Rng, data: &mut Vec<u8>, others: &[&[u8]]) {
     let len = data.len();
-    let pos = |rng: &mut ChaCha8Rng, n: usize| if n == 0 { 0 } else { rng.gen_range(0..=n) };
-    match rng.gen_range(0..11) {
+    let pos = |rng: &mut ChaCha8Rng, n: usize| if n == 0 { 0 } else { rng.random_range(0..=n) };
+    match rng.random_range(0..11) {
         0 if len > 0 => {
-            let i = rng.gen_range(0..len);
-            data[i] ^= 1 << rng.gen_range(0..8);
+            let i = rng.random_range(0..len);
+            data[i] ^= 1 << rng.random_range(0..8);
         }
         1 if len > 0 => {
-            let i = rng.gen_range(0..len);
-            data[i] = rng.gen();
+            let i = rng.random_range(0..len);
+            data[i] = rng.random();
         }
         2 => {
             let i = pos(rng, len);
-            let n = rng.gen_range(1..8);
-            let bytes: Vec<u8> = (0..n).map(|_| rng.gen()).collect();
+            let n = rng.random_range(1..8);
+            let bytes: Vec<u8> = (0..n).map(|_| rng.random()).collect();
             data.splice(i..i, bytes);
         }
         3 if len > 0 => {
-            let i = rng.gen_range(0..len);
-            let j = (i + rng.gen_range(1..64)).min(len);
+            let i = rng.random_range(0..len);
+            let j = (i + rng.random_range(1..64)).min(len);
             data.drain(i..j);
         }
         4 => {
@@ -392,10 +392,10 @@ fn mutate_once(rng: &mut ChaCha8Rng, data: &mut Vec<u8>, others: &[&[u8]]) {
         }
         5 if !others.is_empty() => {
             // Splice a chunk of another input of the same kind.
-            let o = others[rng.gen_range(0..others.len())];
+            let o = others[rng.random_range(0..others.len())];
             if !o.is_empty() {
-                let a = rng.gen_range(0..o.len());
-                let b = (a + rng.gen_range(1..256)).min(o.len());
+                let a = rng.random_range(0..o.len());
+                let b = (a + rng.random_range(1..256)).min(o.len());
                 let i = pos(rng, len);
                 data.splice(i..i, o[a..b].iter().copied());
             }
@@ -408,25 +408,25 @@ fn mutate_once(rng: &mut ChaCha8Rng, data: &mut Vec<u8>, others: &[&[u8]]) {
                         && (i == 0 || !data[i - 1].is_ascii_alphanumeric() && data[i - 1] != b'_')
                 })
                 .collect();
-            if let Some(&i) = starts.get(rng.gen_range(0..starts.len().max(1))) {
+            if let Some(&i) = starts.get(rng.random_range(0..starts.len().max(1))) {
                 let mut j = i + 1;
                 while j < len && (data[j].is_ascii_alphanumeric() || b".+-_".contains(&data[j])) {
                     j += 1;
                 }
-                let v = EDGE_NUMBERS[rng.gen_range(0..EDGE_NUMBERS.len())];
+                let v = EDGE_NUMBERS[rng.random_range(0..EDGE_NUMBERS.len())];
                 data.splice(i..j, v.bytes());
             }
         }
         8 => {
             let i = pos(rng, len);
-            let w = DICTIONARY[rng.gen_range(0..DICTIONARY.len())];
+            let w = DICTIONARY[rng.random_range(0..DICTIONARY.len())];
             data.splice(i..i, w.bytes());
         }
         9 if len > 0 => {
             // Duplicate a line block many times (huge arrays, repeated tables, long lists).
-            let a = rng.gen_range(0..len);
-            let b = (a + rng.gen_range(1..400)).min(len);
-            let times = [2usize, 10, 100, 1000][rng.gen_range(0..4)];
+            let a = rng.random_range(0..len);
+            let b = (a + rng.random_range(1..400)).min(len);
+            let times = [2usize, 10, 100, 1000][rng.random_range(0..4)];
             let chunk = data[a..b].to_vec();
             let extra: Vec<u8> = chunk
                 .iter()
@@ -439,8 +439,8 @@ fn mutate_once(rng: &mut ChaCha8Rng, data: &mut Vec<u8>, others: &[&[u8]]) {
         _ => {
             // Deep nesting.
             let i = pos(rng, len);
-            let n = rng.gen_range(1..300);
-            let (open, close) = if rng.gen() {
+            let n = rng.random_range(1..300);
+            let (open, close) = if rng.random() {
                 (b'[', b']')
             } else {
                 (b'{', b'}')
@@ -463,6 +463,9 @@ pub enum Outcome {
     Panicked(String),
     /// Still running after the hang limit.
     Hung,
+    /// The worker process running it was ended or died: past its CPU or wall limit, its memory
+    /// limit, an abort (the message says which).
+    Ended(String),
 }
 
 /// Calls and sessions of the small simulation run on every accepted scenario: enough to exercise
@@ -551,7 +554,7 @@ pub fn execute(target: Target, bytes: &[u8], base: &Path) -> Outcome {
         }
         Target::Mcp => {
             let opts = CaptureOptions {
-                timeout: Duration::from_secs(5),
+                timeout: CAPTURE_TIMEOUT,
                 ..CaptureOptions::default()
             };
             let mut script = Script::new(bytes);
@@ -692,22 +695,35 @@ pub fn execute_guarded(target: Target, bytes: &[u8], base: &Path, hang_limit: Du
         }
         Err(mpsc::RecvTimeoutError::Timeout) => Outcome::Hung,
         Err(mpsc::RecvTimeoutError::Disconnected) => match handle.join() {
-            Err(payload) => {
-                let message = payload
-                    .downcast_ref::<String>()
-                    .cloned()
-                    .or_else(|| payload.downcast_ref::<&str>().map(|s| s.to_string()))
-                    .unwrap_or_else(|| "non-string panic".into());
-                let site = last_panic_site();
-                Outcome::Panicked(if site.is_empty() {
-                    message
-                } else {
-                    format!("{message} at {site}")
-                })
-            }
+            Err(payload) => panic_outcome(payload.as_ref()),
             Ok(()) => Outcome::Panicked("worker ended without a result".into()),
         },
     }
+}
+
+/// Runs `execute` on this thread, catching a panic (for a worker process, whose main thread has
+/// the larger stack and which its parent kills when it hangs).
+pub fn execute_caught(target: Target, bytes: &[u8], base: &Path) -> Outcome {
+    match std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+        execute(target, bytes, base)
+    })) {
+        Ok(out) => out,
+        Err(payload) => panic_outcome(payload.as_ref()),
+    }
+}
+
+fn panic_outcome(payload: &(dyn std::any::Any + Send)) -> Outcome {
+    let message = payload
+        .downcast_ref::<String>()
+        .cloned()
+        .or_else(|| payload.downcast_ref::<&str>().map(|s| s.to_string()))
+        .unwrap_or_else(|| "non-string panic".into());
+    let site = last_panic_site();
+    Outcome::Panicked(if site.is_empty() {
+        message
+    } else {
+        format!("{message} at {site}")
+    })
 }
 
 /// A failing input.
@@ -746,6 +762,8 @@ pub struct Stats {
     pub failures: Vec<Failure>,
     /// Slowest input.
     pub slowest: Duration,
+    /// Target and number of the slowest input.
+    pub slowest_input: Option<(Target, u64)>,
     /// Wall time.
     pub elapsed: Duration,
     /// Per-target executed counts, in [`Target::ALL`] order.
@@ -777,7 +795,141 @@ impl Stats {
     }
 }
 
-/// Fuzzes until `max_inputs` inputs ran or `deadline` passed, from `seed`.
+/// Runs one input for the fuzz loop: in this process ([`InProcess`]) or in a worker process that
+/// can be killed ([`examples/fuzz.rs`]'s worker). `with_process` asks for the MCP target's real
+/// process path too.
+pub trait Executor {
+    /// The outcome of `input`, and whether the real-process MCP path ran and accepted it.
+    fn run(&mut self, target: Target, input: &[u8], with_process: bool) -> (Outcome, ProcessRun);
+}
+
+/// Whether an MCP input also went through a real process, and how that ended.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ProcessRun {
+    /// Not run through a process.
+    NotRun,
+    /// Run; the capture was accepted.
+    Accepted,
+    /// Run; the capture was refused.
+    Refused,
+}
+
+/// The timeout of the MCP target's captures (in process and through python3). Generous: under a
+/// loaded machine a short one would refuse good scripts and count as a difference between the paths.
+pub const CAPTURE_TIMEOUT: Duration = Duration::from_secs(30);
+
+/// Runs `input` through the real-process MCP path and combines it with the in-process `outcome`: a
+/// script accepted in process but refused from a real process is a failure.
+pub fn with_process_run(outcome: Outcome, input: &[u8]) -> (Outcome, ProcessRun) {
+    let process = execute_process(input, CAPTURE_TIMEOUT);
+    let run = if process == Outcome::Accepted {
+        ProcessRun::Accepted
+    } else {
+        ProcessRun::Refused
+    };
+    let outcome = match (&outcome, &process) {
+        (Outcome::Accepted, Outcome::Refused(why)) if !why.contains("python3") => {
+            Outcome::Panicked(format!(
+                "accepted in process but refused from a real process: {why}"
+            ))
+        }
+        _ => outcome,
+    };
+    (outcome, run)
+}
+
+/// Runs inputs on a worker thread of this process ([`execute_guarded`]): a panic is caught, but a
+/// hung input's thread cannot be stopped (it is abandoned and keeps its CPU and memory).
+pub struct InProcess<'a> {
+    /// Folder scenario tool files are resolved against.
+    pub base: &'a Path,
+    /// Wall time after which an input counts as hung.
+    pub hang_limit: Duration,
+}
+
+impl Executor for InProcess<'_> {
+    fn run(&mut self, target: Target, input: &[u8], with_process: bool) -> (Outcome, ProcessRun) {
+        let outcome = execute_guarded(target, input, self.base, self.hang_limit);
+        if with_process {
+            with_process_run(outcome, input)
+        } else {
+            (outcome, ProcessRun::NotRun)
+        }
+    }
+}
+
+/// Live figures of a fuzzing session, for a progress line printed from another thread while an
+/// input runs (the lock is never held while an input runs).
+#[derive(Debug, Default)]
+pub struct Progress {
+    inner: std::sync::Mutex<Snapshot>,
+}
+
+/// What [`Progress`] holds.
+#[derive(Debug, Default, Clone)]
+pub struct Snapshot {
+    /// Inputs finished.
+    pub executed: u64,
+    /// Inputs accepted.
+    pub accepted: u64,
+    /// Inputs refused.
+    pub refused: u64,
+    /// Failures (panics, hangs, worker deaths).
+    pub failures: u64,
+    /// Per-target finished counts, in [`Target::ALL`] order.
+    pub per_target: [u64; 7],
+    /// The input running now: target, its number (0-based), its length, when it started.
+    pub current: Option<(Target, u64, usize, Instant)>,
+    /// Slowest input so far: time, target, number.
+    pub slowest: Option<(Duration, Target, u64)>,
+}
+
+impl Progress {
+    /// A copy of the figures now.
+    pub fn snapshot(&self) -> Snapshot {
+        self.inner.lock().map(|s| s.clone()).unwrap_or_default()
+    }
+
+    fn update(&self, f: impl FnOnce(&mut Snapshot)) {
+        if let Ok(mut s) = self.inner.lock() {
+            f(&mut s);
+        }
+    }
+}
+
+impl Snapshot {
+    /// One line: totals, per-target counts, failures and the input running now.
+    pub fn line(&self, elapsed: Duration) -> String {
+        let per: Vec<String> = Target::ALL
+            .iter()
+            .zip(self.per_target)
+            .map(|(t, n)| format!("{} {n}", t.dir()))
+            .collect();
+        let current = match &self.current {
+            Some((t, i, len, since)) => format!(
+                "running {} input #{i} ({len} bytes) for {:.1?}",
+                t.dir(),
+                since.elapsed()
+            ),
+            None => "idle".into(),
+        };
+        let slowest = match &self.slowest {
+            Some((d, t, i)) => format!("slowest {} #{i} {d:.1?}", t.dir()),
+            None => "slowest -".into(),
+        };
+        format!(
+            "[{:>6.0} s] {} inputs ({}); {} accepted, {} refused, {} failures; {slowest}; {current}",
+            elapsed.as_secs_f64(),
+            self.executed,
+            per.join(", "),
+            self.accepted,
+            self.refused,
+            self.failures
+        )
+    }
+}
+
+/// Fuzzes until `max_inputs` inputs ran or `deadline` passed, from `seed`, in this process.
 pub fn fuzz(
     corpus: &Corpus,
     seed: u64,
@@ -785,61 +937,103 @@ pub fn fuzz(
     deadline: Option<Duration>,
     hang_limit: Duration,
 ) -> Stats {
+    let mut exec = InProcess {
+        base: &corpus.base,
+        hang_limit,
+    };
+    fuzz_with(
+        corpus,
+        seed,
+        max_inputs,
+        deadline,
+        &mut exec,
+        &Progress::default(),
+        &mut |_| {},
+    )
+}
+
+/// Fuzzes until `max_inputs` inputs ran or `deadline` passed, from `seed`, running each input with
+/// `exec`; `progress` is kept up to date and `on_failure` is called at once for each failure (so a
+/// long run can report and save it before it ends). The inputs depend only on `seed` and the corpus.
+pub fn fuzz_with(
+    corpus: &Corpus,
+    seed: u64,
+    max_inputs: u64,
+    deadline: Option<Duration>,
+    exec: &mut dyn Executor,
+    progress: &Progress,
+    on_failure: &mut dyn FnMut(&Failure),
+) -> Stats {
     let mut rng = ChaCha8Rng::seed_from_u64(seed);
     let mut stats = Stats::default();
     let start = Instant::now();
     let by_target: Vec<Vec<&[u8]>> = Target::ALL.iter().map(|t| corpus.of(*t)).collect();
     while stats.executed < max_inputs && deadline.is_none_or(|d| start.elapsed() < d) {
-        let ti = rng.gen_range(0..Target::ALL.len());
+        let ti = rng.random_range(0..Target::ALL.len());
         let target = Target::ALL[ti];
         let pool = &by_target[ti];
         if pool.is_empty() {
             continue;
         }
-        let seed_input = pool[rng.gen_range(0..pool.len())];
+        let seed_input = pool[rng.random_range(0..pool.len())];
         let input = mutate(&mut rng, seed_input, pool);
+        let number = stats.executed;
         let t0 = Instant::now();
-        let outcome = execute_guarded(target, &input, &corpus.base, hang_limit);
-        stats.slowest = stats.slowest.max(t0.elapsed());
-        stats.per_target_time[ti] += t0.elapsed();
-        stats.executed += 1;
-        stats.per_target[ti] += 1;
+        progress.update(|s| s.current = Some((target, number, input.len(), t0)));
         // The same script through a real process now and then: the process transport's own paths
         // (pipes, line splitting, the end of the server) on fuzzed output.
-        let outcome = if target == Target::Mcp && stats.per_target[ti] % PROCESS_EVERY == 0 {
-            let process = execute_process(&input, Duration::from_secs(5));
+        let with_process = target == Target::Mcp && (stats.per_target[ti] + 1) % PROCESS_EVERY == 0;
+        let (outcome, run) = exec.run(target, &input, with_process);
+        let took = t0.elapsed();
+        if took > stats.slowest {
+            stats.slowest = took;
+            stats.slowest_input = Some((target, number));
+        }
+        stats.per_target_time[ti] += took;
+        stats.executed += 1;
+        stats.per_target[ti] += 1;
+        if run != ProcessRun::NotRun {
             stats.process_runs.0 += 1;
-            if process == Outcome::Accepted {
+            if run == ProcessRun::Accepted {
                 stats.process_runs.1 += 1;
             }
-            match (&outcome, &process) {
-                (Outcome::Accepted, Outcome::Refused(why)) if !why.contains("python3") => {
-                    Outcome::Panicked(format!(
-                        "accepted in process but refused from a real process: {why}"
-                    ))
-                }
-                _ => outcome,
-            }
-        } else {
-            outcome
-        };
+        }
         if outcome == Outcome::Accepted {
             stats.per_target_accepted[ti] += 1;
         }
-        match outcome {
-            Outcome::Accepted => stats.accepted += 1,
-            Outcome::Refused(_) => stats.refused += 1,
-            Outcome::Panicked(what) => stats.failures.push(Failure {
+        let failure = match outcome {
+            Outcome::Accepted => {
+                stats.accepted += 1;
+                None
+            }
+            Outcome::Refused(_) => {
+                stats.refused += 1;
+                None
+            }
+            Outcome::Panicked(what) | Outcome::Ended(what) => Some(what),
+            Outcome::Hung => Some(format!("hang: still running after {:?}", took)),
+        };
+        if let Some(what) = failure {
+            let f = Failure {
                 target,
                 input,
-                what,
-            }),
-            Outcome::Hung => stats.failures.push(Failure {
-                target,
-                input,
-                what: format!("hang: still running after {hang_limit:?}"),
-            }),
+                what: format!("input #{number}: {what}"),
+            };
+            on_failure(&f);
+            stats.failures.push(f);
         }
+        let failures = stats.failures.len() as u64;
+        progress.update(|s| {
+            s.executed = stats.executed;
+            s.accepted = stats.accepted;
+            s.refused = stats.refused;
+            s.failures = failures;
+            s.per_target = stats.per_target;
+            s.current = None;
+            if s.slowest.is_none_or(|(d, _, _)| took > d) {
+                s.slowest = Some((took, target, number));
+            }
+        });
     }
     stats.elapsed = start.elapsed();
     stats

@@ -592,6 +592,133 @@ fn advise_runs_rank_by_mean_and_state_how_often() {
 }
 
 #[test]
+fn advise_runs_give_drop_tool_and_ttl_rows_over_all_runs() {
+    // Random gaps (exponential) and tool results (log-normal): the runs differ.
+    let path = example("tool-change.toml");
+    let p = path.to_str().unwrap();
+    let runs = 30;
+    let v = json_of(&[
+        "advise",
+        p,
+        "--model",
+        "claude-opus-4.8",
+        "--model",
+        "gpt-5.2",
+        "--runs",
+        "30",
+        "--format",
+        "json",
+    ]);
+    assert_eq!(v["runs"], runs);
+    // The Monte Carlo mean of one (scenario, model, strategy), by `run`'s own path.
+    let catalog = Catalog::embedded().unwrap();
+    let mut scenario = Scenario::load(&path).unwrap();
+    scenario.runs = runs as usize;
+    let mean = |s: &Scenario, model: &str, strategy: &str| {
+        let rep = pcsim::sim::simulate::run_scenario(
+            &catalog,
+            s,
+            &[model.to_string()],
+            &[strategy.to_string()],
+        )
+        .unwrap();
+        rep.results[0].montecarlo.as_ref().unwrap().mean_usd
+    };
+    let close = |a: f64, b: f64| (a - b).abs() <= 1e-9 * b.abs().max(1.0);
+    let mut varied = false;
+    for advice in v["advice"].as_array().unwrap() {
+        let model = advice["model"].as_str().unwrap();
+        let recommended = advice["recommended"]["strategy"].as_str().unwrap();
+        let kept = f(&advice["recommended"]["runs"]["total_usd"]["mean"]);
+        assert!(close(kept, mean(&scenario, model, recommended)), "{model}");
+        let drops = advice["drop_tools"].as_array().unwrap();
+        assert_eq!(drops.len(), 3);
+        for d in drops {
+            let r = &d["runs"];
+            let name = d["name"].as_str().unwrap();
+            let without = pcsim::analysis::advise::without_tool(&scenario, name);
+            let dropped = mean(&without, model, recommended);
+            assert!(
+                close(f(&r["total_usd"]["mean"]), dropped),
+                "{model} {name}: {r}"
+            );
+            // Paired run by run: the mean saving is the difference of the two Monte Carlo means.
+            assert!(
+                close(f(&r["saving_usd"]["mean"]), kept - dropped),
+                "{model} {name}: {r}"
+            );
+            assert_eq!(r["saving_usd"]["runs"], runs);
+            let share = f(&r["share_saving"]);
+            assert!((0.0..=1.0).contains(&share));
+            varied |= f(&r["saving_usd"]["p5"]) < f(&r["saving_usd"]["p95"]);
+            // The point figures stay those of the first run.
+            assert!(close(
+                f(&d["saving_usd"]),
+                f(&advice["recommended"]["total_usd"]) - f(&d["total_usd"])
+            ));
+        }
+        let ttl = &advice["ttl"];
+        let tiers = ttl["tiers"].as_array().unwrap();
+        assert!(tiers.len() >= 2, "{model}: {ttl}");
+        let tier_mean = |t: &Value| f(&t["runs"]["total_usd"]["mean"]);
+        for t in tiers {
+            let strategy = t["strategy"].as_str().unwrap();
+            assert!(
+                close(tier_mean(t), mean(&scenario, model, strategy)),
+                "{model} {strategy}"
+            );
+        }
+        // The recommended tier is the cheapest by mean; its saving is against the dearest, paired.
+        let best = tiers
+            .iter()
+            .find(|t| t["tier"] == ttl["recommended_tier"])
+            .unwrap();
+        let dearest = tiers.iter().map(tier_mean).fold(f64::MIN, f64::max);
+        assert!(tiers
+            .iter()
+            .all(|t| tier_mean(best) <= tier_mean(t) + 1e-12));
+        assert!(close(
+            f(&ttl["runs"]["saving_usd"]["mean"]),
+            dearest - tier_mean(best)
+        ));
+        assert_eq!(
+            ttl["runs"]["share_cheapest"],
+            best["runs"]["share_cheapest"]
+        );
+    }
+    assert!(varied, "random gaps and sizes give savings that vary");
+    // The table says so: means with the range of 90% of runs, and how often each verdict holds.
+    let out = pcsim()
+        .args(["advise", p, "--model", "claude-opus-4.8", "--runs", "30"])
+        .output()
+        .unwrap();
+    let text = String::from_utf8(out.stdout).unwrap();
+    assert!(
+        text.contains("every figure is a mean over the runs"),
+        "{text}"
+    );
+    let drop_line = text.lines().find(|l| l.contains("drop tool")).unwrap();
+    assert!(
+        drop_line.contains("saves mean $") && drop_line.contains("of runs"),
+        "{drop_line}"
+    );
+    let ttl_line = text.lines().find(|l| l.contains("TTL ")).unwrap();
+    assert!(ttl_line.contains("the cheapest tier in"), "{ttl_line}");
+    // Without --runs the keys stay as they were: no `runs` objects.
+    let one = json_of(&[
+        "advise",
+        p,
+        "--model",
+        "claude-opus-4.8",
+        "--format",
+        "json",
+    ]);
+    assert!(one["advice"][0]["drop_tools"][0].get("runs").is_none());
+    assert!(one["advice"][0]["ttl"].get("runs").is_none());
+    assert!(one["advice"][0]["ttl"]["tiers"][0].get("runs").is_none());
+}
+
+#[test]
 fn quiet_leaves_the_report_and_drops_the_wrote_lines() {
     let dir = tempfile::tempdir().unwrap();
     let base = [

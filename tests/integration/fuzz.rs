@@ -139,6 +139,7 @@ fn saved_crash_reproducers_no_longer_fail() {
         match execute_guarded(*target, bytes, &corpus.base, HANG_LIMIT) {
             Outcome::Panicked(m) => panic!("{name}: panics again: {m}"),
             Outcome::Hung => panic!("{name}: hangs again"),
+            Outcome::Ended(m) => panic!("{name}: {m}"),
             Outcome::Accepted | Outcome::Refused(_) => {}
         }
     }
