@@ -52,6 +52,17 @@ impl Progress {
     }
 }
 
+/// What a bar counted by the end of its work: units done, units announced, and its unit.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Counted {
+    /// Units reported done.
+    pub done: u64,
+    /// Units the bar was made for.
+    pub total: u64,
+    /// The unit as shown, e.g. `simulations (20 runs x 12 per run)`.
+    pub unit: String,
+}
+
 /// Runs `work` with a bar counting (run, pair) simulations when the request has more than one run:
 /// `runs x pairs` in all, only pairs that are simulated (not the stated skips).
 pub fn with_runs_bar<T>(
@@ -65,16 +76,110 @@ pub fn with_runs_bar<T>(
     )
 }
 
-/// Runs `work` with a bar of `runs x pairs` simulations (none when `runs` is 1 or with `--quiet`).
-pub fn with_bar<T>(runs: u64, pairs: u64, work: impl FnOnce(&(dyn Fn(u64) + Sync)) -> T) -> T {
+/// Runs `work` with a bar of `runs x per_run` simulations (none when `runs` is 1; hidden off a
+/// terminal and with `--quiet`).
+pub fn with_bar<T>(runs: u64, per_run: u64, work: impl FnOnce(&(dyn Fn(u64) + Sync)) -> T) -> T {
+    with_bar_counted(runs, per_run, work).0
+}
+
+/// [`with_bar`], also returning what the bar counted (`None`: no bar for one run).
+pub fn with_bar_counted<T>(
+    runs: u64,
+    per_run: u64,
+    work: impl FnOnce(&(dyn Fn(u64) + Sync)) -> T,
+) -> (T, Option<Counted>) {
     if runs <= 1 {
-        return work(&|_| {});
+        return (work(&|_| {}), None);
     }
-    let bar = Progress::new(
-        runs * pairs,
-        &format!("simulations ({runs} runs x {pairs} pairs)"),
-    );
+    let unit = format!("simulations ({runs} runs x {per_run} per run)");
+    let bar = Progress::new(runs * per_run, &unit);
     let r = work(&|n| bar.inc(n));
+    let counted = Counted {
+        done: bar.bar.position(),
+        total: bar.bar.length().unwrap_or(0),
+        unit,
+    };
     bar.finish();
-    r
+    (r, Some(counted))
+}
+
+#[cfg(test)]
+mod tests {
+    //! The bar counts real work: every simulation the analyses report is announced, and no more
+    //! (skipped pairs are not counted). No timing: only the counts at the end.
+    use super::*;
+    use pcsim::analysis::{advise, compare, whatif};
+    use pcsim::input::scenario::Scenario;
+    use pcsim::model::catalog::Catalog;
+    use pcsim::sim::simulate::run_request;
+
+    fn scenario() -> Scenario {
+        let path =
+            std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("examples/tool-change.toml");
+        Scenario::load(&path).unwrap()
+    }
+
+    fn full(c: Option<Counted>, runs: u64, per_run: u64) {
+        let c = c.expect("a bar for more than one run");
+        assert_eq!(c.total, runs * per_run, "{c:?}");
+        assert_eq!(c.done, c.total, "the bar ends full: {c:?}");
+        assert_eq!(
+            c.unit,
+            format!("simulations ({runs} runs x {per_run} per run)")
+        );
+    }
+
+    #[test]
+    fn every_command_s_bar_ends_at_the_work_it_announced() {
+        let catalog = Catalog::embedded().unwrap();
+        let models = ["claude-opus-4.8".to_string(), "kimi-k3".to_string()];
+        let runs = 5;
+        // compare: Kimi offers no explicit caching: those pairs are skipped and not counted.
+        let request = compare::selection(&models, &[])
+            .overrides(Some(runs), None)
+            .resolve(&catalog, scenario())
+            .unwrap();
+        assert!(!request.skipped.is_empty());
+        let pairs = request.pairs.len() as u64;
+        let (r, c) = with_bar_counted(runs, pairs, |p| {
+            compare::compare_request_with_progress(&request, p)
+        });
+        r.unwrap();
+        full(c, runs, pairs);
+        // run: the same count through the Monte Carlo of every pair.
+        let (r, c) = with_bar_counted(runs, pairs, |p| run_request(&request, p));
+        r.unwrap();
+        full(c, runs, pairs);
+        // whatif: the baseline and the changed session of every pair.
+        let request = whatif::selection_at(&models, &[], 25)
+            .overrides(Some(runs), None)
+            .resolve(&catalog, scenario())
+            .unwrap();
+        let change = whatif::ToolChange {
+            remove: vec!["web_search".into()],
+            ..Default::default()
+        };
+        let (changed, summary) = whatif::apply_change(&request.scenario, 25, &change).unwrap();
+        let per_run = 2 * request.pairs.len() as u64;
+        let (r, c) = with_bar_counted(runs, per_run, |p| {
+            whatif::whatif_request_with_progress(&request, &changed, 25, summary, p)
+        });
+        r.unwrap();
+        full(c, runs, per_run);
+        // advise: every candidate and every dropped tool's session.
+        let request = advise::selection(&models)
+            .overrides(Some(runs), None)
+            .resolve(&catalog, scenario())
+            .unwrap();
+        let per_run = advise::work_per_run(&request).unwrap();
+        let candidates = advise::candidates(&request).unwrap().len() as u64;
+        assert_eq!(per_run, candidates + 2 * advise::TOP_TOOLS as u64);
+        let (r, c) = with_bar_counted(runs, per_run, |p| {
+            advise::advise_request_with_progress(&request, p)
+        });
+        r.unwrap();
+        full(c, runs, per_run);
+        // One run: no bar at all.
+        assert!(with_bar_counted(1, 7, |_| ()).1.is_none());
+    }
 }

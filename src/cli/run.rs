@@ -65,15 +65,8 @@ pub fn cmd_run(catalog: &Catalog, a: RunArgs, out: &mut dyn Write) -> Result<()>
     let request = Selection::new(&a.models, &a.strategies)
         .overrides(a.runs, a.seed)
         .resolve(catalog, load_scenario(&a.scenario)?)?;
-    let runs = request.scenario.runs as u64;
-    let rep = if runs > 1 {
-        let bar = super::progress::Progress::new(request.pairs.len() as u64 * runs, "runs");
-        let r = run_request(&request, &|n| bar.inc(n));
-        bar.finish();
-        r?
-    } else {
-        run_request(&request, &|_| {})?
-    };
+    // Counted in (run, pair) simulations, as the Monte Carlo reports them (not as runs).
+    let rep = super::progress::with_runs_bar(&request, |progress| run_request(&request, progress))?;
     if let Some(path) = &a.usage_log {
         let [only] = rep.results.as_slice() else {
             anyhow::bail!(pcsim::Error::invalid(
