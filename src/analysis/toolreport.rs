@@ -405,14 +405,28 @@ pub fn prefix_blocks(r: &ToolRendering, tools: &[Tool]) -> PrefixBlocks {
         let fixed = r.preamble_tokens.value.round().max(0.0) as u64;
         ((r.factor() * corrected).round().max(0.0) as u64 + fixed).max(parts)
     };
+    // The change tool n makes: the two-tool list (n - 1, n) less the one-tool list (n - 1), each
+    // counted whole, plus tool n's own depth correction (as `corrected_count` applies it). The
+    // changes are independent, so they are counted in parallel.
+    use rayon::prelude::*;
+    let count = |list: &[Tool]| r.count_rendered(&r.render(list)) as f64;
+    let depth = |t: &Tool| -> f64 {
+        if r.depth_slope() == 0.0 {
+            0.0
+        } else {
+            r.raw_tool_count(t) as f64 * (r.depth_weight(t) - 1.0)
+        }
+    };
+    let changes: Vec<f64> = (2..=tools.len())
+        .into_par_iter()
+        .map(|n| count(&tools[n - 2..n]) - count(&tools[n - 2..n - 1]) + depth(&tools[n - 1]))
+        .collect();
     let mut corrected = Vec::with_capacity(tools.len() + 1);
     corrected.push(0.0);
-    corrected.push(r.corrected_count(&tools[..1]));
-    for n in 2..=tools.len() {
-        let start = n - 2;
-        let with = r.corrected_count(&tools[start..n]);
-        let without = r.corrected_count(&tools[start..n - 1]);
-        corrected.push(corrected[n - 1] + with - without);
+    corrected.push(count(&tools[..1]) + depth(&tools[0]));
+    for c in changes {
+        let last = corrected[corrected.len() - 1];
+        corrected.push(last + c);
     }
     let whole = r.corrected_count(tools);
     let exact = (corrected[tools.len()] - whole).abs() < 1e-6 * whole.abs().max(1.0);
