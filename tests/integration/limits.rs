@@ -166,9 +166,25 @@ fn a_sweep_is_bounded_on_tools_times_parameters() {
     assert!(
         err.contains("--max-tools")
             && err.contains("1000 tools x 1000 parameters")
-            && err.contains("limit of 200000"),
+            && err.contains("limit of 5000"),
         "{err}"
     );
+    // One past each sweep limit: refused before a tool is generated.
+    let (code, err) = run_in(
+        dir.path(),
+        &["sweep", "--max-tools", "1001", "--params", "1"],
+    );
+    assert_eq!(code, Some(2), "{err}");
+    assert!(
+        err.contains("--max-tools") && err.contains("limit of 1000 tools"),
+        "{err}"
+    );
+    let (code, err) = run_in(
+        dir.path(),
+        &["sweep", "--max-tools", "1000", "--params", "6"],
+    );
+    assert_eq!(code, Some(2), "{err}");
+    assert!(err.contains("1000 tools x 6 parameters"), "{err}");
     let (code, err) = run_in(dir.path(), &["sweep", "--params", "1001"]);
     assert_eq!(code, Some(2), "{err}");
     assert!(err.contains("--params") && err.contains("1000"), "{err}");
