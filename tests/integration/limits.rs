@@ -12,15 +12,12 @@ use pcsim::input::scenario::{Scenario, MAX_EVENTS, MAX_LISTED_TOOLS};
 use pcsim::model::tools::MAX_TOOLS;
 use pcsim::sim::request::{MAX_BILLS_KEPT, MAX_SIMULATED_CALLS};
 
-use crate::common::pcsim;
+use crate::common::{outcome, pcsim};
 
 /// Exit code and stderr of `pcsim ARGS` run in `dir`.
 fn run_in(dir: &Path, args: &[&str]) -> (Option<i32>, String) {
-    let out = pcsim().current_dir(dir).args(args).output().unwrap();
-    (
-        out.status.code(),
-        String::from_utf8_lossy(&out.stderr).into_owned(),
-    )
+    let o = outcome(pcsim().current_dir(dir).args(args));
+    (o.code, o.stderr)
 }
 
 /// A tool file of `n` tools named `{prefix}{i}`; the tool at `bad` (if any) has a numeric name.
