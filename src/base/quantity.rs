@@ -268,7 +268,7 @@ impl Sampler {
     // indirect jumps per call).
     #[inline(always)]
     pub fn sample<R: Rng + ?Sized>(&self, rng: &mut R) -> f64 {
-        use rand::distributions::Distribution;
+        use rand::distr::Distribution;
         let x = match *self {
             Sampler::Fixed(v) => return v,
             // statrs' exponential divides a ziggurat Exp(1) draw by the rate: rate 1 is exact.
@@ -328,7 +328,7 @@ pub fn round_u64(x: f64) -> u64 {
 mod tests {
     #[test]
     fn round_u64_is_round_as_u64() {
-        use rand::Rng;
+        use rand::RngExt;
         let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(5);
         let mut xs = vec![
             0.0,
@@ -351,7 +351,7 @@ mod tests {
             f64::NAN,
             f64::MIN_POSITIVE,
         ];
-        xs.extend((0..100_000).map(|_| rng.gen::<f64>() * 10f64.powi(rng.gen_range(-3..12))));
+        xs.extend((0..100_000).map(|_| rng.random::<f64>() * 10f64.powi(rng.random_range(-3..12))));
         xs.extend((0..10_000).map(|i| f64::from(i) / 2.0));
         for x in xs {
             assert_eq!(round_u64(x), x.round() as u64, "{x}");

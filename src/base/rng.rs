@@ -11,7 +11,9 @@
 //! than taken from a crate so the streams, and therefore every stochastic result, can never change
 //! with a dependency update.
 
-use rand::{Error, RngCore, SeedableRng};
+use std::convert::Infallible;
+
+use rand::{SeedableRng, TryRng};
 
 /// xoshiro256++ with [`SeedableRng::seed_from_u64`] expanding the seed by SplitMix64 (the seeding its
 /// authors recommend). Streams are fixed forever: results depend only on the seed.
@@ -44,9 +46,10 @@ impl SimRng {
     }
 }
 
-impl RngCore for SimRng {
+impl SimRng {
+    /// The next 64 random bits (one xoshiro256++ step).
     #[inline]
-    fn next_u64(&mut self) -> u64 {
+    pub fn next_u64(&mut self) -> u64 {
         let s = &mut self.s;
         let result = s[0].wrapping_add(s[3]).rotate_left(23).wrapping_add(s[0]);
         let t = s[1] << 17;
@@ -59,21 +62,34 @@ impl RngCore for SimRng {
         result
     }
 
+    /// The next 32 random bits: the high half of [`SimRng::next_u64`].
     #[inline]
-    fn next_u32(&mut self) -> u32 {
+    pub fn next_u32(&mut self) -> u32 {
         // The high bits are the better ones of any xoshiro variant.
         (self.next_u64() >> 32) as u32
     }
+}
 
-    fn fill_bytes(&mut self, dest: &mut [u8]) {
+/// rand 0.10's generator trait; [`rand::Rng`] (and so every sampler) follows from it, since
+/// drawing from this generator cannot fail.
+impl TryRng for SimRng {
+    type Error = Infallible;
+
+    #[inline]
+    fn try_next_u32(&mut self) -> Result<u32, Infallible> {
+        Ok(self.next_u32())
+    }
+
+    #[inline]
+    fn try_next_u64(&mut self) -> Result<u64, Infallible> {
+        Ok(self.next_u64())
+    }
+
+    fn try_fill_bytes(&mut self, dest: &mut [u8]) -> Result<(), Infallible> {
         for chunk in dest.chunks_mut(8) {
             let bytes = self.next_u64().to_le_bytes();
             chunk.copy_from_slice(&bytes[..chunk.len()]);
         }
-    }
-
-    fn try_fill_bytes(&mut self, dest: &mut [u8]) -> Result<(), Error> {
-        self.fill_bytes(dest);
         Ok(())
     }
 }

@@ -65,8 +65,9 @@ pub struct Cli {
     /// gateway rates, on which the measured facts hold).
     #[arg(long, global = true, value_name = "SHEET")]
     pub price_sheet: Option<String>,
-    /// Service tier: standard, batch, flex or priority (each model's own multipliers).
-    #[arg(long, global = true, value_name = "TIER", value_parser = ["standard", "batch", "flex", "priority"])]
+    /// Service tier: standard, batch, flex, priority or off-peak (each model's own multipliers;
+    /// off-peak: DeepSeek's off-peak hours, every call at their rates).
+    #[arg(long, global = true, value_name = "TIER", value_parser = ["standard", "batch", "flex", "priority", "off-peak"])]
     pub service_tier: Option<String>,
     /// Price at regional / data-residency endpoints (each model's regional multiplier, e.g. 1.1x).
     #[arg(long, global = true)]

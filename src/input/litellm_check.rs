@@ -118,6 +118,12 @@ pub fn check_against(catalog: &Catalog, text: &str, origin: &str) -> Result<Chec
             per_mtok(e, "output_cost_per_token"),
             true,
         );
+        c.cmp(
+            "context_window",
+            m.context_window.as_ref().map(|w| w.value as f64),
+            e.get("max_input_tokens").and_then(Value::as_f64),
+            false,
+        );
         for (mode, rules) in [
             ("explicit", &m.cache.explicit),
             ("automatic", &m.cache.automatic),

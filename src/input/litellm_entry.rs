@@ -418,6 +418,19 @@ pub(crate) fn map_entry(
     o.line(&format!("provider = {}", q(provider)));
     o.line(&format!("family = {}", q(family)));
     o.line(&format!("litellm = {}", q(key)));
+    // The context window is not a price, so a value the catalog cannot hold is left out, not refused.
+    if let Some(w) = row
+        .e
+        .get("max_input_tokens")
+        .and_then(Value::as_f64)
+        .filter(|w| *w >= 1.0 && *w <= 1e9 && w.fract() == 0.0)
+    {
+        o.num(
+            "context_window",
+            &format!("{}", w as u64),
+            &row.src("max_input_tokens"),
+        );
+    }
     o.price(
         "input_usd_per_mtok",
         input * 1e6,

@@ -106,7 +106,7 @@ pub struct LongContext {
 }
 
 /// The service tiers `--service-tier` accepts.
-pub const SERVICE_TIERS: [&str; 4] = ["standard", "batch", "flex", "priority"];
+pub const SERVICE_TIERS: [&str; 5] = ["standard", "batch", "flex", "priority", "off-peak"];
 
 /// A price must say when it was last compared with its source.
 pub(crate) fn check_checked(origin: &str, field: &str, v: &Sourced<f64>) -> Result<()> {

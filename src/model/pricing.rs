@@ -1,6 +1,6 @@
 //! Which prices a run uses: the catalog's list prices on a day (`--on`, dated `price_change`
 //! entries), a named price sheet (`--price-sheet`, e.g. the gateway rates of the measured study), a
-//! service tier (`--service-tier batch|flex|priority`) and regional endpoint pricing (`--regional`).
+//! service tier (`--service-tier batch|flex|priority|off-peak`) and regional endpoint pricing (`--regional`).
 //!
 //! The selection is applied to the catalog once, before anything is simulated: every model's prices
 //! become the effective ones, so every command and every layer above prices alike.

@@ -194,7 +194,7 @@ mod tests {
 
     #[test]
     fn interval_covers_a_known_normal_mean_about_95_percent_of_the_time() {
-        use rand::distributions::Distribution;
+        use rand::distr::Distribution;
         let d = Normal::new(10.0, 3.0).unwrap();
         let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(42);
         let trials = 2000;

@@ -14,7 +14,7 @@ use std::path::{Path, PathBuf};
 use std::sync::mpsc;
 use std::time::{Duration, Instant};
 
-use rand::{Rng, SeedableRng};
+use rand::{RngExt, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 
 use pcsim::analysis::replay::{replay, ReplayOptions};
@@ -354,7 +354,7 @@ const DICTIONARY: &[&str] = &[
 /// Applies 1 to 4 random mutations to `input`.
 pub fn mutate(rng: &mut ChaCha8Rng, input: &[u8], others: &[&[u8]]) -> Vec<u8> {
     let mut data = input.to_vec();
-    for _ in 0..rng.gen_range(1..=4) {
+    for _ in 0..rng.random_range(1..=4) {
         mutate_once(rng, &mut data, others);
         if data.len() > 1 << 20 {
             data.truncate(1 << 20);
@@ -365,25 +365,25 @@ pub fn mutate(rng: &mut ChaCha8Rng, input: &[u8], others: &[&[u8]]) -> Vec<u8> {
 
 fn mutate_once(rng: &mut ChaCha8Rng, data: &mut Vec<u8>, others: &[&[u8]]) {
     let len = data.len();
-    let pos = |rng: &mut ChaCha8Rng, n: usize| if n == 0 { 0 } else { rng.gen_range(0..=n) };
-    match rng.gen_range(0..11) {
+    let pos = |rng: &mut ChaCha8Rng, n: usize| if n == 0 { 0 } else { rng.random_range(0..=n) };
+    match rng.random_range(0..11) {
         0 if len > 0 => {
-            let i = rng.gen_range(0..len);
-            data[i] ^= 1 << rng.gen_range(0..8);
+            let i = rng.random_range(0..len);
+            data[i] ^= 1 << rng.random_range(0..8);
         }
         1 if len > 0 => {
-            let i = rng.gen_range(0..len);
-            data[i] = rng.gen();
+            let i = rng.random_range(0..len);
+            data[i] = rng.random();
         }
         2 => {
             let i = pos(rng, len);
-            let n = rng.gen_range(1..8);
-            let bytes: Vec<u8> = (0..n).map(|_| rng.gen()).collect();
+            let n = rng.random_range(1..8);
+            let bytes: Vec<u8> = (0..n).map(|_| rng.random()).collect();
             data.splice(i..i, bytes);
         }
         3 if len > 0 => {
-            let i = rng.gen_range(0..len);
-            let j = (i + rng.gen_range(1..64)).min(len);
+            let i = rng.random_range(0..len);
+            let j = (i + rng.random_range(1..64)).min(len);
             data.drain(i..j);
         }
         4 => {
@@ -392,10 +392,10 @@ fn mutate_once(rng: &mut ChaCha8Rng, data: &mut Vec<u8>, others: &[&[u8]]) {
         }
         5 if !others.is_empty() => {
             // Splice a chunk of another input of the same kind.
-            let o = others[rng.gen_range(0..others.len())];
+            let o = others[rng.random_range(0..others.len())];
             if !o.is_empty() {
-                let a = rng.gen_range(0..o.len());
-                let b = (a + rng.gen_range(1..256)).min(o.len());
+                let a = rng.random_range(0..o.len());
+                let b = (a + rng.random_range(1..256)).min(o.len());
                 let i = pos(rng, len);
                 data.splice(i..i, o[a..b].iter().copied());
             }
@@ -408,25 +408,25 @@ fn mutate_once(rng: &mut ChaCha8Rng, data: &mut Vec<u8>, others: &[&[u8]]) {
                         && (i == 0 || !data[i - 1].is_ascii_alphanumeric() && data[i - 1] != b'_')
                 })
                 .collect();
-            if let Some(&i) = starts.get(rng.gen_range(0..starts.len().max(1))) {
+            if let Some(&i) = starts.get(rng.random_range(0..starts.len().max(1))) {
                 let mut j = i + 1;
                 while j < len && (data[j].is_ascii_alphanumeric() || b".+-_".contains(&data[j])) {
                     j += 1;
                 }
-                let v = EDGE_NUMBERS[rng.gen_range(0..EDGE_NUMBERS.len())];
+                let v = EDGE_NUMBERS[rng.random_range(0..EDGE_NUMBERS.len())];
                 data.splice(i..j, v.bytes());
             }
         }
         8 => {
             let i = pos(rng, len);
-            let w = DICTIONARY[rng.gen_range(0..DICTIONARY.len())];
+            let w = DICTIONARY[rng.random_range(0..DICTIONARY.len())];
             data.splice(i..i, w.bytes());
         }
         9 if len > 0 => {
             // Duplicate a line block many times (huge arrays, repeated tables, long lists).
-            let a = rng.gen_range(0..len);
-            let b = (a + rng.gen_range(1..400)).min(len);
-            let times = [2usize, 10, 100, 1000][rng.gen_range(0..4)];
+            let a = rng.random_range(0..len);
+            let b = (a + rng.random_range(1..400)).min(len);
+            let times = [2usize, 10, 100, 1000][rng.random_range(0..4)];
             let chunk = data[a..b].to_vec();
             let extra: Vec<u8> = chunk
                 .iter()
@@ -439,8 +439,8 @@ fn mutate_once(rng: &mut ChaCha8Rng, data: &mut Vec<u8>, others: &[&[u8]]) {
         _ => {
             // Deep nesting.
             let i = pos(rng, len);
-            let n = rng.gen_range(1..300);
-            let (open, close) = if rng.gen() {
+            let n = rng.random_range(1..300);
+            let (open, close) = if rng.random() {
                 (b'[', b']')
             } else {
                 (b'{', b'}')
@@ -969,13 +969,13 @@ pub fn fuzz_with(
     let start = Instant::now();
     let by_target: Vec<Vec<&[u8]>> = Target::ALL.iter().map(|t| corpus.of(*t)).collect();
     while stats.executed < max_inputs && deadline.is_none_or(|d| start.elapsed() < d) {
-        let ti = rng.gen_range(0..Target::ALL.len());
+        let ti = rng.random_range(0..Target::ALL.len());
         let target = Target::ALL[ti];
         let pool = &by_target[ti];
         if pool.is_empty() {
             continue;
         }
-        let seed_input = pool[rng.gen_range(0..pool.len())];
+        let seed_input = pool[rng.random_range(0..pool.len())];
         let input = mutate(&mut rng, seed_input, pool);
         let number = stats.executed;
         let t0 = Instant::now();

@@ -64,11 +64,16 @@ fn dump(name: &str, bytes: &[u8]) {
 /// (anti-aliased text and lines in several palette colours) and a fair share of non-white pixels
 /// in the middle of the image, where the plot is.
 fn assert_png_chart(bytes: &[u8], w: u32, h: u32, what: &str) {
-    let decoder = png::Decoder::new(bytes);
+    let decoder = png::Decoder::new(std::io::Cursor::new(bytes));
     let mut reader = decoder
         .read_info()
         .unwrap_or_else(|e| panic!("{what}: not a PNG: {e}"));
-    let mut buf = vec![0; reader.output_buffer_size()];
+    let mut buf = vec![
+        0;
+        reader
+            .output_buffer_size()
+            .expect("a PNG this size fits in memory")
+    ];
     let info = reader.next_frame(&mut buf).unwrap();
     assert_eq!((info.width, info.height), (w, h), "{what}: size");
     assert_eq!(info.color_type, png::ColorType::Rgb, "{what}");

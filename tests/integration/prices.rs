@@ -267,31 +267,44 @@ fn each_built_in_price_the_litellm_excerpt_carries_agrees() {
             .collect()
     };
     let pair = |m: &str, f: &str| (m.to_string(), f.to_string());
-    // From 2027 on, only Gemini 2.5 Pro's `_priority` prices differ: LiteLLM lists them equal to
-    // the standard ones (a 1.0x "tier"), which the catalog does not carry as a service tier.
+    // Gemini 2.5 Pro's `_priority` prices differ on every day: LiteLLM lists them equal to the
+    // standard ones (a 1.0x "tier"), which the catalog does not carry as a service tier.
+    let priority = [
+        pair("gemini-2.5-pro", "service_tier.priority.input_multiplier"),
+        pair("gemini-2.5-pro", "service_tier.priority.output_multiplier"),
+    ];
+    // DeepSeek moved to peak / off-peak billing on 2026-08-16 and repriced V4 Flash on
+    // 2026-09-10, after the excerpt's copy of 2026-07-24: from then on the catalog's list (peak)
+    // prices differ from the file's (the read multiplier of V4 Flash is 0.02x again since
+    // 2026-09-10, so it agrees).
+    let deepseek = [
+        pair("deepseek-v4-flash", "input_usd_per_mtok"),
+        pair("deepseek-v4-flash", "output_usd_per_mtok"),
+        pair("deepseek-v4-pro", "input_usd_per_mtok"),
+        pair("deepseek-v4-pro", "output_usd_per_mtok"),
+        pair("deepseek-v4-pro", "cache.automatic.read_multiplier"),
+    ];
+    let sorted = |mut v: Vec<(String, String)>| {
+        v.sort();
+        v
+    };
+    // On the file's day (before Gemini 3.6 Flash's introductory price ended and before DeepSeek's
+    // changes) only those two and Gemini 3.6 Flash's introductory price differ.
+    let then = check("2026-08-01");
+    let mut expected = priority.to_vec();
+    expected.push(pair("gemini-3.6-flash", "input_usd_per_mtok"));
+    expected.push(pair("gemini-3.6-flash", "output_usd_per_mtok"));
+    assert_eq!(sorted(fields(&then)), sorted(expected.clone()));
+    assert!(then.agreeing >= 250, "{} prices compared", then.agreeing);
+    assert!(then.missing_keys.is_empty(), "{:?}", then.missing_keys);
+    // Today DeepSeek's changes are in force as well.
+    expected.extend(deepseek.iter().cloned());
+    assert_eq!(sorted(fields(&check("2026-12-03"))), sorted(expected));
+    // From 2027 on Gemini 3.6 Flash is at the rate LiteLLM lists.
     let later = check("2027-01-01");
-    assert_eq!(
-        fields(&later),
-        [
-            pair("gemini-2.5-pro", "service_tier.priority.input_multiplier"),
-            pair("gemini-2.5-pro", "service_tier.priority.output_multiplier"),
-        ]
-    );
-    assert!(later.agreeing >= 100, "{} prices compared", later.agreeing);
-    assert!(later.missing_keys.is_empty(), "{:?}", later.missing_keys);
-    // Today Gemini 3.6 Flash is at its introductory price, which LiteLLM does not list (it has the
-    // 2027 rate).
-    let now = check("2026-12-03");
-    let f = fields(&now);
-    assert!(
-        f.contains(&pair("gemini-3.6-flash", "input_usd_per_mtok")),
-        "{f:?}"
-    );
-    assert!(
-        f.contains(&pair("gemini-3.6-flash", "output_usd_per_mtok")),
-        "{f:?}"
-    );
-    assert_eq!(f.len(), 4, "{f:?}");
+    let mut expected = priority.to_vec();
+    expected.extend(deepseek.iter().cloned());
+    assert_eq!(sorted(fields(&later)), sorted(expected));
     // A catalog price that drifts from the file is reported with both values.
     let drifted = pcsim::model::catalog::EMBEDDED_CATALOG.replacen(
         "input_usd_per_mtok = { value = 5.0, source = \"documented: LiteLLM key claude-opus-4-8",
@@ -327,7 +340,7 @@ fn each_built_in_price_the_litellm_excerpt_carries_agrees() {
     assert!(out.status.success());
     let s = String::from_utf8_lossy(&out.stdout);
     assert!(
-        s.contains("2 differ") && s.contains("service_tier.priority.input_multiplier"),
+        s.contains("7 differ") && s.contains("service_tier.priority.input_multiplier"),
         "{s}"
     );
 }
@@ -465,4 +478,107 @@ fn gpt_6_2_sol_keeps_its_cache_twelve_hours_at_2_5x() {
     let twelve = total(text, "gpt-6.2-sol", "explicit:system@12h+last@12h", &p);
     assert!(close(half_hour, 0.011875), "{half_hour}");
     assert!(close(twelve, 0.01246), "{twelve}");
+}
+
+/// Every built-in model states its context window (the largest prompt it accepts) with a source,
+/// and the catalog's window agrees with LiteLLM's `max_input_tokens` wherever the excerpt carries
+/// the model (`models --check-against` compares it).
+#[test]
+fn every_built_in_model_has_a_sourced_context_window() {
+    let c = Catalog::embedded().unwrap();
+    let missing: Vec<&str> = c
+        .models
+        .iter()
+        .filter(|m| m.context_window.is_none())
+        .map(|m| m.id.as_str())
+        .collect();
+    assert!(missing.is_empty(), "no context_window: {missing:?}");
+    for m in &c.models {
+        let w = m.context_window.as_ref().unwrap();
+        assert!(w.value >= 100_000, "{}: {}", m.id, w.value);
+        assert!(
+            ["documented:", "derived:", "assumed:", "measured:"]
+                .iter()
+                .any(|p| w.source.starts_with(p)),
+            "{}: {}",
+            m.id,
+            w.source
+        );
+    }
+    // Figures read off the sources by hand: Grok 4.7 500,000 (docs.x.ai), GPT-6.2 Sol 922,000
+    // input tokens (OpenAI's page), Mistral Medium 3 131,072 (LiteLLM).
+    let window = |id: &str| c.model(id).unwrap().context_window.as_ref().unwrap().value;
+    assert_eq!(window("grok-4.7"), 500_000);
+    assert_eq!(window("gpt-6.2-sol"), 922_000);
+    assert_eq!(window("mistral-medium-3"), 131_072);
+    // A drifted window is reported against the file.
+    let text = std::fs::read_to_string(root().join("tests/fixtures/litellm_excerpt.json")).unwrap();
+    let drifted = pcsim::model::catalog::EMBEDDED_CATALOG.replacen(
+        "context_window = { value = 131072,",
+        "context_window = { value = 128000,",
+        1,
+    );
+    let c = Catalog::from_toml_str(&drifted, "m.toml")
+        .unwrap()
+        .priced(&Pricing::on(day("2026-08-01")))
+        .unwrap();
+    let r = pcsim::input::litellm_check::check_against(&c, &text, "excerpt").unwrap();
+    let d = r
+        .disagreements
+        .iter()
+        .find(|d| d.model == "mistral-medium-3")
+        .expect("the drifted window is reported");
+    assert_eq!(
+        (d.field.as_str(), d.catalog, d.litellm),
+        ("context_window", Some(128000.0), Some(131072.0))
+    );
+}
+
+/// DeepSeek V4 Flash's list (peak) prices by day, and `--service-tier off-peak` at half of them.
+/// Two calls, automatic caching (64-token blocks, no write fee): a 6,400-token system prompt,
+/// 64-token user turns and answers. Call 1 sends 6,464 uncached tokens and 64 output tokens; call 2
+/// reads those 6,464 and sends the answer and the new turn, 128 tokens, uncached, plus 64 output.
+/// Until 2026-08-16, $0.14 / $0.28, reads 0.02x:
+///   6,464 x 0.14e-6 + 64 x 0.28e-6 + 6,464 x 0.02 x 0.14e-6 + 128 x 0.14e-6 + 64 x 0.28e-6
+///   = 0.00090496 + 0.00001792 + 0.0000180992 + 0.00001792 + 0.00001792 = $0.0009768192;
+/// from 2026-08-17 (peak $0.44 / $1.32, reads $0.014 = 0.0318182x):
+///   0.00284416 + 0.00008448 + 6,464 x 0.0318182 x 0.44e-6 + 0.00005632 + 0.00008448
+///   = $0.0031599360517;
+/// from 2026-09-10 (V4.1 Flash at peak $0.30 / $1.20, reads $0.006 = 0.02x):
+///   0.0019392 + 0.0000768 + 0.000038784 + 0.0000384 + 0.0000768 = $0.002169984;
+/// off-peak that day: every rate halved, $0.001084992.
+#[test]
+fn deepseek_takes_its_dated_peak_prices_and_off_peak_halves_them() {
+    let text = "[session]\ncalls = 2\nsystem_tokens = 6400\nfirst_user_tokens = 64\nuser_tokens = 64\ntool_result_tokens = 0\noutput_tokens = 64\ngap_seconds = 30\n";
+    let on = |d: &str| total(text, "deepseek-v4-flash", "automatic", &Pricing::on(day(d)));
+    let v = on("2026-08-01");
+    assert!(close(v, 0.0009768192), "{v}");
+    let v = on("2026-09-01");
+    assert!(close(v, 0.0031599360517), "{v}");
+    let v = on("2026-12-03");
+    assert!(close(v, 0.002169984), "{v}");
+    let off_peak = Pricing {
+        service_tier: Some("off-peak".into()),
+        on: Some(day("2026-12-03")),
+        ..Pricing::default()
+    };
+    let v = total(text, "deepseek-v4-flash", "automatic", &off_peak);
+    assert!(close(v, 0.001084992), "{v}");
+    // A model without the tier is refused by name, not priced at its peak rates.
+    let out = pcsim()
+        .args([
+            "run",
+            "--model",
+            "claude-opus-4.8",
+            "--service-tier",
+            "off-peak",
+        ])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    assert!(
+        String::from_utf8_lossy(&out.stderr).contains("off-peak"),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
 }

@@ -975,7 +975,7 @@ fn a_file_swapped_for_a_pipe_never_hangs_a_read() {
             let mut i = 0u64;
             while !stop.load(std::sync::atomic::Ordering::Relaxed) {
                 // Swap the pipe in and the file back, by hard links renamed over the path.
-                let src = if i % 2 == 0 { &fifo } else { &file };
+                let src = if i.is_multiple_of(2) { &fifo } else { &file };
                 let tmp = path.with_extension(format!("swap{i}"));
                 if std::fs::hard_link(src, &tmp).is_ok() {
                     let _ = std::fs::rename(&tmp, &path);

@@ -176,8 +176,15 @@ fn markdown_report_links_pngs_written_beside_it() {
     );
     for l in links {
         let bytes = std::fs::read(dir.path().join(l)).unwrap();
-        let mut reader = png::Decoder::new(bytes.as_slice()).read_info().unwrap();
-        let mut buf = vec![0; reader.output_buffer_size()];
+        let mut reader = png::Decoder::new(std::io::Cursor::new(bytes.as_slice()))
+            .read_info()
+            .unwrap();
+        let mut buf = vec![
+            0;
+            reader
+                .output_buffer_size()
+                .expect("a PNG this size fits in memory")
+        ];
         let info = reader.next_frame(&mut buf).unwrap();
         assert_eq!((info.width, info.height), (1200, 750), "{l}");
     }
@@ -396,8 +403,15 @@ fn html_report_of_the_github_filesystem_whatif_opens_in_headless_chromium() {
     );
     let bytes = std::fs::read(&shot).expect("chromium wrote the screenshot");
     dump("whatif-screenshot.png", &bytes);
-    let mut reader = png::Decoder::new(bytes.as_slice()).read_info().unwrap();
-    let mut buf = vec![0; reader.output_buffer_size()];
+    let mut reader = png::Decoder::new(std::io::Cursor::new(bytes.as_slice()))
+        .read_info()
+        .unwrap();
+    let mut buf = vec![
+        0;
+        reader
+            .output_buffer_size()
+            .expect("a PNG this size fits in memory")
+    ];
     let info = reader.next_frame(&mut buf).unwrap();
     assert_eq!((info.width, info.height), (1280, 2600));
     let channels = info.color_type.samples();

@@ -153,8 +153,10 @@ fn encode_png(pixels: &[u8], width: u32, height: u32) -> Result<Vec<u8>> {
         let mut enc = png::Encoder::new(&mut out, width, height);
         enc.set_color(png::ColorType::Rgb);
         enc.set_depth(png::BitDepth::Eight);
-        enc.set_compression(png::Compression::Default);
-        enc.set_adaptive_filter(png::AdaptiveFilterType::Adaptive);
+        // zlib level 6 (png 0.17's `Compression::Default`) with a filter chosen per row, spelled
+        // out rather than left to the crate's defaults so an update cannot change the bytes.
+        enc.set_deflate_compression(png::DeflateCompression::Level(6));
+        enc.set_filter(png::Filter::Adaptive);
         let mut w = enc.write_header().map_err(fail)?;
         w.write_image_data(pixels).map_err(fail)?;
         w.finish().map_err(fail)?;

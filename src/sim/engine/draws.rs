@@ -134,7 +134,7 @@ mod tests {
     /// The clamped fast rounding is the plain one on every kind of amount.
     #[test]
     fn round_token_amount_is_round_then_clamp() {
-        use rand::{Rng, SeedableRng};
+        use rand::{RngExt, SeedableRng};
         let mut rng = SimRng::seed_from_u64(3);
         let mut xs = vec![
             0.0,
@@ -153,7 +153,7 @@ mod tests {
             f64::NEG_INFINITY,
             f64::NAN,
         ];
-        xs.extend((0..100_000).map(|_| rng.gen::<f64>() * 10f64.powi(rng.gen_range(-3..10))));
+        xs.extend((0..100_000).map(|_| rng.random::<f64>() * 10f64.powi(rng.random_range(-3..10))));
         for x in xs {
             assert_eq!(
                 round_token_amount(x),

@@ -26,7 +26,7 @@ pub use setup::SimSetup;
 pub use timeline::{PreparedSet, MAX_RECORDED_CALLS};
 pub use workspace::Workspace;
 
-use rand::Rng;
+use rand::{Rng, RngExt};
 
 use crate::base::hash::{chain, fnv1a};
 use crate::input::scenario::Scenario;
@@ -75,7 +75,7 @@ pub fn split_for_prompt(
         }
         (Mode::Automatic | Mode::Implicit, Some(p)) => {
             let hit_allowed =
-                setup.hit_probability >= 1.0 || rng.gen::<f64>() < setup.hit_probability;
+                setup.hit_probability >= 1.0 || rng.random::<f64>() < setup.hit_probability;
             let ttl = strategy.default_tier.as_ref().map_or(300_000, |t| t.ttl_ms);
             cache::automatic_call(store, prompt, p, ttl, now_ms, hit_allowed, 0)
         }
@@ -108,7 +108,7 @@ pub fn split_for_conversation(
     match (strategy.mode, &setup.params) {
         (Mode::Automatic | Mode::Implicit, Some(p)) => {
             let hit_allowed =
-                setup.hit_probability >= 1.0 || rng.gen::<f64>() < setup.hit_probability;
+                setup.hit_probability >= 1.0 || rng.random::<f64>() < setup.hit_probability;
             let ttl = strategy.default_tier.as_ref().map_or(300_000, |t| t.ttl_ms);
             let ids = LeaseIds {
                 block_len: place.head_len,
@@ -165,11 +165,11 @@ mod tests {
             let mut hits = 0;
             for i in 0..600u64 {
                 let mut fresh_from = prompt.cum_hash.len();
-                if i == 0 || draw.gen_range(0..40) == 0 {
+                if i == 0 || draw.random_range(0..40) == 0 {
                     conversation += 1;
                     prompt.clear();
                     head_len = 0;
-                    if draw.gen_bool(0.5) {
+                    if draw.random_bool(0.5) {
                         prompt.push(Segment {
                             tokens: 3000,
                             id: 77,
@@ -181,10 +181,10 @@ mod tests {
                     fresh_from = head_len;
                 }
                 prompt.push(Segment {
-                    tokens: draw.gen_range(1..4000),
+                    tokens: draw.random_range(1..4000),
                     id: chain(conversation, i),
                 });
-                now += if draw.gen_range(0..10) == 0 {
+                now += if draw.random_range(0..10) == 0 {
                     400_000
                 } else {
                     20_000

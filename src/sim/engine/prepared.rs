@@ -3,7 +3,7 @@
 
 use std::collections::HashMap;
 
-use rand::Rng;
+use rand::RngExt;
 
 use super::cache::{automatic_call_with_leases, explicit_call_with_own, Split};
 use super::keys::{machine_salt, routing_key, segment_id};
@@ -336,7 +336,7 @@ impl<'a> Prepared<'a> {
                     )
                 } else {
                     let hit_allowed = setup.hit_probability >= 1.0
-                        || st.cache_rng.gen::<f64>() < setup.hit_probability;
+                        || st.cache_rng.random::<f64>() < setup.hit_probability;
                     if self.store_writes {
                         let leases = match lane.leases {
                             Some(l) if l.block == lane.block && l.salt == salt => l,

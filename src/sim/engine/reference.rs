@@ -9,7 +9,7 @@ use std::cmp::Reverse;
 use std::collections::{BinaryHeap, HashMap};
 
 use crate::base::rng::SimRng;
-use rand::{Rng, SeedableRng};
+use rand::{RngExt, SeedableRng};
 
 use super::cache::{automatic_call, explicit_call, CacheStore, PlacedBreakpoint, Split};
 use super::prompt::{Prompt, Segment};
@@ -104,7 +104,7 @@ pub fn reference_run(
             Arrival::Every(e) => starts.push(i as f64 * e),
             Arrival::Poisson(per_hour) => {
                 if i > 0 {
-                    let u: f64 = arrivals_rng.gen_range(f64::EPSILON..1.0);
+                    let u: f64 = arrivals_rng.random_range(f64::EPSILON..1.0);
                     t += -u.ln() * 3600.0 / per_hour;
                 }
                 starts.push(t);
@@ -283,8 +283,8 @@ pub fn reference_run(
                     )),
                     None => 0,
                 };
-                let hit_allowed =
-                    setup.hit_probability >= 1.0 || cache_rng.gen::<f64>() < setup.hit_probability;
+                let hit_allowed = setup.hit_probability >= 1.0
+                    || cache_rng.random::<f64>() < setup.hit_probability;
                 let ttl = strategy.default_tier.as_ref().map_or(300_000, |t| t.ttl_ms);
                 automatic_call(store, &s.prompt, p, ttl, now, hit_allowed, salt)
             }
@@ -319,7 +319,7 @@ pub fn reference_run(
             s.prompt = Prompt::default();
         }
         calls_done += 1;
-        if calls_done % 65_536 == 0 {
+        if calls_done.is_multiple_of(65_536) {
             shared_store.sweep(now);
         }
     }

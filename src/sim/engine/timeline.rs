@@ -2,7 +2,7 @@
 //! applied member by member, or redone per member when too long to record.
 
 use crate::base::rng::SimRng;
-use rand::{Rng, SeedableRng};
+use rand::{RngExt, SeedableRng};
 
 use super::cache::{CacheStore, OwnEntries};
 use super::draws::{session_rng, CallDraws};
@@ -190,7 +190,7 @@ pub(super) fn drive_timeline(
             Arrival::Every(e) => i as f64 * e,
             Arrival::Poisson(per_hour) => {
                 if i > 0 {
-                    let u: f64 = arrivals_rng.gen_range(f64::EPSILON..1.0);
+                    let u: f64 = arrivals_rng.random_range(f64::EPSILON..1.0);
                     t += -u.ln() * 3600.0 / per_hour;
                 }
                 t
@@ -304,10 +304,10 @@ pub(super) fn apply_call(
     st.calls_done += 1;
     // Expired entries are dropped now and then so memory stays bounded on long runs (dropping
     // them changes nothing: an expired entry is never read or refreshed again).
-    if st.calls_done % 65_536 == 0 {
+    if st.calls_done.is_multiple_of(65_536) {
         st.shared.sweep(c.now);
     }
-    if !scenario.shared_cache && c.call % 4_096 == 0 {
+    if !scenario.shared_cache && c.call.is_multiple_of(4_096) {
         st.own[si].sweep(c.now);
     }
 }

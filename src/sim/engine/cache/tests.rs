@@ -257,7 +257,7 @@ fn explicit_call_plain(
 /// short lookbacks, parallel requests, expiry, and the engine's `fresh_from` hint.
 #[test]
 fn explicit_call_matches_its_definition() {
-    use rand::{Rng, SeedableRng};
+    use rand::{RngExt, SeedableRng};
     let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(5);
     for lookback in [1usize, 3, 20] {
         let p = RuleParams {
@@ -274,15 +274,15 @@ fn explicit_call_matches_its_definition() {
         let mut now = 0u64;
         let mut reads = 0;
         for step in 0..6_000u64 {
-            let si = rng.gen_range(0..histories.len());
-            now += rng.gen_range(0..40_000);
+            let si = rng.random_range(0..histories.len());
+            now += rng.random_range(0..40_000);
             let h = &mut histories[si];
             if h.len() > 40 {
                 h.clear();
             }
             let fresh = h.len();
-            for _ in 0..rng.gen_range(0..3) {
-                h.push((rng.gen_range(0..400), step * 10 + si as u64 * 1_000_003));
+            for _ in 0..rng.random_range(0..3) {
+                h.push((rng.random_range(0..400), step * 10 + si as u64 * 1_000_003));
             }
             let mut pr = Prompt::default();
             for &(t, id) in [(500u64, 1u64), (300, 2), (400, 3)].iter().chain(h.iter()) {
@@ -296,7 +296,7 @@ fn explicit_call_matches_its_definition() {
             }
             // Boundaries of this call's new segments are new to the store (when any was
             // pushed: zero-token segments are skipped, so count from the prompt).
-            let fresh_from = if rng.gen_range(0..4) == 0 {
+            let fresh_from = if rng.random_range(0..4) == 0 {
                 usize::MAX
             } else {
                 3 + h[..fresh].iter().filter(|s| s.0 > 0).count()
@@ -334,7 +334,7 @@ fn explicit_call_matches_its_definition() {
 #[test]
 fn leased_refresh_matches_the_plain_walk() {
     use crate::base::hash::chain;
-    use rand::{Rng, SeedableRng};
+    use rand::{RngExt, SeedableRng};
     for shared_prefix_heads in [false, true] {
         let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(11);
         let heads: Vec<Vec<(u64, u64)>> = (0..3u64)
@@ -369,26 +369,26 @@ fn leased_refresh_matches_the_plain_walk() {
         let mut now = 0u64;
         let mut reads = 0;
         for step in 0..8_000u64 {
-            let si = rng.gen_range(0..sessions.len());
-            now += match rng.gen_range(0..10) {
-                0..=3 => rng.gen_range(0..20_000),
-                4..=8 => rng.gen_range(1_000..60_000),
-                _ => rng.gen_range(50_000..200_000),
+            let si = rng.random_range(0..sessions.len());
+            now += match rng.random_range(0..10) {
+                0..=3 => rng.random_range(0..20_000),
+                4..=8 => rng.random_range(1_000..60_000),
+                _ => rng.random_range(50_000..200_000),
             };
             let s = &mut sessions[si];
             // Switch heads now and then keeping the conversation (a tool-list change; the
             // session may come back to a head it had); start a new conversation when long.
-            if rng.gen_range(0..25) == 0 {
-                s.0 = rng.gen_range(0..heads.len());
+            if rng.random_range(0..25) == 0 {
+                s.0 = rng.random_range(0..heads.len());
             }
             if s.2.len() > 60 {
                 s.1 += 1;
                 s.2.clear();
             }
-            let pushed = rng.gen_range(0..4);
+            let pushed = rng.random_range(0..4);
             for _ in 0..pushed {
                 s.2.push((
-                    rng.gen_range(1..200),
+                    rng.random_range(1..200),
                     step * 8 + si as u64 * 1_000_000 + s.1,
                 ));
             }
@@ -396,9 +396,9 @@ fn leased_refresh_matches_the_plain_walk() {
             for &(t, id) in heads[s.0].iter().chain(&s.2) {
                 pr.push(Segment { tokens: t, id });
             }
-            let hit_allowed = rng.gen_range(0..10) > 0;
+            let hit_allowed = rng.random_range(0..10) > 0;
             // Now and then another machine's key space (the routing model), with its own leases.
-            let salt = if rng.gen_range(0..6) == 0 {
+            let salt = if rng.random_range(0..6) == 0 {
                 0x6d61_6368
             } else {
                 0
@@ -410,7 +410,7 @@ fn leased_refresh_matches_the_plain_walk() {
             };
             let a = automatic_call(&mut plain, &pr, &p, 60_000, now, hit_allowed, salt);
             // This step's new messages are fresh (the engine's hint), now and then unknown.
-            let fresh_from = if rng.gen_range(0..5) == 0 {
+            let fresh_from = if rng.random_range(0..5) == 0 {
                 usize::MAX
             } else {
                 heads[s.0].len() + s.2.len() - pushed
