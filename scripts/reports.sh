@@ -36,3 +36,16 @@ rec run-bad-strategy run --strategy explicit:often
 rec compare-bad-strategy compare --strategy explicit:often
 rec compare-only-auto compare --model claude-opus-4.8 --strategy automatic
 rec run-unsupported run --model kimi-k3 --strategy explicit:tools
+# Replay of every usage-log fixture: table and JSON, every call, a prefix with tool/system
+# breakpoints (conversations share the prefix), best-effort caches with the content seed and with
+# --seed, all logs at once, and a bad option.
+for f in tests/fixtures/usage/*.json tests/fixtures/usage/*.jsonl; do
+  e=$(basename "$f"); e=${e%.*}
+  rec "replay-$e-table" replay "$f"
+  rec "replay-$e-json" replay "$f" --format json --all-calls
+  rec "replay-$e-prefix" replay "$f" --prefix-tokens 1000 --strategy explicit:tools+system+last --strategy cached --session-gap-minutes 10
+  rec "replay-$e-seed" replay "$f" --model gpt-5.6 --model gemini-3.6-flash --model kimi-k3 --seed 7 --format json
+  rec "replay-$e-besteffort" replay "$f" --model gemini-3.6-flash --model kimi-k3 --strategy cached
+done
+rec replay-all replay tests/fixtures/usage --format json
+rec replay-bad-gap replay tests/fixtures/usage/two_sessions.jsonl --gap-seconds=-1

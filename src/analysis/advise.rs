@@ -218,6 +218,9 @@ pub struct AdviceReport {
     pub runs: u64,
     /// Seed of the draws.
     pub seed: u64,
+    /// Models whose simulated prompts exceed their context window (run 0); absent when none do.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub context_warnings: Vec<crate::sim::simulate::ContextWarning>,
 }
 
 /// The model's caching rules in order of preference for break-even figures.
@@ -417,6 +420,7 @@ pub fn advise_request_with_progress(
         .zip(bills)
         .map(|(p, calls)| summarise(p, calls))
         .collect();
+    let context_warnings = crate::sim::simulate::context_warnings(&pairs, &results);
     // totals[run][candidate], all candidates of a run on its one timeline.
     let totals = if scenario.runs > 1 {
         Some(run_totals(&set, scenario.runs as u64, progress)?)
@@ -432,6 +436,7 @@ pub fn advise_request_with_progress(
         advice: Vec::new(),
         runs: scenario.runs as u64,
         seed: scenario.seed,
+        context_warnings,
     };
     for &model in &request.models {
         let mine: Vec<&Pair> = pairs.iter().filter(|p| p.model.id == model.id).collect();

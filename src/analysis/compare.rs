@@ -15,7 +15,7 @@ use crate::model::strategy::Mode;
 use crate::sim::billing::CallBill;
 use crate::sim::engine::PreparedSet;
 use crate::sim::request::{Request, Selection};
-use crate::sim::simulate::simulate_pairs;
+use crate::sim::simulate::{context_warnings, simulate_pairs};
 
 /// Strategies compared when none are given: no caching, explicit breakpoints on the tool block, on
 /// tools + system, on tools + system + last message (5 min and 1 h TTL variants), automatic and
@@ -118,6 +118,9 @@ pub struct CompareReport {
     pub comparisons: Vec<ModelComparison>,
     /// (model, strategy) pairs not simulated, with the reason.
     pub skipped: Vec<Skip>,
+    /// Models whose simulated prompts exceed their context window (run 0); absent when none do.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub context_warnings: Vec<crate::sim::simulate::ContextWarning>,
 }
 
 /// Runs `scenario` on `models` (empty: the scenario's models, else the six measured ones) under
@@ -154,7 +157,9 @@ pub fn compare_request_with_progress(
     progress: &(dyn Fn(u64) + Sync),
 ) -> Result<CompareReport> {
     let scenario = &request.scenario;
-    let mut results = simulate_pairs(request, scenario).into_iter();
+    let results = simulate_pairs(request, scenario);
+    let context_warnings = context_warnings(&request.pairs, &results);
+    let mut results = results.into_iter();
     // totals[run][pair], every pair on each run's one timeline.
     let totals = if scenario.runs > 1 {
         let setups = request.setups(scenario);
@@ -173,6 +178,7 @@ pub fn compare_request_with_progress(
         runs: scenario.runs as u64,
         comparisons: Vec::new(),
         skipped: request.skipped.clone(),
+        context_warnings,
     };
     let mut cached_outcomes = 0;
     for &model in &request.models {

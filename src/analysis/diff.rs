@@ -13,7 +13,9 @@ use crate::error::{Error, Result};
 use crate::input::scenario::Scenario;
 use crate::model::catalog::{Catalog, ModelSpec};
 use crate::model::tools::Tool;
-use crate::sim::simulate::{run_scenario, SimResult};
+use crate::sim::simulate::{
+    merge_context_warnings, run_scenario, tool_block_warning, ContextWarning, SimResult,
+};
 
 /// Names that differ between two tool lists.
 #[derive(Debug, Clone, Default, Serialize, PartialEq)]
@@ -135,6 +137,9 @@ pub enum DiffReport {
         tools: ToolListDiff,
         /// Per model.
         models: Vec<ToolBlockDiff>,
+        /// Models on which a tool block alone exceeds the context window; absent when none do.
+        #[serde(skip_serializing_if = "Vec::is_empty")]
+        block_warnings: Vec<String>,
     },
     /// Two scenarios.
     Scenarios {
@@ -150,6 +155,10 @@ pub enum DiffReport {
         rows: Vec<ScenarioRowDiff>,
         /// Pairs simulated on one side only or on neither, with the reason.
         skipped: Vec<Skip>,
+        /// Models whose simulated prompts exceed their context window (run 0) in A or B
+        /// (`variant`); absent when none do.
+        #[serde(skip_serializing_if = "Vec::is_empty")]
+        context_warnings: Vec<ContextWarning>,
     },
 }
 
@@ -161,6 +170,21 @@ pub fn diff_tools(
     models: &[String],
 ) -> Result<DiffReport> {
     let models = catalog.select(models)?;
+    let block_warnings = models
+        .iter()
+        .flat_map(|m| {
+            let r = m.rendering();
+            [("A", a), ("B", b)]
+                .into_iter()
+                .filter_map(move |(side, (name, tools))| {
+                    tool_block_warning(
+                        m,
+                        r.block_tokens(tools),
+                        &format!("the tool block of {side} ({name})"),
+                    )
+                })
+        })
+        .collect();
     let row = |m: &ModelSpec| {
         let r = m.rendering();
         let (ta, tb) = (r.block_tokens(a.1), r.block_tokens(b.1));
@@ -180,6 +204,7 @@ pub fn diff_tools(
         b: b.0.to_string(),
         tools: ToolListDiff::of(a.1, b.1),
         models: models.into_iter().map(row).collect(),
+        block_warnings,
     })
 }
 
@@ -204,6 +229,17 @@ pub fn diff_scenarios(
     };
     let ra = run_scenario(catalog, a, &models, &strategies)?;
     let rb = run_scenario(catalog, b, &models, &strategies)?;
+    let side = |warnings: &[ContextWarning], v: &str| -> Vec<ContextWarning> {
+        warnings
+            .iter()
+            .map(|w| ContextWarning {
+                variant: Some(v.into()),
+                ..w.clone()
+            })
+            .collect()
+    };
+    let mut context_warnings = side(&ra.context_warnings, "A");
+    merge_context_warnings(&mut context_warnings, side(&rb.context_warnings, "B"));
     let key = |r: &SimResult| (r.model.clone(), r.strategy.clone());
     let range = |r: &SimResult| r.montecarlo.as_ref().map(|m| [m.p5_usd, m.p95_usd]);
     let total = |r: &SimResult| r.montecarlo.as_ref().map_or(r.total_usd, |m| m.mean_usd);
@@ -254,10 +290,21 @@ pub fn diff_scenarios(
         runs: a.runs.max(b.runs),
         rows,
         skipped,
+        context_warnings,
     })
 }
 
 impl DiffReport {
+    /// The context-window warnings, one line each (for standard error and reports).
+    pub fn warnings(&self) -> Vec<String> {
+        match self {
+            DiffReport::Tools { block_warnings, .. } => block_warnings.clone(),
+            DiffReport::Scenarios {
+                context_warnings, ..
+            } => context_warnings.iter().map(|w| w.message()).collect(),
+        }
+    }
+
     /// The terminal table.
     pub fn table(&self) -> String {
         let mut out = String::new();
@@ -267,6 +314,7 @@ impl DiffReport {
                 b,
                 tools,
                 models,
+                ..
             } => {
                 let _ = writeln!(out, "A: {a}\nB: {b}\ntools: {}", tools.line());
                 let mut t = TextTable::new(
@@ -302,6 +350,7 @@ impl DiffReport {
                 runs,
                 rows,
                 skipped,
+                ..
             } => {
                 let _ = writeln!(
                     out,

@@ -19,7 +19,10 @@ use crate::model::tools::Tool;
 use crate::sim::billing::CallBill;
 use crate::sim::engine::PreparedSet;
 use crate::sim::request::{Request, Selection};
-use crate::sim::simulate::{simulate_pairs, SimResult};
+use crate::sim::simulate::{
+    context_warnings, context_warnings_of, merge_context_warnings, simulate_pairs, ContextWarning,
+    SimResult,
+};
 
 /// Strategies simulated when none are given: no caching and each model's own caching. For every
 /// caching strategy, the `append` tool-change rule is added as an extra row where the model offers it.
@@ -173,6 +176,10 @@ pub struct WhatifReport {
     pub runs: u64,
     /// Seed of the draws.
     pub seed: u64,
+    /// Models whose simulated prompts exceed their context window (run 0), as it is or with the
+    /// change (`variant`); absent when none do.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub context_warnings: Vec<ContextWarning>,
 }
 
 /// The tool list as it stands just before call `at_call` (after the scenario's own events up to it).
@@ -567,6 +574,16 @@ pub fn whatif_request_with_progress(
     crate::sim::request::check_work(scenario, request.pairs.len(), 2)?;
     let base = simulate_pairs(request, scenario);
     let chg = simulate_pairs(request, changed);
+    let mut warnings = context_warnings(&request.pairs, &base);
+    let with_change = request
+        .pairs
+        .iter()
+        .zip(&chg)
+        .map(|(p, r)| (p.model, r.calls.as_slice()));
+    merge_context_warnings(
+        &mut warnings,
+        context_warnings_of(with_change, Some("with the change")),
+    );
     let runs = if scenario.runs > 1 {
         Some(run_outcomes(request, changed, at_call, progress)?)
     } else {
@@ -582,6 +599,7 @@ pub fn whatif_request_with_progress(
         skipped: request.skipped.clone(),
         runs: scenario.runs as u64,
         seed: scenario.seed,
+        context_warnings: warnings,
     };
     for (i, ((pair, b), c)) in request.pairs.iter().zip(base).zip(chg).enumerate() {
         let mut o = outcome(

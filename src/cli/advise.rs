@@ -61,6 +61,7 @@ pub fn cmd_advise(catalog: &Catalog, a: AdviseArgs, out: &mut dyn Write) -> Resu
     let rep = super::progress::with_bar(request.scenario.runs as u64, per_run, |progress| {
         advise::advise_request_with_progress(&request, progress)
     })?;
+    super::warn_context(rep.context_warnings.iter().map(|w| w.message()));
     let json = report::json::to_json(&rep)?;
     let text = rep.table();
     match a.format {

@@ -59,6 +59,7 @@ pub fn cmd_compare(catalog: &Catalog, a: CompareArgs, out: &mut dyn Write) -> Re
     let rep = super::progress::with_runs_bar(&request, |progress| {
         compare::compare_request_with_progress(&request, progress)
     })?;
+    super::warn_context(rep.context_warnings.iter().map(|w| w.message()));
     let json = report::json::to_json(&rep)?;
     let csv = rep.csv();
     match a.format {

@@ -134,6 +134,15 @@ pub fn cmd_config(catalog: &Catalog, a: ConfigArgs, out: &mut dyn Write) -> Resu
         ));
     }
     let (rows, dups) = overheads(&models, &outcomes);
+    super::warn_context(super::tool_block_warnings(models.iter().copied(), |m| {
+        let r = rows
+            .iter()
+            .find(|r| r.server.is_none() && r.model == m.id)?;
+        Some((
+            r.block_tokens,
+            "the tool block of every server of the configuration together".to_string(),
+        ))
+    }));
     if !dups.is_empty() {
         eprintln_safe!(
             "warning: tool names defined by more than one server: {} (model APIs reject duplicates; clients rename them)",

@@ -100,6 +100,7 @@ pub fn cmd_diff(catalog: &Catalog, a: DiffArgs, out: &mut dyn Write) -> Result<(
             .into())
         }
     };
+    super::warn_context(rep.warnings());
     let json = report::json::to_json(&rep)?;
     let csv = rep.csv();
     match a.format {

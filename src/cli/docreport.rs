@@ -224,6 +224,14 @@ pub fn document(
     }
 }
 
+/// The context-window warnings as report paragraphs (the same lines as on standard error).
+fn warning_blocks(lines: impl IntoIterator<Item = String>) -> Vec<Block> {
+    lines
+        .into_iter()
+        .map(|w| Block::Text(format!("Warning: {w}.")))
+        .collect()
+}
+
 /// Caption of a chart from its file stem.
 fn caption(stem: &str) -> String {
     match stem {
@@ -324,9 +332,9 @@ pub fn run_document(
             mc,
         ));
     }
-    for w in &rep.context_warnings {
-        blocks.push(Block::Text(format!("Warning: {}.", w.message())));
-    }
+    blocks.extend(warning_blocks(
+        rep.context_warnings.iter().map(|w| w.message()),
+    ));
     for s in &rep.skipped {
         blocks.push(Block::Text(format!(
             "Not simulated: {} / {}: {}",
@@ -406,11 +414,13 @@ pub fn compare_document(
         vec![
             Section {
                 heading: "Totals".into(),
-                blocks: vec![table(
+                blocks: std::iter::once(table(
                     &["model", "strategy", "total USD", "saving USD", "saving", "cache write", "cache read", ""],
                     &[false, false, true, true, true, true, true, false],
                     rows,
-                )],
+                ))
+                .chain(warning_blocks(rep.context_warnings.iter().map(|w| w.message())))
+                .collect(),
             },
             Section {
                 heading: "Charts".into(),
@@ -498,7 +508,10 @@ pub fn whatif_document(
                     ),
                     Block::Text("Saving USD is as it is minus changed over the whole session (negative: the change costs more); pays back counts calls from K (call K is the first).".into()),
                     Block::List(verdicts),
-                ],
+                ]
+                .into_iter()
+                .chain(warning_blocks(rep.context_warnings.iter().map(|w| w.message())))
+                .collect(),
             },
             Section {
                 heading: "Charts".into(),
@@ -551,11 +564,13 @@ pub fn advise_document(
         vec![
             Section {
                 heading: "Recommendations".into(),
-                blocks: vec![table(
+                blocks: std::iter::once(table(
                     &["model", "no caching USD", "recommended", "total USD", "saving USD", "saving"],
                     &[false, true, false, true, true, true],
                     rows,
-                )],
+                ))
+                .chain(warning_blocks(rep.context_warnings.iter().map(|w| w.message())))
+                .collect(),
             },
             Section {
                 heading: "Charts".into(),
@@ -586,6 +601,7 @@ pub fn diff_document(
             b,
             tools,
             models,
+            ..
         } => (
             a,
             b,
@@ -675,7 +691,10 @@ pub fn diff_document(
             },
             Section {
                 heading: "Results".into(),
-                blocks: vec![table_block, Block::Text(note.into())],
+                blocks: [table_block, Block::Text(note.into())]
+                    .into_iter()
+                    .chain(warning_blocks(rep.warnings()))
+                    .collect(),
             },
             Section {
                 heading: "As printed by pcsim".into(),

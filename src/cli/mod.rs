@@ -291,6 +291,30 @@ impl ChartArgs {
     }
 }
 
+/// Prints warnings that a prompt (or a tool block alone) exceeds a model's context window on
+/// standard error, one `warning:` line each: every command that prices prompts states them through
+/// this one place, from the library's one check ([`pcsim::sim::simulate::context_warning`]).
+pub fn warn_context(lines: impl IntoIterator<Item = String>) {
+    for line in lines {
+        eprintln_safe!("warning: {line}");
+    }
+}
+
+/// The tool-block warnings of `models`: `block` gives each model's block as (tokens, how the
+/// warning names it), `None` for no block.
+pub fn tool_block_warnings<'a>(
+    models: impl IntoIterator<Item = &'a pcsim::model::catalog::ModelSpec>,
+    block: impl Fn(&pcsim::model::catalog::ModelSpec) -> Option<(u64, String)>,
+) -> Vec<String> {
+    models
+        .into_iter()
+        .filter_map(|m| {
+            let (tokens, what) = block(m)?;
+            pcsim::sim::simulate::tool_block_warning(m, tokens, &what)
+        })
+        .collect()
+}
+
 /// Prints stated skips on standard error when standard output carries CSV (which has no room for
 /// them), so an unsupported pair is never dropped silently.
 pub fn skips_to_stderr<'a>(skips: impl Iterator<Item = (&'a String, &'a String, &'a String)>) {

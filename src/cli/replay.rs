@@ -238,6 +238,7 @@ pub fn cmd_replay(catalog: &Catalog, a: ReplayArgs, out: &mut dyn Write) -> Resu
     let mut logged_totals = pcsim::analysis::counterfactual::LoggedTotals::default();
     let mut read = Read::default();
     let mut accs: Vec<Acc> = Vec::new();
+    let mut context: Vec<pcsim::sim::simulate::ContextWarning> = Vec::new();
     let mut kept: Option<(UsageLog, Vec<ReplayResult>)> = None;
     for f in &files {
         // One unreadable file of many is reported and skipped; a single log's problem is the error.
@@ -317,6 +318,19 @@ pub fn cmd_replay(catalog: &Catalog, a: ReplayArgs, out: &mut dyn Write) -> Resu
                     }
                     None => replay(&log, m, s, &opts)?,
                 };
+                // The logged prompts (every strategy sends the same ones) against the window.
+                let mut nth: BTreeMap<usize, u32> = BTreeMap::new();
+                let prompts = r.calls.iter().map(|c| {
+                    let k = nth.entry(c.conversation).or_default();
+                    *k += 1;
+                    (c.conversation as u32, *k, c.prompt_tokens)
+                });
+                pcsim::sim::simulate::merge_context_warnings(
+                    &mut context,
+                    pcsim::sim::simulate::context_warning(m, prompts, Some(&log.origin))
+                        .into_iter()
+                        .collect(),
+                );
                 let i = match accs
                     .iter()
                     .position(|x| x.model == r.model && x.strategy == r.strategy)
@@ -363,6 +377,7 @@ pub fn cmd_replay(catalog: &Catalog, a: ReplayArgs, out: &mut dyn Write) -> Resu
         )));
     }
     warn(&read, needs_prefix, a.prefix_tokens);
+    super::warn_context(context.iter().map(|w| w.message()));
     let invoice = a
         .change
         .invoice_usd

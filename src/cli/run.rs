@@ -90,9 +90,7 @@ pub fn cmd_run(catalog: &Catalog, a: RunArgs, out: &mut dyn Write) -> Result<()>
             eprintln_safe!("wrote {}", path.display());
         }
     }
-    for w in &rep.context_warnings {
-        eprintln_safe!("warning: {}", w.message());
-    }
+    super::warn_context(rep.context_warnings.iter().map(|w| w.message()));
     let json = report::json::to_json(&rep)?;
     let csv = report::csv::run_calls(&rep);
     let mut summary = report::table::run_summary(&rep);

@@ -84,6 +84,18 @@ pub fn cmd_sweep(catalog: &Catalog, a: SweepArgs, out: &mut dyn Write) -> Result
     }
     let models = catalog.select(&a.models)?;
     let rep = sweep(&models, a.max_tools, a.params);
+    // Per model, the smallest tool count whose block alone exceeds its context window.
+    super::warn_context(super::tool_block_warnings(models.iter().copied(), |m| {
+        let window = m.context_window.as_ref()?.value;
+        let p = rep
+            .points
+            .iter()
+            .find(|p| p.model == m.id && p.tool_block_tokens > window)?;
+        Some((
+            p.tool_block_tokens,
+            format!("from {} tools on, the tool block alone", p.tools),
+        ))
+    }));
     let json = report::json::to_json(&rep)?;
     let csv = rep.csv();
     match a.format {

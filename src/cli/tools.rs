@@ -86,6 +86,10 @@ pub fn cmd_tools(catalog: &Catalog, a: ToolsArgs, out: &mut dyn Write) -> Result
         return Ok(());
     }
     let rep = tool_report(&models, &tools, warnings);
+    super::warn_context(super::tool_block_warnings(models.iter().copied(), |m| {
+        let r = rep.models.iter().find(|r| r.model == m.id)?;
+        Some((r.tool_block_tokens, "the tool block".to_string()))
+    }));
     let json = report::json::to_json(&rep)?;
     match a.format {
         ToolsFormat::Json => out.write_all(json.as_bytes())?,

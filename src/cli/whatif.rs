@@ -123,6 +123,7 @@ pub fn cmd_whatif(catalog: &Catalog, a: WhatifArgs, out: &mut dyn Write) -> Resu
             whatif::whatif_request_with_progress(&request, &changed, a.at_call, summary, progress)
         },
     )?;
+    super::warn_context(rep.context_warnings.iter().map(|w| w.message()));
     let json = report::json::to_json(&rep)?;
     let csv = rep.csv();
     match a.format {

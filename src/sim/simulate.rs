@@ -4,7 +4,7 @@ use serde::Serialize;
 
 use crate::error::{Error, Result};
 use crate::input::scenario::Scenario;
-use crate::model::catalog::Catalog;
+use crate::model::catalog::{Catalog, ModelSpec};
 use crate::sim::billing::{CallBill, PriceSheet};
 use crate::sim::engine::{PreparedSet, Workspace};
 use crate::sim::montecarlo::{monte_carlo_set, MonteCarlo};
@@ -122,14 +122,21 @@ pub struct ContextWarning {
     pub calls_over: usize,
     /// The largest prompt of run 0.
     pub max_prompt_tokens: u64,
+    /// Which of several simulated sessions sends these prompts (`with the change` in `whatif`,
+    /// `A` or `B` in `diff`); absent when the command simulates one.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub variant: Option<String>,
 }
 
 impl ContextWarning {
     /// One line for standard error and reports.
     pub fn message(&self) -> String {
         format!(
-            "{}: call {} of session {} sends {} prompt tokens, above the model's context window of {} tokens ({}); {} call(s) exceed it, the largest {} tokens: the provider would refuse them, so their bills are not real",
+            "{}{}: call {} of session {} sends {} prompt tokens, above the model's context window of {} tokens ({}); {} call(s) exceed it, the largest {} tokens: the provider would refuse them, so their bills are not real",
             self.model,
+            self.variant
+                .as_ref()
+                .map_or(String::new(), |v| format!(" ({v})")),
             self.first_call,
             self.first_session,
             self.first_prompt_tokens,
@@ -141,37 +148,93 @@ impl ContextWarning {
     }
 }
 
-/// The context-window warnings of `results` (run 0's calls), one per model, in result order.
+/// The context-window warnings of `results` (run 0's calls), one per model, in result order. Every
+/// command that simulates sessions states them from this one check.
 pub fn context_warnings(
     pairs: &[crate::sim::request::Pair],
     results: &[SimResult],
 ) -> Vec<ContextWarning> {
+    context_warnings_of(
+        pairs
+            .iter()
+            .zip(results)
+            .map(|(p, r)| (p.model, r.calls.as_slice())),
+        None,
+    )
+}
+
+/// The context-window warnings of each model's calls (one per model, the first list of a model
+/// above its window counts), marked with `variant` (see [`ContextWarning::variant`]).
+pub fn context_warnings_of<'a>(
+    calls: impl IntoIterator<Item = (&'a ModelSpec, &'a [CallBill])>,
+    variant: Option<&str>,
+) -> Vec<ContextWarning> {
     let mut out: Vec<ContextWarning> = Vec::new();
-    for (pair, r) in pairs.iter().zip(results) {
-        let Some(w) = &pair.model.context_window else {
-            continue;
-        };
-        if out.iter().any(|x| x.model == r.model) {
+    for (model, calls) in calls {
+        if out.iter().any(|x| x.model == model.id) {
             continue;
         }
-        let over: Vec<&CallBill> = r
-            .calls
-            .iter()
-            .filter(|c| c.prompt_tokens > w.value)
-            .collect();
-        let Some(first) = over.first() else { continue };
-        out.push(ContextWarning {
-            model: r.model.clone(),
-            context_window: w.value,
-            source: w.source.clone(),
-            first_session: first.session,
-            first_call: first.call,
-            first_prompt_tokens: first.prompt_tokens,
-            calls_over: over.len(),
-            max_prompt_tokens: over.iter().map(|c| c.prompt_tokens).max().unwrap_or(0),
-        });
+        let prompts = calls.iter().map(|c| (c.session, c.call, c.prompt_tokens));
+        out.extend(context_warning(model, prompts, variant));
     }
     out
+}
+
+/// The context-window warning of one model's prompts, each given as (session, call within the
+/// session, prompt tokens) in order; `None` when the model has no window or no prompt exceeds it.
+pub fn context_warning(
+    model: &ModelSpec,
+    prompts: impl IntoIterator<Item = (u32, u32, u64)>,
+    variant: Option<&str>,
+) -> Option<ContextWarning> {
+    let w = model.context_window.as_ref()?;
+    let mut over = prompts.into_iter().filter(|p| p.2 > w.value);
+    let (first_session, first_call, first_prompt_tokens) = over.next()?;
+    let (mut calls_over, mut max_prompt_tokens) = (1, first_prompt_tokens);
+    for (_, _, tokens) in over {
+        calls_over += 1;
+        max_prompt_tokens = max_prompt_tokens.max(tokens);
+    }
+    Some(ContextWarning {
+        model: model.id.clone(),
+        context_window: w.value,
+        source: w.source.clone(),
+        first_session,
+        first_call,
+        first_prompt_tokens,
+        calls_over,
+        max_prompt_tokens,
+        variant: variant.map(str::to_string),
+    })
+}
+
+/// Adds to `warnings` those of `more` that say something new: a model already warned about with
+/// the same calls over its window is not repeated for another variant of the session.
+pub fn merge_context_warnings(warnings: &mut Vec<ContextWarning>, more: Vec<ContextWarning>) {
+    for w in more {
+        let same = |x: &ContextWarning| {
+            x.model == w.model
+                && x.first_session == w.first_session
+                && x.first_call == w.first_call
+                && x.calls_over == w.calls_over
+                && x.max_prompt_tokens == w.max_prompt_tokens
+        };
+        if !warnings.iter().any(same) {
+            warnings.push(w);
+        }
+    }
+}
+
+/// A warning when `tokens` of tool definitions alone (`what`, e.g. `the tool block of 900
+/// tools`) exceed `model`'s context window: no call with them could be sent at all.
+pub fn tool_block_warning(model: &ModelSpec, tokens: u64, what: &str) -> Option<String> {
+    let w = model.context_window.as_ref()?;
+    (tokens > w.value).then(|| {
+        format!(
+            "{}: {what} is {tokens} tokens, above the model's context window of {} tokens ({}): the provider would refuse every call that sends it",
+            model.id, w.value, w.source
+        )
+    })
 }
 
 pub use crate::sim::request::MAX_BILLS_KEPT;

@@ -718,6 +718,183 @@ fn advise_runs_give_drop_tool_and_ttl_rows_over_all_runs() {
     assert!(one["advice"][0]["ttl"]["tiers"][0].get("runs").is_none());
 }
 
+/// stdout as JSON and stderr as text of one successful command.
+fn json_and_stderr(args: &[&str]) -> (Value, String) {
+    let out = pcsim().args(args).output().unwrap();
+    let err = String::from_utf8_lossy(&out.stderr).into_owned();
+    assert!(out.status.success(), "{args:?}: {err}");
+    (
+        serde_json::from_slice(&out.stdout).expect("JSON on stdout"),
+        err,
+    )
+}
+
+#[test]
+fn context_window_warnings_come_from_every_command_that_prices() {
+    let dir = tempfile::tempdir().unwrap();
+    // Prompts of 210,000 tokens and more: above Haiku 4.5's window, below Opus 4.8's.
+    let session = |first: u64| {
+        format!("[session]\ncalls = 3\nfirst_user_tokens = {first}\nuser_tokens = 100\ntool_result_tokens = 0\noutput_tokens = 50\n")
+    };
+    let over = write(dir.path(), "over.toml", &session(210_000));
+    let near = write(dir.path(), "near.toml", &session(197_000));
+    let (over, near) = (over.to_str().unwrap(), near.to_str().unwrap());
+    let models = ["--model", "claude-haiku-4.5", "--model", "claude-opus-4.8"];
+    let with = |head: &[&str], tail: &[&str]| -> Vec<String> {
+        head.iter()
+            .chain(&models)
+            .chain(tail)
+            .map(|s| s.to_string())
+            .collect()
+    };
+    let run = |args: Vec<String>| {
+        let args: Vec<&str> = args.iter().map(String::as_str).collect();
+        json_and_stderr(&args)
+    };
+    // `run`'s own check is the reference (its test is in catalog_flags.rs).
+    let (r, _) = run(with(
+        &["run", over],
+        &["--strategy", "none", "--format", "json"],
+    ));
+    let expected = r["context_warnings"].clone();
+    assert_eq!(expected.as_array().unwrap().len(), 1, "{expected}");
+    assert_eq!(expected[0]["model"], "claude-haiku-4.5");
+    let first = expected[0]["first_prompt_tokens"].as_u64().unwrap();
+    let line =
+        format!("warning: claude-haiku-4.5: call 1 of session 1 sends {first} prompt tokens");
+    for head in [&["compare", over][..], &["advise", over][..]] {
+        let (v, err) = run(with(head, &["--format", "json"]));
+        assert_eq!(v["context_warnings"], expected, "{head:?}");
+        assert!(err.contains(&line), "{head:?}: {err}");
+        assert!(!err.contains("claude-opus-4.8:"), "{err}");
+    }
+    // Below the window: no warning, and no key.
+    let (v, err) = run(with(&["compare", near], &["--format", "json"]));
+    assert!(
+        v.get("context_warnings").is_none() && !err.contains("context window"),
+        "{err}"
+    );
+    // whatif: the change (the GitHub server before call 2) pushes the prompts over the window;
+    // its warning equals `run`'s check of the changed session.
+    let github = example("mcp/server-github.tools.json");
+    let report = dir.path().join("w.html");
+    let (v, err) = run(with(
+        &[
+            "whatif",
+            near,
+            "--at-call",
+            "2",
+            "--add-tools",
+            github.to_str().unwrap(),
+        ],
+        &["--format", "json", "--report", report.to_str().unwrap()],
+    ));
+    // The report states it as well.
+    let html = std::fs::read_to_string(&report).unwrap();
+    assert!(html.contains("Warning: claude-haiku-4.5 (with the change): call 2 of session 1"));
+    let w = v["context_warnings"].as_array().unwrap();
+    assert_eq!(w.len(), 1, "{w:?}");
+    assert_eq!(w[0]["variant"], "with the change");
+    let catalog = Catalog::embedded().unwrap();
+    let scenario = Scenario::load(Path::new(near)).unwrap();
+    let change = pcsim::analysis::whatif::ToolChange {
+        add: capture("server-github"),
+        ..Default::default()
+    };
+    let (changed, _) = pcsim::analysis::whatif::apply_change(&scenario, 2, &change).unwrap();
+    let direct = pcsim::sim::simulate::run_scenario(
+        &catalog,
+        &changed,
+        &["claude-haiku-4.5".into()],
+        &["none".into()],
+    )
+    .unwrap()
+    .context_warnings;
+    assert_eq!(direct.len(), 1);
+    assert_eq!(w[0]["first_call"], direct[0].first_call);
+    assert_eq!(w[0]["first_call"], 2);
+    assert_eq!(w[0]["calls_over"], direct[0].calls_over as u64);
+    assert_eq!(w[0]["max_prompt_tokens"], direct[0].max_prompt_tokens);
+    assert!(
+        err.contains("warning: claude-haiku-4.5 (with the change): call 2 of session 1"),
+        "{err}"
+    );
+    // diff: B is over the window, A is not.
+    let (v, err) = run(with(&["diff", near, over], &["--format", "json"]));
+    let w = &v["context_warnings"];
+    assert_eq!(w.as_array().unwrap().len(), 1, "{w}");
+    assert_eq!(w[0]["variant"], "B");
+    assert_eq!(w[0]["first_prompt_tokens"], first);
+    assert!(
+        err.contains("warning: claude-haiku-4.5 (B): call 1 of session 1"),
+        "{err}"
+    );
+    // replay: a usage log of those prompts, re-priced on Haiku.
+    let log = dir.path().join("over.jsonl");
+    pcsim()
+        .args([
+            "run",
+            over,
+            "--model",
+            "claude-opus-4.8",
+            "--strategy",
+            "none",
+            "--usage-log",
+        ])
+        .arg(&log)
+        .assert()
+        .success();
+    let out = pcsim()
+        .arg("replay")
+        .arg(&log)
+        .args(["--model", "claude-haiku-4.5"])
+        .output()
+        .unwrap();
+    assert!(out.status.success());
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains(&format!(
+            "claude-haiku-4.5 ({}): call 1 of session 1 sends {first} prompt tokens",
+            log.display()
+        )),
+        "{err}"
+    );
+    // sweep: the first tool count whose block alone exceeds the window is named.
+    let (v, err) = json_and_stderr(&[
+        // Large tools (250 parameters each), so that few of them exceed the window.
+        "sweep",
+        "--max-tools",
+        "30",
+        "--params",
+        "250",
+        "--model",
+        "claude-haiku-4.5",
+        "--format",
+        "json",
+    ]);
+    let window = expected[0]["context_window"].as_u64().unwrap();
+    let points = v["points"].as_array().unwrap();
+    let at = points
+        .iter()
+        .find(|p| p["tool_block_tokens"].as_u64().unwrap() > window)
+        .unwrap();
+    let n = at["tools"].as_u64().unwrap();
+    assert!(
+        n > 1
+            && points[n as usize - 1]["tool_block_tokens"]
+                .as_u64()
+                .unwrap()
+                <= window
+    );
+    assert!(
+        err.contains(&format!(
+            "warning: claude-haiku-4.5: from {n} tools on, the tool block alone is {} tokens",
+            at["tool_block_tokens"]
+        )),
+        "{err}"
+    );
+}
+
 #[test]
 fn quiet_leaves_the_report_and_drops_the_wrote_lines() {
     let dir = tempfile::tempdir().unwrap();

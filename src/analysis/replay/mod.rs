@@ -1,0 +1,37 @@
+//! Replay of real usage logs: read logged token buckets per call (see [`crate::input::usagelog`] for
+//! the formats), rebuild the call sequence, bill the logged buckets at pcsim's prices, re-simulate the
+//! same prompts with pcsim's caching rules, and compare per call and in total.
+//!
+//! A log is split into conversations: by session id, by agent (a sub-agent's sidechain is its own
+//! conversation, with its own cache prefix, and is counted in the totals), and optionally where the
+//! gap between two calls of a session exceeds `session_gap_seconds`. Each conversation grows: a call's
+//! prompt extends the previous one by the difference in prompt tokens; a prompt shorter than the
+//! previous one restarts it (compaction, `/clear`). An optional fixed prefix (`prefix_tokens`: tools
+//! plus system prompt) is kept across restarts and shared by the main agent's conversations; that is
+//! where the `tools` and `system` breakpoints go. Calls of all conversations are billed in time order
+//! against one cache, as an account's calls are.
+//!
+//! One file per concept:
+//! - `pricing.rs`: the log's model matched to the catalog, logged buckets at its prices.
+//! - `types.rs`: [`ReplayOptions`], [`Buckets`], [`CallComparison`], [`ReplayResult`].
+//! - `conversations.rs`: calls split into conversations, their start times, the inferred prefix.
+//! - `simulate.rs`: [`replay`] itself, and its content seed.
+//! - `tally.rs`: totals by day, session, project and model.
+
+mod conversations;
+mod pricing;
+mod simulate;
+mod tally;
+mod types;
+
+pub use crate::input::usagelog::{
+    load_log, parse_log, parse_rfc3339, read_log, utc_date, LoggedCall, UsageLog,
+};
+pub use conversations::{call_times, conversations, infer_prefix_tokens};
+pub use pricing::{logged_usd, match_model, uncached_usd};
+pub use simulate::{content_seed, replay, uses_prefix_anchors};
+pub use tally::{tally_groups, Tally, GROUPINGS};
+pub use types::{Buckets, CallComparison, ReplayOptions, ReplayResult};
+
+#[cfg(test)]
+mod tests;

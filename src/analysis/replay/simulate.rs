@@ -1,0 +1,200 @@
+//! The re-simulation: the logged prompts grown conversation by conversation and billed in time
+//! order against one cache with pcsim's caching rules.
+
+use std::collections::{BTreeMap, HashMap};
+
+use rand::SeedableRng;
+use rand_chacha::ChaCha8Rng;
+
+use crate::base::hash::{chain, fnv1a};
+use crate::error::{Error, Result};
+use crate::model::catalog::ModelSpec;
+use crate::model::strategy::{seconds_to_ms, Anchor, Strategy};
+use crate::sim::engine::cache::CacheStore;
+use crate::sim::engine::prompt::{Prompt, Segment};
+use crate::sim::engine::{split_for_conversation, ConversationPlace, SimSetup};
+
+use super::{
+    conversations, logged_usd, Buckets, CallComparison, LoggedCall, ReplayOptions, ReplayResult,
+    UsageLog,
+};
+
+/// True when the strategy places a breakpoint on the tool block or the system prompt, which a replay
+/// can only place with a known prefix.
+pub fn uses_prefix_anchors(strategy: &Strategy) -> bool {
+    strategy
+        .breakpoints
+        .iter()
+        .any(|b| matches!(b.anchor, Anchor::Tools | Anchor::System))
+}
+
+struct ConvState {
+    prompt: Prompt,
+    prev_prompt: u64,
+    restarts: u64,
+    /// Boundaries of the shared prefix at the start of the prompt (0 or 1).
+    head_len: usize,
+}
+
+/// A seed from what the calls logged (not where the log is stored): the same calls, the same seed.
+pub fn content_seed(calls: &[LoggedCall]) -> u64 {
+    calls.iter().fold(fnv1a(b"replay-seed"), |h, c| {
+        let time = c.unix_time.map_or(u64::MAX, f64::to_bits);
+        [
+            time,
+            c.prompt_tokens,
+            c.uncached_tokens,
+            c.cache_write_5m_tokens,
+            c.cache_write_1h_tokens,
+            c.cache_read_tokens,
+            c.output_tokens,
+        ]
+        .into_iter()
+        .fold(h, chain)
+    })
+}
+
+/// Replays a log on one model with one strategy.
+pub fn replay(
+    log: &UsageLog,
+    model: &ModelSpec,
+    strategy: &Strategy,
+    opts: &ReplayOptions,
+) -> Result<ReplayResult> {
+    for (flag, v) in [
+        ("--gap-seconds", opts.gap_seconds),
+        ("--session-gap-minutes", opts.session_gap_seconds),
+    ] {
+        if !(v.is_finite() && v >= 0.0) {
+            return Err(Error::invalid(
+                "command line",
+                flag,
+                format!("value {v} must be a non-negative number"),
+            ));
+        }
+    }
+    let resolved = strategy.resolve(model)?;
+    let setup = SimSetup::new(model, &resolved, opts.first_token_seconds);
+    let (conv, times) = conversations(&log.calls, opts);
+    let mut order: Vec<usize> = (0..log.calls.len()).collect();
+    // Calls are billed in time order (one account's cache); equal times keep log order.
+    order.sort_by(|&a, &b| times[a].total_cmp(&times[b]).then(a.cmp(&b)));
+    let mut store = CacheStore::new();
+    let mut rng = ChaCha8Rng::seed_from_u64(opts.seed.unwrap_or_else(|| content_seed(&log.calls)));
+    let mut states: HashMap<usize, ConvState> = HashMap::new();
+    let mut out: Vec<Option<CallComparison>> = vec![None; log.calls.len()];
+    let mut by_tier: BTreeMap<String, u64> = BTreeMap::new();
+    let mut result = ReplayResult {
+        model: model.id.clone(),
+        strategy: resolved.name.clone(),
+        conversations: conv.iter().max().map_or(0, |m| m + 1),
+        logged: Buckets::default(),
+        predicted: Buckets::default(),
+        predicted_write_tokens_by_tier: BTreeMap::new(),
+        calls: Vec::new(),
+    };
+    for &i in &order {
+        let c = &log.calls[i];
+        let t = times[i];
+        let k = conv[i];
+        let p = c.prompt_tokens;
+        let st = states.entry(k).or_insert_with(|| ConvState {
+            prompt: Prompt::default(),
+            prev_prompt: 0,
+            restarts: 0,
+            head_len: 0,
+        });
+        let fresh = st.prompt.tokens() == 0 || p < st.prev_prompt;
+        if fresh {
+            // A new conversation (or a restart after compaction): only the fixed prefix survives.
+            st.restarts += 1;
+            st.prompt.clear();
+            st.head_len = 0;
+        }
+        let conv_id = chain(chain(fnv1a(b"replay-conversation"), k as u64), st.restarts);
+        let seg = Segment {
+            tokens: if fresh { p } else { p - st.prev_prompt },
+            id: chain(conv_id, i as u64),
+        };
+        if fresh && opts.prefix_tokens > 0 && p > opts.prefix_tokens {
+            // The main agent's conversations share one prefix; a sub-agent has its own.
+            let owner = if c.sidechain {
+                c.agent.as_deref().unwrap_or("sidechain")
+            } else {
+                "main"
+            };
+            st.prompt.push(Segment {
+                tokens: opts.prefix_tokens,
+                id: chain(fnv1a(b"replay-prefix"), fnv1a(owner.as_bytes())),
+            });
+            st.prompt.mark_tools_end();
+            st.prompt.mark_system_end();
+            st.head_len = 1;
+            st.prompt.push(Segment {
+                tokens: p - opts.prefix_tokens,
+                id: seg.id,
+            });
+        } else {
+            st.prompt.push(seg);
+        }
+        st.prev_prompt = p;
+        // The conversation's chain refreshed through its lease: O(1) per call rather than a walk
+        // over every earlier call (replays of 100,000 calls were quadratic). Same bills.
+        let place = ConversationPlace {
+            head_len: st.head_len,
+            conversation: conv_id,
+            fresh_from: if fresh {
+                st.head_len
+            } else {
+                st.prompt.cum_hash.len() - 1
+            },
+        };
+        let split = split_for_conversation(
+            &setup,
+            &mut store,
+            &st.prompt,
+            seconds_to_ms(t),
+            &mut rng,
+            &place,
+        );
+        for (slot, n) in split.written.iter().enumerate() {
+            if *n > 0 {
+                let name = setup
+                    .tier_names
+                    .get(slot)
+                    .cloned()
+                    .unwrap_or_else(|| "default".into());
+                *by_tier.entry(name).or_default() += n;
+            }
+        }
+        let predicted = Buckets {
+            uncached_tokens: split.uncached,
+            cache_write_tokens: split.written_total(),
+            cache_read_tokens: split.read,
+            cost_usd: setup.prices.call_usd(&split, c.output_tokens),
+        };
+        let logged = Buckets {
+            uncached_tokens: c.uncached_tokens,
+            cache_write_tokens: c.cache_write_5m_tokens + c.cache_write_1h_tokens,
+            cache_read_tokens: c.cache_read_tokens,
+            cost_usd: logged_usd(model, c),
+        };
+        out[i] = Some(CallComparison {
+            call: i + 1,
+            conversation: k + 1,
+            time_s: t,
+            prompt_tokens: p,
+            output_tokens: c.output_tokens,
+            logged,
+            predicted,
+        });
+    }
+    // Totals summed in log order, so a file's figures do not depend on how calls interleave.
+    result.calls = out.into_iter().flatten().collect();
+    for c in &result.calls {
+        result.logged.add(&c.logged);
+        result.predicted.add(&c.predicted);
+    }
+    result.predicted_write_tokens_by_tier = by_tier;
+    Ok(result)
+}

@@ -1,0 +1,174 @@
+use super::*;
+use crate::model::catalog::Catalog;
+use crate::model::strategy::Strategy;
+
+#[test]
+fn rfc3339() {
+    assert_eq!(parse_rfc3339("1970-01-01T00:00:00Z"), Some(0.0));
+    assert_eq!(parse_rfc3339("2000-03-01T00:00:00Z"), Some(951_868_800.0));
+    assert_eq!(
+        parse_rfc3339("2026-12-02T10:00:01.500+01:00"),
+        parse_rfc3339("2026-12-02T09:00:01.5Z")
+    );
+    assert_eq!(parse_rfc3339("yesterday"), None);
+}
+
+#[test]
+fn reads_each_usage_shape() {
+    let text = r#"[
+      {"usage":{"input_tokens":10,"cache_creation_input_tokens":100,"cache_read_input_tokens":1000,"output_tokens":5,
+                "cache_creation":{"ephemeral_5m_input_tokens":40,"ephemeral_1h_input_tokens":60}}},
+      {"created":1700000000,"usage":{"prompt_tokens":2000,"completion_tokens":7,"prompt_tokens_details":{"cached_tokens":1536}}},
+      {"usage":{"input_tokens":3000,"output_tokens":9,"input_tokens_details":{"cached_tokens":2048},"output_tokens_details":{"reasoning_tokens":4}}},
+      {"input_tokens":1,"output_tokens":2,"brand_new_counter":3},
+      {"type":"user","message":{"role":"user","content":"hi"}}
+    ]"#;
+    let log = parse_log(text, "t.json").unwrap();
+    let got: Vec<_> = log
+        .calls
+        .iter()
+        .map(|c| {
+            (
+                c.format,
+                c.prompt_tokens,
+                c.uncached_tokens,
+                c.cache_write_5m_tokens,
+                c.cache_write_1h_tokens,
+                c.cache_read_tokens,
+                c.output_tokens,
+            )
+        })
+        .collect();
+    assert_eq!(
+        got,
+        [
+            ("anthropic", 1110, 10, 40, 60, 1000, 5),
+            ("openai-chat", 2000, 464, 0, 0, 1536, 7),
+            ("openai-responses", 3000, 952, 0, 0, 2048, 9),
+            ("anthropic", 1, 1, 0, 0, 0, 2),
+        ]
+    );
+    assert_eq!(log.calls[1].unix_time, Some(1.7e9));
+    assert_eq!(log.unknown_fields["brand_new_counter"], 1);
+    assert_eq!(log.records_without_usage, 1);
+}
+
+#[test]
+fn bad_rows_are_counted_and_named_never_fatal() {
+    let log = parse_log(
+        "{\"usage\":{\"input_tokens\":-3}}\n{\"x\":1}\n{oops\n{\"usage\":{\"input_tokens\":7}}\n",
+        "l.jsonl",
+    )
+    .unwrap();
+    assert_eq!(log.calls.len(), 1);
+    assert_eq!(log.unreadable, 2);
+    let e = &log.unreadable_examples;
+    assert!(
+        e[0].contains("l.jsonl")
+            && e[0].contains("line 1: usage.input_tokens")
+            && e[0].contains("-3"),
+        "{e:?}"
+    );
+    assert!(
+        e[1].contains("line 3") && e[1].contains("not valid JSON"),
+        "{e:?}"
+    );
+    let log = parse_log(
+        "{\"usage\":{\"input_tokens\":1}}\n{\"usage\":{\"inp",
+        "l.jsonl",
+    )
+    .unwrap();
+    assert!(log.truncated_last_line);
+    assert_eq!(log.unreadable, 0);
+    let log = parse_log(
+        "{\"usage\":{\"input_tokens\":1,\"cache_creation_input_tokens\":5,\"cache_creation\":{\"ephemeral_5m_input_tokens\":1}}}\n{\"usage\":{\"input_tokens\":1}}\n",
+        "x",
+    )
+    .unwrap();
+    assert!(
+        log.unreadable_examples[0].contains("do not add up"),
+        "{log:?}"
+    );
+    // Nothing readable at all: an error that says why, with the rows it could not read.
+    let e = parse_log("{\"usage\":{\"input_tokens\":\"ten\"}}\n", "b.jsonl")
+        .unwrap_err()
+        .to_string();
+    assert!(
+        e.contains("no usage record") && e.contains("\"ten\""),
+        "{e}"
+    );
+}
+
+#[test]
+fn matches_api_model_names() {
+    let c = Catalog::embedded().unwrap();
+    assert_eq!(
+        match_model(&c, "claude-opus-4-8-20260501").unwrap().id,
+        "claude-opus-4.8"
+    );
+    assert_eq!(match_model(&c, "gpt-5.6").unwrap().id, "gpt-5.6");
+    assert!(match_model(&c, "llama-3").is_none());
+}
+
+#[test]
+fn growing_conversation_reads_the_previous_prompt() {
+    let c = Catalog::embedded().unwrap();
+    let m = c.model("claude-opus-4.8").unwrap();
+    let line = |p: u64, t: &str| {
+        format!(r#"{{"timestamp":"{t}","input_tokens":{p},"output_tokens":100}}"#)
+    };
+    let text = [
+        line(5000, "2026-01-01T00:00:00Z"),
+        line(6000, "2026-01-01T00:01:00Z"),
+        line(6500, "2026-01-01T00:20:00Z"), // past the 5-minute lifetime
+        line(3000, "2026-01-01T00:21:00Z"), // shorter: a new conversation
+    ]
+    .join("\n");
+    let log = parse_log(&text, "s.jsonl").unwrap();
+    let r = replay(
+        &log,
+        m,
+        &Strategy::parse("explicit:last").unwrap(),
+        &ReplayOptions::default(),
+    )
+    .unwrap();
+    let p: Vec<_> = r
+        .calls
+        .iter()
+        .map(|c| {
+            (
+                c.time_s,
+                c.predicted.cache_read_tokens,
+                c.predicted.cache_write_tokens,
+                c.predicted.uncached_tokens,
+            )
+        })
+        .collect();
+    assert_eq!(
+        p,
+        [
+            (0.0, 0, 5000, 0),
+            (60.0, 5000, 1000, 0),
+            (1200.0, 0, 6500, 0),
+            (1260.0, 0, 3000, 0)
+        ]
+    );
+    // With a 2,000-token fixed prefix and the tools breakpoint, the restart still reads the prefix.
+    let opts = ReplayOptions {
+        prefix_tokens: 2000,
+        ..Default::default()
+    };
+    let r = replay(
+        &log,
+        m,
+        &Strategy::parse("explicit:tools+last").unwrap(),
+        &opts,
+    )
+    .unwrap();
+    assert_eq!(r.calls[3].predicted.cache_read_tokens, 2000);
+    assert_eq!(r.calls[3].predicted.cache_write_tokens, 1000);
+    // Logged buckets here are all uncached: logged dollars are the plain input and output prices.
+    let want = m.input_usd(20_500.0) + m.output_usd(400.0);
+    assert!((r.logged.cost_usd - want).abs() < 1e-12);
+    assert!((uncached_usd(m, &log) - want).abs() < 1e-12);
+}
