@@ -6,6 +6,7 @@
 # Prints one line per case: exit code, seconds, peak resident memory (/usr/bin/time -v), and the
 # first line of the error for refused inputs. Inputs are generated in a temporary folder. Figures
 # depend on the machine: the README states those of the development machine (2 shared cores).
+# A case still running after LIMIT_SECONDS (default 120) is killed: exit 137 and the time it had.
 set -euo pipefail
 PCSIM=${1:-${CARGO_TARGET_DIR:-target}/release/pcsim}
 PCSIM=$(realpath "$PCSIM")
@@ -30,8 +31,14 @@ open("config-over.json", "w").write(servers(257))
 entry = {"input_cost_per_token": 3e-6, "output_cost_per_token": 1.5e-5, "cache_read_input_token_cost": 3e-7,
          "cache_creation_input_token_cost": 3.75e-6, "litellm_provider": "anthropic", "mode": "chat",
          "max_input_tokens": 200000}
-open("litellm-max.json", "w").write(json.dumps({f"claude-m{i}": entry for i in range(50000)}))
-open("litellm-over.json", "w").write(json.dumps({f"claude-m{i}": entry for i in range(50001)}))
+open("litellm-max.json", "w").write(json.dumps({f"claude-m{i}": entry for i in range(10000)}))
+open("litellm-over.json", "w").write(json.dumps({f"claude-m{i}": entry for i in range(10001)}))
+# A scenario with the tool list at its maximum (the 10,000-tool file) and a synthetic list at its
+# maximum parameters (10,000 tools x 20 parameters = 200,000).
+open("run-tools-max.toml", "w").write('name = "t"\nmodels = ["claude-opus-4.8"]\nstrategies = ["cached"]\n'
+    '[tools]\nfiles = ["tools-max.json"]\n[session]\ncalls = 10\n')
+open("run-synthetic-max.toml", "w").write('name = "t"\nmodels = ["claude-opus-4.8"]\nstrategies = ["cached"]\n'
+    '[tools]\nsynthetic = { count = 10000, params = 20 }\n[session]\ncalls = 10\n')
 
 def scenario(sessions, calls, runs, extra=""):
     return (f'name = "max"\nmodels = ["claude-opus-4.8"]\nstrategies = ["cached"]\nruns = {runs}\n'
@@ -67,7 +74,7 @@ run() {
     local name=$1
     shift
     local out
-    out=$( { /usr/bin/time -v "$PCSIM" "$@" >/dev/null 2>"$DIR/err"; } 2>&1 || true)
+    out=$( { /usr/bin/time -v timeout -s KILL "${LIMIT_SECONDS:-120}" "$PCSIM" "$@" >/dev/null 2>"$DIR/err"; } 2>&1 || true)
     local code secs kb first
     code=$(grep -oP 'Exit status: \K[0-9]+' "$DIR/err" || true)
     secs=$(grep -oP 'Elapsed \(wall clock\) time \(h:mm:ss or m:ss\): \K.*' "$DIR/err" || true)
@@ -84,9 +91,12 @@ run config-max config config-max.json --timeout-seconds 2
 run config-over config config-over.json --timeout-seconds 2
 run litellm-max import-litellm litellm-max.json
 run litellm-over import-litellm litellm-over.json
-run sweep-max sweep --max-tools 10000 --params 20
-run sweep-max-2000x100 sweep --max-tools 2000 --params 100
-run sweep-over sweep --max-tools 10000 --params 21
+run sweep-max sweep --max-tools 1000 --params 5
+run sweep-max-250x20 sweep --max-tools 250 --params 20
+run sweep-over-tools sweep --max-tools 1001 --params 1
+run sweep-over-params sweep --max-tools 1000 --params 6
+run run-tools-max run run-tools-max.toml
+run run-synthetic-max run run-synthetic-max.toml
 run run-bills-max run bills-max.toml --format json
 run run-bills-over run bills-over.toml
 run compare-bills-max compare bills-max.toml --strategy cached

@@ -12,6 +12,8 @@ use crate::base::text::{usd, TextTable};
 use crate::error::{closest, Error, Result};
 use crate::input::trim::Trim;
 use crate::model::catalog::ModelSpec;
+use crate::model::render::TemplateKind;
+use crate::model::tokens::ToolRendering;
 use crate::model::tools::{synthetic_tools, Tool};
 
 /// Calls in the "episode" the tools report prices (a short agent task).
@@ -80,13 +82,21 @@ pub struct ToolReport {
 }
 
 /// Tokens of `tools` on `model` (preamble included), each tool's tokens in input order.
+///
+/// Each text is rendered and counted once (`block_and_tool_tokens`): a list at the tool limit is
+/// tokenized twice per model and trim, not three times. The total is the preamble plus the tools,
+/// as [`ToolRendering::preamble_for`] defines the preamble.
 fn block(model: &ModelSpec, tools: &[Tool]) -> (u64, Vec<u64>) {
     let r = model.rendering();
-    let per: Vec<u64> = tools.iter().map(|t| r.tool_tokens(t)).collect();
-    (
-        r.preamble_for(tools, per.iter().sum()) + per.iter().sum::<u64>(),
-        per,
-    )
+    if r.template == TemplateKind::Linear {
+        let per: Vec<u64> = tools.iter().map(|t| r.tool_tokens(t)).collect();
+        let sum: u64 = per.iter().sum();
+        return (r.preamble_for(tools, sum) + sum, per);
+    }
+    let (block, per) = r.block_and_tool_tokens(tools);
+    let sum: u64 = per.iter().sum();
+    // preamble_for is block - sum, never below 0; block_and_tool_tokens keeps block >= sum.
+    (block.max(sum), per)
 }
 
 /// Prices a tool list on each model, with per-tool shares and the trimming what-ifs.
@@ -312,19 +322,17 @@ pub struct SweepReport {
 }
 
 /// Tool blocks of 0..=`max_tools` synthetic tools with `params` parameters each, on each model.
+///
+/// Each tool is rendered and counted a bounded number of times ([`prefix_blocks`]), so the work is
+/// linear in `max_tools` (counting every prefix's whole list would be quadratic).
 pub fn sweep(models: &[&ModelSpec], max_tools: usize, params: usize) -> SweepReport {
     let all = synthetic_tools(1, max_tools, params);
     let mut points = Vec::with_capacity(models.len() * (max_tools + 1));
     let mut slopes = Vec::with_capacity(models.len());
     for m in models {
         let r = m.rendering();
-        let per: Vec<u64> = all.iter().map(|t| r.tool_tokens(t)).collect();
-        let mut sum = 0;
-        for n in 0..=max_tools {
-            if n > 0 {
-                sum += per[n - 1];
-            }
-            let tokens = r.preamble_for(&all[..n], sum) + sum;
+        let PrefixBlocks { blocks, per, .. } = prefix_blocks(r, &all);
+        for (n, &tokens) in blocks.iter().enumerate() {
             points.push(SweepPoint {
                 model: m.id.clone(),
                 tools: n,
@@ -340,8 +348,9 @@ pub fn sweep(models: &[&ModelSpec], max_tools: usize, params: usize) -> SweepRep
         slopes.push(SweepSlope {
             model: m.id.clone(),
             tokens_per_tool: slope,
-            preamble_tokens: r
-                .preamble_for(&all[..all.len().min(1)], per.first().copied().unwrap_or(0)),
+            preamble_tokens: blocks
+                .get(1)
+                .map_or(0, |b| b.saturating_sub(per.first().copied().unwrap_or(0))),
             usd_per_tool_per_call: m.input_usd(slope),
         });
     }
@@ -351,6 +360,102 @@ pub fn sweep(models: &[&ModelSpec], max_tools: usize, params: usize) -> SweepRep
         points,
         slopes,
     }
+}
+
+/// `block_tokens(&tools[..n])` for every n in 0..=len, and `tool_tokens` of each tool, in time linear
+/// in the list.
+///
+/// The block of a template kind is `max(round(factor x corrected(n)) + preamble, parts(n))`, where
+/// `corrected(n)` is the depth-corrected count of the rendered prefix (`corrected_count`) and
+/// `parts(n)` the sum of the first n tool counts. `corrected(n)` is found from `corrected(n - 1)`
+/// by the change that adding tool n makes to a list of the one tool before it: the tokenizer
+/// splits text into pieces that do not cross a tool's start, so the count of the earlier tools
+/// and of the list's header does not change, and only the end of the list (the last tool, the
+/// joint, the footer) is counted again. That locality is a property of the templates and the
+/// tokenizer, so it is checked: the incremental count of the whole list must equal the count
+/// of the whole list, and otherwise every prefix is counted whole (exact, quadratic).
+pub fn prefix_blocks(r: &ToolRendering, tools: &[Tool]) -> PrefixBlocks {
+    let per: Vec<u64> = tools.iter().map(|t| r.tool_tokens(t)).collect();
+    let mut blocks = Vec::with_capacity(tools.len() + 1);
+    blocks.push(0);
+    if tools.is_empty() {
+        return PrefixBlocks {
+            blocks,
+            per,
+            incremental: true,
+        };
+    }
+    if r.template == TemplateKind::Linear {
+        // The linear kind has no rendering: the preamble is fixed.
+        let preamble = r.preamble_for(&tools[..1], per[0]);
+        let mut sum = 0u64;
+        for p in &per {
+            sum += p;
+            blocks.push(sum + preamble);
+        }
+        return PrefixBlocks {
+            blocks,
+            per,
+            incremental: true,
+        };
+    }
+    // The combination `ToolRendering::block_and_tool_tokens` makes of the whole count and the
+    // parts; the unit test `prefix_blocks_equal_the_block_of_every_prefix` holds the two together.
+    let block_of = |corrected: f64, parts: u64| -> u64 {
+        let fixed = r.preamble_tokens.value.round().max(0.0) as u64;
+        ((r.factor() * corrected).round().max(0.0) as u64 + fixed).max(parts)
+    };
+    // The change tool n makes: the two-tool list (n - 1, n) less the one-tool list (n - 1), each
+    // counted whole, plus tool n's own depth correction (as `corrected_count` applies it). The
+    // changes are independent, so they are counted in parallel.
+    use rayon::prelude::*;
+    let count = |list: &[Tool]| r.count_rendered(&r.render(list)) as f64;
+    let depth = |t: &Tool| -> f64 {
+        if r.depth_slope() == 0.0 {
+            0.0
+        } else {
+            r.raw_tool_count(t) as f64 * (r.depth_weight(t) - 1.0)
+        }
+    };
+    let changes: Vec<f64> = (2..=tools.len())
+        .into_par_iter()
+        .map(|n| count(&tools[n - 2..n]) - count(&tools[n - 2..n - 1]) + depth(&tools[n - 1]))
+        .collect();
+    let mut corrected = Vec::with_capacity(tools.len() + 1);
+    corrected.push(0.0);
+    corrected.push(count(&tools[..1]) + depth(&tools[0]));
+    for c in changes {
+        let last = corrected[corrected.len() - 1];
+        corrected.push(last + c);
+    }
+    let whole = r.corrected_count(tools);
+    let exact = (corrected[tools.len()] - whole).abs() < 1e-6 * whole.abs().max(1.0);
+    let mut parts = 0u64;
+    for n in 1..=tools.len() {
+        parts += per[n - 1];
+        blocks.push(if exact {
+            block_of(corrected[n], parts)
+        } else {
+            r.block_tokens(&tools[..n])
+        });
+    }
+    PrefixBlocks {
+        blocks,
+        per,
+        incremental: exact,
+    }
+}
+
+/// What [`prefix_blocks`] finds.
+#[derive(Debug, Clone, PartialEq)]
+pub struct PrefixBlocks {
+    /// `block_tokens` of the first n tools, n = 0..=len.
+    pub blocks: Vec<u64>,
+    /// `tool_tokens` of each tool.
+    pub per: Vec<u64>,
+    /// Whether the blocks were found incrementally (false: the check failed and every prefix
+    /// was counted whole).
+    pub incremental: bool,
 }
 
 impl SweepReport {
@@ -421,6 +526,42 @@ mod tests {
 
     fn catalog() -> Catalog {
         Catalog::embedded().unwrap()
+    }
+
+    #[test]
+    fn prefix_blocks_equal_the_block_of_every_prefix() {
+        // Every family of the catalog, synthetic tools of several shapes and real-looking ones
+        // with long descriptions and nesting: the incremental count is the whole count.
+        let c = catalog();
+        let mut lists = vec![
+            synthetic_tools(1, 15, 0),
+            synthetic_tools(1, 15, 1),
+            synthetic_tools(1, 15, 3),
+            synthetic_tools(7, 10, 20),
+        ];
+        let mut mixed = synthetic_tools(1, 6, 2);
+        mixed.insert(2, synthetic_tool_with_long_description());
+        mixed.push(synthetic_tool_with_long_description());
+        lists.push(mixed);
+        for m in &c.models {
+            let r = m.rendering();
+            for tools in &lists {
+                let PrefixBlocks {
+                    blocks,
+                    per,
+                    incremental,
+                } = prefix_blocks(r, tools);
+                // Not by the whole-prefix fallback: the incremental count itself is exact.
+                assert!(incremental, "{}", m.id);
+                assert_eq!(blocks.len(), tools.len() + 1);
+                for n in 0..=tools.len() {
+                    assert_eq!(blocks[n], r.block_tokens(&tools[..n]), "{} n={n}", m.id);
+                }
+                for (t, p) in tools.iter().zip(&per) {
+                    assert_eq!(*p, r.tool_tokens(t));
+                }
+            }
+        }
     }
 
     #[test]

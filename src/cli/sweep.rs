@@ -11,7 +11,15 @@ use pcsim::model::catalog::Catalog;
 use pcsim::report;
 use pcsim::report::chart::sweep_charts;
 
-use pcsim::input::scenario::{MAX_PARAMS_PER_TOOL, MAX_SYNTHETIC_PARAMS, MAX_TOOLS};
+use pcsim::input::scenario::MAX_PARAMS_PER_TOOL;
+
+/// Upper bound on `sweep --max-tools`. A sweep counts every point's tool block on every model
+/// (each tool's text about three times per model, see `prefix_blocks`), so its time grows with
+/// tools x parameters x models; at these limits a sweep of the six measured models takes a few
+/// seconds on two shared cores (scripts/limits_at_max.sh; README "Bounded work").
+pub const SWEEP_MAX_TOOLS: usize = 1_000;
+/// Upper bound on `sweep --max-tools` x `--params`.
+pub const SWEEP_MAX_PARAMS: usize = 5_000;
 
 /// Arguments of `sweep`.
 #[derive(Debug, clap::Args)]
@@ -40,12 +48,12 @@ pub struct SweepArgs {
 pub fn cmd_sweep(catalog: &Catalog, a: SweepArgs, out: &mut dyn Write) -> Result<()> {
     // The limits of a scenario's synthetic tools, checked before a tool is generated: the work and
     // the memory grow with tools x parameters (x models).
-    if a.max_tools > MAX_TOOLS {
+    if a.max_tools > SWEEP_MAX_TOOLS {
         bail!(pcsim::Error::invalid(
             "command line",
             "--max-tools",
             format!(
-                "value {} exceeds the limit of {MAX_TOOLS} tools",
+                "value {} exceeds the limit of {SWEEP_MAX_TOOLS} tools of a sweep",
                 a.max_tools
             ),
         ));
@@ -60,12 +68,12 @@ pub fn cmd_sweep(catalog: &Catalog, a: SweepArgs, out: &mut dyn Write) -> Result
             ),
         ));
     }
-    if a.max_tools.saturating_mul(a.params) > MAX_SYNTHETIC_PARAMS {
+    if a.max_tools.saturating_mul(a.params) > SWEEP_MAX_PARAMS {
         bail!(pcsim::Error::invalid(
             "command line",
             "--max-tools",
             format!(
-                "{} tools x {} parameters exceed the limit of {MAX_SYNTHETIC_PARAMS} parameters",
+                "{} tools x {} parameters exceed the limit of {SWEEP_MAX_PARAMS} parameters of a sweep",
                 a.max_tools, a.params
             ),
         ));

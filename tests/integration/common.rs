@@ -84,3 +84,24 @@ pub fn replay_json(args: &[&str]) -> (serde_json::Value, String) {
         String::from_utf8_lossy(&a.get_output().stderr).into_owned(),
     )
 }
+
+/// What a finished `pcsim` run gave: exit code (`None` when a signal ended it), standard output and
+/// standard error, for tests that check the exit code themselves (success and refusal alike).
+pub struct Outcome {
+    /// Exit code.
+    pub code: Option<i32>,
+    /// Standard output.
+    pub stdout: String,
+    /// Standard error.
+    pub stderr: String,
+}
+
+/// Runs `cmd` to its end, whatever its exit code.
+pub fn outcome(cmd: &mut assert_cmd::Command) -> Outcome {
+    let out = cmd.output().expect("pcsim can be started");
+    Outcome {
+        code: out.status.code(),
+        stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
+        stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
+    }
+}

@@ -12,15 +12,12 @@ use pcsim::input::scenario::{Scenario, MAX_EVENTS, MAX_LISTED_TOOLS};
 use pcsim::model::tools::MAX_TOOLS;
 use pcsim::sim::request::{MAX_BILLS_KEPT, MAX_SIMULATED_CALLS};
 
-use crate::common::pcsim;
+use crate::common::{outcome, pcsim};
 
 /// Exit code and stderr of `pcsim ARGS` run in `dir`.
 fn run_in(dir: &Path, args: &[&str]) -> (Option<i32>, String) {
-    let out = pcsim().current_dir(dir).args(args).output().unwrap();
-    (
-        out.status.code(),
-        String::from_utf8_lossy(&out.stderr).into_owned(),
-    )
+    let o = outcome(pcsim().current_dir(dir).args(args));
+    (o.code, o.stderr)
 }
 
 /// A tool file of `n` tools named `{prefix}{i}`; the tool at `bad` (if any) has a numeric name.
@@ -166,9 +163,25 @@ fn a_sweep_is_bounded_on_tools_times_parameters() {
     assert!(
         err.contains("--max-tools")
             && err.contains("1000 tools x 1000 parameters")
-            && err.contains("limit of 200000"),
+            && err.contains("limit of 5000"),
         "{err}"
     );
+    // One past each sweep limit: refused before a tool is generated.
+    let (code, err) = run_in(
+        dir.path(),
+        &["sweep", "--max-tools", "1001", "--params", "1"],
+    );
+    assert_eq!(code, Some(2), "{err}");
+    assert!(
+        err.contains("--max-tools") && err.contains("limit of 1000 tools"),
+        "{err}"
+    );
+    let (code, err) = run_in(
+        dir.path(),
+        &["sweep", "--max-tools", "1000", "--params", "6"],
+    );
+    assert_eq!(code, Some(2), "{err}");
+    assert!(err.contains("1000 tools x 6 parameters"), "{err}");
     let (code, err) = run_in(dir.path(), &["sweep", "--params", "1001"]);
     assert_eq!(code, Some(2), "{err}");
     assert!(err.contains("--params") && err.contains("1000"), "{err}");

@@ -11,7 +11,7 @@ use pcsim::model::strategy::Strategy;
 use pcsim::report::{write_atomic, write_atomic_with};
 use pcsim::sim::engine::{simulate_collect, SimSetup};
 
-use crate::common::pcsim;
+use crate::common::{outcome, pcsim};
 
 fn scenario_err(text: &str) -> String {
     Scenario::from_toml_str(text, "s.toml", Path::new("."))
@@ -246,26 +246,21 @@ fn exit_codes_are_0_for_success_and_2_for_user_errors() {
     let dir = tempfile::tempdir().unwrap();
     let p = dir.path().join("bad.toml");
     std::fs::write(&p, "[session]\ncalls = 0\n").unwrap();
-    let out = pcsim().arg("run").arg(&p).output().unwrap();
-    assert_eq!(out.status.code(), Some(2));
-    let stderr = String::from_utf8_lossy(&out.stderr);
+    let out = outcome(pcsim().arg("run").arg(&p));
+    assert_eq!(out.code, Some(2));
     assert!(
-        stderr.contains(&format!("{}:2:9: field `session.calls`", p.display())),
-        "{stderr}"
+        out.stderr
+            .contains(&format!("{}:2:9: field `session.calls`", p.display())),
+        "{}",
+        out.stderr
     );
 
-    let out = pcsim()
-        .args(["run", "--model", "claude-opus-48"])
-        .output()
-        .unwrap();
-    assert_eq!(out.status.code(), Some(2));
-    assert!(String::from_utf8_lossy(&out.stderr).contains("did you mean `claude-opus-4.8`"));
+    let out = outcome(pcsim().args(["run", "--model", "claude-opus-48"]));
+    assert_eq!(out.code, Some(2));
+    assert!(out.stderr.contains("did you mean `claude-opus-4.8`"));
 
-    let out = pcsim()
-        .args(["run", "--model", "kimi-k3"])
-        .output()
-        .unwrap();
-    assert_eq!(out.status.code(), Some(0));
+    let out = outcome(pcsim().args(["run", "--model", "kimi-k3"]));
+    assert_eq!(out.code, Some(0));
 }
 
 #[test]
@@ -599,12 +594,8 @@ fn reports_too_large_for_memory_are_refused_before_simulating() {
 
 /// Exit code, stdout and stderr of the binary.
 fn run_pcsim(args: &[&std::ffi::OsStr]) -> (Option<i32>, String, String) {
-    let out = pcsim().args(args).output().unwrap();
-    (
-        out.status.code(),
-        String::from_utf8_lossy(&out.stdout).into_owned(),
-        String::from_utf8_lossy(&out.stderr).into_owned(),
-    )
+    let o = outcome(pcsim().args(args));
+    (o.code, o.stdout, o.stderr)
 }
 
 fn os<S: AsRef<std::ffi::OsStr> + ?Sized>(s: &S) -> &std::ffi::OsStr {
