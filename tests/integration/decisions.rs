@@ -859,20 +859,36 @@ fn context_window_warnings_come_from_every_command_that_prices() {
         )),
         "{err}"
     );
-    // sweep: the first tool count whose block alone exceeds the window is named.
+    // sweep: the first tool count whose block alone exceeds the window is named. A sweep is bounded
+    // to 5,000 parameters in all (about 63,000 tokens), so Haiku 4.5 is laid over with a 40,000-token
+    // window through `--catalog` (everything else as built in).
+    let builtin = std::fs::read_to_string(crate::common::root().join("models.toml")).unwrap();
+    let start = builtin
+        .find("[[model]]\nid = \"claude-haiku-4.5\"")
+        .unwrap();
+    let len = builtin[start + 1..].find("[[model]]").unwrap() + 1;
+    let haiku = builtin[start..start + len].replacen(
+        "context_window = { value = 200000,",
+        "context_window = { value = 40000,",
+        1,
+    );
+    assert!(haiku.contains("value = 40000,"), "{haiku}");
+    let small = write(dir.path(), "small-window.toml", &haiku);
     let (v, err) = json_and_stderr(&[
         // Large tools (250 parameters each), so that few of them exceed the window.
         "sweep",
         "--max-tools",
-        "30",
+        "20",
         "--params",
         "250",
         "--model",
         "claude-haiku-4.5",
+        "--catalog",
+        small.to_str().unwrap(),
         "--format",
         "json",
     ]);
-    let window = expected[0]["context_window"].as_u64().unwrap();
+    let window = 40_000;
     let points = v["points"].as_array().unwrap();
     let at = points
         .iter()

@@ -213,9 +213,23 @@ fn rust_version_is_at_least_what_every_locked_dependency_needs() {
     // what can be checked is that no locked dependency of the library and binary declares a newer
     // one (clippy's `incompatible_msrv` then checks pcsim's own use of the standard library).
     let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
+    // Resolved for this machine's platform only: an unfiltered resolve needs the sources of
+    // Windows-only packages too, which a Linux build never downloaded (and --offline cannot fetch).
+    let rustc = std::env::var("RUSTC").unwrap_or_else(|_| "rustc".into());
+    let host = std::process::Command::new(rustc)
+        .arg("-vV")
+        .output()
+        .unwrap();
+    let host = String::from_utf8(host.stdout).unwrap();
+    let host = host
+        .lines()
+        .find_map(|l| l.strip_prefix("host: "))
+        .expect("rustc -vV names the host")
+        .to_string();
     let out = std::process::Command::new(cargo)
         .current_dir(crate::common::root())
         .args(["metadata", "--format-version", "1", "--locked", "--offline"])
+        .args(["--filter-platform", &host])
         .output()
         .unwrap();
     assert!(
