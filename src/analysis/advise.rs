@@ -484,9 +484,14 @@ pub fn advise_request_with_progress(
             .filter(|s| s.kind == SkipKind::Unsupported)
             .cloned()
             .collect();
-        report
-            .advice
-            .push(advise_model(model, scenario, sims, skipped, progress, &mut counts)?);
+        report.advice.push(advise_model(
+            model,
+            scenario,
+            sims,
+            skipped,
+            progress,
+            &mut counts,
+        )?);
     }
     Ok(report)
 }
@@ -690,9 +695,7 @@ fn advise_model(
     let mut ranked: Vec<(Tool, u64)> = session_tools(scenario)
         .into_iter()
         .map(|t| {
-            let n = counts
-                .counter(rendering)
-                .tool_tokens(&t, t.content_hash());
+            let n = counts.counter(rendering).tool_tokens(&t, t.content_hash());
             (t, n)
         })
         .collect();
@@ -861,9 +864,7 @@ fn ttl_advice(
                             Some(c) => c.per_run.clone(),
                             // Not a candidate (never so today): simulated on its own, on the same
                             // timelines.
-                            None => {
-                                per_run_totals(model, scenario, &text, &s, &|_| {}, counts)?
-                            }
+                            None => per_run_totals(model, scenario, &text, &s, &|_| {}, counts)?,
                         },
                     );
                 }

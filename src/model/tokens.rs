@@ -267,7 +267,10 @@ impl ToolRendering {
                     .map(|(t, &o)| self.scaled_tool(t, o))
                     .collect();
                 let parts: u64 = per.iter().sum();
-                (self.block_of(self.corrected(tools, whole, &own), parts), per)
+                (
+                    self.block_of(self.corrected(tools, whole, &own), parts),
+                    per,
+                )
             }
         }
     }
@@ -518,9 +521,7 @@ impl ListCounter {
         if r.template == TemplateKind::Linear {
             return r.fixed_preamble() + parts;
         }
-        let key = hashes
-            .iter()
-            .fold(fnv1a(b"tool list"), |h, &t| chain(h, t));
+        let key = hashes.iter().fold(fnv1a(b"tool list"), |h, &t| chain(h, t));
         if let Some(&b) = self.lists.get(&key) {
             return b;
         }
@@ -533,8 +534,7 @@ impl ListCounter {
             if self.exact.is_none() && list.len() >= 2 {
                 self.counted += 1;
                 let whole = whole(r, list);
-                self.exact =
-                    Some((incremental - whole).abs() < 1e-6 * whole.abs().max(1.0));
+                self.exact = Some((incremental - whole).abs() < 1e-6 * whole.abs().max(1.0));
                 whole
             } else {
                 incremental
@@ -572,9 +572,7 @@ impl ListCounter {
             return c;
         }
         self.counted += 1;
-        let c = self
-            .rendering
-            .corrected_count(std::slice::from_ref(tool));
+        let c = self.rendering.corrected_count(std::slice::from_ref(tool));
         self.single.insert(hash, c);
         c
     }
@@ -681,7 +679,12 @@ mod tests {
             let r = m.rendering();
             let mut counter = ListCounter::new(r);
             for (k, l) in lists.iter().enumerate() {
-                assert_eq!(counter.block_tokens(l), r.block_tokens(l), "{} list {k}", m.id);
+                assert_eq!(
+                    counter.block_tokens(l),
+                    r.block_tokens(l),
+                    "{} list {k}",
+                    m.id
+                );
                 for t in l {
                     assert_eq!(counter.tool_tokens(t, t.content_hash()), r.tool_tokens(t));
                 }

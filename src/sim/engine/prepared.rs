@@ -15,8 +15,8 @@ use super::workspace::{session_leases, Lane, MemberState, Workspace};
 use crate::base::hash::{chain, fnv1a};
 use crate::input::scenario::Scenario;
 use crate::model::catalog::ToolChangeRule;
-use crate::model::tokens::ListCounter;
 use crate::model::strategy::{Anchor, Mode};
+use crate::model::tokens::ListCounter;
 use crate::model::tools::Tool;
 use crate::sim::billing::CallBill;
 

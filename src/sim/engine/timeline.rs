@@ -44,7 +44,11 @@ pub struct ToolCounts {
 impl ToolCounts {
     /// The counter of `rendering` (made on first use).
     pub fn counter(&mut self, rendering: &ToolRendering) -> &mut ListCounter {
-        let i = match self.counters.iter().position(|c| c.rendering() == rendering) {
+        let i = match self
+            .counters
+            .iter()
+            .position(|c| c.rendering() == rendering)
+        {
             Some(i) => i,
             None => {
                 self.counters.push(ListCounter::new(rendering));
