@@ -820,7 +820,8 @@ fn whatif_out_writes_baseline_and_difference_charts_with_call_k_marked() {
     );
     let texts = svg_texts(&diff, 1000, 600, "whatif-difference").concat();
     assert!(
-        texts.contains("below zero: the change has saved so far"),
+        texts.contains("above zero: the change has paid for itself")
+            && texts.contains("cumulative saving (USD)"),
         "{texts}"
     );
 }
