@@ -288,7 +288,7 @@ fn caption(stem: &str) -> String {
         "compare-totals" => "Total cost of each strategy, with its saving against no caching.".into(),
         "whatif-cumulative" => "Cumulative cost as it is and with the tool-list change; the dotted line marks the change.".into(),
         "whatif-difference" => "What the change has saved so far (as it is minus changed); above zero the change has paid for itself.".into(),
-        "advise-totals" => "Total cost of every placement simulated, with the recommendation marked.".into(),
+        "advise-totals" => "Total cost of the cheapest placements simulated on each model, against no caching, with the recommendation marked.".into(),
         s if s.starts_with("per-call-") => format!("Cost of each call by part: {}.", &s["per-call-".len()..]),
         s => s.to_string(),
     }
