@@ -99,27 +99,38 @@ fn block(model: &ModelSpec, tools: &[Tool]) -> (u64, Vec<u64>) {
     (block.max(sum), per)
 }
 
+/// One rendering's counts of a tool list: its block, each tool, and the block of each trim.
+struct Counted {
+    total: u64,
+    per: Vec<u64>,
+    trims: Vec<u64>,
+}
+
 /// Prices a tool list on each model, with per-tool shares and the trimming what-ifs.
 pub fn tool_report(models: &[&ModelSpec], tools: &[Tool], warnings: Vec<String>) -> ToolReport {
     let trimmed: Vec<(Trim, Vec<Tool>)> = Trim::ALL.iter().map(|t| (*t, t.apply(tools))).collect();
     // Models that render tools alike (most of a family) get the same counts: each list is counted
     // once per distinct rendering, not once per model (10,000 tools on every model of the
     // catalog: 5.75 s before).
-    let mut counted: Vec<(&ToolRendering, (u64, Vec<u64>), Vec<u64>)> = Vec::new();
+    let mut counted: Vec<(&ToolRendering, Counted)> = Vec::new();
     let models = models
         .iter()
         .map(|m| {
             let r = m.rendering();
-            let i = match counted.iter().position(|(c, _, _)| *c == r) {
+            let i = match counted.iter().position(|(c, _)| *c == r) {
                 Some(i) => i,
                 None => {
-                    let whole = block(m, tools);
+                    let (total, per) = block(m, tools);
                     let trims = trimmed.iter().map(|(_, ts)| block(m, ts).0).collect();
-                    counted.push((r, whole, trims));
+                    counted.push((r, Counted { total, per, trims }));
                     counted.len() - 1
                 }
             };
-            let (_, (total, per), trim_totals) = &counted[i];
+            let Counted {
+                total,
+                per,
+                trims: trim_totals,
+            } = &counted[i].1;
             let (total, per) = (*total, per.clone());
             let share = |x: u64| {
                 if total == 0 {

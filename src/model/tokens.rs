@@ -430,9 +430,9 @@ impl ToolRendering {
 /// and the list after each tool-list event), each tool and each pair of neighbouring tools
 /// rendered and counted once over all the lists.
 ///
-/// The corrected count of a list `t1..tn` is found as `count(t1) + sum over k of (count(t(k-1), tk)
-/// - count(t(k-1)))`, where `count` is [`ToolRendering::corrected_count`] of a list of one or two
-/// tools: the tokenizer splits text into pieces that do not cross a tool's start, so adding a tool
+/// The corrected count of a list `t1..tn` is found as
+/// `count(t1) + sum over k of (count(t(k-1), tk) - count(t(k-1)))`, where `count` is
+/// [`ToolRendering::corrected_count`] of a list of one or two tools: the tokenizer splits text into pieces that do not cross a tool's start, so adding a tool
 /// changes only the end of the list (the tool before it, the joint, the footer), as
 /// `analysis::toolreport::prefix_blocks` uses for a sweep. An event that drops, adds or replaces a
 /// few tools of a long list then costs one lookup per tool of the list, not a count of its whole
