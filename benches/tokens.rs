@@ -1,6 +1,8 @@
 //! Criterion bench of tool-token counting: the 15 real MCP captures of ../shared/reference/mcp
 //! rendered and counted on every family of the built-in catalog (what `pcsim tools` does for a
-//! whole catalog), after the one-time tokenizer load.
+//! whole catalog), after the one-time tokenizer load; then the counting alone, on the same texts
+//! rendered beforehand, by pcsim's counter and by tiktoken-rs's `encode_ordinary` (the counter pcsim
+//! used before; both give the same counts, see tests/integration/tokens.rs), sequentially.
 //! `cargo bench --bench tokens`. The captures must be there (the bench panics without them).
 
 use std::path::PathBuf;
@@ -9,6 +11,7 @@ use std::time::Instant;
 use criterion::{criterion_group, criterion_main, Criterion};
 
 use pcsim::model::catalog::Catalog;
+use pcsim::model::render::TemplateKind;
 use pcsim::model::tools::{load_tool_file, Tool};
 
 fn captures() -> Vec<Vec<Tool>> {
@@ -47,6 +50,41 @@ fn tokens(c: &mut Criterion) {
                     total += block + per.iter().sum::<u64>();
                 }
             }
+            std::hint::black_box(total)
+        })
+    });
+    // Every text the loop above counts: each family's whole rendering and each tool's own text.
+    let texts: Vec<(usize, String)> = catalog
+        .families
+        .iter()
+        .enumerate()
+        .filter(|(_, f)| f.tool_rendering.template != TemplateKind::Linear)
+        .flat_map(|(i, f)| {
+            caps.iter().flat_map(move |tools| {
+                let r = f.tool_rendering.render(tools);
+                let whole = r.text();
+                r.tools.into_iter().chain([whole]).map(move |t| (i, t))
+            })
+        })
+        .collect();
+    let bytes: usize = texts.iter().map(|(_, t)| t.len()).sum();
+    eprintln!("counting only: {} texts, {bytes} bytes", texts.len());
+    c.bench_function("count_only_pcsim", |b| {
+        b.iter(|| {
+            let total: u64 = texts
+                .iter()
+                .map(|(i, t)| catalog.families[*i].tool_rendering.count_text(t, &[]))
+                .sum();
+            std::hint::black_box(total)
+        })
+    });
+    let tiktoken = tiktoken_rs::o200k_base().expect("o200k_base loads");
+    c.bench_function("count_only_tiktoken_rs", |b| {
+        b.iter(|| {
+            let total: usize = texts
+                .iter()
+                .map(|(_, t)| tiktoken.encode_ordinary(t).len())
+                .sum();
             std::hint::black_box(total)
         })
     });

@@ -129,6 +129,40 @@ fn every_family_renders_and_its_parts_add_up_on_every_capture() {
     }
 }
 
+/// pcsim's counter (the `regex` crate's split, one look-up per known piece) against tiktoken-rs's
+/// own `encode_ordinary` on every text it counts for the 15 captures: each family's whole rendering
+/// and every tool's own text, and the synthetic tool sets.
+#[test]
+fn the_fast_counter_equals_tiktoken_on_every_rendering_of_every_capture() {
+    use pcsim::model::tokenizer::Vocabulary;
+    let reference = tiktoken_rs::o200k_base().unwrap();
+    let c = Catalog::embedded().unwrap();
+    let mut lists: Vec<Vec<pcsim::model::tools::Tool>> =
+        captures().into_iter().map(|(_, tools)| tools).collect();
+    lists.extend([1, 5, 20].map(|n| synthetic_tools(1, n, 3)));
+    let mut texts = 0;
+    for tools in &lists {
+        for fam in &c.families {
+            let r = &fam.tool_rendering;
+            if r.template == pcsim::model::render::TemplateKind::Linear {
+                continue;
+            }
+            assert_eq!(r.vocabulary(), Vocabulary::O200k, "{}", fam.id);
+            let rendered = r.render(tools);
+            for text in rendered.tools.iter().chain([&rendered.text()]) {
+                assert_eq!(
+                    r.count_text(text, &[]),
+                    reference.encode_ordinary(text).len() as u64,
+                    "{}: {text}",
+                    fam.id
+                );
+                texts += 1;
+            }
+        }
+    }
+    assert!(texts > 1_000, "{texts} texts compared");
+}
+
 const BEGIN: &str = "<!-- calibrate-facts: begin -->\n";
 const END: &str = "<!-- calibrate-facts: end -->";
 
