@@ -81,6 +81,7 @@ pub fn describe(vocab: &Vocabulary) -> String {
 
 #[cfg(feature = "tokenizers")]
 mod imp {
+    use std::cell::RefCell;
     use std::collections::HashMap;
     use std::path::{Path, PathBuf};
     use std::sync::{Mutex, OnceLock};
@@ -103,99 +104,143 @@ mod imp {
     const LOOKAHEAD_TAIL: &str = r"|\s+(?!\S)|\s+";
 
     /// A BPE vocabulary with its pre-tokenizer: counts exactly as tiktoken's `encode_ordinary` does
-    /// (checked against it on random text and on every capture's rendering, see the tests), several
-    /// times faster: the split runs on the `regex` crate's automata, and a piece that is one token of
-    /// the vocabulary costs one hash look-up.
+    /// (checked against it on random text and on every capture's rendering, see the tests), faster:
+    /// the split runs on the `regex` crate's automata, and each distinct piece is merged once.
     pub(super) struct Bpe {
-        ranks: FxHashMap<Vec<u8>, Rank>,
+        merge: Merge,
         split: regex::Regex,
     }
 
+    /// How a piece of the split becomes tokens.
+    enum Merge {
+        /// tiktoken-rs's own encoder (o200k_base, whose ranks it keeps private): a piece is encoded
+        /// alone, once per thread, and its count remembered ([`MEMO`]). Encoded alone, a piece of the
+        /// split is split again into itself only, so its count is the one it has in the text.
+        Core(tiktoken_rs::CoreBPE),
+        /// Ranks read from a vocabulary file: tiktoken's BPE merge on them, a known piece one look-up.
+        Ranks(FxHashMap<Vec<u8>, Rank>),
+    }
+
+    thread_local! {
+        /// Per thread and vocabulary (by its address: vocabularies live as long as the process), the
+        /// token count of every distinct piece this thread has met. Tool schemas repeat the same
+        /// pieces (`"type"`, `"string"`, `"description"`) across tools and families, so after the
+        /// first few tools nearly every piece is a hit. Grows with the distinct pieces counted.
+        static MEMO: RefCell<FxHashMap<usize, FxHashMap<Box<str>, u32>>> =
+            RefCell::new(FxHashMap::default());
+    }
+
     impl Bpe {
-        /// `ranks` with the tiktoken pre-tokenizer `pattern`, which must end as [`LOOKAHEAD_TAIL`].
+        /// The tiktoken pre-tokenizer `pattern`, which must end as [`LOOKAHEAD_TAIL`], compiled
+        /// without its look-ahead.
+        fn split(pattern: &str) -> std::result::Result<regex::Regex, String> {
+            let head = pattern.strip_suffix(LOOKAHEAD_TAIL).ok_or_else(|| {
+                format!("the pre-tokenizer pattern does not end with `{LOOKAHEAD_TAIL}`")
+            })?;
+            regex::Regex::new(&format!(r"{head}|\s+")).map_err(|e| e.to_string())
+        }
+
+        /// `ranks` with the tiktoken pre-tokenizer `pattern`.
         pub(super) fn new(
             ranks: FxHashMap<Vec<u8>, Rank>,
             pattern: &str,
         ) -> std::result::Result<Self, String> {
-            let head = pattern.strip_suffix(LOOKAHEAD_TAIL).ok_or_else(|| {
-                format!("the pre-tokenizer pattern does not end with `{LOOKAHEAD_TAIL}`")
-            })?;
-            let split = regex::Regex::new(&format!(r"{head}|\s+")).map_err(|e| e.to_string())?;
-            Ok(Bpe { ranks, split })
+            Ok(Bpe {
+                merge: Merge::Ranks(ranks),
+                split: Self::split(pattern)?,
+            })
+        }
+
+        /// tiktoken-rs's encoder with the pre-tokenizer `pattern` it was built with.
+        pub(super) fn core(
+            core: tiktoken_rs::CoreBPE,
+            pattern: &str,
+        ) -> std::result::Result<Self, String> {
+            Ok(Bpe {
+                merge: Merge::Core(core),
+                split: Self::split(pattern)?,
+            })
         }
 
         /// Tokens of `text` encoded as ordinary text (no special token).
         pub(super) fn count(&self, text: &str) -> u64 {
+            match &self.merge {
+                Merge::Ranks(ranks) => self.pieces(text, |p| ranks_piece(ranks, p.as_bytes())),
+                Merge::Core(core) => MEMO.with(|memo| {
+                    let mut memo = memo.borrow_mut();
+                    let memo = memo.entry(self as *const Bpe as usize).or_default();
+                    self.pieces(text, |p| match memo.get(p) {
+                        Some(&n) => u64::from(n),
+                        None => {
+                            let n = core.encode_ordinary(p).len();
+                            memo.insert(p.into(), n as u32);
+                            n as u64
+                        }
+                    })
+                }),
+            }
+        }
+
+        /// The sum of `piece` over the pieces of `text`, split as tiktoken splits it.
+        fn pieces(&self, text: &str, mut piece: impl FnMut(&str) -> u64) -> u64 {
             let mut total = 0u64;
             let mut at = 0;
             // As tiktoken's `find_iter`, text no alternative matches would be skipped (the patterns
             // match every character, so there is none).
             while let Some(m) = self.split.find_at(text, at) {
-                let mut piece = m.as_str();
+                let mut p = m.as_str();
                 // `\s+` took a whole run of whitespace without a line break (a run with one is
                 // matched by `\s*[\r\n]+` before). Followed by more text, tiktoken's `\s+(?!\S)`
                 // stops one character short, and that character starts the next piece (` word`);
                 // a run of one character is `\s+` in both.
                 if m.end() < text.len()
-                    && piece.chars().all(char::is_whitespace)
-                    && !piece.contains(['\r', '\n'])
+                    && p.chars().all(char::is_whitespace)
+                    && !p.contains(['\r', '\n'])
                 {
-                    if let Some((last, _)) =
-                        piece.char_indices().next_back().filter(|&(i, _)| i > 0)
-                    {
-                        piece = &piece[..last];
+                    if let Some((last, _)) = p.char_indices().next_back().filter(|&(i, _)| i > 0) {
+                        p = &p[..last];
                     }
                 }
-                total += self.piece(piece.as_bytes());
-                at = m.start() + piece.len();
+                total += piece(p);
+                at = m.start() + p.len();
             }
             total
         }
+    }
 
-        fn piece(&self, piece: &[u8]) -> u64 {
-            if self.ranks.contains_key(piece) {
-                1
-            } else if piece.len() == 1 {
-                // A byte the vocabulary lacks (only a user's file can): one token, where tiktoken
-                // would panic.
-                1
-            } else {
-                tiktoken_rs::byte_pair_split(piece, &self.ranks).len() as u64
-            }
+    fn ranks_piece(ranks: &FxHashMap<Vec<u8>, Rank>, piece: &[u8]) -> u64 {
+        if ranks.contains_key(piece) {
+            1
+        } else if piece.len() == 1 {
+            // A byte the vocabulary lacks (only a user's file can): one token, where tiktoken
+            // would panic.
+            1
+        } else {
+            tiktoken_rs::byte_pair_split(piece, ranks).len() as u64
         }
     }
 
     static O200K: OnceLock<std::result::Result<Bpe, String>> = OnceLock::new();
     static FILES: OnceLock<Mutex<HashMap<PathBuf, &'static Bpe>>> = OnceLock::new();
 
-    /// o200k_base's ranks, read back from tiktoken-rs's encoder (which keeps them private) one
-    /// token at a time, without its special tokens.
-    pub(super) fn o200k_ranks() -> std::result::Result<FxHashMap<Vec<u8>, Rank>, String> {
-        let core = tiktoken_rs::o200k_base().map_err(|e| e.to_string())?;
+    /// o200k_base's ranks, read back from tiktoken-rs's encoder one token at a time (for tests that
+    /// need o200k as a vocabulary file would give it).
+    #[cfg(test)]
+    pub(super) fn o200k_ranks() -> FxHashMap<Vec<u8>, Rank> {
+        let core = tiktoken_rs::o200k_base().unwrap();
         let specials = core.special_tokens();
-        let mut ranks = FxHashMap::default();
-        let mut missing = 0;
-        for rank in 0.. {
-            match core.decode_bytes(&[rank]) {
-                Ok(bytes) if specials.contains(String::from_utf8_lossy(&bytes).as_ref()) => {}
-                Ok(bytes) => {
-                    ranks.insert(bytes, rank);
-                    missing = 0;
-                }
-                // o200k's ranks are 0..199,997 then two specials; stop well past the last.
-                Err(_) if missing > 1_000 => break,
-                Err(_) => missing += 1,
-            }
-        }
-        if ranks.len() < 100_000 {
-            return Err(format!("only {} tokens read back", ranks.len()));
-        }
-        Ok(ranks)
+        (0..1 << 18)
+            .filter_map(|rank| core.decode_bytes(&[rank]).ok().map(|b| (b, rank)))
+            .filter(|(b, _)| !specials.contains(String::from_utf8_lossy(b).as_ref()))
+            .collect()
     }
 
     fn o200k() -> Result<&'static Bpe> {
         O200K
-            .get_or_init(|| Bpe::new(o200k_ranks()?, tiktoken_rs::O200K_BASE_PAT_STR))
+            .get_or_init(|| {
+                let core = tiktoken_rs::o200k_base().map_err(|e| e.to_string())?;
+                Bpe::core(core, tiktoken_rs::O200K_BASE_PAT_STR)
+            })
             .as_ref()
             .map_err(|e| Error::Internal(format!("the embedded o200k_base does not load: {e}")))
     }
@@ -369,7 +414,7 @@ mod tests {
     fn a_file_vocabulary_counts_exactly_as_tiktoken_with_its_pattern() {
         // o200k's tokens under the file pre-tokenizer (cl100k's split), counted by tiktoken-rs and
         // by pcsim's counter.
-        let ranks = imp::o200k_ranks().unwrap();
+        let ranks = imp::o200k_ranks();
         let reference =
             tiktoken_rs::CoreBPE::new(ranks.clone(), Default::default(), imp::FILE_PATTERN)
                 .unwrap();
