@@ -74,6 +74,51 @@ fn harmony_rendering_counts_exactly_what_openai_harmony_counts() {
     }
 }
 
+/// `tools --show-rendering` prints the exact text counted: for GPT-5.6 on get_weather, the
+/// reference harmony text (its length and hash in the fixture) and openai-harmony's count.
+#[test]
+fn show_rendering_prints_the_text_counted_and_its_count() {
+    let fx = fixture();
+    let row = fx["files"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|r| r["file"] == "examples/get_weather.json")
+        .unwrap();
+    let out = crate::common::pcsim()
+        .args([
+            "tools",
+            "examples/tools/get_weather.json",
+            "--model",
+            "gpt-5.6",
+            "--show-rendering",
+        ])
+        .current_dir(root())
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let stdout = String::from_utf8(out.stdout).unwrap();
+    let (header, text) = stdout.split_once(" ===\n").unwrap();
+    let text = text.strip_suffix('\n').unwrap();
+    assert_eq!(text.len() as u64, row["text_bytes"].as_u64().unwrap());
+    assert_eq!(
+        format!("{:016x}", pcsim::base::hash::fnv1a(text.as_bytes())),
+        row["text_fnv1a64"].as_str().unwrap()
+    );
+    let counted = format!(
+        "; {} tokens counted,",
+        row["harmony_tokens"].as_u64().unwrap()
+    );
+    assert!(
+        header.starts_with("=== gpt-5.6 ") && header.contains(&counted),
+        "{header}"
+    );
+}
+
 #[test]
 fn the_synthetic_fixture_is_pcsims_synthetic_tool_set() {
     let c = Catalog::embedded().unwrap();
