@@ -110,7 +110,12 @@ pub fn assumptions(scenario: &Scenario, extra: &[String]) -> Vec<String> {
             scenario.sessions,
             scenario.calls,
             if scenario.sessions > 1 {
-                if scenario.shared_cache {
+                if scenario.shared_cache
+                    && scenario.prompt_cache_key
+                        == pcsim::input::scenario::PromptCacheKey::PerSession
+                {
+                    ", sharing one account's cache, each with its own prompt_cache_key (a cache of its own where the model routes by key)"
+                } else if scenario.shared_cache {
                     ", sharing one account's cache"
                 } else {
                     ", each with its own cache"
