@@ -535,7 +535,7 @@ impl Scenario {
             None | Some("shared") => PromptCacheKey::Shared,
             Some("per_session") => PromptCacheKey::PerSession,
             Some(other) => {
-                let hint = closest(other, ["shared", "per_session"].into_iter())
+                let hint = closest(other, ["shared", "per_session"])
                     .map(|c| format!("; did you mean `{c}`?"))
                     .unwrap_or_default();
                 return Err(inv(
