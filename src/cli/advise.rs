@@ -3,9 +3,9 @@
 use std::io::Write;
 use std::path::PathBuf;
 
-use anyhow::{bail, Result};
+use anyhow::Result;
 
-use super::{load_scenario, with_charts, write_report_set, ChartArgs, Format};
+use super::{load_scenario, with_charts, write_report_set, ChartArgs, Format, TextFormat};
 use pcsim::analysis::advise;
 use pcsim::model::catalog::Catalog;
 use pcsim::report;
@@ -20,8 +20,8 @@ pub struct AdviseArgs {
     #[arg(long = "model", value_name = "ID")]
     pub models: Vec<String>,
     /// Output format on standard output (table or json; the advice is nested, so no CSV).
-    #[arg(long, value_enum, default_value_t = Format::Table)]
-    pub format: Format,
+    #[arg(long, value_enum, default_value_t = TextFormat::Table)]
+    pub format: TextFormat,
     /// Monte Carlo: simulate N runs (default: the scenario's `runs`, else 1) of every candidate on
     /// one timeline per run; candidates are ranked by their mean, with the share of runs in which
     /// each is the cheapest.
@@ -41,13 +41,7 @@ pub struct AdviseArgs {
 
 /// Runs `pcsim advise`.
 pub fn cmd_advise(catalog: &Catalog, a: AdviseArgs, out: &mut dyn Write) -> Result<()> {
-    if a.format == Format::Csv {
-        bail!(pcsim::Error::invalid(
-            "command line",
-            "--format",
-            "value csv: advice is nested; use table or json"
-        ));
-    }
+    let format = Format::from(a.format);
     let png = a.charts.png_options()?;
     let doc_kind = a.doc.check()?;
     if let Some(dir) = &a.out {
@@ -64,7 +58,7 @@ pub fn cmd_advise(catalog: &Catalog, a: AdviseArgs, out: &mut dyn Write) -> Resu
     super::warn_context(rep.context_warnings.iter().map(|w| w.message()));
     let json = report::json::to_json(&rep)?;
     let text = rep.table();
-    match a.format {
+    match format {
         Format::Json => out.write_all(json.as_bytes())?,
         _ => out.write_all(text.as_bytes())?,
     }
@@ -75,7 +69,7 @@ pub fn cmd_advise(catalog: &Catalog, a: AdviseArgs, out: &mut dyn Write) -> Resu
             ("advice.json", json.as_bytes()),
             ("advice.txt", text.as_bytes()),
         ];
-        write_report_set(dir, &with_charts(&files, &charts), a.format)?;
+        write_report_set(dir, &with_charts(&files, &charts), format)?;
     }
     if let (Some(kind), Some(path)) = (doc_kind, &a.doc.report) {
         let printed = text;
@@ -87,7 +81,7 @@ pub fn cmd_advise(catalog: &Catalog, a: AdviseArgs, out: &mut dyn Write) -> Resu
             &printed,
         )?;
         out.flush()?;
-        super::docreport::write(path, kind, &doc, a.format == Format::Table)?;
+        super::docreport::write(path, kind, &doc, format == Format::Table)?;
     }
     Ok(())
 }
