@@ -5,7 +5,9 @@ use std::path::PathBuf;
 
 use anyhow::Result;
 
-use super::{load_scenario, with_charts, write_report_set, ChartArgs, Format, TextFormat};
+use super::docreport::advise_document;
+use super::outputs::Outputs;
+use super::{load_scenario, ChartArgs, Format, TextFormat};
 use pcsim::analysis::advise;
 use pcsim::model::catalog::Catalog;
 use pcsim::report;
@@ -42,11 +44,7 @@ pub struct AdviseArgs {
 /// Runs `pcsim advise`.
 pub fn cmd_advise(catalog: &Catalog, a: AdviseArgs, out: &mut dyn Write) -> Result<()> {
     let format = Format::from(a.format);
-    let png = a.charts.png_options()?;
-    let doc_kind = a.doc.check()?;
-    if let Some(dir) = &a.out {
-        report::ensure_writable_dir(dir)?;
-    }
+    let outputs = Outputs::check(a.out.as_deref(), Some(&a.charts), &a.doc)?;
     let scenario = load_scenario(&a.scenario)?;
     let request = advise::selection(&a.models)
         .overrides(a.runs, a.seed)
@@ -62,26 +60,14 @@ pub fn cmd_advise(catalog: &Catalog, a: AdviseArgs, out: &mut dyn Write) -> Resu
         Format::Json => out.write_all(json.as_bytes())?,
         _ => out.write_all(text.as_bytes())?,
     }
-    if let Some(dir) = &a.out {
-        let charts = a.charts.render(png, |o| advise_charts(&rep, o))?;
-        out.flush()?; // the report first, then the paths of the files written
-        let files = [
+    outputs.write(
+        out,
+        format,
+        &[
             ("advice.json", json.as_bytes()),
             ("advice.txt", text.as_bytes()),
-        ];
-        write_report_set(dir, &with_charts(&files, &charts), format)?;
-    }
-    if let (Some(kind), Some(path)) = (doc_kind, &a.doc.report) {
-        let printed = text;
-        let doc = super::docreport::advise_document(
-            catalog,
-            &request.scenario,
-            &rep,
-            &a.charts,
-            &printed,
-        )?;
-        out.flush()?;
-        super::docreport::write(path, kind, &doc, format == Format::Table)?;
-    }
-    Ok(())
+        ],
+        Some(&|o| advise_charts(&rep, o)),
+        || advise_document(catalog, &request.scenario, &rep, &a.charts, &text),
+    )
 }

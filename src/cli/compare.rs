@@ -5,7 +5,9 @@ use std::path::PathBuf;
 
 use anyhow::Result;
 
-use super::{load_scenario, with_charts, write_report_set, ChartArgs, Format};
+use super::docreport::compare_document;
+use super::outputs::Outputs;
+use super::{load_scenario, ChartArgs, Format};
 use pcsim::analysis::compare;
 use pcsim::model::catalog::Catalog;
 use pcsim::report;
@@ -47,11 +49,7 @@ pub struct CompareArgs {
 
 /// Runs `pcsim compare`.
 pub fn cmd_compare(catalog: &Catalog, a: CompareArgs, out: &mut dyn Write) -> Result<()> {
-    let png = a.charts.png_options()?;
-    let doc_kind = a.doc.check()?;
-    if let Some(dir) = &a.out {
-        report::ensure_writable_dir(dir)?;
-    }
+    let outputs = Outputs::check(a.out.as_deref(), Some(&a.charts), &a.doc)?;
     let scenario = load_scenario(&a.scenario)?;
     let request = compare::selection(&a.models, &a.strategies)
         .overrides(a.runs, a.seed)
@@ -74,26 +72,14 @@ pub fn cmd_compare(catalog: &Catalog, a: CompareArgs, out: &mut dyn Write) -> Re
         }
         Format::Json => out.write_all(json.as_bytes())?,
     }
-    if let Some(dir) = &a.out {
-        let charts = a.charts.render(png, |o| compare_charts(&rep, o))?;
-        out.flush()?; // the report first, then the paths of the files written
-        let files = [
+    outputs.write(
+        out,
+        a.format,
+        &[
             ("compare.json", json.as_bytes()),
             ("compare.csv", csv.as_bytes()),
-        ];
-        write_report_set(dir, &with_charts(&files, &charts), a.format)?;
-    }
-    if let (Some(kind), Some(path)) = (doc_kind, &a.doc.report) {
-        let printed = rep.table();
-        let doc = super::docreport::compare_document(
-            catalog,
-            &request.scenario,
-            &rep,
-            &a.charts,
-            &printed,
-        )?;
-        out.flush()?;
-        super::docreport::write(path, kind, &doc, a.format == Format::Table)?;
-    }
-    Ok(())
+        ],
+        Some(&|o| compare_charts(&rep, o)),
+        || compare_document(catalog, &request.scenario, &rep, &a.charts, &rep.table()),
+    )
 }

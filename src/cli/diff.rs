@@ -5,7 +5,9 @@ use std::path::{Path, PathBuf};
 
 use anyhow::Result;
 
-use super::{write_report_set, Format};
+use super::docreport::diff_document;
+use super::outputs::Outputs;
+use super::Format;
 use pcsim::analysis::diff::{diff_scenarios, diff_tools};
 use pcsim::input::scenario::Scenario;
 use pcsim::model::catalog::Catalog;
@@ -48,10 +50,7 @@ fn is_scenario(p: &Path) -> bool {
 
 /// Runs `pcsim diff`.
 pub fn cmd_diff(catalog: &Catalog, a: DiffArgs, out: &mut dyn Write) -> Result<()> {
-    let doc_kind = a.doc.check()?;
-    if let Some(dir) = &a.out {
-        report::ensure_writable_dir(dir)?;
-    }
+    let outputs = Outputs::check(a.out.as_deref(), None, &a.doc)?;
     let mut scenario_a = None;
     let rep = match (is_scenario(&a.a), is_scenario(&a.b)) {
         (true, true) => {
@@ -108,15 +107,18 @@ pub fn cmd_diff(catalog: &Catalog, a: DiffArgs, out: &mut dyn Write) -> Result<(
         Format::Csv => out.write_all(csv.as_bytes())?,
         Format::Json => out.write_all(json.as_bytes())?,
     }
-    if let Some(dir) = &a.out {
-        out.flush()?;
-        let files = [("diff.json", json.as_bytes()), ("diff.csv", csv.as_bytes())];
-        write_report_set(dir, &files, a.format)?;
-    }
-    if let (Some(kind), Some(path)) = (doc_kind, &a.doc.report) {
-        let doc = super::docreport::diff_document(catalog, scenario_a.as_ref(), &rep, &rep.table());
-        out.flush()?;
-        super::docreport::write(path, kind, &doc, a.format == Format::Table)?;
-    }
-    Ok(())
+    outputs.write(
+        out,
+        a.format,
+        &[("diff.json", json.as_bytes()), ("diff.csv", csv.as_bytes())],
+        None,
+        || {
+            Ok(diff_document(
+                catalog,
+                scenario_a.as_ref(),
+                &rep,
+                &rep.table(),
+            ))
+        },
+    )
 }

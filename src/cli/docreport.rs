@@ -8,6 +8,8 @@ use std::path::{Path, PathBuf};
 use anyhow::{Context, Result};
 
 use super::ChartArgs;
+use pcsim::analysis::calls_word;
+use pcsim::analysis::uncertainty::{share_text, Interval};
 use pcsim::base::text::saving_percent;
 use pcsim::input::scenario::{Scenario, DEFAULT_SCENARIO};
 use pcsim::model::catalog::Catalog;
@@ -17,6 +19,7 @@ use pcsim::report::document::{
     Table,
 };
 use pcsim::report::{self, usd};
+use pcsim::sim::simulate::ContextWarning;
 
 /// The `--report` flag shared by run, compare, whatif, advise and config.
 #[derive(Debug, clap::Args, Default)]
@@ -203,24 +206,56 @@ pub fn table(header: &[&str], numeric: &[bool], rows: Vec<Vec<String>>) -> Block
     })
 }
 
-/// A document for a simulating command.
-pub fn document(
-    catalog: &Catalog,
-    scenario: &Scenario,
+/// A simulating command's own part of its report; [`assemble`] adds what every such report has.
+struct Parts<'a> {
     title: String,
     summary: String,
+    /// The command's sections (the change, the results).
     sections: Vec<Section>,
-    model_ids: &[&str],
-    extra_assumptions: &[String],
-) -> Document {
+    /// The charts, drawn as a section of their own after `sections`.
+    charts: Vec<Block>,
+    /// The models whose prices the report lists (repeats are listed once).
+    model_ids: Vec<&'a str>,
+    extra_assumptions: Vec<String>,
+}
+
+/// The report of a simulating command: its sections, then its charts and the text it printed,
+/// the assumptions, the scenario as simulated, the sources of every price used and the provenance.
+fn assemble(catalog: &Catalog, scenario: &Scenario, printed: &str, parts: Parts) -> Document {
+    let mut sections = parts.sections;
+    sections.push(Section {
+        heading: "Charts".into(),
+        blocks: parts.charts,
+    });
+    sections.push(Section {
+        heading: "As printed by pcsim".into(),
+        blocks: vec![Block::Pre(printed.to_string())],
+    });
+    let mut ids: Vec<&str> = Vec::new();
+    for id in parts.model_ids {
+        if !ids.contains(&id) {
+            ids.push(id);
+        }
+    }
     Document {
-        title,
-        summary,
+        title: parts.title,
+        summary: parts.summary,
         sections,
-        assumptions: assumptions(scenario, extra_assumptions),
+        assumptions: assumptions(scenario, &parts.extra_assumptions),
         scenario_text: scenario_text(scenario),
-        prices: price_sources(&models_of(catalog, model_ids)),
+        prices: price_sources(&models_of(catalog, &ids)),
         provenance: provenance(catalog, Some(scenario)),
+    }
+}
+
+/// A results section: its blocks, then the context-window warnings (the lines of standard error).
+fn results(heading: &str, blocks: Vec<Block>, warnings: &[ContextWarning]) -> Section {
+    Section {
+        heading: heading.into(),
+        blocks: blocks
+            .into_iter()
+            .chain(warning_blocks(warnings.iter().map(|w| w.message())))
+            .collect(),
     }
 }
 
@@ -232,6 +267,19 @@ fn warning_blocks(lines: impl IntoIterator<Item = String>) -> Vec<Block> {
         .collect()
 }
 
+/// `mean [p5, p95]` in dollars.
+fn usd_range(i: &Interval) -> String {
+    i.show(usd)
+}
+
+/// The sentence before the tables of a Monte Carlo report (`--runs N`, N > 1): which figures are
+/// over the runs and which are the first run's.
+fn runs_note(runs: u64, seed: u64, first: &str) -> Block {
+    Block::Text(format!(
+        "Over {runs} runs from seed {seed}, every candidate simulated on the same timeline in each run: the mean, [p5, p95] the range of 90% of runs, and the share of runs in which the verdict holds. {first}"
+    ))
+}
+
 /// Caption of a chart from its file stem.
 fn caption(stem: &str) -> String {
     match stem {
@@ -239,8 +287,8 @@ fn caption(stem: &str) -> String {
         "cumulative-by-time" => "Cumulative cost over time since the start.".into(),
         "compare-totals" => "Total cost of each strategy, with its saving against no caching.".into(),
         "whatif-cumulative" => "Cumulative cost as it is and with the tool-list change; the dotted line marks the change.".into(),
-        "whatif-difference" => "Extra cost of the change so far (changed minus as it is); below zero the change has paid for itself.".into(),
-        "advise-totals" => "Total cost of every placement simulated, with the recommendation marked.".into(),
+        "whatif-difference" => "What the change has saved so far (as it is minus changed); above zero the change has paid for itself.".into(),
+        "advise-totals" => "Total cost of the cheapest placements simulated on each model, against no caching, with the recommendation marked.".into(),
         s if s.starts_with("per-call-") => format!("Cost of each call by part: {}.", &s["per-call-".len()..]),
         s => s.to_string(),
     }
@@ -332,43 +380,30 @@ pub fn run_document(
             mc,
         ));
     }
-    blocks.extend(warning_blocks(
-        rep.context_warnings.iter().map(|w| w.message()),
-    ));
+    let mut section = results("Results", blocks, &rep.context_warnings);
     for s in &rep.skipped {
-        blocks.push(Block::Text(format!(
+        section.blocks.push(Block::Text(format!(
             "Not simulated: {} / {}: {}",
             s.model, s.strategy, s.reason
         )));
     }
-    let charts = report_charts(chart_args, caption, |o| {
-        pcsim::report::chart::run_charts(rep, o)
-    })?;
-    let ids: Vec<&str> = rep.results.iter().map(|r| r.model.as_str()).collect();
-    Ok(document(
+    Ok(assemble(
         catalog,
         scenario,
-        format!("pcsim run: {}", rep.scenario),
-        format!(
-            "What the session costs on each model and strategy. {}",
-            rep.description
-        ),
-        vec![
-            Section {
-                heading: "Results".into(),
-                blocks,
-            },
-            Section {
-                heading: "Charts".into(),
-                blocks: charts,
-            },
-            Section {
-                heading: "As printed by pcsim".into(),
-                blocks: vec![Block::Pre(printed.to_string())],
-            },
-        ],
-        &ids,
-        &[],
+        printed,
+        Parts {
+            title: format!("pcsim run: {}", rep.scenario),
+            summary: format!(
+                "What the session costs on each model and strategy. {}",
+                rep.description
+            ),
+            sections: vec![section],
+            charts: report_charts(chart_args, caption, |o| {
+                pcsim::report::chart::run_charts(rep, o)
+            })?,
+            model_ids: rep.results.iter().map(|r| r.model.as_str()).collect(),
+            extra_assumptions: Vec::new(),
+        },
     ))
 }
 
@@ -380,59 +415,95 @@ pub fn compare_document(
     chart_args: &ChartArgs,
     printed: &str,
 ) -> Result<Document> {
-    let mut rows = Vec::new();
-    for m in &rep.comparisons {
-        for o in &m.strategies {
-            rows.push(vec![
-                m.model.clone(),
-                o.strategy_requested.clone(),
-                usd(o.total_usd),
-                usd(o.saving_usd),
-                format!("{}%", saving_percent(o.saving_percent)),
-                o.cache_write_tokens.to_string(),
-                o.cache_read_tokens.to_string(),
-                if o.strategy == m.cheapest {
-                    "cheapest".into()
-                } else {
-                    String::new()
-                },
-            ]);
-        }
+    let outcomes = || {
+        rep.comparisons
+            .iter()
+            .flat_map(|m| m.strategies.iter().map(move |o| (m, o)))
+    };
+    let mut blocks = Vec::new();
+    if rep.runs > 1 {
+        blocks.push(runs_note(
+            rep.runs,
+            rep.seed,
+            "The charts draw the first run.",
+        ));
+        blocks.push(table(
+            &[
+                "model",
+                "strategy",
+                "total USD (mean [p5, p95])",
+                "saving USD (mean [p5, p95])",
+                "saves in",
+                "cheapest in",
+            ],
+            &[false, false, true, true, true, true],
+            outcomes()
+                .filter_map(|(m, o)| {
+                    let r = o.runs.as_ref()?;
+                    Some(vec![
+                        m.model.clone(),
+                        o.strategy_requested.clone(),
+                        usd_range(&r.total_usd),
+                        usd_range(&r.saving_usd),
+                        share_text(r.share_saving),
+                        share_text(r.share_cheapest),
+                    ])
+                })
+                .collect(),
+        ));
+        blocks.push(Block::Text(format!(
+            "The first run alone (seed {}):",
+            rep.seed
+        )));
     }
-    let charts = report_charts(chart_args, caption, |o| {
-        pcsim::report::chart::compare_charts(rep, o)
-    })?;
-    let ids: Vec<&str> = rep.comparisons.iter().map(|m| m.model.as_str()).collect();
-    Ok(document(
+    blocks.push(table(
+        &[
+            "model",
+            "strategy",
+            "total USD",
+            "saving USD",
+            "saving",
+            "cache write",
+            "cache read",
+            "",
+        ],
+        &[false, false, true, true, true, true, true, false],
+        outcomes()
+            .map(|(m, o)| {
+                vec![
+                    m.model.clone(),
+                    o.strategy_requested.clone(),
+                    usd(o.total_usd),
+                    usd(o.saving_usd),
+                    format!("{}%", saving_percent(o.saving_percent)),
+                    o.cache_write_tokens.to_string(),
+                    o.cache_read_tokens.to_string(),
+                    if o.strategy == m.cheapest {
+                        "cheapest".into()
+                    } else {
+                        String::new()
+                    },
+                ]
+            })
+            .collect(),
+    ));
+    Ok(assemble(
         catalog,
         scenario,
-        format!("pcsim compare: {}", rep.scenario),
-        format!(
-            "Caching strategies side by side on the same session; savings are against no caching on the same model (positive: cheaper). {}",
-            rep.description
-        ),
-        vec![
-            Section {
-                heading: "Totals".into(),
-                blocks: std::iter::once(table(
-                    &["model", "strategy", "total USD", "saving USD", "saving", "cache write", "cache read", ""],
-                    &[false, false, true, true, true, true, true, false],
-                    rows,
-                ))
-                .chain(warning_blocks(rep.context_warnings.iter().map(|w| w.message())))
-                .collect(),
-            },
-            Section {
-                heading: "Charts".into(),
-                blocks: charts,
-            },
-            Section {
-                heading: "As printed by pcsim".into(),
-                blocks: vec![Block::Pre(printed.to_string())],
-            },
-        ],
-        &ids,
-        &[],
+        printed,
+        Parts {
+            title: format!("pcsim compare: {}", rep.scenario),
+            summary: format!(
+                "Caching strategies side by side on the same session; savings are against no caching on the same model (positive: cheaper). {}",
+                rep.description
+            ),
+            sections: vec![results("Totals", blocks, &rep.context_warnings)],
+            charts: report_charts(chart_args, caption, |o| {
+                pcsim::report::chart::compare_charts(rep, o)
+            })?,
+            model_ids: rep.comparisons.iter().map(|m| m.model.as_str()).collect(),
+            extra_assumptions: Vec::new(),
+        },
     ))
 }
 
@@ -444,89 +515,139 @@ pub fn whatif_document(
     chart_args: &ChartArgs,
     printed: &str,
 ) -> Result<Document> {
-    let rows = rep
-        .outcomes
-        .iter()
-        .map(|o| {
-            vec![
-                o.model.clone(),
-                o.strategy_requested.clone(),
-                o.tool_change_rule.clone(),
-                usd(o.baseline_usd),
-                usd(o.changed_usd),
-                usd(o.saving_usd),
-                o.write_at_change_tokens.to_string(),
-                match (o.breakeven_calls, o.breakeven_calls_extrapolated) {
-                    (Some(1), _) => "1 call".into(),
-                    (Some(n), _) => format!("{n} calls"),
-                    (None, Some(n)) => format!("~{n} calls (beyond the session)"),
-                    (None, None) => "never".into(),
-                },
-            ]
-        })
-        .collect();
-    let verdicts = rep
-        .outcomes
-        .iter()
-        .map(|o| format!("{} / {}: {}", o.model, o.strategy_requested, o.verdict))
-        .collect();
-    let charts = report_charts(chart_args, caption, |o| {
-        pcsim::report::chart::whatif_charts(rep, o)
-    })?;
-    let ids: Vec<&str> = rep.outcomes.iter().map(|o| o.model.as_str()).collect();
+    let mut blocks = Vec::new();
+    if rep.runs > 1 {
+        blocks.push(runs_note(
+            rep.runs,
+            rep.seed,
+            "The verdicts under the next table and the charts are of the first run.",
+        ));
+        blocks.push(table(
+            &[
+                "model",
+                "strategy",
+                "saving USD (mean [p5, p95])",
+                "saves in",
+                "pays back in (in the session)",
+                "pays back after (median [p5, p95])",
+            ],
+            &[false, false, true, true, true, true],
+            rep.outcomes
+                .iter()
+                .filter_map(|o| {
+                    let r = o.runs.as_ref()?;
+                    Some(vec![
+                        o.model.clone(),
+                        o.strategy.clone(),
+                        usd_range(&r.saving_usd),
+                        share_text(r.share_saving),
+                        format!(
+                            "{} ({})",
+                            share_text(r.share_pays_back_extrapolated),
+                            share_text(r.share_pays_back)
+                        ),
+                        match &r.breakeven_calls_extrapolated {
+                            Some(i) => format!(
+                                "{} [{:.0}, {:.0}]",
+                                calls_word(i.median.round() as u64),
+                                i.p5,
+                                i.p95
+                            ),
+                            None => "never".into(),
+                        },
+                    ])
+                })
+                .collect(),
+        ));
+        blocks.push(Block::Text(format!(
+            "The first run alone (seed {}):",
+            rep.seed
+        )));
+    }
+    blocks.push(table(
+        &[
+            "model",
+            "strategy",
+            "tool-change rule",
+            "as it is USD",
+            "with the change USD",
+            "saving USD",
+            "written at K",
+            "pays back",
+        ],
+        &[false, false, false, true, true, true, true, true],
+        rep.outcomes
+            .iter()
+            .map(|o| {
+                vec![
+                    o.model.clone(),
+                    o.strategy.clone(),
+                    o.tool_change_rule.clone(),
+                    usd(o.baseline_usd),
+                    usd(o.changed_usd),
+                    usd(o.saving_usd),
+                    o.write_at_change_tokens.to_string(),
+                    match (o.breakeven_calls, o.breakeven_calls_extrapolated) {
+                        (Some(n), _) => calls_word(n),
+                        (None, Some(n)) => format!("~{} (beyond the session)", calls_word(n)),
+                        (None, None) => "never".into(),
+                    },
+                ]
+            })
+            .collect(),
+    ));
+    blocks.push(Block::Text("Saving USD is as it is minus changed over the whole session (negative: the change costs more); pays back counts calls from K (call K is the first).".into()));
+    blocks.push(Block::List(
+        rep.outcomes
+            .iter()
+            .map(|o| format!("{} / {}: {}", o.model, o.strategy, o.verdict))
+            .collect(),
+    ));
     let c = &rep.change;
     let mut change = vec![format!(
-        "{} ({} tools before, {} after).",
-        c.description, c.tools_before, c.tools_after
+        "Before call {}: {} tools before, {} after.",
+        rep.at_call, c.tools_before, c.tools_after
     )];
     if !c.removed.is_empty() {
-        change.push(format!("Removed: {}.", c.removed.join(", ")));
+        change.push(format!(
+            "Removed ({}): {}.",
+            c.removed.len(),
+            c.removed.join(", ")
+        ));
     }
     if !c.added.is_empty() {
-        change.push(format!("Added or changed: {}.", c.added.join(", ")));
+        change.push(format!(
+            "Added or changed ({}): {}.",
+            c.added.len(),
+            c.added.join(", ")
+        ));
     }
-    Ok(document(
+    Ok(assemble(
         catalog,
         scenario,
-        format!("pcsim whatif: {}", rep.scenario),
-        format!(
-            "What a tool-list change before call {} costs, and when it pays for itself.",
-            rep.at_call
-        ),
-        vec![
-            Section {
-                heading: "The change".into(),
-                blocks: vec![Block::List(change)],
-            },
-            Section {
-                heading: "Results".into(),
-                blocks: vec![
-                    table(
-                        &["model", "strategy", "tool-change rule", "as it is USD", "with the change USD", "saving USD", "written at K", "pays back"],
-                        &[false, false, false, true, true, true, true, true],
-                        rows,
-                    ),
-                    Block::Text("Saving USD is as it is minus changed over the whole session (negative: the change costs more); pays back counts calls from K (call K is the first).".into()),
-                    Block::List(verdicts),
-                ]
-                .into_iter()
-                .chain(warning_blocks(rep.context_warnings.iter().map(|w| w.message())))
-                .collect(),
-            },
-            Section {
-                heading: "Charts".into(),
-                blocks: charts,
-            },
-            Section {
-                heading: "As printed by pcsim".into(),
-                blocks: vec![Block::Pre(printed.to_string())],
-            },
-        ],
-        &ids,
-        &[format!(
-            "The change applies before call {} of every session; the rest of the session is the same in both simulations.",
-            rep.at_call
-        )],
+        printed,
+        Parts {
+            title: format!("pcsim whatif: {}", rep.scenario),
+            summary: format!(
+                "What a tool-list change before call {} costs, and when it pays for itself.",
+                rep.at_call
+            ),
+            sections: vec![
+                Section {
+                    heading: "The change".into(),
+                    blocks: vec![Block::List(change)],
+                },
+                results("Results", blocks, &rep.context_warnings),
+            ],
+            charts: report_charts(chart_args, caption, |o| {
+                pcsim::report::chart::whatif_charts(rep, o)
+            })?,
+            model_ids: rep.outcomes.iter().map(|o| o.model.as_str()).collect(),
+            extra_assumptions: vec![format!(
+                "The change applies before call {} of every session; the rest of the session is the same in both simulations.",
+                rep.at_call
+            )],
+        },
     ))
 }
 
@@ -538,51 +659,79 @@ pub fn advise_document(
     chart_args: &ChartArgs,
     printed: &str,
 ) -> Result<Document> {
-    let rows = rep
-        .advice
-        .iter()
-        .map(|a| {
-            vec![
-                a.model.clone(),
-                usd(a.none_usd),
-                a.recommended.strategy.clone(),
-                usd(a.recommended.total_usd),
-                usd(a.recommended.saving_usd),
-                format!("{}%", saving_percent(a.recommended.saving_percent)),
-            ]
-        })
-        .collect();
-    let charts = report_charts(chart_args, caption, |o| {
-        pcsim::report::chart::advise_charts(rep, o)
-    })?;
-    let ids: Vec<&str> = rep.advice.iter().map(|a| a.model.as_str()).collect();
-    Ok(document(
+    let mut blocks = Vec::new();
+    if rep.runs > 1 {
+        blocks.push(runs_note(
+            rep.runs,
+            rep.seed,
+            "Candidates are ranked by their mean.",
+        ));
+        blocks.push(table(
+            &[
+                "model",
+                "recommended",
+                "total USD (mean [p5, p95])",
+                "saving USD (mean [p5, p95])",
+                "cheapest in",
+            ],
+            &[false, false, true, true, true],
+            rep.advice
+                .iter()
+                .filter_map(|a| {
+                    let r = a.recommended.runs.as_ref()?;
+                    Some(vec![
+                        a.model.clone(),
+                        a.recommended.strategy.clone(),
+                        usd_range(&r.total_usd),
+                        usd_range(&r.saving_usd),
+                        share_text(r.share_cheapest),
+                    ])
+                })
+                .collect(),
+        ));
+        blocks.push(Block::Text(format!(
+            "The first run alone (seed {}):",
+            rep.seed
+        )));
+    }
+    blocks.push(table(
+        &[
+            "model",
+            "no caching USD",
+            "recommended",
+            "total USD",
+            "saving USD",
+            "saving",
+        ],
+        &[false, true, false, true, true, true],
+        rep.advice
+            .iter()
+            .map(|a| {
+                vec![
+                    a.model.clone(),
+                    usd(a.none_usd),
+                    a.recommended.strategy.clone(),
+                    usd(a.recommended.total_usd),
+                    usd(a.recommended.saving_usd),
+                    format!("{}%", saving_percent(a.recommended.saving_percent)),
+                ]
+            })
+            .collect(),
+    ));
+    Ok(assemble(
         catalog,
         scenario,
-        format!("pcsim advise: {}", rep.scenario),
-        "Per model: where to put breakpoints, which TTL tier and which tools to drop, each backed by a simulation of the scenario.".into(),
-        vec![
-            Section {
-                heading: "Recommendations".into(),
-                blocks: std::iter::once(table(
-                    &["model", "no caching USD", "recommended", "total USD", "saving USD", "saving"],
-                    &[false, true, false, true, true, true],
-                    rows,
-                ))
-                .chain(warning_blocks(rep.context_warnings.iter().map(|w| w.message())))
-                .collect(),
-            },
-            Section {
-                heading: "Charts".into(),
-                blocks: charts,
-            },
-            Section {
-                heading: "As printed by pcsim".into(),
-                blocks: vec![Block::Pre(printed.to_string())],
-            },
-        ],
-        &ids,
-        &[],
+        printed,
+        Parts {
+            title: format!("pcsim advise: {}", rep.scenario),
+            summary: "Per model: where to put breakpoints, which TTL tier and which tools to drop, each backed by a simulation of the scenario.".into(),
+            sections: vec![results("Recommendations", blocks, &rep.context_warnings)],
+            charts: report_charts(chart_args, caption, |o| {
+                pcsim::report::chart::advise_charts(rep, o)
+            })?,
+            model_ids: rep.advice.iter().map(|a| a.model.as_str()).collect(),
+            extra_assumptions: Vec::new(),
+        },
     ))
 }
 

@@ -19,6 +19,7 @@ mod docreport;
 mod fit;
 mod import_litellm;
 mod models;
+mod outputs;
 mod progress;
 mod replay;
 mod replay_change;

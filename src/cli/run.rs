@@ -5,7 +5,9 @@ use std::path::PathBuf;
 
 use anyhow::Result;
 
-use super::{load_scenario, with_charts, write_report_set, ChartArgs, Format};
+use super::docreport::run_document;
+use super::outputs::Outputs;
+use super::{load_scenario, ChartArgs, Format};
 use pcsim::model::catalog::Catalog;
 use pcsim::report;
 use pcsim::report::chart::run_charts;
@@ -54,11 +56,7 @@ pub struct RunArgs {
 /// Runs `pcsim run`.
 pub fn cmd_run(catalog: &Catalog, a: RunArgs, out: &mut dyn Write) -> Result<()> {
     // Bad flags and an unwritable folder are reported before any simulation work.
-    let png = a.charts.png_options()?;
-    let doc_kind = a.doc.check()?;
-    if let Some(dir) = &a.out {
-        report::ensure_writable_dir(dir)?;
-    }
+    let outputs = Outputs::check(a.out.as_deref(), Some(&a.charts), &a.doc)?;
     if let Some(path) = &a.usage_log {
         report::check_output_path(path)?;
     }
@@ -96,21 +94,15 @@ pub fn cmd_run(catalog: &Catalog, a: RunArgs, out: &mut dyn Write) -> Result<()>
         Format::Csv => out.write_all(csv.as_bytes())?,
         Format::Json => out.write_all(json.as_bytes())?,
     }
-    if let Some(dir) = &a.out {
-        let charts = a.charts.render(png, |o| run_charts(&rep, o))?;
-        let files = [
+    outputs.write(
+        out,
+        a.format,
+        &[
             ("results.json", json.as_bytes()),
             ("calls.csv", csv.as_bytes()),
             ("summary.txt", summary.as_bytes()),
-        ];
-        out.flush()?; // the report first, then the paths of the files written
-        write_report_set(dir, &with_charts(&files, &charts), a.format)?;
-    }
-    if let (Some(kind), Some(path)) = (doc_kind, &a.doc.report) {
-        let doc =
-            super::docreport::run_document(catalog, &request.scenario, &rep, &a.charts, &summary)?;
-        out.flush()?;
-        super::docreport::write(path, kind, &doc, a.format == Format::Table)?;
-    }
-    Ok(())
+        ],
+        Some(&|o| run_charts(&rep, o)),
+        || run_document(catalog, &request.scenario, &rep, &a.charts, &summary),
+    )
 }

@@ -5,7 +5,9 @@ use std::path::PathBuf;
 
 use anyhow::Result;
 
-use super::{load_scenario, with_charts, write_report_set, ChartArgs, Format};
+use super::docreport::whatif_document;
+use super::outputs::Outputs;
+use super::{load_scenario, ChartArgs, Format};
 use pcsim::analysis::whatif::{self, ToolChange};
 use pcsim::input::trim::Trim;
 use pcsim::model::catalog::Catalog;
@@ -81,11 +83,7 @@ pub fn parse_trim(text: &str) -> std::result::Result<Trim, String> {
 
 /// Runs `pcsim whatif`.
 pub fn cmd_whatif(catalog: &Catalog, a: WhatifArgs, out: &mut dyn Write) -> Result<()> {
-    let png = a.charts.png_options()?;
-    let doc_kind = a.doc.check()?;
-    if let Some(dir) = &a.out {
-        report::ensure_writable_dir(dir)?;
-    }
+    let outputs = Outputs::check(a.out.as_deref(), Some(&a.charts), &a.doc)?;
     let scenario = load_scenario(&a.scenario)?;
     let change = ToolChange {
         add: load_tool_files(&a.add_tools)?,
@@ -138,26 +136,14 @@ pub fn cmd_whatif(catalog: &Catalog, a: WhatifArgs, out: &mut dyn Write) -> Resu
         }
         Format::Json => out.write_all(json.as_bytes())?,
     }
-    if let Some(dir) = &a.out {
-        let charts = a.charts.render(png, |o| whatif_charts(&rep, o))?;
-        out.flush()?; // the report first, then the paths of the files written
-        let files = [
+    outputs.write(
+        out,
+        a.format,
+        &[
             ("whatif.json", json.as_bytes()),
             ("whatif.csv", csv.as_bytes()),
-        ];
-        write_report_set(dir, &with_charts(&files, &charts), a.format)?;
-    }
-    if let (Some(kind), Some(path)) = (doc_kind, &a.doc.report) {
-        let printed = rep.table();
-        let doc = super::docreport::whatif_document(
-            catalog,
-            &request.scenario,
-            &rep,
-            &a.charts,
-            &printed,
-        )?;
-        out.flush()?;
-        super::docreport::write(path, kind, &doc, a.format == Format::Table)?;
-    }
-    Ok(())
+        ],
+        Some(&|o| whatif_charts(&rep, o)),
+        || whatif_document(catalog, &request.scenario, &rep, &a.charts, &rep.table()),
+    )
 }

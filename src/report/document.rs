@@ -309,7 +309,7 @@ table{border-collapse:collapse;margin:1em 0;font-size:.9em}th,td{border:1px soli
 th{background:#f2f2f2}td.n{text-align:right;font-variant-numeric:tabular-nums;white-space:nowrap}\
 pre{background:#f7f7f7;border:1px solid #e2e2e2;padding:.8em;overflow-x:auto;font-size:.82em}\
 figure{margin:1.2em 0}figcaption{color:#555;font-size:.9em}svg{max-width:100%;height:auto;border:1px solid #eee}\
-.prov td:first-child{font-weight:bold;white-space:nowrap}";
+tbody td:first-child{white-space:nowrap}.prov td:first-child{font-weight:bold;white-space:nowrap}";
 
 impl Document {
     /// One self-contained HTML file: inline CSS, charts as inline SVG, no script and no external

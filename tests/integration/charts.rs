@@ -820,7 +820,8 @@ fn whatif_out_writes_baseline_and_difference_charts_with_call_k_marked() {
     );
     let texts = svg_texts(&diff, 1000, 600, "whatif-difference").concat();
     assert!(
-        texts.contains("below zero: the change has saved so far"),
+        texts.contains("above zero: the change has paid for itself")
+            && texts.contains("cumulative saving (USD)"),
         "{texts}"
     );
 }
@@ -969,4 +970,62 @@ fn log_scale_puts_the_cost_axis_on_decades() {
             "{linear:?}"
         );
     }
+}
+
+/// `advise --out` on six models, each with many placements: every model keeps its bars (no caching
+/// and its cheapest placements, the recommendation marked), and the subtitle says how many per
+/// model are drawn, instead of one model's twenty placements pushing the others off the chart.
+#[test]
+fn advise_chart_shows_every_model_with_its_cheapest_placements() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("adv");
+    let scenario = common::root().join("examples/github-filesystem.toml");
+    let json = common::pcsim()
+        .arg("advise")
+        .arg(&scenario)
+        .args([
+            "--format",
+            "json",
+            "--svg",
+            "--chart-size",
+            "1200x750",
+            "--out",
+        ])
+        .arg(&out)
+        .output()
+        .unwrap();
+    assert!(
+        json.status.success(),
+        "{}",
+        String::from_utf8_lossy(&json.stderr)
+    );
+    let v: serde_json::Value = serde_json::from_slice(&json.stdout).unwrap();
+    let svg = std::fs::read(out.join("advise-totals.svg")).unwrap();
+    dump("advise-totals.svg", &svg);
+    let texts = svg_texts(&svg, 1200, 750, "advise-totals").join("\n");
+    let advice = v["advice"].as_array().unwrap();
+    assert_eq!(advice.len(), 6);
+    for a in advice {
+        let model = a["model"].as_str().unwrap();
+        let rec = a["recommended"]["strategy"].as_str().unwrap();
+        assert!(
+            texts.contains(&format!("{model} none")),
+            "{model}: no baseline bar\n{texts}"
+        );
+        if rec != "none" {
+            assert!(
+                texts.contains(&format!("{model} {rec}")),
+                "{model}: {rec} not drawn\n{texts}"
+            );
+        }
+    }
+    assert_eq!(
+        texts.matches("recommended").count(),
+        advice
+            .iter()
+            .filter(|a| a["recommended"]["strategy"] != "none")
+            .count()
+    );
+    assert!(texts.contains("the 2 cheapest of each model"), "{texts}");
+    assert!(!texts.contains("do not fit"), "{texts}");
 }

@@ -115,7 +115,7 @@ fn html_report_is_one_self_contained_file_with_charts_prices_and_provenance() {
     );
     for want in [
         "What a tool-list change before call 10 costs",
-        "Removed: create_or_update_file",
+        "Removed (26): create_or_update_file",
         "pays back",
         "Prices used and their sources",
         "Provenance",
@@ -157,6 +157,110 @@ fn html_report_is_one_self_contained_file_with_charts_prices_and_provenance() {
         );
     }
     dump("whatif.html", html.as_bytes());
+}
+
+/// With `--runs N` the report carries the figures over the runs, as the JSON has them (mean and
+/// the range of 90% of runs, the share of runs in which the verdict holds), before the first run's
+/// table, for whatif, compare and advise on the shipped GitHub + filesystem example.
+#[test]
+fn reports_of_monte_carlo_runs_show_the_figures_over_the_runs() {
+    let dir = tempfile::tempdir().unwrap();
+    let scenario = common::root().join("examples/github-filesystem.toml");
+    let pcsim_json = |args: &[&str]| -> serde_json::Value {
+        let out = common::pcsim()
+            .arg(args[0])
+            .arg(&scenario)
+            .args(&args[1..])
+            .args(["--runs", "20", "--format", "json"])
+            .output()
+            .unwrap();
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        serde_json::from_slice(&out.stdout).unwrap()
+    };
+    let report_of = |args: &[&str]| -> String {
+        let path = dir.path().join(format!("{}.html", args[0]));
+        common::pcsim()
+            .arg(args[0])
+            .arg(&scenario)
+            .args(&args[1..])
+            .args(["--runs", "20", "--chart-size", "800x500", "--report"])
+            .arg(&path)
+            .assert()
+            .success();
+        std::fs::read_to_string(&path).unwrap()
+    };
+    let usd = |v: &serde_json::Value| pcsim::report::usd(v.as_f64().unwrap());
+    let range = |i: &serde_json::Value| {
+        format!(
+            "{} [{}, {}]",
+            usd(&i["mean"]),
+            usd(&i["p5"]),
+            usd(&i["p95"])
+        )
+    };
+    let share = |v: &serde_json::Value| format!("{:.0}%", v.as_f64().unwrap() * 100.0);
+    let cell = |text: &str| format!("<td class=\"n\">{text}</td>");
+
+    let whatif = [
+        "whatif",
+        "--at-call",
+        "10",
+        "--remove-servers",
+        "github",
+        "--model",
+        "kimi-k3",
+    ];
+    let v = pcsim_json(&whatif);
+    let html = report_of(&whatif);
+    assert!(html.contains("Over 20 runs from seed 3"), "no runs note");
+    let over_runs = html
+        .find("saving USD (mean [p5, p95])")
+        .expect("runs table");
+    let first_run = html
+        .find("The first run alone (seed 3)")
+        .expect("first-run label");
+    assert!(over_runs < first_run);
+    let mut checked = 0;
+    for o in v["outcomes"].as_array().unwrap() {
+        let r = &o["runs"];
+        assert!(
+            html.contains(&cell(&range(&r["saving_usd"]))),
+            "{}",
+            range(&r["saving_usd"])
+        );
+        assert!(html.contains(&cell(&share(&r["share_saving"]))));
+        checked += 1;
+    }
+    assert_eq!(checked, 2, "none and automatic on kimi-k3");
+
+    let compare = ["compare", "--model", "kimi-k3"];
+    let v = pcsim_json(&compare);
+    let html = report_of(&compare);
+    for o in v["comparisons"][0]["strategies"].as_array().unwrap() {
+        let r = &o["runs"];
+        for key in ["total_usd", "saving_usd"] {
+            assert!(
+                html.contains(&cell(&range(&r[key]))),
+                "{key} {}",
+                range(&r[key])
+            );
+        }
+        assert!(html.contains(&cell(&share(&r["share_cheapest"]))));
+    }
+
+    let advise = ["advise", "--model", "gemini-3.6-flash"];
+    let v = pcsim_json(&advise);
+    let html = report_of(&advise);
+    let rec = &v["advice"][0]["recommended"];
+    assert!(html.contains(&format!("<td>{}</td>", rec["strategy"].as_str().unwrap())));
+    for key in ["total_usd", "saving_usd"] {
+        assert!(html.contains(&cell(&range(&rec["runs"][key]))), "{key}");
+    }
+    assert!(html.contains(&cell(&share(&rec["runs"]["share_cheapest"]))));
 }
 
 #[test]

@@ -19,6 +19,9 @@ struct HBars<'a> {
     notes: Vec<&'a str>,
     /// Legend entries (colour, text), beside the bars; none for a single-colour chart.
     legend: Vec<(RGBColor, String)>,
+    /// Bars sorted largest first (the hidden ones are the smallest, and their sum means
+    /// something); otherwise in the caller's order.
+    sorted: bool,
 }
 
 /// One bar of a [`grouped_bar_chart`].
@@ -84,6 +87,7 @@ pub fn grouped_bar_chart(
             colours: bars.iter().map(|b| colour(&b.group)).collect(),
             notes: bars.iter().map(|b| b.note.as_str()).collect(),
             legend: groups.iter().map(|g| (colour(g), g.to_string())).collect(),
+            sorted: false,
         },
     )
 }
@@ -121,6 +125,7 @@ pub fn horizontal_bar_chart(
             colours: vec![style::PALETTE[0]; n],
             notes: vec![""; n],
             legend: Vec::new(),
+            sorted: true,
         },
     )
 }
@@ -171,11 +176,18 @@ impl Draw for HBars<'_> {
             } else {
                 ""
             };
-            let text = format!(
-                "showing the {shown} largest of {} bars; the other {hidden} add up to {}{unit}",
-                self.bars.len(),
-                value_text(rest, self.x)
-            );
+            let text = if self.sorted {
+                format!(
+                    "showing the {shown} largest of {} bars; the other {hidden} add up to {}{unit}",
+                    self.bars.len(),
+                    value_text(rest, self.x)
+                )
+            } else {
+                format!(
+                    "showing the first {shown} of {} bars; {hidden} more do not fit (a larger --chart-size shows them)",
+                    self.bars.len()
+                )
+            };
             note.draw(&Text::new(
                 text,
                 (pad, 0),

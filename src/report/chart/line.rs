@@ -320,6 +320,16 @@ impl Draw for LineChart<'_> {
         if yt.last().is_none_or(|t| *t < ytop - ys * 1e-9) {
             yt.push(ytop);
         }
+        // Below zero likewise: the lowest line sits above a labelled tick, not on an unlabelled edge.
+        let ylo = if !log_y && ylo < 0.0 {
+            let bottom = (ylo / ys).floor() * ys;
+            if yt.first().is_none_or(|t| *t > bottom + ys * 1e-9) {
+                yt.insert(0, bottom);
+            }
+            bottom
+        } else {
+            ylo
+        };
         if log_y {
             let rows = (plot_h as f64 / (sc.label() * 2.2)).max(2.0) as usize;
             // The first 1, 2 or 5 times a power of ten at or above the highest value.

@@ -1,6 +1,6 @@
 //! The charts of a `whatif` report: the session as it is against the session with the tool-list
-//! change, with call K marked, and the running difference between the two (where it crosses zero,
-//! the change has paid for itself).
+//! change, with call K marked, and the running saving of the change (where it rises above zero, the
+//! change has paid for itself).
 
 use super::style::group;
 use super::{
@@ -13,8 +13,9 @@ use crate::error::Result;
 const AS_IT_IS: &str = "as it is";
 
 /// Renders `whatif-cumulative` (per (model, strategy): the baseline and the changed session,
-/// cumulative cost by call, call K marked) and `whatif-difference` (changed minus baseline,
-/// cumulative; below zero the change has saved money so far). Colours are the models' catalog-order
+/// cumulative cost by call, call K marked) and `whatif-difference` (baseline minus changed,
+/// cumulative: the saving so far, positive as every saving pcsim reports; above zero the change has
+/// paid for itself). Colours are the models' catalog-order
 /// colours, as in every other chart of a report.
 ///
 /// Errors with [`crate::Error::Unsupported`] when nothing was simulated.
@@ -96,7 +97,7 @@ pub fn whatif_charts(report: &WhatifReport, opts: &ChartOptions) -> Result<Vec<C
                 .map(|i| {
                     (
                         i as f64 + 1.0,
-                        o.changed_calls[i].cumulative_usd - o.baseline_calls[i].cumulative_usd,
+                        o.baseline_calls[i].cumulative_usd - o.changed_calls[i].cumulative_usd,
                     )
                 })
                 .collect(),
@@ -152,11 +153,11 @@ pub fn whatif_charts(report: &WhatifReport, opts: &ChartOptions) -> Result<Vec<C
             name: format!("whatif-difference.{ext}"),
             bytes: line_chart_with(
                 &format!(
-                    "Extra cost of the change so far: {}\n{change}; changed minus as it is (below zero: the change has saved so far)",
+                    "What the change has saved so far: {}\n{change}; as it is minus changed (above zero: the change has paid for itself)",
                     report.scenario
                 ),
                 &Axis::new(x_label, Unit::Count),
-                &Axis::new("cumulative extra cost (USD)", Unit::Usd),
+                &Axis::new("cumulative saving (USD)", Unit::Usd),
                 &diff,
                 &diff_extras,
                 opts,
