@@ -102,11 +102,7 @@ pub fn cmd_diff(catalog: &Catalog, a: DiffArgs, out: &mut dyn Write) -> Result<(
     super::warn_context(rep.warnings());
     let json = report::json::to_json(&rep)?;
     let csv = rep.csv();
-    match a.format {
-        Format::Table => out.write_all(rep.table().as_bytes())?,
-        Format::Csv => out.write_all(csv.as_bytes())?,
-        Format::Json => out.write_all(json.as_bytes())?,
-    }
+    super::print_report(out, a.format, &rep.table(), &csv, &json, &[])?;
     outputs.write(
         out,
         a.format,

@@ -316,11 +316,32 @@ pub fn tool_block_warnings<'a>(
         .collect()
 }
 
-/// Prints stated skips on standard error when standard output carries CSV (which has no room for
-/// them), so an unsupported pair is never dropped silently.
-pub fn skips_to_stderr<'a>(skips: impl Iterator<Item = (&'a String, &'a String, &'a String)>) {
+/// Prints a report on standard output in `format`: the table, the CSV or the JSON. The table and
+/// the JSON state the skipped pairs themselves; CSV has no room for them, so with CSV they go to
+/// standard error and an unsupported pair is never dropped silently.
+pub fn print_report(
+    out: &mut dyn Write,
+    format: Format,
+    table: &str,
+    csv: &str,
+    json: &str,
+    skipped: &[pcsim::analysis::Skip],
+) -> Result<()> {
     use pcsim::report::terminal::escape_inline as e;
-    for (model, strategy, reason) in skips {
-        eprintln!("skipped {} / {}: {}", e(model), e(strategy), e(reason));
+    match format {
+        Format::Table => out.write_all(table.as_bytes())?,
+        Format::Json => out.write_all(json.as_bytes())?,
+        Format::Csv => {
+            out.write_all(csv.as_bytes())?;
+            for s in skipped {
+                eprintln!(
+                    "skipped {} / {}: {}",
+                    e(&s.model),
+                    e(&s.strategy),
+                    e(&s.reason)
+                );
+            }
+        }
     }
+    Ok(())
 }

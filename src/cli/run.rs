@@ -89,11 +89,7 @@ pub fn cmd_run(catalog: &Catalog, a: RunArgs, out: &mut dyn Write) -> Result<()>
     if a.calls {
         summary.push_str(&report::table::run_calls(&rep));
     }
-    match a.format {
-        Format::Table => out.write_all(summary.as_bytes())?,
-        Format::Csv => out.write_all(csv.as_bytes())?,
-        Format::Json => out.write_all(json.as_bytes())?,
-    }
+    super::print_report(out, a.format, &summary, &csv, &json, &rep.skipped)?;
     outputs.write(
         out,
         a.format,

@@ -98,11 +98,7 @@ pub fn cmd_sweep(catalog: &Catalog, a: SweepArgs, out: &mut dyn Write) -> Result
     }));
     let json = report::json::to_json(&rep)?;
     let csv = rep.csv();
-    match a.format {
-        Format::Table => out.write_all(rep.table().as_bytes())?,
-        Format::Csv => out.write_all(csv.as_bytes())?,
-        Format::Json => out.write_all(json.as_bytes())?,
-    }
+    super::print_report(out, a.format, &rep.table(), &csv, &json, &[])?;
     if let Some(dir) = &a.out {
         let charts = a.charts.render(png, |o| sweep_charts(&rep, o))?;
         out.flush()?; // the report first, then the paths of the files written

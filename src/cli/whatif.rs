@@ -124,18 +124,7 @@ pub fn cmd_whatif(catalog: &Catalog, a: WhatifArgs, out: &mut dyn Write) -> Resu
     super::warn_context(rep.context_warnings.iter().map(|w| w.message()));
     let json = report::json::to_json(&rep)?;
     let csv = rep.csv();
-    match a.format {
-        Format::Table => out.write_all(rep.table().as_bytes())?,
-        Format::Csv => {
-            out.write_all(csv.as_bytes())?;
-            super::skips_to_stderr(
-                rep.skipped
-                    .iter()
-                    .map(|s| (&s.model, &s.strategy, &s.reason)),
-            );
-        }
-        Format::Json => out.write_all(json.as_bytes())?,
-    }
+    super::print_report(out, a.format, &rep.table(), &csv, &json, &rep.skipped)?;
     outputs.write(
         out,
         a.format,

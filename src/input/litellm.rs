@@ -12,7 +12,7 @@ use std::fmt::Write as _;
 use serde_json::Value;
 
 use crate::error::{closest, Error, Result};
-use crate::input::litellm_entry::{f, map_entry, q, Skip};
+use crate::input::litellm_entry::{f, flatten_tiered, map_entry, q, Skip};
 use crate::model::catalog::{Catalog, Family};
 
 /// What an import produced.
@@ -108,7 +108,25 @@ pub fn import(text: &str, origin: &str, keys: &[String]) -> Result<Import> {
     let mut entries = Vec::new();
     let mut family_text: BTreeMap<&'static str, String> = BTreeMap::new();
     for (key, entry) in selected {
-        let e = match map_entry(key, entry, &embedded.families, &checked) {
+        // An entry priced only by prompt-length ranges is read as its flat equivalent.
+        let (flat, tiered) = match flatten_tiered(entry) {
+            Ok(Some((v, note))) => (Some(v), Some(note)),
+            Ok(None) => (None, None),
+            Err(Skip::NotApplicable(why)) => {
+                imp.skipped.push((key.clone(), why));
+                continue;
+            }
+            Err(Skip::Bad(b)) => {
+                imp.skipped.push((key.clone(), b.to_string()));
+                imp.bad += 1;
+                continue;
+            }
+        };
+        let entry: std::borrow::Cow<'_, Value> = match flat {
+            Some(v) => std::borrow::Cow::Owned(v),
+            None => std::borrow::Cow::Borrowed(entry),
+        };
+        let mut e = match map_entry(key, &entry, &embedded.families, &checked) {
             Ok(e) => e,
             Err(Skip::NotApplicable(why)) => {
                 imp.skipped.push((key.clone(), why));
@@ -127,6 +145,7 @@ pub fn import(text: &str, origin: &str, keys: &[String]) -> Result<Import> {
             }
             t
         });
+        e.corrections.extend(tiered);
         entries.push((key.clone(), entry, e));
     }
     // Each entry must load, so that one entry the catalog refuses is skipped rather than failing
@@ -498,5 +517,77 @@ mod tests {
             long_context("input_cost_per_token_above_200k_tokens_priority"),
             None
         );
+    }
+
+    /// DashScope's Qwen entries are priced only by prompt-length ranges (`tiered_pricing`, as in
+    /// LiteLLM's `dashscope/qwen-flash`): two ranges read as base prices and one long-context
+    /// tier; three are left out saying why; a broken range is a bad row naming the field.
+    #[test]
+    fn tiered_pricing_reads_as_base_and_long_context_prices() {
+        let db = r#"{
+          "two": {"litellm_provider": "dashscope", "mode": "chat", "max_input_tokens": 997952,
+            "tiered_pricing": [
+              {"input_cost_per_token": 5e-08, "output_cost_per_token": 4e-07,
+               "cache_read_input_token_cost": 1e-08, "range": [0, 256000.0]},
+              {"input_cost_per_token": 2.5e-07, "output_cost_per_token": 2e-06,
+               "cache_read_input_token_cost": 5e-08, "output_cost_per_reasoning_token": 3e-06,
+               "range": [256000.0, 1000000.0]}]},
+          "three": {"litellm_provider": "dashscope", "mode": "chat", "tiered_pricing": [
+              {"input_cost_per_token": 1.2e-06, "output_cost_per_token": 6e-06, "range": [0, 32000.0]},
+              {"input_cost_per_token": 2.4e-06, "output_cost_per_token": 1.2e-05, "range": [32000.0, 128000.0]},
+              {"input_cost_per_token": 3e-06, "output_cost_per_token": 1.5e-05, "range": [128000.0, 252000.0]}]},
+          "gap": {"litellm_provider": "dashscope", "mode": "chat", "tiered_pricing": [
+              {"input_cost_per_token": 1e-06, "output_cost_per_token": 2e-06, "range": [0, 1000.0]},
+              {"input_cost_per_token": 2e-06, "output_cost_per_token": 4e-06, "range": [2000.0, 9000.0]}]}
+        }"#;
+        let imp = import(db, "db.json", &[]).unwrap();
+        assert_eq!(imp.imported, ["two"]);
+        let skipped: std::collections::HashMap<_, _> = imp
+            .skipped
+            .iter()
+            .map(|(k, w)| (k.as_str(), w.as_str()))
+            .collect();
+        assert!(
+            skipped["three"].contains("3 prompt-length ranges"),
+            "{skipped:?}"
+        );
+        assert!(
+            skipped["gap"].contains("field `tiered_pricing[1].range`"),
+            "{skipped:?}"
+        );
+        assert_eq!(imp.bad, 1);
+        let c = Catalog::from_toml_str(&imp.toml, "t").unwrap();
+        let m = c.model("two").unwrap();
+        // $0.05 / $0.40 up to 256,000 prompt tokens; $0.25 / $2.00 above; reads 0.2x in both.
+        assert_eq!(
+            (m.input_usd_per_mtok.value, m.output_usd_per_mtok.value),
+            (0.05, 0.4)
+        );
+        let lc = m.long_context.as_ref().unwrap();
+        assert_eq!(
+            (
+                lc.above_tokens.value,
+                lc.input_usd_per_mtok.value,
+                lc.output_usd_per_mtok.value
+            ),
+            (256_000, 0.25, 2.0)
+        );
+        assert_eq!(lc.read_multiplier.as_ref().unwrap().value, 0.2);
+        let auto = m.cache.automatic.as_ref().or(m.cache.explicit.as_ref());
+        assert_eq!(auto.unwrap().read_multiplier.value, 0.2);
+        // What was done is said; the range's field with no place is reported by its path.
+        assert!(imp
+            .corrections
+            .iter()
+            .any(|(k, c)| k == "two" && c.contains("up to 256000 prompt tokens")));
+        assert_eq!(
+            imp.unmapped["tiered_pricing[1].output_cost_per_reasoning_token"],
+            1
+        );
+        assert!(!imp.unmapped.contains_key("tiered_pricing"));
+        // `models --check-against` compares the catalog with the same reading.
+        let r = crate::input::litellm_check::check_against(&c, db, "db.json").unwrap();
+        assert!(r.disagreements.is_empty(), "{:?}", r.disagreements);
+        assert!(r.agreeing >= 7, "{}", r.agreeing);
     }
 }

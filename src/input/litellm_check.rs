@@ -98,8 +98,18 @@ pub fn check_against(catalog: &Catalog, text: &str, origin: &str) -> Result<Chec
             report.not_compared.push(m.id.clone());
             continue;
         };
-        let Some(e) = db.get(key).and_then(Value::as_object) else {
+        let Some(entry) = db.get(key).filter(|v| v.is_object()) else {
             report.missing_keys.push((m.id.clone(), key.clone()));
+            continue;
+        };
+        // Prices given only by prompt-length ranges are compared as import-litellm reads them
+        // (base prices and one long-context tier); an entry it cannot read so is compared as
+        // filed, and its prices then show as missing from the file.
+        let flat = crate::input::litellm_entry::flatten_tiered(entry)
+            .ok()
+            .flatten()
+            .map(|(v, _)| v);
+        let Some(e) = flat.as_ref().unwrap_or(entry).as_object() else {
             continue;
         };
         let mut c = Checker {

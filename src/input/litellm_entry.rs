@@ -97,6 +97,103 @@ pub(crate) fn long_context(k: &str) -> Option<(&'static str, u64)> {
     n.checked_mul(1000).map(|t| (*base, t))
 }
 
+/// LiteLLM prices some entries (DashScope's Qwen models) only by prompt length, as
+/// `tiered_pricing`: a list of ranges `{"range": [from, to], <prices>}`. The catalog holds a base
+/// price and one long-context tier, so an entry with no top-level input price and two ranges (the
+/// first from 0, the second from where the first ends, a whole number of thousands of tokens)
+/// reads as the flat fields the rest of the import knows: the first range's prices as the base
+/// ones, the second's as `<field>_above_<N>k_tokens`. A price field of a range the catalog has no
+/// place for keeps its place in the report as `tiered_pricing[i].<field>`. Returns the flat entry
+/// and a note of what was read, or `None` when there is nothing to flatten (no `tiered_pricing`,
+/// or a top-level input price beside it: `tiered_pricing` is then a field with no place).
+/// Three or more ranges cannot be held by one tier: the entry is left out, saying so, rather than
+/// imported with prompts past the second range mispriced.
+pub(crate) fn flatten_tiered(entry: &Value) -> Result<Option<(Value, String)>, Skip> {
+    let Some(e) = entry.as_object() else {
+        return Ok(None);
+    };
+    let Some(tiers) = e.get("tiered_pricing") else {
+        return Ok(None);
+    };
+    if e.contains_key("input_cost_per_token") {
+        return Ok(None);
+    }
+    let field = "tiered_pricing";
+    let Value::Array(ranges) = tiers else {
+        return Err(bad(
+            field,
+            format!("expected a list of ranges, found {}", describe(tiers)),
+        )
+        .into());
+    };
+    if ranges.len() > 2 {
+        return Err(Skip::NotApplicable(format!(
+            "tiered_pricing has {} prompt-length ranges; the catalog holds a base price and one long-context tier, so prompts past the second range would be mispriced",
+            ranges.len()
+        )));
+    }
+    let mut bounds = Vec::new();
+    for (i, r) in ranges.iter().enumerate() {
+        let at = format!("{field}[{i}].range");
+        let b = r
+            .get("range")
+            .and_then(Value::as_array)
+            .filter(|b| b.len() == 2)
+            .and_then(|b| Some((b[0].as_f64()?, b[1].as_f64()?)))
+            .filter(|(from, to)| from.is_finite() && to.is_finite() && *from >= 0.0 && to > from)
+            .ok_or_else(|| bad(&at, "expected [from, to] token counts with from < to"))?;
+        if !r.is_object() {
+            return Err(bad(&format!("{field}[{i}]"), "expected an object").into());
+        }
+        bounds.push(b);
+    }
+    let mut flat: Map<String, Value> = e
+        .iter()
+        .filter(|(k, _)| k.as_str() != field)
+        .map(|(k, v)| (k.clone(), v.clone()))
+        .collect();
+    let copy = |flat: &mut Map<String, Value>, i: usize, suffix: &str| {
+        for (k, v) in ranges[i].as_object().into_iter().flatten() {
+            if k == "range" {
+                continue;
+            }
+            let name = if LONG_BASES.contains(&k.as_str()) {
+                format!("{k}{suffix}")
+            } else {
+                format!("{field}[{i}].{k}")
+            };
+            flat.insert(name, v.clone());
+        }
+    };
+    if bounds[0].0 != 0.0 {
+        return Err(bad(
+            &format!("{field}[0].range"),
+            "the first range must start at 0",
+        )
+        .into());
+    }
+    copy(&mut flat, 0, "");
+    let note = match bounds.get(1) {
+        None => "read its one tiered_pricing range as the base prices".to_string(),
+        Some(&(from, _)) => {
+            if from != bounds[0].1 || from % 1000.0 != 0.0 {
+                return Err(bad(
+                    &format!("{field}[1].range"),
+                    "the second range must start where the first ends, at a whole number of thousands of tokens",
+                )
+                .into());
+            }
+            let k = (from / 1000.0) as u64;
+            copy(&mut flat, 1, &format!("_above_{k}k_tokens"));
+            format!(
+                "read tiered_pricing as the base prices up to {} prompt tokens and a long-context tier above (the *_above_{k}k_tokens prices)",
+                from as u64
+            )
+        }
+    };
+    Ok(Some((Value::Object(flat), note)))
+}
+
 pub(crate) fn q(s: &str) -> String {
     toml::Value::String(s.to_string()).to_string()
 }

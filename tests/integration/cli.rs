@@ -277,3 +277,48 @@ fn closed_pipe_is_not_an_error() {
         String::from_utf8_lossy(&out.stderr)
     );
 }
+
+/// `run --format csv` states a pair it could not simulate on standard error (CSV has no room for
+/// it), as compare and whatif do, instead of dropping it silently; the table states it in itself.
+#[test]
+fn run_csv_states_skipped_pairs_on_stderr() {
+    let scenario = root().join("examples/github-filesystem.toml");
+    let args = [
+        "--model",
+        "gpt-5.6",
+        "--model",
+        "kimi-k3",
+        "--strategy",
+        "none",
+        "--strategy",
+        "automatic",
+    ];
+    let out = pcsim()
+        .arg("run")
+        .arg(&scenario)
+        .args(args)
+        .args(["--format", "csv"])
+        .output()
+        .unwrap();
+    assert!(out.status.success());
+    let err = String::from_utf8(out.stderr).unwrap();
+    assert!(
+        err.contains("skipped gpt-5.6 / automatic:") && err.contains("no automatic caching"),
+        "{err}"
+    );
+    let csv = String::from_utf8(out.stdout).unwrap();
+    assert!(
+        csv.contains("kimi-k3,automatic") || csv.contains("kimi-k3,\"automatic"),
+        "{}",
+        &csv[..csv.len().min(400)]
+    );
+    assert!(!csv.contains("skipped"));
+    let table = pcsim()
+        .arg("run")
+        .arg(&scenario)
+        .args(args)
+        .output()
+        .unwrap();
+    let text = String::from_utf8(table.stdout).unwrap();
+    assert!(text.contains("skipped gpt-5.6 / automatic:"), "{text}");
+}

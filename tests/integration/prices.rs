@@ -149,6 +149,72 @@ fn a_300k_token_prompt_takes_the_long_context_prices() {
     assert!(close(bills[0].cost_usd, 1.253), "{}", bills[0].cost_usd);
 }
 
+/// Qwen Flash (Model Studio, international): $0.05 / $0.40 up to 256,000 prompt tokens, $0.25 /
+/// $2.00 above (LiteLLM's two `tiered_pricing` ranges); explicit cache writes 1.25x and reads 0.1x
+/// of the request's input price. Two calls of `explicit:last` (no tools, no system prompt):
+/// 300,000 tokens: call 1 writes them: 300,000 x 1.25 x 0.25e-6 = $0.09375, plus 100 output x
+/// 2e-6 = $0.0002: $0.09395. Call 2 reads them: 300,000 x 0.1 x 0.25e-6 = $0.0075, writes the new
+/// 110: 110 x 1.25 x 0.25e-6 = $0.000034375, plus $0.0002: $0.007734375.
+/// 200,000 tokens: call 1: 200,000 x 1.25 x 0.05e-6 + 100 x 0.4e-6 = 0.0125 + 0.00004 = $0.01254.
+/// The same figures come from the catalog that import-litellm makes of the LiteLLM entry.
+#[test]
+fn qwen_flash_takes_its_prompt_length_prices_with_explicit_caching() {
+    let text = |first: u64| {
+        format!("[session]\ncalls = 2\nfirst_user_tokens = {first}\nuser_tokens = 10\ntool_result_tokens = 0\noutput_tokens = 100\ngap_seconds = 10\n")
+    };
+    let c = Catalog::embedded()
+        .unwrap()
+        .priced(&Pricing::on(day("2026-12-04")))
+        .unwrap();
+    let m = c.model("qwen-flash").unwrap();
+    let r = Strategy::parse("explicit:last")
+        .unwrap()
+        .resolve(m)
+        .unwrap();
+    let s = scenario(&text(300_000));
+    let bills = simulate_collect(&s, &SimSetup::new(m, &r, s.first_token_seconds), 0);
+    assert_eq!(bills[0].cache_write_tokens, 300_000);
+    assert!(close(bills[0].cost_usd, 0.09395), "{}", bills[0].cost_usd);
+    assert_eq!(bills[1].cache_read_tokens, 300_000);
+    assert_eq!(bills[1].cache_write_tokens, 110);
+    assert!(
+        close(bills[1].cost_usd, 0.007734375),
+        "{}",
+        bills[1].cost_usd
+    );
+    let s = scenario(&text(200_000));
+    let bills = simulate_collect(&s, &SimSetup::new(m, &r, s.first_token_seconds), 0);
+    assert!(close(bills[0].cost_usd, 0.01254), "{}", bills[0].cost_usd);
+    // No breakpoint after the tools: Model Studio's markers sit in the messages.
+    let e = Strategy::parse("explicit:tools")
+        .unwrap()
+        .resolve(m)
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains("qwen-flash"), "{e}");
+    // The imported LiteLLM entry prices the uncached call the same way.
+    let lite = std::fs::read_to_string(root().join("tests/fixtures/litellm_excerpt.json")).unwrap();
+    let imp =
+        pcsim::input::litellm::import(&lite, "excerpt", &["dashscope/qwen-flash".into()]).unwrap();
+    let ic = Catalog::from_toml_str(&imp.toml, "imported").unwrap();
+    let im = ic.model("dashscope/qwen-flash").unwrap();
+    let none = Strategy::parse("none").unwrap();
+    let s = scenario(&text(300_000));
+    let ours = simulate_collect(
+        &s,
+        &SimSetup::new(m, &none.resolve(m).unwrap(), s.first_token_seconds),
+        0,
+    );
+    let theirs = simulate_collect(
+        &s,
+        &SimSetup::new(im, &none.resolve(im).unwrap(), s.first_token_seconds),
+        0,
+    );
+    // 300,000 x 0.25e-6 + 100 x 2e-6 = $0.0752 on both.
+    assert!(close(ours[0].cost_usd, 0.0752), "{}", ours[0].cost_usd);
+    assert!(close(theirs[0].cost_usd, 0.0752), "{}", theirs[0].cost_usd);
+}
+
 /// Regional endpoints cost 1.1x on Opus 4.8: 10,000 x 5e-6 x 1.1 + 500 x 25e-6 x 1.1 = $0.06875.
 #[test]
 fn regional_pricing_multiplies_by_the_models_factor() {

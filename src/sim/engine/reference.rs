@@ -4,6 +4,9 @@
 //! result fails a test.
 //! It draws from the same generator ([`crate::base::rng::SimRng`]) and samplers as the engine: the
 //! comparison is about the engine's logic, not about random streams.
+//! Request-setting changes (`[[event]] change = ...`) are applied here the plain way: each session
+//! counts the changes that invalidated each prompt part and rebuilds its prompt with those markers
+//! (the engine prepares one head per change instead).
 
 use std::cmp::Reverse;
 use std::collections::{BinaryHeap, HashMap};
@@ -13,6 +16,7 @@ use rand::{RngExt, SeedableRng};
 
 use super::cache::{automatic_call, explicit_call, CacheStore, PlacedBreakpoint, Split};
 use super::prompt::{Prompt, Segment};
+use super::settings::{Markers, Part};
 use super::{SimSetup, REMOVAL_NOTICE_TOKENS};
 use crate::base::hash::{chain, fnv1a};
 use crate::input::scenario::{Arrival, Scenario};
@@ -38,6 +42,8 @@ struct Session {
     pushed: usize,
     prompt: Prompt,
     last_output: u64,
+    /// The setting changes so far that invalidated each prompt part.
+    markers: Markers,
 }
 
 /// Caches rendered tool sizes by content, and list preambles by list, so events and sessions do
@@ -124,6 +130,7 @@ pub fn reference_run(
             pushed: 0,
             prompt: Prompt::default(),
             last_output: 0,
+            markers: Markers::default(),
         })
         .collect();
     let mut shared_store = CacheStore::new();
@@ -195,7 +202,24 @@ pub fn reference_run(
             }
             s.tools = next;
         }
-        if call == 1 || tools_changed {
+        // Setting changes of this call that the model's caching mode says invalidate a part.
+        let mut settings_changed = false;
+        for c in scenario
+            .setting_events
+            .iter()
+            .filter(|c| c.at_call == call as usize)
+        {
+            let part = strategy
+                .rules
+                .as_ref()
+                .and_then(|r| r.invalidated_by(&c.change))
+                .and_then(Part::parse);
+            if let Some(part) = part {
+                s.markers.bump(part);
+                settings_changed = true;
+            }
+        }
+        if call == 1 || tools_changed || settings_changed {
             s.prompt.clear();
             let rule = strategy.tool_change;
             let list_hash = s
@@ -208,6 +232,7 @@ pub fn reference_run(
                 0
             };
             let preamble = sizer.preamble(&s.block, list_hash);
+            s.markers.push(Part::Tools, &mut s.prompt);
             s.prompt.push(Segment {
                 tokens: preamble,
                 id: chain(chain(family_id, salt), 1),
@@ -220,11 +245,13 @@ pub fn reference_run(
                 });
             }
             s.prompt.mark_tools_end();
+            s.markers.push(Part::System, &mut s.prompt);
             s.prompt.push(Segment {
                 tokens: scenario.system_tokens,
                 id: system_id,
             });
             s.prompt.mark_system_end();
+            s.markers.push(Part::Messages, &mut s.prompt);
             s.pushed = 0;
         }
         for seg in &s.history[s.pushed..] {
@@ -384,6 +411,48 @@ at_call = 8
 remove = ["synthetic_tool_1008"]
 "#;
 
+    /// Request-setting changes between and at the same calls as tool-list changes: a change that
+    /// invalidates the messages (Claude), the whole prompt (OpenAI's `thinking`), the system prompt
+    /// on (the test variant below), changes a model does not list, and two changes at one call.
+    const SETTINGS: &str = r#"
+name = "settings"
+seed = 11
+[tools]
+synthetic = { count = 10, params = 3 }
+[session]
+calls = 12
+system_tokens = 1500
+first_user_tokens = { dist = "uniform", min = 100, max = 600 }
+tool_result_tokens = { dist = "uniform", min = 20, max = 700 }
+output_tokens = { dist = "uniform", min = 20, max = 300 }
+gap_seconds = { dist = "exponential", mean = 25 }
+first_token_seconds = 2.0
+[sessions]
+count = 5
+every_seconds = 4
+[[event]]
+at_call = 3
+change = "tool_choice"
+[[event]]
+at_call = 5
+add_synthetic = { count = 2 }
+[[event]]
+at_call = 5
+change = "images"
+[[event]]
+at_call = 7
+change = "thinking"
+[[event]]
+at_call = 9
+remove = ["synthetic_tool_02"]
+[[event]]
+at_call = 10
+change = "tool_choice"
+[[event]]
+at_call = 10
+change = "thinking"
+"#;
+
     /// The embedded catalog plus variants that exercise every engine path: automatic caching with
     /// every tool-change rule, a best-effort cache that hits 60% of the time, routing.
     fn test_catalog() -> Catalog {
@@ -400,6 +469,19 @@ remove = ["synthetic_tool_1008"]
                 let mut rules = a.clone();
                 rules.tool_change_options = Some(crate::model::catalog::Sourced {
                     value: vec![ToolChangeRule::PreservePrefix, ToolChangeRule::Append],
+                    source: "assumed: test".into(),
+                    checked: None,
+                });
+                // Every part a setting change can invalidate, on one model.
+                rules.invalidates = Some(crate::model::catalog::Sourced {
+                    value: [
+                        ("tool_choice", "system"),
+                        ("images", "messages"),
+                        ("thinking", "tools"),
+                    ]
+                    .into_iter()
+                    .map(|(k, v)| (k.to_string(), v.to_string()))
+                    .collect(),
                     source: "assumed: test".into(),
                     checked: None,
                 });
@@ -427,6 +509,9 @@ remove = ["synthetic_tool_1008"]
         let tight =
             Scenario::from_toml_str(TIGHT, "tight.toml", std::path::Path::new(".")).unwrap();
         let default = Scenario::builtin_default().unwrap();
+        let settings =
+            Scenario::from_toml_str(SETTINGS, "settings.toml", std::path::Path::new(".")).unwrap();
+        assert_eq!(settings.setting_events.len(), 5);
         let strategies = [
             "none",
             "cached",
@@ -440,7 +525,8 @@ remove = ["synthetic_tool_1008"]
             "implicit/tool-changes=preserve_prefix",
         ];
         let mut compared = 0;
-        for scenario in [&default, &busy, &tight] {
+        let mut invalidated = 0;
+        for scenario in [&default, &busy, &tight, &settings] {
             let mut ws = Workspace::new();
             for model in &catalog.models {
                 for text in strategies {
@@ -449,6 +535,14 @@ remove = ["synthetic_tool_1008"]
                     };
                     let setup = SimSetup::new(model, &resolved, scenario.first_token_seconds);
                     let prepared = Prepared::new(scenario, &setup);
+                    if scenario.setting_events.iter().any(|c| {
+                        resolved
+                            .rules
+                            .as_ref()
+                            .is_some_and(|r| r.invalidated_by(&c.change).is_some())
+                    }) {
+                        invalidated += 1;
+                    }
                     for run in 0..2 {
                         let mut fast = Vec::new();
                         let total = prepared.run(run, &mut ws, |b| fast.push(*b));
@@ -462,6 +556,11 @@ remove = ["synthetic_tool_1008"]
             }
         }
         assert!(compared > 10_000, "only {compared} bills compared");
+        // Setting changes took effect on many pairs (explicit, automatic and implicit ones).
+        assert!(
+            invalidated >= 10,
+            "only {invalidated} pairs saw a setting change"
+        );
     }
 
     /// Every member of a set run together gets the bills of its own run, bit for bit, whether the
@@ -475,6 +574,8 @@ remove = ["synthetic_tool_1008"]
             Scenario::from_toml_str(TIGHT, "tight.toml", std::path::Path::new(".")).unwrap();
         let mut private = busy.clone();
         private.shared_cache = false;
+        let settings =
+            Scenario::from_toml_str(SETTINGS, "settings.toml", std::path::Path::new(".")).unwrap();
         let strategies = [
             "none",
             "cached",
@@ -486,7 +587,7 @@ remove = ["synthetic_tool_1008"]
         ];
         let mut ws = Workspace::new();
         let mut compared = 0;
-        for scenario in [&busy, &tight, &private] {
+        for scenario in [&busy, &tight, &private, &settings] {
             let resolved: Vec<_> = catalog
                 .models
                 .iter()
