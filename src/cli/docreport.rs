@@ -272,12 +272,24 @@ fn usd_range(i: &Interval) -> String {
     i.show(usd)
 }
 
-/// The sentence before the tables of a Monte Carlo report (`--runs N`, N > 1): which figures are
-/// over the runs and which are the first run's.
-fn runs_note(runs: u64, seed: u64, first: &str) -> Block {
-    Block::Text(format!(
-        "Over {runs} runs from seed {seed}, every candidate simulated on the same timeline in each run: the mean, [p5, p95] the range of 90% of runs, and the share of runs in which the verdict holds. {first}"
-    ))
+/// The blocks of a Monte Carlo report (`--runs N`, N > 1) before the first run's table: what the
+/// figures over the runs are (`first` says what the first run's figures are), their table, and
+/// the label of the first run's table that follows.
+fn over_runs(
+    runs_seed: (u64, u64),
+    first: &str,
+    header: &[&str],
+    numeric: &[bool],
+    rows: Vec<Vec<String>>,
+) -> Vec<Block> {
+    let (runs, seed) = runs_seed;
+    vec![
+        Block::Text(format!(
+            "Over {runs} runs from seed {seed}, every candidate simulated on the same timeline in each run: the mean, [p5, p95] the range of 90% of runs, and the share of runs in which the verdict holds. {first}"
+        )),
+        table(header, numeric, rows),
+        Block::Text(format!("The first run alone (seed {seed}):")),
+    ]
 }
 
 /// Caption of a chart from its file stem.
@@ -422,12 +434,9 @@ pub fn compare_document(
     };
     let mut blocks = Vec::new();
     if rep.runs > 1 {
-        blocks.push(runs_note(
-            rep.runs,
-            rep.seed,
+        blocks.extend(over_runs(
+            (rep.runs, rep.seed),
             "The charts draw the first run.",
-        ));
-        blocks.push(table(
             &[
                 "model",
                 "strategy",
@@ -451,10 +460,6 @@ pub fn compare_document(
                 })
                 .collect(),
         ));
-        blocks.push(Block::Text(format!(
-            "The first run alone (seed {}):",
-            rep.seed
-        )));
     }
     blocks.push(table(
         &[
@@ -517,12 +522,9 @@ pub fn whatif_document(
 ) -> Result<Document> {
     let mut blocks = Vec::new();
     if rep.runs > 1 {
-        blocks.push(runs_note(
-            rep.runs,
-            rep.seed,
+        blocks.extend(over_runs(
+            (rep.runs, rep.seed),
             "The verdicts under the next table and the charts are of the first run.",
-        ));
-        blocks.push(table(
             &[
                 "model",
                 "strategy",
@@ -559,10 +561,6 @@ pub fn whatif_document(
                 })
                 .collect(),
         ));
-        blocks.push(Block::Text(format!(
-            "The first run alone (seed {}):",
-            rep.seed
-        )));
     }
     blocks.push(table(
         &[
@@ -661,12 +659,9 @@ pub fn advise_document(
 ) -> Result<Document> {
     let mut blocks = Vec::new();
     if rep.runs > 1 {
-        blocks.push(runs_note(
-            rep.runs,
-            rep.seed,
+        blocks.extend(over_runs(
+            (rep.runs, rep.seed),
             "Candidates are ranked by their mean.",
-        ));
-        blocks.push(table(
             &[
                 "model",
                 "recommended",
@@ -689,10 +684,6 @@ pub fn advise_document(
                 })
                 .collect(),
         ));
-        blocks.push(Block::Text(format!(
-            "The first run alone (seed {}):",
-            rep.seed
-        )));
     }
     blocks.push(table(
         &[
