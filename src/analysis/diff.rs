@@ -128,6 +128,7 @@ pub struct ScenarioRowDiff {
 #[serde(tag = "kind", rename_all = "snake_case")]
 pub enum DiffReport {
     /// Two tool configurations.
+    #[non_exhaustive]
     Tools {
         /// Origin of A.
         a: String,
@@ -142,6 +143,7 @@ pub enum DiffReport {
         block_warnings: Vec<String>,
     },
     /// Two scenarios.
+    #[non_exhaustive]
     Scenarios {
         /// Name of A.
         a: String,

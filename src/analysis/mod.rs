@@ -4,7 +4,7 @@
 //! simulator's prediction (`replay`) and tool-block reports (`toolreport`). Every analysis starts from
 //! a [`crate::sim::request::Request`] (or a tool list) and returns plain serialisable structs with
 //! their own text and CSV forms. Depends on [`crate::sim`] and the layers below it, never on
-//! [`crate::report`].
+//! the report layer above it.
 
 pub mod advise;
 pub mod breakeven;

@@ -72,6 +72,7 @@ pub struct ModelToolCost {
 
 /// The `tools` report: one entry per model.
 #[derive(Debug, Clone, PartialEq, Serialize)]
+#[non_exhaustive]
 pub struct ToolReport {
     /// Number of tools priced.
     pub tool_count: usize,
@@ -336,6 +337,7 @@ pub struct SweepSlope {
 
 /// A sweep over synthetic tool sets of identical shape.
 #[derive(Debug, Clone, PartialEq, Serialize)]
+#[non_exhaustive]
 pub struct SweepReport {
     /// Parameters per synthetic tool.
     pub params: usize,

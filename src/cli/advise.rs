@@ -3,11 +3,11 @@
 use std::io::Write;
 use std::path::PathBuf;
 
-use anyhow::{bail, Result};
+use anyhow::Result;
 
 use super::docreport::advise_document;
 use super::outputs::Outputs;
-use super::{load_scenario, ChartArgs, Format};
+use super::{load_scenario, ChartArgs, Format, TextFormat};
 use pcsim::analysis::advise;
 use pcsim::model::catalog::Catalog;
 use pcsim::report;
@@ -22,8 +22,8 @@ pub struct AdviseArgs {
     #[arg(long = "model", value_name = "ID")]
     pub models: Vec<String>,
     /// Output format on standard output (table or json; the advice is nested, so no CSV).
-    #[arg(long, value_enum, default_value_t = Format::Table)]
-    pub format: Format,
+    #[arg(long, value_enum, default_value_t = TextFormat::Table)]
+    pub format: TextFormat,
     /// Monte Carlo: simulate N runs (default: the scenario's `runs`, else 1) of every candidate on
     /// one timeline per run; candidates are ranked by their mean, with the share of runs in which
     /// each is the cheapest.
@@ -43,13 +43,7 @@ pub struct AdviseArgs {
 
 /// Runs `pcsim advise`.
 pub fn cmd_advise(catalog: &Catalog, a: AdviseArgs, out: &mut dyn Write) -> Result<()> {
-    if a.format == Format::Csv {
-        bail!(pcsim::Error::invalid(
-            "command line",
-            "--format",
-            "value csv: advice is nested; use table or json"
-        ));
-    }
+    let format = Format::from(a.format);
     let outputs = Outputs::check(a.out.as_deref(), Some(&a.charts), &a.doc)?;
     let scenario = load_scenario(&a.scenario)?;
     let request = advise::selection(&a.models)
@@ -62,13 +56,13 @@ pub fn cmd_advise(catalog: &Catalog, a: AdviseArgs, out: &mut dyn Write) -> Resu
     super::warn_context(rep.context_warnings.iter().map(|w| w.message()));
     let json = report::json::to_json(&rep)?;
     let text = rep.table();
-    match a.format {
+    match format {
         Format::Json => out.write_all(json.as_bytes())?,
         _ => out.write_all(text.as_bytes())?,
     }
     outputs.write(
         out,
-        a.format,
+        format,
         &[
             ("advice.json", json.as_bytes()),
             ("advice.txt", text.as_bytes()),

@@ -110,7 +110,12 @@ pub fn assumptions(scenario: &Scenario, extra: &[String]) -> Vec<String> {
             scenario.sessions,
             scenario.calls,
             if scenario.sessions > 1 {
-                if scenario.shared_cache {
+                if scenario.shared_cache
+                    && scenario.prompt_cache_key
+                        == pcsim::input::scenario::PromptCacheKey::PerSession
+                {
+                    ", sharing one account's cache, each with its own prompt_cache_key (a cache of its own where the model routes by key)"
+                } else if scenario.shared_cache {
                     ", sharing one account's cache"
                 } else {
                     ", each with its own cache"
@@ -716,7 +721,10 @@ pub fn advise_document(
         Parts {
             title: format!("pcsim advise: {}", rep.scenario),
             summary: "Per model: where to put breakpoints, which TTL tier and which tools to drop, each backed by a simulation of the scenario.".into(),
-            sections: vec![results("Recommendations", blocks, &rep.context_warnings)],
+            sections: vec![
+                results("Recommendations", blocks, &rep.context_warnings),
+                ttl_and_drop_tools(rep),
+            ],
             charts: report_charts(chart_args, caption, |o| {
                 pcsim::report::chart::advise_charts(rep, o)
             })?,
@@ -724,6 +732,92 @@ pub fn advise_document(
             extra_assumptions: Vec::new(),
         },
     ))
+}
+
+/// The TTL tier and the tools to drop of an `advise` report: over the runs with `--runs N` (mean
+/// [p5, p95], share of runs the verdict holds), else the one run's figures.
+fn ttl_and_drop_tools(rep: &pcsim::analysis::advise::AdviceReport) -> Section {
+    let many = rep.runs > 1;
+    let (saving, share) = if many {
+        ("saving USD (mean [p5, p95])", "holds in")
+    } else {
+        ("saving USD", "saving")
+    };
+    let ttl_rows = rep
+        .advice
+        .iter()
+        .filter_map(|a| {
+            let t = a.ttl.as_ref()?;
+            let (v, h) = match &t.runs {
+                Some(r) => (usd_range(&r.saving_usd), share_text(r.share_cheapest)),
+                None => (usd(t.saving_usd), String::new()),
+            };
+            Some(vec![
+                a.model.clone(),
+                t.mode.clone(),
+                t.recommended_tier.clone(),
+                v,
+                h,
+                t.note.clone(),
+            ])
+        })
+        .collect::<Vec<_>>();
+    let drop_rows = rep
+        .advice
+        .iter()
+        .flat_map(|a| a.drop_tools.iter().map(move |d| (a, d)))
+        .map(|(a, d)| {
+            let (v, h) = match &d.runs {
+                Some(r) => (usd_range(&r.saving_usd), share_text(r.share_saving)),
+                None => (
+                    usd(d.saving_usd),
+                    format!("{}%", saving_percent(d.saving_percent)),
+                ),
+            };
+            vec![
+                a.model.clone(),
+                d.name.clone(),
+                d.tokens.to_string(),
+                d.strategy.clone(),
+                v,
+                h,
+            ]
+        })
+        .collect::<Vec<_>>();
+    let mut blocks = Vec::new();
+    if !ttl_rows.is_empty() {
+        blocks.push(Block::Text(format!(
+            "TTL tier: the cheaper tier by simulation, and what it saves against the dearest tier{}.",
+            if many { "; holds in: the share of runs in which it is the cheapest tier" } else { "" }
+        )));
+        blocks.push(table(
+            &[
+                "model",
+                "mode",
+                "TTL tier",
+                saving,
+                if many { "holds in" } else { "" },
+                "note",
+            ],
+            &[false, false, false, true, true, false],
+            ttl_rows,
+        ));
+    }
+    if !drop_rows.is_empty() {
+        blocks.push(Block::Text(format!(
+            "Tools to drop: the largest tools, and what dropping each saves under the recommended strategy{}.",
+            if many { "; holds in: the share of runs in which dropping it saves" } else { "" }
+        )));
+        blocks.push(table(
+            &["model", "tool", "tokens", "strategy", saving, share],
+            &[false, false, true, false, true, true],
+            drop_rows,
+        ));
+    }
+    Section {
+        heading: "TTL tier and tools to drop".into(),
+        blocks,
+    }
 }
 
 /// The `diff` report: the rows side by side, what differs between the tool lists, the prices

@@ -48,7 +48,7 @@ static INPUTS: Mutex<Vec<Input>> = Mutex::new(Vec::new());
 
 /// Starts recording every input file read through [`open_input`] (and so [`crate::error::read_text`]),
 /// so that [`input_at`] can refuse to write over one. The binary calls it once at start; library
-/// users that write reports with [`crate::report`] may call it too. Off by default so that a library
+/// users that write reports through the report layer may call it too. Off by default so that a library
 /// embedded in a long-lived process does not accumulate paths.
 pub fn protect_inputs() {
     RECORDING.store(true, Ordering::Relaxed);
@@ -113,6 +113,7 @@ fn canonical_target(path: &Path) -> Option<PathBuf> {
 
 /// Why an input path cannot be read as a file.
 #[derive(Debug)]
+#[non_exhaustive]
 pub enum OpenError {
     /// The operating system refused (missing, permissions, loop, ...).
     Io(std::io::Error),

@@ -26,6 +26,7 @@ pub struct Disagreement {
 
 /// The outcome of a check.
 #[derive(Debug, Clone, Default, Serialize)]
+#[non_exhaustive]
 pub struct CheckReport {
     /// Prices compared and equal.
     pub agreeing: usize,

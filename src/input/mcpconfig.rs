@@ -949,6 +949,7 @@ fn read_entry(
 
 /// The outcome of capturing one server.
 #[derive(Debug, Clone)]
+#[non_exhaustive]
 pub struct ServerOutcome {
     /// The entry.
     pub entry: ServerEntry,

@@ -1,6 +1,7 @@
 //! Input layer: what the user hands pcsim. Scenario files, tool-list trimming, live MCP capture,
-//! client configuration files and price imports. Builds model-layer values from files; depends on
-//! [`crate::model`] and [`crate::base`], never on the simulation or anything above it.
+//! client configuration files, price imports (LiteLLM) and usage logs. Builds model-layer values
+//! from files; depends on [`crate::model`] and [`crate::base`], never on the simulation or anything
+//! above it.
 
 pub mod capture;
 pub mod litellm;

@@ -215,6 +215,8 @@ pub struct Scenario {
     pub arrival: Arrival,
     /// Whether sessions share one account's cache.
     pub shared_cache: bool,
+    /// How requests set OpenAI's `prompt_cache_key` (`[sessions] prompt_cache_key`).
+    pub prompt_cache_key: PromptCacheKey,
     /// Seed of the random draws.
     pub seed: u64,
     /// Monte Carlo runs (1: a single run).
@@ -306,6 +308,22 @@ struct RawSessions {
     poisson_per_hour: Option<f64>,
     #[serde(default = "yes")]
     shared_cache: bool,
+    prompt_cache_key: Option<String>,
+}
+
+/// How the requests of a scenario set a `prompt_cache_key`, the routing hint of providers that
+/// route requests to cache machines by prompt prefix and key (in the catalog: the models with
+/// `routing_rpm_per_prefix`, OpenAI's automatic caching). Other providers' caches are per
+/// account whatever the key, so it changes nothing there.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum PromptCacheKey {
+    /// One key (or none) for the whole workload: every session with the same prefix goes to the
+    /// same machines, shares their cache and their requests-per-minute budget (`"shared"`).
+    #[default]
+    Shared,
+    /// A key per session (per user or conversation): each session is routed on its own, with its
+    /// own budget and, as its key sends it to its own machine, its own cache (`"per_session"`).
+    PerSession,
 }
 
 fn yes() -> bool {
@@ -469,6 +487,10 @@ impl Scenario {
                 ),
             ));
         }
+        let key_text = raw
+            .sessions
+            .as_ref()
+            .and_then(|s| s.prompt_cache_key.clone());
         let (sessions, arrival, shared_cache) = match raw.sessions {
             None => (1, Arrival::Every(0.0), true),
             Some(s) => {
@@ -513,6 +535,19 @@ impl Scenario {
                     (None, None) => Arrival::Every(0.0),
                 };
                 (s.count, arrival, s.shared_cache)
+            }
+        };
+        let prompt_cache_key = match key_text.as_deref() {
+            None | Some("shared") => PromptCacheKey::Shared,
+            Some("per_session") => PromptCacheKey::PerSession,
+            Some(other) => {
+                let hint = closest(other, ["shared", "per_session"])
+                    .map(|c| format!("; did you mean `{c}`?"))
+                    .unwrap_or_default();
+                return Err(inv(
+                    "sessions.prompt_cache_key",
+                    format!("unknown value `{other}`{hint} (values: shared, per_session)"),
+                ));
             }
         };
         if (sessions as u64).saturating_mul(session.calls as u64) > MAX_CALLS_PER_RUN {
@@ -772,6 +807,7 @@ impl Scenario {
             sessions,
             arrival,
             shared_cache,
+            prompt_cache_key,
             seed: raw.seed.unwrap_or(1),
             runs,
         })

@@ -71,6 +71,7 @@ pub struct ResolvedPair<'a> {
 
 /// What `pcsim bench` measured.
 #[derive(Debug, Clone, Serialize)]
+#[non_exhaustive]
 pub struct BenchReport {
     /// Workload name.
     pub workload: String,

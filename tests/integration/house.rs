@@ -105,10 +105,13 @@ fn a_bad_strategy_flag_is_named_as_the_flag_not_the_scenario_field() {
 fn commands_without_csv_refuse_it_as_a_usage_error_and_do_not_offer_it() {
     let log = crate::common::root().join("tests/fixtures/usage/anthropic_messages.jsonl");
     let config = crate::common::root().join("tests/fixtures/mcp.json");
-    let cases: [Vec<&std::ffi::OsStr>; 3] = [
+    let scenario = crate::common::root().join("examples/tool-change.toml");
+    let cases: [Vec<&std::ffi::OsStr>; 4] = [
         vec!["models".as_ref()],
         vec!["config".as_ref(), config.as_os_str()],
         vec!["replay".as_ref(), log.as_os_str()],
+        // advise refused csv (exit 2) but its --help still listed it.
+        vec!["advise".as_ref(), scenario.as_os_str()],
     ];
     for args in cases {
         // Used to be exit 1, "internal error", after the work was done.

@@ -452,3 +452,51 @@ fn the_readmes_layout_names_every_source_folder_and_nothing_that_is_gone() {
         );
     }
 }
+
+/// A plain text scan (comments, doc links and test modules included, as a tool that reads files as
+/// text counts them) finds no `crate::` path from a layer to a higher one either, so it sees no
+/// circle: a doc comment that links up a layer (`[`crate::report`]` in src/error/files.rs once did)
+/// makes such a scan report error -> report -> analysis -> ... -> base -> error.
+#[test]
+fn a_plain_text_scan_finds_no_mention_of_a_higher_layer() {
+    let src = root().join("src");
+    let mut dirs = vec![src.clone()];
+    let (mut scanned, mut mentions, mut upward) = (0, 0, Vec::new());
+    while let Some(d) = dirs.pop() {
+        for e in std::fs::read_dir(&d).unwrap() {
+            let p = e.unwrap().path();
+            if p.is_dir() {
+                dirs.push(p);
+                continue;
+            }
+            let rel = p.strip_prefix(&src).unwrap();
+            let from = node(&module_path(rel));
+            if p.extension().is_none_or(|x| x != "rs") || from == "cli" || from == "lib" {
+                continue;
+            }
+            scanned += 1;
+            let text = std::fs::read_to_string(&p).unwrap();
+            for (n, line) in text.lines().enumerate() {
+                for segs in paths_after(line, "crate::") {
+                    let Some(to) = segs.first().filter(|s| LAYERS.contains(s)) else {
+                        continue;
+                    };
+                    mentions += 1;
+                    if rank(to) > rank(&from) {
+                        upward.push(format!("{}:{}: {}", rel.display(), n + 1, line.trim()));
+                    }
+                }
+            }
+        }
+    }
+    // The scan reads the tree and finds the layer mentions it is meant to find.
+    assert!(
+        scanned > 50 && mentions > 200,
+        "{scanned} files, {mentions} mentions"
+    );
+    assert!(
+        upward.is_empty(),
+        "a text scan sees these as arrows up a layer (reword the comment or move the code):\n{}",
+        upward.join("\n")
+    );
+}

@@ -12,10 +12,18 @@ const DECIMALS: usize = 6;
 
 /// Every `$` amount in `text` whose decimals differ from [`DECIMALS`] (or that has none), as
 /// `(line, amount)`. Only `$` followed by a digit counts: `$ pcsim` prompts and `$/call` headers
-/// are not amounts.
+/// are not amounts. A catalog number's `source` (`source = "..."` in TOML, `"source": "..."` in
+/// JSON, as `models` and `import-litellm` echo it) quotes its source in the source's own words and
+/// precision: from there to the end of the line nothing counts.
 fn odd_amounts(text: &str) -> Vec<(String, String)> {
     let mut bad = Vec::new();
-    for line in text.lines() {
+    for full in text.lines() {
+        let quote = ["source = \"", "\"source\": \""]
+            .iter()
+            .filter_map(|m| full.find(m))
+            .min()
+            .unwrap_or(full.len());
+        let line = &full[..quote];
         let b = line.as_bytes();
         for (i, _) in line.match_indices('$') {
             if !b.get(i + 1).is_some_and(u8::is_ascii_digit) {
@@ -33,7 +41,7 @@ fn odd_amounts(text: &str) -> Vec<(String, String)> {
                 None => false,
             };
             if !ok {
-                bad.push((line.to_string(), format!("${amount}")));
+                bad.push((full.to_string(), format!("${amount}")));
             }
         }
     }
@@ -66,6 +74,12 @@ fn the_checker_sees_a_second_precision() {
     let bad = odd_amounts("total $1.2346 and $0.000001 and $12 and $1,234.500000");
     let amounts: Vec<&str> = bad.iter().map(|(_, a)| a.as_str()).collect();
     assert_eq!(amounts, ["$1.2346", "$12", "$1,234.500000"]);
+    // A catalog source quotes; an amount before it still counts.
+    let quoted = odd_amounts(
+        "x = { value = 1.0, source = \"cost $0.0029 per call\" }\n\"source\": \"at $1.01\"\n$1.5 \"source\": \"$2\"",
+    );
+    let amounts: Vec<&str> = quoted.iter().map(|(_, a)| a.as_str()).collect();
+    assert_eq!(amounts, ["$1.5"]);
     let t = transcripts("x\n```\n$ pcsim run a\n$1.50\n```\n```\nnot $1.5\n```\n");
     assert_eq!(t, ["$ pcsim run a\n$1.50"]);
 }

@@ -215,6 +215,59 @@ fn qwen_flash_takes_its_prompt_length_prices_with_explicit_caching() {
     assert!(close(theirs[0].cost_usd, 0.0752), "{}", theirs[0].cost_usd);
 }
 
+/// OpenAI routes a request by its prompt prefix and `prompt_cache_key`. Two sessions, one second
+/// apart, of two calls ten seconds apart on GPT-5.2 (automatic caching in 128-token steps, no
+/// write fee, reads 0.1x; $1.75 in, $14 out): a 2,048-token system prompt, a 128-token first
+/// turn, then 64 output and 64 user tokens a call, 64 output tokens each call ($0.000896).
+/// One key for both (`shared`): session 1 call 1 writes 2,176 tokens at the input price,
+/// 2,176 x 1.75e-6 + 0.000896 = $0.004704; session 2 call 1 reads the shared system prompt,
+/// 2,048 x 0.175e-6 = $0.0003584, and writes its own 128 tokens, $0.000224: $0.0014784; each
+/// second call reads its session's 2,176 tokens, $0.0003808, and writes 128, $0.000224:
+/// $0.0015008. Total $0.009184.
+/// A key per session (`per_session`): session 2 goes to machines of its own and reads nothing
+/// at first, $0.004704 like session 1: total $0.0124096, 2,048 x 0.9 x 1.75e-6 = $0.0032256 more.
+/// On a model that does not route by key (Kimi K3) the key changes nothing.
+#[test]
+fn a_prompt_cache_key_per_session_separates_the_sessions_caches_where_it_routes() {
+    let text = |key: &str| {
+        format!(
+            "[session]\ncalls = 2\nsystem_tokens = 2048\nfirst_user_tokens = 128\nuser_tokens = 64\ntool_result_tokens = 0\noutput_tokens = 64\ngap_seconds = 10\nfirst_token_seconds = 0.5\n[sessions]\ncount = 2\nevery_seconds = 1\nprompt_cache_key = \"{key}\"\n"
+        )
+    };
+    let on = Pricing::on(day("2026-12-04"));
+    let bills = |key: &str, model: &str| {
+        let c = Catalog::embedded().unwrap().priced(&on).unwrap();
+        let m = c.model(model).unwrap();
+        let r = Strategy::parse("automatic").unwrap().resolve(m).unwrap();
+        let s = scenario(&text(key));
+        simulate_collect(&s, &SimSetup::new(m, &r, s.first_token_seconds), 0)
+    };
+    let shared = bills("shared", "gpt-5.2");
+    let costs: Vec<f64> = shared.iter().map(|b| b.cost_usd).collect();
+    for (got, want) in costs
+        .iter()
+        .zip([0.004704, 0.0014784, 0.0015008, 0.0015008])
+    {
+        assert!(close(*got, want), "{costs:?}");
+    }
+    assert_eq!(shared[1].cache_read_tokens, 2048);
+    assert!(close(shared.last().unwrap().cumulative_usd, 0.009184));
+    let own = bills("per_session", "gpt-5.2");
+    assert_eq!(own[1].cache_read_tokens, 0);
+    assert!(close(own[1].cost_usd, 0.004704), "{}", own[1].cost_usd);
+    assert!(close(own.last().unwrap().cumulative_usd, 0.0124096));
+    // No routing by key: the same bills either way.
+    assert_eq!(bills("shared", "kimi-k3"), bills("per_session", "kimi-k3"));
+    // A value that is neither is refused naming the field.
+    let e = Scenario::from_toml_str(&text("per_user"), "k.toml", &root().join("examples"))
+        .unwrap_err()
+        .to_string();
+    assert!(
+        e.contains("sessions.prompt_cache_key") && e.contains("per_session"),
+        "{e}"
+    );
+}
+
 /// Regional endpoints cost 1.1x on Opus 4.8: 10,000 x 5e-6 x 1.1 + 500 x 25e-6 x 1.1 = $0.06875.
 #[test]
 fn regional_pricing_multiplies_by_the_models_factor() {

@@ -291,6 +291,7 @@ fn build(shape: &Shape) -> Scenario {
         sessions: shape.sessions,
         arrival: shape.arrival.clone(),
         shared_cache: shape.shared_cache,
+        prompt_cache_key: Default::default(),
         seed: shape.seed,
         runs: 1,
     }

@@ -261,6 +261,22 @@ fn reports_of_monte_carlo_runs_show_the_figures_over_the_runs() {
         assert!(html.contains(&cell(&range(&rec["runs"][key]))), "{key}");
     }
     assert!(html.contains(&cell(&share(&rec["runs"]["share_cheapest"]))));
+    // The TTL tier and the tools to drop, over the runs as the JSON has them.
+    let ttl = &v["advice"][0]["ttl"];
+    assert!(
+        html.contains(&cell(&range(&ttl["runs"]["saving_usd"]))),
+        "ttl"
+    );
+    let drops = v["advice"][0]["drop_tools"].as_array().unwrap();
+    assert!(!drops.is_empty());
+    for d in drops {
+        assert!(html.contains(&format!("<td>{}</td>", d["name"].as_str().unwrap())));
+        assert!(
+            html.contains(&cell(&range(&d["runs"]["saving_usd"]))),
+            "{}",
+            d["name"]
+        );
+    }
 }
 
 #[test]

@@ -50,6 +50,7 @@ pub struct CallComparison {
 
 /// A replay on one (model, strategy).
 #[derive(Debug, Clone, Serialize)]
+#[non_exhaustive]
 pub struct ReplayResult {
     /// Model id.
     pub model: String,

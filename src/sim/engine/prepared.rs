@@ -13,7 +13,7 @@ use super::setup::{place_breakpoints, BreakpointPlan, Placed, SimSetup};
 use super::timeline::{history_capacity, run_members, MAX_RECORDED_CALLS};
 use super::workspace::{session_leases, Lane, MemberState, Workspace};
 use crate::base::hash::{chain, fnv1a};
-use crate::input::scenario::Scenario;
+use crate::input::scenario::{PromptCacheKey, Scenario};
 use crate::model::catalog::ToolChangeRule;
 use crate::model::strategy::{Anchor, Mode};
 use crate::model::tokens::ListCounter;
@@ -60,6 +60,9 @@ pub struct Prepared<'a> {
     /// Whether heads of different tool lists share no entries (every tool-change rule but
     /// `preserve_prefix`), so a head's chain has a lease of its own.
     pub(super) lease_heads: bool,
+    /// Whether each session has a cache of its own: sessions do not share one account's cache,
+    /// or each sets its own `prompt_cache_key` on a model that routes by it.
+    pub(super) private_caches: bool,
 }
 
 impl<'a> Prepared<'a> {
@@ -222,6 +225,7 @@ impl<'a> Prepared<'a> {
             default_ttl: strategy.default_tier.as_ref().map_or(300_000, |t| t.ttl_ms),
             store_writes: setup.hit_probability > 0.0,
             lease_heads: strategy.tool_change != ToolChangeRule::PreservePrefix,
+            private_caches: private_caches(scenario, setup),
         }
     }
 
@@ -304,10 +308,10 @@ impl<'a> Prepared<'a> {
         }
         let tool_block_tokens = self.block_tokens[lane.block];
 
-        let store = if scenario.shared_cache {
-            &mut st.shared
-        } else {
+        let store = if self.private_caches {
             &mut st.own[si]
+        } else {
+            &mut st.shared
         };
         let split = match (strategy.mode, &setup.params) {
             (Mode::None, _) | (_, None) => Split::uncached_only(lane.prompt.tokens()),
@@ -398,6 +402,16 @@ impl<'a> Prepared<'a> {
             written_by_slot: [split.written[0], split.written[1], split.written[2]],
         }
     }
+}
+
+/// Whether each session of `scenario` has a cache of its own on `setup`'s model: when sessions do
+/// not share one account's cache (`shared_cache = false`), or when each sets its own
+/// `prompt_cache_key` and the model routes requests by prefix and key (`routing_rpm_per_prefix`):
+/// a session's key then sends it to machines of its own, with their own request budget, and no
+/// other session's writes are there to read.
+pub(super) fn private_caches(scenario: &Scenario, setup: &SimSetup) -> bool {
+    !scenario.shared_cache
+        || (scenario.prompt_cache_key == PromptCacheKey::PerSession && setup.routing_rpm.is_some())
 }
 
 /// The split of a call on a best-effort cache that never hits: what would be written is billed as

@@ -19,7 +19,7 @@ use super::prompt::{Prompt, Segment};
 use super::settings::{Markers, Part};
 use super::{SimSetup, REMOVAL_NOTICE_TOKENS};
 use crate::base::hash::{chain, fnv1a};
-use crate::input::scenario::{Arrival, Scenario};
+use crate::input::scenario::{Arrival, PromptCacheKey, Scenario};
 use crate::model::catalog::ToolChangeRule;
 use crate::model::strategy::{Anchor, Mode};
 use crate::model::tokens::ToolRendering;
@@ -134,10 +134,14 @@ pub fn reference_run(
         })
         .collect();
     let mut shared_store = CacheStore::new();
-    let mut own_stores: Vec<CacheStore> = if scenario.shared_cache {
-        Vec::new()
-    } else {
+    // A cache per session: sessions that share no account cache, or that each set their own
+    // `prompt_cache_key` on a model that routes requests by prefix and key.
+    let private = !scenario.shared_cache
+        || (scenario.prompt_cache_key == PromptCacheKey::PerSession && setup.routing_rpm.is_some());
+    let mut own_stores: Vec<CacheStore> = if private {
         (0..scenario.sessions).map(|_| CacheStore::new()).collect()
+    } else {
+        Vec::new()
     };
     let mut cache_rng = SimRng::seed_from_u64(chain(scenario.seed, run.wrapping_add(0xcace)));
 
@@ -260,10 +264,10 @@ pub fn reference_run(
         s.pushed = s.history.len();
         let tool_block_tokens = s.prompt.tools_end.map_or(0, |i| s.prompt.cum_tokens[i]);
 
-        let store = if scenario.shared_cache {
-            &mut shared_store
-        } else {
+        let store = if private {
             &mut own_stores[si as usize]
+        } else {
+            &mut shared_store
         };
         let split = match (strategy.mode, &setup.params) {
             (Mode::None, _) | (_, None) => Split::uncached_only(s.prompt.tokens()),
@@ -525,8 +529,10 @@ change = "thinking"
             "implicit/tool-changes=preserve_prefix",
         ];
         let mut compared = 0;
+        let mut keyed = tight.clone();
+        keyed.prompt_cache_key = crate::input::scenario::PromptCacheKey::PerSession;
         let mut invalidated = 0;
-        for scenario in [&default, &busy, &tight, &settings] {
+        for scenario in [&default, &busy, &tight, &settings, &keyed] {
             let mut ws = Workspace::new();
             for model in &catalog.models {
                 for text in strategies {
@@ -574,6 +580,9 @@ change = "thinking"
             Scenario::from_toml_str(TIGHT, "tight.toml", std::path::Path::new(".")).unwrap();
         let mut private = busy.clone();
         private.shared_cache = false;
+        // A key per session: private caches on the routing model only, shared on the others.
+        let mut keyed = tight.clone();
+        keyed.prompt_cache_key = crate::input::scenario::PromptCacheKey::PerSession;
         let settings =
             Scenario::from_toml_str(SETTINGS, "settings.toml", std::path::Path::new(".")).unwrap();
         let strategies = [
@@ -587,7 +596,7 @@ change = "thinking"
         ];
         let mut ws = Workspace::new();
         let mut compared = 0;
-        for scenario in [&busy, &tight, &private, &settings] {
+        for scenario in [&busy, &tight, &private, &settings, &keyed] {
             let resolved: Vec<_> = catalog
                 .models
                 .iter()

@@ -172,7 +172,8 @@ pub(super) fn run_members(
     });
     let n_sessions = scenario.sessions;
     // One lane per session and one member state, reset for each member in turn.
-    size_buffers(scenario, lanes, st, n_sessions);
+    let private = members.iter().any(|m| m.private_caches);
+    size_buffers(lanes, st, n_sessions, private);
     for (m, member) in members.iter().enumerate() {
         reset_member(scenario, run, lanes, st);
         for call in timeline.iter() {
@@ -334,7 +335,7 @@ pub(super) fn apply_call(
             lane.prompt = Prompt::default();
             lane.history = Vec::new();
         }
-        if !scenario.shared_cache {
+        if member.private_caches {
             // Nor does anybody else read its private cache.
             st.own[si].clear();
         }
@@ -345,24 +346,25 @@ pub(super) fn apply_call(
     if st.calls_done.is_multiple_of(65_536) {
         st.shared.sweep(c.now);
     }
-    if !scenario.shared_cache && c.call.is_multiple_of(4_096) {
+    if member.private_caches && c.call.is_multiple_of(4_096) {
         st.own[si].sweep(c.now);
     }
 }
 
 /// Grows or shrinks the per-session buffers to one lane per session, and the member's private
-/// caches to one per session when sessions do not share one (allocations are kept for later runs).
+/// caches to one per session when a member has them (`private`; allocations are kept for later
+/// runs).
 pub(super) fn size_buffers(
-    scenario: &Scenario,
     lanes: &mut Vec<Lane>,
     st: &mut MemberState,
     n_sessions: usize,
+    private: bool,
 ) {
     lanes.truncate(n_sessions);
     while lanes.len() < n_sessions {
         lanes.push(Lane::default());
     }
-    let own_needed = if scenario.shared_cache { 0 } else { n_sessions };
+    let own_needed = if private { n_sessions } else { 0 };
     st.own.truncate(own_needed);
     while st.own.len() < own_needed {
         st.own.push(CacheStore::new());
@@ -409,7 +411,7 @@ pub(super) fn run_as_it_happens(
         member: st,
         timeline: _,
     } = ws;
-    size_buffers(scenario, lanes, st, n_sessions);
+    size_buffers(lanes, st, n_sessions, member.private_caches);
     reset_member(scenario, run, lanes, st);
     drive_timeline(scenario, run, sessions, queue, |s, call| {
         let lane = &mut lanes[call.session as usize];

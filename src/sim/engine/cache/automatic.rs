@@ -43,28 +43,6 @@ pub fn automatic_call(
             }
         }
     }
-    write_blocks(prompt, p, hit, hit_at, usize::MAX, |j, t| {
-        store.put(prompt.cum_hash[j] ^ salt, t, now, p.avail_delay_ms, ttl_ms);
-    })
-}
-
-/// The bill of an automatic call that read `hit` tokens through boundary `hit_at`, and its writes:
-/// when the prompt's whole blocks reach the minimum and pass the hit, every boundary after the hit
-/// whose whole blocks reach the minimum is stored by `write(boundary, tokens)`, and the blocks past
-/// the hit are billed as written. Boundaries from `fresh_from` on except the last are skipped (see
-/// `automatic_call_leased`; `usize::MAX` skips none). Shared by the plain walk and the leased form,
-/// which differ only in how they store an entry.
-#[inline(always)]
-fn write_blocks(
-    prompt: &Prompt,
-    p: &RuleParams,
-    hit: u64,
-    hit_at: Option<usize>,
-    fresh_from: usize,
-    mut write: impl FnMut(usize, u64),
-) -> Split {
-    let total = prompt.tokens();
-    let n = prompt.cum_hash.len();
     let coverage = round_down(total, p.granularity);
     let mut split = Split {
         prompt: total,
@@ -74,17 +52,9 @@ fn write_blocks(
     if coverage >= p.min_tokens && coverage > hit {
         let from = hit_at.map_or(0, |h| h + 1);
         for j in from..n {
-            // A fresh boundary before the last is never worth an entry: only later prompts of this
-            // conversation contain it, and they contain the last boundary too, written with it in
-            // the same call (same availability and expiry, same lease, deeper), so whenever its
-            // entry could be read the last one is readable and longer. Leaving it out changes no
-            // read and saves a table insertion per message.
-            if j >= fresh_from && j + 1 < n {
-                continue;
-            }
             let t = round_down(prompt.cum_tokens[j], p.granularity);
             if t >= p.min_tokens && t > 0 {
-                write(j, t);
+                store.put(prompt.cum_hash[j] ^ salt, t, now, p.avail_delay_ms, ttl_ms);
             }
         }
         split.written[0] = coverage - hit;
@@ -226,23 +196,46 @@ pub fn automatic_call_with_leases(
             }
         }
     }
-    write_blocks(prompt, p, hit, hit_at, fresh_from, |j, t| {
-        let lease = if j >= block_len {
-            history_lease
-        } else {
-            block_lease.unwrap_or(NO_LEASE)
-        };
-        store.put_at(
-            own.as_deref_mut(),
-            block_len,
-            j,
-            prompt.cum_hash[j] ^ salt,
-            t,
-            now,
-            p.avail_delay_ms,
-            ttl_ms,
-            lease,
-            j as u32,
-        );
-    })
+    let coverage = round_down(total, p.granularity);
+    let mut split = Split {
+        prompt: total,
+        read: hit,
+        ..Default::default()
+    };
+    if coverage >= p.min_tokens && coverage > hit {
+        let from = hit_at.map_or(0, |h| h + 1);
+        for j in from..n {
+            // A fresh boundary before the last is never worth an entry: only later prompts of this
+            // conversation contain it, and they contain the last boundary too, written with it in
+            // the same call (same availability and expiry, same lease, deeper), so whenever its
+            // entry could be read the last one is readable and longer. Leaving it out changes no
+            // read and saves a table insertion per message.
+            if j >= fresh_from && j + 1 < n {
+                continue;
+            }
+            let t = round_down(prompt.cum_tokens[j], p.granularity);
+            if t >= p.min_tokens && t > 0 {
+                let lease = if j >= block_len {
+                    history_lease
+                } else {
+                    block_lease.unwrap_or(NO_LEASE)
+                };
+                store.put_at(
+                    own.as_deref_mut(),
+                    block_len,
+                    j,
+                    prompt.cum_hash[j] ^ salt,
+                    t,
+                    now,
+                    p.avail_delay_ms,
+                    ttl_ms,
+                    lease,
+                    j as u32,
+                );
+            }
+        }
+        split.written[0] = coverage - hit;
+    }
+    split.uncached = total - split.read - split.written[0];
+    split
 }

@@ -92,18 +92,29 @@ pub fn explicit_call_with_own(
             continue;
         }
         let key = prompt.cum_hash[bp.boundary] ^ salt;
-        let read_through = pos <= covered;
-        if read_through {
-            // Already read through a longer hit: the breakpoint gets its own entry (below) unless
-            // it has a usable one, at no charge, as the tokens were billed as a read.
+        if pos <= covered {
+            // Already read through a longer hit: make sure this breakpoint has its own entry, at no
+            // charge, as the tokens were billed as a read.
             let known_usable = tracked && (own_usable >> (i & 63)) & 1 != 0;
-            if known_usable
-                || store
+            if !known_usable
+                && !store
                     .find(own.as_deref(), own_from, bp.boundary, key)
                     .is_some_and(|e| e.usable(now))
             {
-                continue;
+                store.put_at(
+                    own.as_deref_mut(),
+                    own_from,
+                    bp.boundary,
+                    key,
+                    pos,
+                    now,
+                    p.avail_delay_ms,
+                    bp.ttl_ms,
+                    NO_LEASE,
+                    0,
+                );
             }
+            continue;
         }
         store.put_at(
             own.as_deref_mut(),
@@ -117,10 +128,8 @@ pub fn explicit_call_with_own(
             NO_LEASE,
             0,
         );
-        if !read_through {
-            split.written[bp.slot] += pos - covered;
-            covered = pos;
-        }
+        split.written[bp.slot] += pos - covered;
+        covered = pos;
     }
     split.uncached = total - covered;
     split
