@@ -172,3 +172,49 @@ fn growing_conversation_reads_the_previous_prompt() {
     assert!((r.logged.cost_usd - want).abs() < 1e-12);
     assert!((uncached_usd(m, &log) - want).abs() < 1e-12);
 }
+
+/// The automatic-caching replay walk is linear in a conversation's length: a conversation of 2n
+/// calls visits about twice the boundaries of one of n calls (a walk over every earlier call, as
+/// before the conversation lease, visits about four times as many). Counted, not timed.
+#[test]
+fn automatic_replay_walk_is_linear_in_calls() {
+    use crate::sim::engine::cache::walk_steps;
+    let c = Catalog::embedded().unwrap();
+    let steps = |id: &str, n: u64| {
+        let text: Vec<String> = (0..n)
+            .map(|i| {
+                format!(
+                    r#"{{"timestamp":{},"input_tokens":{},"output_tokens":100}}"#,
+                    1_767_225_600 + 30 * i,
+                    2000 + 300 * i
+                )
+            })
+            .collect();
+        let log = parse_log(&text.join("\n"), "long.jsonl").unwrap();
+        let before = walk_steps::get();
+        let r = replay(
+            &log,
+            c.model(id).unwrap(),
+            &Strategy::parse("automatic").unwrap(),
+            &ReplayOptions::default(),
+        )
+        .unwrap();
+        let read = r.calls.iter().filter(|c| c.predicted.cache_read_tokens > 0);
+        // One conversation that reads its previous prompt on (almost) every call: the case that
+        // made the old walk quadratic.
+        assert_eq!(r.conversations, 1, "{id}");
+        assert!(read.count() as u64 >= n - 2, "{id}: too few reads");
+        walk_steps::get() - before
+    };
+    for id in ["gpt-5.2", "deepseek-v3.2", "glm-5.2", "kimi-k3"] {
+        let (one, two) = (steps(id, 2000), steps(id, 4000));
+        assert!(
+            one >= 2000,
+            "{id}: {one} steps for 2,000 calls: the counter is not reached"
+        );
+        assert!(
+            two * 10 <= one * 25,
+            "{id}: {one} walk steps for 2,000 calls but {two} for 4,000: not linear"
+        );
+    }
+}

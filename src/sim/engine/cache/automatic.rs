@@ -5,6 +5,32 @@ use super::store::{CacheStore, OwnEntries, NO_LEASE};
 use super::{round_down, RuleParams, Split};
 use crate::sim::engine::prompt::Prompt;
 
+/// Boundaries visited by [`automatic_call_with_leases`] (scanned for a hit, refreshed one by one, or
+/// considered for a write), counted on this thread in test builds only, so a test can tell a walk
+/// that is linear over a conversation from a quadratic one without timing it. Release builds keep
+/// no counter.
+#[cfg(test)]
+pub mod walk_steps {
+    use std::cell::Cell;
+    thread_local! {
+        static STEPS: Cell<u64> = const { Cell::new(0) };
+    }
+    /// Steps counted on this thread since it started.
+    pub fn get() -> u64 {
+        STEPS.with(Cell::get)
+    }
+    pub(super) fn step() {
+        STEPS.with(|c| c.set(c.get() + 1));
+    }
+}
+
+/// One visited boundary ([`walk_steps`]); nothing outside test builds.
+#[inline(always)]
+fn step() {
+    #[cfg(test)]
+    walk_steps::step();
+}
+
 /// Automatic (and implicit) caching: the longest live cached prefix is read, in whole blocks; the
 /// prompt is then cached in whole blocks, every boundary becoming a prefix later requests can match.
 /// `hit_allowed` is false when a best-effort cache misses by chance.
@@ -161,6 +187,7 @@ pub fn automatic_call_with_leases(
     if hit_allowed {
         // Boundaries from `fresh_from` on are new to every store: the scan starts below them.
         for j in (0..n.min(fresh_from)).rev() {
+            step();
             let key = prompt.cum_hash[j] ^ salt;
             if let Some(e) = store.find(own.as_deref(), block_len, j, key) {
                 if store.usable_entry(e, now) {
@@ -184,6 +211,7 @@ pub fn automatic_call_with_leases(
                 Some(id) => store.refresh_lease(id, head_depth, expires),
                 None => {
                     for j in 0..=head_depth {
+                        step();
                         let key = prompt.cum_hash[j] ^ salt;
                         let alive = store.entries.get(&key).map(|e| store.expiry(e) > now);
                         if alive == Some(true) {
@@ -205,6 +233,7 @@ pub fn automatic_call_with_leases(
     if coverage >= p.min_tokens && coverage > hit {
         let from = hit_at.map_or(0, |h| h + 1);
         for j in from..n {
+            step();
             // A fresh boundary before the last is never worth an entry: only later prompts of this
             // conversation contain it, and they contain the last boundary too, written with it in
             // the same call (same availability and expiry, same lease, deeper), so whenever its

@@ -11,6 +11,8 @@ mod explicit;
 mod store;
 
 pub use crate::sim::billing::Split;
+#[cfg(test)]
+pub use automatic::walk_steps;
 pub use automatic::{automatic_call, automatic_call_with_leases, LeaseIds};
 #[cfg(test)]
 pub use automatic::{automatic_call_leased, LeaseKeys};
