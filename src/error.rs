@@ -161,7 +161,15 @@ pub const MAX_INPUT_BYTES: u64 = 64 * 1024 * 1024;
 /// device such as `/dev/stdin` or `/dev/zero` would block or never end), at most [`MAX_INPUT_BYTES`],
 /// and the text must be UTF-8; each refusal names the file.
 pub fn read_text(path: &std::path::Path) -> Result<String> {
+    read_text_within(path, MAX_INPUT_BYTES, "an input file")
+}
+
+/// [`read_text`] with a smaller size limit (at most [`MAX_INPUT_BYTES`]) for one kind of input,
+/// `what` naming it in the refusal ("a tool file"). The size is checked on the open file before
+/// anything is read.
+pub fn read_text_within(path: &std::path::Path, limit: u64, what: &str) -> Result<String> {
     use std::io::Read;
+    let limit = limit.min(MAX_INPUT_BYTES);
     let io = |action: &'static str| {
         move |source| Error::Io {
             path: path.to_path_buf(),
@@ -186,26 +194,26 @@ pub fn read_text(path: &std::path::Path) -> Result<String> {
             ))
         }
     };
-    if meta.len() > MAX_INPUT_BYTES {
+    if meta.len() > limit {
         return Err(Error::invalid(
             display,
             "size",
             format!(
-                "{} bytes is more than the {MAX_INPUT_BYTES}-byte limit of an input file",
+                "{} bytes is more than the {limit}-byte limit of {what}",
                 meta.len()
             ),
         ));
     }
     let mut bytes = Vec::new();
     // `take` keeps the limit even if the file grows while it is read.
-    file.take(MAX_INPUT_BYTES + 1)
+    file.take(limit + 1)
         .read_to_end(&mut bytes)
         .map_err(io("cannot read"))?;
-    if bytes.len() as u64 > MAX_INPUT_BYTES {
+    if bytes.len() as u64 > limit {
         return Err(Error::invalid(
             display,
             "size",
-            format!("more than the {MAX_INPUT_BYTES}-byte limit of an input file"),
+            format!("more than the {limit}-byte limit of {what}"),
         ));
     }
     // A UTF-8 byte-order mark (Windows editors write one) is not part of the text: dropped here so

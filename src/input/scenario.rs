@@ -8,7 +8,7 @@ use serde::Deserialize;
 use crate::base::quantity::Quantity;
 use crate::error::{closest, num, read_text, Error, Result};
 use crate::input::trim::Trim;
-use crate::model::tools::{load_tool_files, synthetic_tools, Tool};
+use crate::model::tools::{load_tool_files_within, synthetic_tools, Tool};
 
 /// The built-in default scenario (also `examples/default.toml`).
 pub const DEFAULT_SCENARIO: &str = include_str!("../../examples/default.toml");
@@ -416,11 +416,14 @@ impl Scenario {
                 other => other,
             })?;
         }
-        let mut tools = load_tool_files(&resolve(&raw.tools.files))?;
+        // Bytes of every tool file the scenario loads (initial list, servers, events), held to
+        // MAX_TOOL_BYTES before each file is parsed.
+        let mut tool_bytes = 0u64;
+        let mut tools = load_tool_files_within(&resolve(&raw.tools.files), &mut tool_bytes)?;
         let mut servers: Vec<ServerTools> = Vec::new();
         for (i, rs) in raw.tools.servers.iter().enumerate() {
             let at = format!("tools.server[{i}]");
-            let (server, list) = load_server(rs, origin, &at, &resolve)?;
+            let (server, list) = load_server(rs, origin, &at, &resolve, &mut tool_bytes)?;
             let names: std::collections::HashSet<&str> =
                 tools.iter().map(|t| t.name.as_str()).collect();
             check_clashes(
@@ -608,7 +611,7 @@ impl Scenario {
             // The names in the list before this event: every check below is a hash lookup.
             let in_list: std::collections::HashSet<&str> =
                 current.iter().map(|t| t.name.as_str()).collect();
-            let mut add = load_tool_files(&resolve(&e.add_files))?;
+            let mut add = load_tool_files_within(&resolve(&e.add_files), &mut tool_bytes)?;
             if let Some(s) = e.add_synthetic {
                 check_synthetic(
                     s,
@@ -621,7 +624,7 @@ impl Scenario {
             }
             for (j, rs) in e.add_servers.iter().enumerate() {
                 let at = format!("{at}.add_server[{j}]");
-                let (server, list) = load_server(rs, origin, &at, &resolve)?;
+                let (server, list) = load_server(rs, origin, &at, &resolve, &mut tool_bytes)?;
                 let added: std::collections::HashSet<&str> =
                     add.iter().map(|t| t.name.as_str()).collect();
                 let present = |n: &str| in_list.contains(n) || added.contains(n);
@@ -676,7 +679,7 @@ impl Scenario {
                 }
             }
             let replace = match &e.replace_files {
-                Some(f) => Some(load_tool_files(&resolve(f))?),
+                Some(f) => Some(load_tool_files_within(&resolve(f), &mut tool_bytes)?),
                 None => None,
             };
             loaded += replace.as_ref().map_or(0, Vec::len);
@@ -891,6 +894,7 @@ fn load_server(
     origin: &str,
     at: &str,
     resolve: &dyn Fn(&[PathBuf]) -> Vec<PathBuf>,
+    tool_bytes: &mut u64,
 ) -> Result<(ServerTools, Vec<Tool>)> {
     if rs.name.trim().is_empty() {
         return Err(Error::invalid(
@@ -924,7 +928,7 @@ fn load_server(
             format!("server `{}` needs `file` (its tools/list capture)", rs.name),
         ));
     }
-    let list = load_tool_files(&resolve(&files))?;
+    let list = load_tool_files_within(&resolve(&files), tool_bytes)?;
     let list = filter_tools(list, rs.keep.as_deref(), &rs.drop, origin, at)?;
     let list = match &rs.trim {
         Some(t) => parse_trim(t, origin, &format!("{at}.trim"))?.apply(&list),

@@ -6,7 +6,7 @@ use std::path::Path;
 use serde::Serialize;
 use serde_json::{Map, Value};
 
-use crate::error::{read_text, Error, Result};
+use crate::error::{read_text_within, Error, Result};
 
 /// Fields that MCP servers send but clients drop before calling a model API.
 pub const MCP_ONLY_FIELDS: [&str; 5] =
@@ -17,6 +17,18 @@ pub const MCP_ONLY_FIELDS: [&str; 5] =
 /// before any tool is parsed or compared, so a huge file costs one JSON parse, not the parsing of
 /// every tool and a duplicate check.
 pub const MAX_TOOLS: usize = 10_000;
+
+/// Upper bound on the bytes of tool definitions: per tool file, over the files of one list loaded
+/// together (`pcsim tools`, `--tools`), and over every tool file a scenario loads (initial list,
+/// servers and events). Checked on the file's size before it is read and on the running total before
+/// a file is parsed, so an oversized list costs no parsing, rendering or counting. Rendering and
+/// counting a list on every default model costs about 1.3 s per MB on the 2-core development
+/// machine (`pcsim tools` on 6.4 MB: 8.4 s), so at 2 MiB `tools` and `run` stay within 5 s; the
+/// largest real MCP tool lists are tens of kilobytes, and 2 MiB is over 500,000 tokens.
+pub const MAX_TOOL_BYTES: u64 = 2 * 1024 * 1024;
+
+/// What a tool file is called in size refusals.
+const TOOL_FILE: &str = "a tool file (tool definitions)";
 
 /// One tool in API form: what a client sends to the model for it.
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -106,7 +118,7 @@ pub fn load_tool_file(path: &Path) -> Result<Vec<Tool>> {
 /// Like [`load_tool_file`], also returning warnings about inputs that clients accept but that are
 /// probably not what the author meant (a missing description, a missing input schema, ...).
 pub fn load_tool_file_with_warnings(path: &Path) -> Result<(Vec<Tool>, Vec<String>)> {
-    let text = read_text(path)?;
+    let text = read_text_within(path, MAX_TOOL_BYTES, TOOL_FILE)?;
     parse_tool_list_with_warnings(&text, &path.display().to_string())
 }
 
@@ -554,13 +566,40 @@ pub fn load_tool_files(paths: &[impl AsRef<Path>]) -> Result<Vec<Tool>> {
 pub fn load_tool_files_with_warnings(
     paths: &[impl AsRef<Path>],
 ) -> Result<(Vec<Tool>, Vec<String>)> {
+    load_tool_files_counted(paths, &mut 0)
+}
+
+/// [`load_tool_files`] for one of several lists loaded by one input (a scenario's initial list,
+/// servers and events): `loaded` is the bytes of tool files it loaded before, and grows by these
+/// files; the total is held to [`MAX_TOOL_BYTES`] before each file is parsed.
+pub fn load_tool_files_within(paths: &[impl AsRef<Path>], loaded: &mut u64) -> Result<Vec<Tool>> {
+    load_tool_files_counted(paths, loaded).map(|(t, _)| t)
+}
+
+fn load_tool_files_counted(
+    paths: &[impl AsRef<Path>],
+    loaded: &mut u64,
+) -> Result<(Vec<Tool>, Vec<String>)> {
     let mut all: Vec<Tool> = Vec::new();
     // Name -> index of the file that defined it first: one hash lookup per tool (linear).
     let mut defined: std::collections::HashMap<String, usize> = std::collections::HashMap::new();
     let mut warnings = Vec::new();
     for (file, p) in paths.iter().enumerate() {
         let origin = p.as_ref().display().to_string();
-        let (tools, w) = load_tool_file_with_warnings(p.as_ref())?;
+        let text = read_text_within(p.as_ref(), MAX_TOOL_BYTES, TOOL_FILE)?;
+        let size = text.len() as u64;
+        if *loaded + size > MAX_TOOL_BYTES {
+            return Err(Error::invalid(
+                &origin,
+                "size",
+                format!(
+                    "{size} bytes of tool definitions here and {} in the tool files loaded before it exceed the {MAX_TOOL_BYTES}-byte limit of tool definitions loaded together",
+                    *loaded
+                ),
+            ));
+        }
+        *loaded += size;
+        let (tools, w) = parse_tool_list_with_warnings(&text, &origin)?;
         // The combined list is one list sent to the model: the same limit, before the duplicate check.
         if all.len() + tools.len() > MAX_TOOLS {
             return Err(Error::invalid(

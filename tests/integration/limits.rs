@@ -9,7 +9,7 @@ use std::path::Path;
 use pcsim::input::litellm::{import, MAX_IMPORT_ENTRIES};
 use pcsim::input::mcpconfig::MAX_SERVERS;
 use pcsim::input::scenario::{Scenario, MAX_EVENTS, MAX_LISTED_TOOLS, MAX_SYNTHETIC_PARAMS};
-use pcsim::model::tools::MAX_TOOLS;
+use pcsim::model::tools::{MAX_TOOLS, MAX_TOOL_BYTES};
 use pcsim::sim::request::{MAX_BILLS_KEPT, MAX_SIMULATED_CALLS};
 
 use crate::common::{outcome, pcsim};
@@ -94,6 +94,95 @@ fn tool_files_together_are_one_list_under_the_same_limit() {
         err.contains("a.json") && err.contains("also defined in c.json") && err.contains("`a0`"),
         "{err}"
     );
+}
+
+/// A tool file of exactly `bytes` bytes (a long description); with `broken`, a second tool with a
+/// numeric name makes it an error once parsed.
+fn padded_tool_file(bytes: u64, broken: bool) -> String {
+    let head = r#"{"tools":[{"name":"a","description":""#;
+    let tail = if broken {
+        r#""},{"name":7,"inputSchema":{"type":"object"}}]}"#
+    } else {
+        r#"","inputSchema":{"type":"object"}}]}"#
+    };
+    let pad = usize::try_from(bytes).unwrap() - head.len() - tail.len();
+    format!("{head}{}{tail}", "x".repeat(pad))
+}
+
+#[test]
+fn tool_definitions_over_the_byte_limit_are_refused_before_they_are_parsed() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    std::fs::write(d.join("at.json"), padded_tool_file(MAX_TOOL_BYTES, true)).unwrap();
+    std::fs::write(
+        d.join("over.json"),
+        padded_tool_file(MAX_TOOL_BYTES + 1, true),
+    )
+    .unwrap();
+    // At the limit the file is read and parsed: its broken tool is the error.
+    let (code, err) = run_in(d, &["tools", "at.json"]);
+    assert_eq!(code, Some(2), "{err}");
+    assert!(
+        err.contains("at.json") && err.contains("name") && !err.contains("byte limit"),
+        "{err}"
+    );
+    // One byte over: refused from its size, naming the file, the size and the limit; the broken
+    // tool is never reached.
+    let limit = format!("{MAX_TOOL_BYTES}-byte limit");
+    for args in [
+        &["tools", "over.json"][..],
+        &["tools", "over.json", "--model", "claude-opus-4.8"],
+    ] {
+        let (code, err) = run_in(d, args);
+        assert_eq!(code, Some(2), "{err}");
+        assert!(
+            err.contains("over.json")
+                && err.contains(&format!("{} bytes", MAX_TOOL_BYTES + 1))
+                && err.contains(&limit)
+                && !err.contains("name"),
+            "{err}"
+        );
+    }
+    // Files loaded together: the second one takes the total one byte over, and is refused before
+    // it is parsed.
+    std::fs::write(
+        d.join("a.json"),
+        padded_tool_file(MAX_TOOL_BYTES / 2, false),
+    )
+    .unwrap();
+    std::fs::write(
+        d.join("b.json"),
+        padded_tool_file(MAX_TOOL_BYTES / 2 + 1, true),
+    )
+    .unwrap();
+    let (code, err) = run_in(d, &["tools", "a.json", "b.json"]);
+    assert_eq!(code, Some(2), "{err}");
+    assert!(
+        err.contains("b.json")
+            && err.contains(&format!(
+                "{} in the tool files loaded before",
+                MAX_TOOL_BYTES / 2
+            ))
+            && err.contains(&limit)
+            && !err.contains("name"),
+        "{err}"
+    );
+    // Over a scenario's loaded tools: the initial list and an event's added file together.
+    std::fs::write(
+        d.join("s.toml"),
+        "[tools]\nfiles = [\"a.json\"]\n[session]\ncalls = 3\n[[event]]\nat_call = 2\nadd_files = [\"b.json\"]\n",
+    )
+    .unwrap();
+    let e = Scenario::load(&d.join("s.toml")).unwrap_err();
+    assert!(e.is_user_error());
+    let e = e.to_string();
+    assert!(
+        e.contains("b.json") && e.contains(&limit) && !e.contains("name"),
+        "{e}"
+    );
+    let (code, err) = run_in(d, &["run", "s.toml"]);
+    assert_eq!(code, Some(2), "{err}");
+    assert!(err.contains("b.json") && err.contains(&limit), "{err}");
 }
 
 #[test]
