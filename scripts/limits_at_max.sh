@@ -88,14 +88,28 @@ def many_events(n):
             ev.append(f'[[event]]\nat_call = {2 + i}\ndrop = ["synthetic_tool_{99 + 1000 * i}"]\n')
     return t + "".join(ev)
 open("events-many.toml", "w").write(many_events(10000))
-# The largest input of each kind in bytes (files are limited to 64 MiB): a tool file of 10,000
-# tools with 6.4 KB descriptions, a LiteLLM file of 10,000 keys padded with ignored fields, a usage
-# log of 64 MiB (377,772 calls).
+# The largest input of each kind in bytes (files are limited to 64 MiB, tool definitions to 2 MiB):
+# a tool file of as many tools with 6.4 KB descriptions as fit in 2 MiB (327) and one of 10,000
+# tools whose descriptions pad it to 2 MiB, each also as a scenario on the six default models; the
+# first padded one byte past the limit; a LiteLLM file of 10,000 keys padded with ignored fields, a
+# usage log of 64 MiB (377,772 calls).
+TOOL_BYTES = 2 * 1024 * 1024
 words = "read write file path the a of to workspace server returns list directory content search query result".split()
 desc = " ".join(words[j % len(words)] + str(j % 7) for j in range(900))[:6400]
-open("tools-bytes-max.json", "w").write(json.dumps({"tools": [{"name": f"t{i}", "description": desc,
-    "inputSchema": {"type": "object", "properties": {"path": {"type": "string", "description": "The path."}},
-                    "required": ["path"]}} for i in range(10000)]}))
+def tool_file(n, d):
+    return json.dumps({"tools": [{"name": f"t{i}", "description": d,
+        "inputSchema": {"type": "object", "properties": {"path": {"type": "string", "description": "The path."}},
+                        "required": ["path"]}} for i in range(n)]})
+n = 1
+while len(tool_file(n + 1, desc)) <= TOOL_BYTES:
+    n += 1
+open("tools-bytes-max.json", "w").write(tool_file(n, desc))
+open("tools-bytes-over.json", "w").write(tool_file(n, desc) + " " * (TOOL_BYTES + 1 - len(tool_file(n, desc))))
+open("tools-10k-bytes-max.json", "w").write(tool_file(10000, "r" * ((TOOL_BYTES - len(tool_file(10000, ""))) // 10000)))
+six = '["claude-opus-4.8", "claude-opus-5", "gpt-5.6", "gemini-3.6-flash", "glm-5.2", "kimi-k3"]'
+for f in ("tools-bytes-max", "tools-10k-bytes-max"):
+    open(f"run-{f}.toml", "w").write(f'name = "t"\nmodels = {six}\nstrategies = ["cached"]\n'
+        f'[tools]\nfiles = ["{f}.json"]\n[session]\ncalls = 10\n')
 padded = dict(entry, notes="x" * 6000)
 open("litellm-bytes-max.json", "w").write(json.dumps({f"claude-m{i}": padded for i in range(10000)}))
 with open("log-max.jsonl", "w") as f:
@@ -123,6 +137,11 @@ for i in range(256):
     open(f"server-{i}.jsonl", "w").write(mcp_script(i))
 open("config-accepted-max.json", "w").write(json.dumps({"mcpServers": {f"s{i}": {"command": "python3",
     "args": [os.environ["SERVER"], os.path.abspath(f"server-{i}.jsonl")]} for i in range(256)}}))
+# The same servers as two-line shell programs (cat the script, close, read to the end): what is
+# left is pcsim's own share of the time.
+open("config-accepted-max-sh.json", "w").write(json.dumps({"mcpServers": {f"s{i}": {"command": "sh",
+    "args": ["-c", 'cat "$0"; exec 1>&-; cat >/dev/null', os.path.abspath(f"server-{i}.jsonl")]}
+    for i in range(256)}}))
 # A usage log of 100,000 calls in 100 conversations (Anthropic Messages lines).
 with open("log-100k.jsonl", "w") as f:
     for i in range(100000):
@@ -156,9 +175,14 @@ run tools-max tools tools-max.json
 run tools-over tools tools-over.json
 run tools-bytes-max-1 tools tools-bytes-max.json --model claude-opus-4.8
 run tools-bytes-max tools tools-bytes-max.json
+run tools-bytes-over tools tools-bytes-over.json
+run tools-10k-bytes-max tools tools-10k-bytes-max.json
+run run-tools-bytes-max run run-tools-bytes-max.toml
+run run-tools-10k-bytes-max run run-tools-10k-bytes-max.toml
 run config-max config config-max.json --timeout-seconds 2
 run config-over config config-over.json --timeout-seconds 2
 run config-accepted-max config config-accepted-max.json --timeout-seconds 30
+run config-accepted-max-sh config config-accepted-max-sh.json --timeout-seconds 30
 run litellm-max import-litellm litellm-max.json
 run litellm-over import-litellm litellm-over.json
 run litellm-bytes-max import-litellm litellm-bytes-max.json
