@@ -74,6 +74,51 @@ fn harmony_rendering_counts_exactly_what_openai_harmony_counts() {
     }
 }
 
+/// `tools --show-rendering` prints the exact text counted: for GPT-5.6 on get_weather, the
+/// reference harmony text (its length and hash in the fixture) and openai-harmony's count.
+#[test]
+fn show_rendering_prints_the_text_counted_and_its_count() {
+    let fx = fixture();
+    let row = fx["files"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|r| r["file"] == "examples/get_weather.json")
+        .unwrap();
+    let out = crate::common::pcsim()
+        .args([
+            "tools",
+            "examples/tools/get_weather.json",
+            "--model",
+            "gpt-5.6",
+            "--show-rendering",
+        ])
+        .current_dir(root())
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let stdout = String::from_utf8(out.stdout).unwrap();
+    let (header, text) = stdout.split_once(" ===\n").unwrap();
+    let text = text.strip_suffix('\n').unwrap();
+    assert_eq!(text.len() as u64, row["text_bytes"].as_u64().unwrap());
+    assert_eq!(
+        format!("{:016x}", pcsim::base::hash::fnv1a(text.as_bytes())),
+        row["text_fnv1a64"].as_str().unwrap()
+    );
+    let counted = format!(
+        "; {} tokens counted,",
+        row["harmony_tokens"].as_u64().unwrap()
+    );
+    assert!(
+        header.starts_with("=== gpt-5.6 ") && header.contains(&counted),
+        "{header}"
+    );
+}
+
 #[test]
 fn the_synthetic_fixture_is_pcsims_synthetic_tool_set() {
     let c = Catalog::embedded().unwrap();
@@ -127,6 +172,40 @@ fn every_family_renders_and_its_parts_add_up_on_every_capture() {
             assert!(block >= per, "{} {}", fam.id, f.display());
         }
     }
+}
+
+/// pcsim's counter (the `regex` crate's split, one look-up per known piece) against tiktoken-rs's
+/// own `encode_ordinary` on every text it counts for the 15 captures: each family's whole rendering
+/// and every tool's own text, and the synthetic tool sets.
+#[test]
+fn the_fast_counter_equals_tiktoken_on_every_rendering_of_every_capture() {
+    use pcsim::model::tokenizer::Vocabulary;
+    let reference = tiktoken_rs::o200k_base().unwrap();
+    let c = Catalog::embedded().unwrap();
+    let mut lists: Vec<Vec<pcsim::model::tools::Tool>> =
+        captures().into_iter().map(|(_, tools)| tools).collect();
+    lists.extend([1, 5, 20].map(|n| synthetic_tools(1, n, 3)));
+    let mut texts = 0;
+    for tools in &lists {
+        for fam in &c.families {
+            let r = &fam.tool_rendering;
+            if r.template == pcsim::model::render::TemplateKind::Linear {
+                continue;
+            }
+            assert_eq!(r.vocabulary(), Vocabulary::O200k, "{}", fam.id);
+            let rendered = r.render(tools);
+            for text in rendered.tools.iter().chain([&rendered.text()]) {
+                assert_eq!(
+                    r.count_text(text, &[]),
+                    reference.encode_ordinary(text).len() as u64,
+                    "{}: {text}",
+                    fam.id
+                );
+                texts += 1;
+            }
+        }
+    }
+    assert!(texts > 1_000, "{texts} texts compared");
 }
 
 const BEGIN: &str = "<!-- calibrate-facts: begin -->\n";
