@@ -9,7 +9,7 @@ use serde::Serialize;
 use super::breakeven::{break_even, p_within_ttl, BreakEven, Method};
 use super::compare::DEFAULT_STRATEGIES;
 use super::uncertainty::{run_totals, share, share_text, Interval};
-use super::{percent, simulate_one, skip_lines, Skip};
+use super::{percent, simulate_one_counted, skip_lines, Skip};
 use crate::base::quantity::Quantity;
 use crate::base::text::usd;
 use crate::error::{Error, Result};
@@ -17,7 +17,7 @@ use crate::input::scenario::Scenario;
 use crate::model::catalog::{CacheRules, Catalog, ModelSpec};
 use crate::model::strategy::{Anchor, BreakpointSpec, Mode, ResolvedStrategy, Strategy};
 use crate::model::tools::Tool;
-use crate::sim::engine::{PreparedSet, Workspace};
+use crate::sim::engine::{PreparedSet, ToolCounts, Workspace};
 use crate::sim::request::{Pair, Request, Selection, SkipKind};
 use crate::sim::simulate::summarise;
 
@@ -236,12 +236,13 @@ fn main_rules(model: &ModelSpec) -> Option<(Mode, &CacheRules)> {
 /// Every tool that appears in the session (initial list and later additions), once by name.
 fn session_tools(scenario: &Scenario) -> Vec<Tool> {
     let mut out: Vec<Tool> = Vec::new();
+    let mut seen: std::collections::HashSet<&str> = std::collections::HashSet::new();
     let later = scenario
         .events
         .iter()
         .flat_map(|e| e.add.iter().chain(e.replace.iter().flatten()));
     for t in scenario.tools.iter().chain(later) {
-        if !out.iter().any(|o| o.name == t.name) {
+        if seen.insert(t.name.as_str()) {
             out.push(t.clone());
         }
     }
@@ -412,7 +413,10 @@ pub fn advise_request_with_progress(
         .iter()
         .map(|p| p.setup(scenario.first_token_seconds))
         .collect();
-    let set = PreparedSet::new(scenario, &setups);
+    // Every simulation below (candidates, TTL rows, dropped tools) counts tools and lists here,
+    // each once.
+    let mut counts = ToolCounts::default();
+    let set = PreparedSet::with_counts(scenario, &setups, &mut counts);
     let mut bills: Vec<Vec<crate::sim::billing::CallBill>> = vec![Vec::new(); pairs.len()];
     set.run(0, &mut Workspace::new(), |m, b| bills[m].push(*b));
     let results: Vec<_> = pairs
@@ -480,9 +484,14 @@ pub fn advise_request_with_progress(
             .filter(|s| s.kind == SkipKind::Unsupported)
             .cloned()
             .collect();
-        report
-            .advice
-            .push(advise_model(model, scenario, sims, skipped, progress)?);
+        report.advice.push(advise_model(
+            model,
+            scenario,
+            sims,
+            skipped,
+            progress,
+            &mut counts,
+        )?);
     }
     Ok(report)
 }
@@ -559,10 +568,11 @@ fn per_run_totals(
     requested: &str,
     strategy: &Strategy,
     progress: &(dyn Fn(u64) + Sync),
+    counts: &mut ToolCounts,
 ) -> Result<Vec<f64>> {
     let pair = Pair::resolve(model, requested, strategy)?;
     let setups = [pair.setup(scenario.first_token_seconds)];
-    let set = PreparedSet::new(scenario, &setups);
+    let set = PreparedSet::with_counts(scenario, &setups, counts);
     Ok(run_totals(&set, scenario.runs as u64, progress)?
         .into_iter()
         .map(|run| run[0])
@@ -575,6 +585,7 @@ fn advise_model(
     mut sims: Vec<Sim>,
     mut skipped: Vec<Skip>,
     progress: &(dyn Fn(u64) + Sync),
+    counts: &mut ToolCounts,
 ) -> Result<ModelAdvice> {
     let mut notes = Vec::new();
     let none_usd = sims
@@ -622,7 +633,7 @@ fn advise_model(
         saving_vs_default_usd: default_usd - rank(&best),
         candidates: sims.iter().map(|s| s.candidate.clone()).collect(),
     };
-    let mut ttl = ttl_advice(model, scenario, &sims, &mut skipped)?;
+    let mut ttl = ttl_advice(model, scenario, &sims, &mut skipped, counts)?;
     // The overall recommendation: the placement, or its layout at a cheaper TTL tier (which can
     // pay even when the default tier does not, e.g. gaps longer than the default lifetime). With
     // `--runs` every tier's layout is a candidate already (placements cover every tier), so the
@@ -684,7 +695,7 @@ fn advise_model(
     let mut ranked: Vec<(Tool, u64)> = session_tools(scenario)
         .into_iter()
         .map(|t| {
-            let n = rendering.tool_tokens(&t);
+            let n = counts.counter(rendering).tool_tokens(&t, t.content_hash());
             (t, n)
         })
         .collect();
@@ -692,7 +703,13 @@ fn advise_model(
     let mut drop_tools = Vec::new();
     for (tool, tokens) in ranked.into_iter().take(TOP_TOOLS) {
         let s = without_tool(scenario, &tool.name);
-        let r = simulate_one(model, &s, &recommended.strategy, &recommended_strategy)?;
+        let r = simulate_one_counted(
+            model,
+            &s,
+            &recommended.strategy,
+            &recommended_strategy,
+            counts,
+        )?;
         let saving = recommended.total_usd - r.total_usd;
         let runs = if best_runs.is_empty() {
             None
@@ -703,6 +720,7 @@ fn advise_model(
                 &recommended.strategy,
                 &recommended_strategy,
                 progress,
+                counts,
             )?;
             let savings: Vec<f64> = best_runs.iter().zip(&dropped).map(|(k, d)| k - d).collect();
             Some(DropToolRuns {
@@ -754,9 +772,13 @@ fn ttl_advice(
     scenario: &Scenario,
     sims: &[Sim],
     skipped: &mut Vec<Skip>,
+    counts: &mut ToolCounts,
 ) -> Result<Option<TtlAdvice>> {
     let price = model.input_usd_per_mtok.value / 1e6;
-    let prefix = model.rendering().block_tokens(&scenario.tools) + scenario.system_tokens;
+    let prefix = counts
+        .counter(model.rendering())
+        .block_tokens(&scenario.tools)
+        + scenario.system_tokens;
     let tier_row = |rules: &CacheRules, tier: &str, strategy: String, total: f64| {
         let t = &rules.tiers[tier];
         let (p, method) = p_within_ttl(&scenario.gap_seconds, t.ttl_seconds.value);
@@ -829,7 +851,7 @@ fn ttl_advice(
             tool_changes: None,
         };
         let text = s.to_string();
-        match simulate_one(model, scenario, &text, &s) {
+        match simulate_one_counted(model, scenario, &text, &s, counts) {
             Ok(r) => {
                 tiers.push(tier_row(rules, name, r.strategy, r.total_usd));
                 if monte_carlo {
@@ -842,7 +864,7 @@ fn ttl_advice(
                             Some(c) => c.per_run.clone(),
                             // Not a candidate (never so today): simulated on its own, on the same
                             // timelines.
-                            None => per_run_totals(model, scenario, &text, &s, &|_| {})?,
+                            None => per_run_totals(model, scenario, &text, &s, &|_| {}, counts)?,
                         },
                     );
                 }

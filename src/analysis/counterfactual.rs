@@ -12,7 +12,7 @@
 
 use serde::Serialize;
 
-use super::replay::{logged_usd, match_model, replay, ReplayOptions, ReplayResult, UsageLog};
+use super::replay::{logged_usd, replay, ModelMatcher, ReplayOptions, ReplayResult, UsageLog};
 use crate::error::{closest, Error, Result};
 use crate::model::catalog::{Catalog, ModelSpec};
 use crate::model::strategy::Strategy;
@@ -282,11 +282,12 @@ impl LoggedTotals {
     pub fn add_log(&mut self, catalog: &Catalog, fallback: &ModelSpec, log: &UsageLog) {
         self.unreadable += log.unreadable;
         self.failed += log.failed_calls;
+        let mut matcher = ModelMatcher::new(catalog);
         for c in &log.calls {
             let m = c
                 .model
                 .as_deref()
-                .and_then(|n| match_model(catalog, n))
+                .and_then(|n| matcher.get(n))
                 .unwrap_or(fallback);
             let usd = logged_usd(m, c);
             let out = m.output_usd(c.output_tokens as f64);

@@ -24,7 +24,7 @@ use crate::error::{Error, Result};
 use crate::input::scenario::Scenario;
 use crate::model::catalog::ModelSpec;
 use crate::model::strategy::Strategy;
-use crate::sim::engine::simulate_collect;
+use crate::sim::engine::{Prepared, ToolCounts, Workspace};
 use crate::sim::request::Pair;
 use crate::sim::simulate::{summarise, SimResult};
 
@@ -85,9 +85,30 @@ pub fn simulate_one(
     requested: &str,
     strategy: &Strategy,
 ) -> Result<SimResult> {
+    simulate_one_counted(
+        model,
+        scenario,
+        requested,
+        strategy,
+        &mut ToolCounts::default(),
+    )
+}
+
+/// [`simulate_one`] with the tool and list counts of `counts`, kept for the caller's next
+/// simulations (each tool and list counted once over all of them).
+pub fn simulate_one_counted(
+    model: &ModelSpec,
+    scenario: &Scenario,
+    requested: &str,
+    strategy: &Strategy,
+    counts: &mut ToolCounts,
+) -> Result<SimResult> {
     let pair = Pair::resolve(model, requested, strategy)?;
     let setup = pair.setup(scenario.first_token_seconds);
-    Ok(summarise(&pair, simulate_collect(scenario, &setup, 0)))
+    let prepared = Prepared::with_counter(scenario, &setup, counts.counter(model.rendering()));
+    let mut bills = Vec::with_capacity(scenario.calls * scenario.sessions);
+    prepared.run(0, &mut Workspace::new(), |b| bills.push(*b));
+    Ok(summarise(&pair, bills))
 }
 
 /// `n call` or `n calls`.

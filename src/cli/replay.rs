@@ -284,6 +284,7 @@ pub fn cmd_replay(catalog: &Catalog, a: ReplayArgs, out: &mut dyn Write) -> Resu
         };
         read.add(&log);
         logged_totals.add_log(catalog, models[0], &log);
+        let mut matcher = pcsim::analysis::replay::ModelMatcher::new(catalog);
         read.own_models_usd += log
             .calls
             .iter()
@@ -291,7 +292,7 @@ pub fn cmd_replay(catalog: &Catalog, a: ReplayArgs, out: &mut dyn Write) -> Resu
                 let m = c
                     .model
                     .as_deref()
-                    .and_then(|n| match_model(catalog, n))
+                    .and_then(|n| matcher.get(n))
                     .unwrap_or(models[0]);
                 logged_usd(m, c)
             })

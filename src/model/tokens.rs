@@ -19,10 +19,12 @@
 //! The `linear` kind is the byte-rate model of earlier catalogs (a rate on the bytes of the
 //! pretty-printed JSON), kept so that such catalogs still load.
 
+use std::collections::HashMap;
 use std::path::PathBuf;
 
 use serde::{Deserialize, Serialize};
 
+use crate::base::hash::{chain, fnv1a};
 use crate::error::{Error, Result};
 use crate::model::render::{render_list, render_tool, Rendered, TemplateKind, TemplateText};
 use crate::model::sourced::{check_number, Sourced};
@@ -232,6 +234,10 @@ impl ToolRendering {
         if self.template == TemplateKind::Linear {
             return 0.0;
         }
+        if self.depth_slope() == 0.0 {
+            // No correction: the whole count alone (the tools' own counts would not move it).
+            return self.count_rendered(&self.render(tools)) as f64;
+        }
         let (whole, own) = self.raw_counts(tools);
         self.corrected(tools, whole, &own)
     }
@@ -260,17 +266,24 @@ impl ToolRendering {
                     .zip(&own)
                     .map(|(t, &o)| self.scaled_tool(t, o))
                     .collect();
-                let block = (self.factor() * self.corrected(tools, whole, &own))
-                    .round()
-                    .max(0.0) as u64;
-                // Counted alone, tools can sum to more than the whole text where the tokenizer
-                // merges punctuation across two tools (`},{` in compact JSON) and the wrapper is
-                // short; the block is then the sum, so that the parts always add up (Kimi: +3 of
-                // 1,206 tokens on the git server).
                 let parts: u64 = per.iter().sum();
-                ((block + self.fixed_preamble()).max(parts), per)
+                (
+                    self.block_of(self.corrected(tools, whole, &own), parts),
+                    per,
+                )
             }
         }
+    }
+
+    /// A template kind's block from the corrected count of its whole list and the sum of its
+    /// tools' [`Self::tool_tokens`] (`parts`).
+    fn block_of(&self, corrected: f64, parts: u64) -> u64 {
+        let block = (self.factor() * corrected).round().max(0.0) as u64;
+        // Counted alone, tools can sum to more than the whole text where the tokenizer
+        // merges punctuation across two tools (`},{` in compact JSON) and the wrapper is
+        // short; the block is then the sum, so that the parts always add up (Kimi: +3 of
+        // 1,206 tokens on the git server).
+        (block + self.fixed_preamble()).max(parts)
     }
 
     /// The list's own tokens beyond its tools: `block_tokens(tools)` minus `tools_sum`, the sum of
@@ -413,11 +426,169 @@ impl ToolRendering {
     }
 }
 
+/// [`ToolRendering::block_tokens`] of many tool lists on one rendering (a scenario's initial list
+/// and the list after each tool-list event), each tool and each pair of neighbouring tools
+/// rendered and counted once over all the lists.
+///
+/// The corrected count of a list `t1..tn` is found as
+/// `count(t1) + sum over k of (count(t(k-1), tk) - count(t(k-1)))`, where `count` is
+/// [`ToolRendering::corrected_count`] of a list of one or two tools: the tokenizer splits text into pieces that do not cross a tool's start, so adding a tool
+/// changes only the end of the list (the tool before it, the joint, the footer), as
+/// `analysis::toolreport::prefix_blocks` uses for a sweep. An event that drops, adds or replaces a
+/// few tools of a long list then costs one lookup per tool of the list, not a count of its whole
+/// text (which made 110 events on a 9,000-tool list take 19 s). The locality is a property of the
+/// templates and the tokenizer, so it is checked: the first list of two tools or more is also
+/// counted whole, and if the two differ every list is counted whole (exact, as before).
+#[derive(Debug)]
+pub struct ListCounter {
+    rendering: ToolRendering,
+    /// `tool_tokens` by tool content hash.
+    tools: HashMap<u64, u64>,
+    /// Corrected count of a list of the one tool, by content hash.
+    single: HashMap<u64, f64>,
+    /// What a tool adds after another, by the two content hashes.
+    pair: HashMap<(u64, u64), f64>,
+    /// Block tokens by the list's hash.
+    lists: HashMap<u64, u64>,
+    /// Whether the incremental count was found exact (None until a list of two tools is seen).
+    exact: Option<bool>,
+    /// Texts rendered and counted so far (tools, lists of one or two tools, whole lists).
+    counted: u64,
+}
+
+impl ListCounter {
+    /// An empty counter for `rendering` (a copy of it is kept).
+    pub fn new(rendering: &ToolRendering) -> Self {
+        ListCounter {
+            rendering: rendering.clone(),
+            tools: HashMap::new(),
+            single: HashMap::new(),
+            pair: HashMap::new(),
+            lists: HashMap::new(),
+            exact: None,
+            counted: 0,
+        }
+    }
+
+    /// The rendering counted with.
+    pub fn rendering(&self) -> &ToolRendering {
+        &self.rendering
+    }
+
+    /// [`ToolRendering::tool_tokens`] of `tool`, whose content hash ([`Tool::content_hash`]) is
+    /// `hash`; counted once per distinct tool.
+    pub fn tool_tokens(&mut self, tool: &Tool, hash: u64) -> u64 {
+        let r = &self.rendering;
+        let counted = &mut self.counted;
+        *self.tools.entry(hash).or_insert_with(|| {
+            *counted += 1;
+            r.tool_tokens(tool)
+        })
+    }
+
+    /// How many texts (a tool, a list of one or two tools, a whole list) were rendered and
+    /// counted so far: the work, which grows with the distinct tools and neighbouring pairs, not
+    /// with the lists' lengths.
+    pub fn texts_counted(&self) -> u64 {
+        self.counted
+    }
+
+    /// [`ToolRendering::block_tokens`] of `tools`.
+    pub fn block_tokens(&mut self, tools: &[Tool]) -> u64 {
+        let hashes: Vec<u64> = tools.iter().map(Tool::content_hash).collect();
+        let parts: u64 = tools
+            .iter()
+            .zip(&hashes)
+            .map(|(t, &h)| self.tool_tokens(t, h))
+            .sum();
+        let list: Vec<&Tool> = tools.iter().collect();
+        self.block(&list, &hashes, parts)
+    }
+
+    /// Whether lists are counted incrementally: `None` before the first list of two tools or
+    /// more, then whether its incremental count equalled its whole count.
+    pub fn incremental(&self) -> Option<bool> {
+        self.exact
+    }
+
+    /// [`ToolRendering::block_tokens`] of `list`, given each tool's content hash and `parts`, the
+    /// sum of their [`Self::tool_tokens`].
+    pub fn block(&mut self, list: &[&Tool], hashes: &[u64], parts: u64) -> u64 {
+        let r = &self.rendering;
+        if list.is_empty() {
+            return 0;
+        }
+        if r.template == TemplateKind::Linear {
+            return r.fixed_preamble() + parts;
+        }
+        let key = hashes.iter().fold(fnv1a(b"tool list"), |h, &t| chain(h, t));
+        if let Some(&b) = self.lists.get(&key) {
+            return b;
+        }
+        let corrected = if self.exact == Some(false) {
+            self.counted += 1;
+            whole(r, list)
+        } else {
+            let incremental = self.incremental_count(list, hashes);
+            let r = &self.rendering;
+            if self.exact.is_none() && list.len() >= 2 {
+                self.counted += 1;
+                let whole = whole(r, list);
+                self.exact = Some((incremental - whole).abs() < 1e-6 * whole.abs().max(1.0));
+                whole
+            } else {
+                incremental
+            }
+        };
+        let b = self.rendering.block_of(corrected, parts);
+        self.lists.insert(key, b);
+        b
+    }
+
+    fn incremental_count(&mut self, list: &[&Tool], hashes: &[u64]) -> f64 {
+        let mut count = self.single(list[0], hashes[0]);
+        for k in 1..list.len() {
+            let key = (hashes[k - 1], hashes[k]);
+            let added = match self.pair.get(&key) {
+                Some(&a) => a,
+                None => {
+                    let before = self.single(list[k - 1], hashes[k - 1]);
+                    self.counted += 1;
+                    let both = self
+                        .rendering
+                        .corrected_count(&[list[k - 1].clone(), list[k].clone()]);
+                    self.pair.insert(key, both - before);
+                    both - before
+                }
+            };
+            count += added;
+        }
+        count
+    }
+
+    /// The corrected count of a list of `tool` alone.
+    fn single(&mut self, tool: &Tool, hash: u64) -> f64 {
+        if let Some(&c) = self.single.get(&hash) {
+            return c;
+        }
+        self.counted += 1;
+        let c = self.rendering.corrected_count(std::slice::from_ref(tool));
+        self.single.insert(hash, c);
+        c
+    }
+}
+
+/// The corrected count of a list of references, counted whole.
+fn whole(r: &ToolRendering, list: &[&Tool]) -> f64 {
+    let owned: Vec<Tool> = list.iter().map(|t| (*t).clone()).collect();
+    r.corrected_count(&owned)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
     use crate::model::catalog::Catalog;
-    use crate::model::tools::{schema_depth, synthetic_tool};
+    use crate::model::tools::{schema_depth, synthetic_tool, synthetic_tools};
 
     fn sourced(v: f64) -> Sourced<f64> {
         Sourced {
@@ -466,5 +637,85 @@ mod tests {
             .unwrap_err()
             .to_string();
         assert!(e.contains("template"), "{e}");
+    }
+
+    fn deep_tool(i: usize) -> Tool {
+        let mut t = synthetic_tool(i, 2);
+        t.name = format!("deep_{i}");
+        t.description = "Reads {\"a\": [1, 2]} and more. ".repeat(20);
+        t.input_schema = serde_json::json!({"type": "object", "properties": {"a": {"type": "object",
+            "properties": {"b": {"type": "array", "items": {"type": "string", "description": "}},{"}}}}},
+            "required": ["a"]});
+        t
+    }
+
+    #[test]
+    fn list_counter_equals_the_whole_count_of_every_event_list_on_every_family() {
+        // The lists a scenario's events make of one list: drops at the start, middle and end,
+        // additions, a replacement, a reversal, one tool, none; with long descriptions, nesting
+        // and punctuation that the tokenizer could merge across tools.
+        let c = Catalog::embedded().unwrap();
+        let mut base = synthetic_tools(1, 10, 2);
+        base.insert(3, deep_tool(1));
+        base.push(deep_tool(2));
+        let extra = [synthetic_tool(40, 0), deep_tool(3), synthetic_tool(41, 7)];
+        let mut lists: Vec<Vec<Tool>> = vec![base.clone()];
+        for drop in [0, 3, 6, base.len() - 1] {
+            let mut l = base.clone();
+            l.remove(drop);
+            lists.push(l);
+        }
+        let mut added = base.clone();
+        added.extend(extra.iter().cloned());
+        lists.push(added);
+        let mut replaced = base.clone();
+        replaced.splice(4..7, extra.iter().cloned());
+        lists.push(replaced);
+        lists.push(base.iter().rev().cloned().collect());
+        lists.push(vec![deep_tool(4)]);
+        lists.push(Vec::new());
+        let mut families = 0;
+        for m in &c.models {
+            let r = m.rendering();
+            let mut counter = ListCounter::new(r);
+            for (k, l) in lists.iter().enumerate() {
+                assert_eq!(
+                    counter.block_tokens(l),
+                    r.block_tokens(l),
+                    "{} list {k}",
+                    m.id
+                );
+                for t in l {
+                    assert_eq!(counter.tool_tokens(t, t.content_hash()), r.tool_tokens(t));
+                }
+            }
+            if r.template != TemplateKind::Linear {
+                // Found incrementally, not by the whole-list fallback.
+                assert_eq!(counter.incremental(), Some(true), "{}", m.id);
+                families += 1;
+            }
+        }
+        assert!(families >= 5, "{families}");
+    }
+
+    #[test]
+    fn an_event_list_costs_its_new_neighbours_not_its_length() {
+        // 300 tools, then 100 lists that each drop one tool: before, each list was rendered and
+        // counted whole (over 30,000 tool texts); now each new list adds one neighbouring pair.
+        let c = Catalog::embedded().unwrap();
+        let r = c.model("claude-opus-4.8").unwrap().rendering();
+        let tools = synthetic_tools(1, 300, 1);
+        let mut counter = ListCounter::new(r);
+        counter.block_tokens(&tools);
+        let first = counter.texts_counted();
+        // Each tool, its list of one, its pair with the next, and the whole list once.
+        assert!(first <= 3 * 300 + 1, "{first}");
+        for k in 0..100 {
+            let mut l = tools.clone();
+            l.remove(100 + k);
+            assert_eq!(counter.block_tokens(&l), r.block_tokens(&l));
+        }
+        let events = counter.texts_counted() - first;
+        assert!(events <= 100, "{events} texts counted for 100 event lists");
     }
 }

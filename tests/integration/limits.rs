@@ -8,7 +8,7 @@ use std::path::Path;
 
 use pcsim::input::litellm::{import, MAX_IMPORT_ENTRIES};
 use pcsim::input::mcpconfig::MAX_SERVERS;
-use pcsim::input::scenario::{Scenario, MAX_EVENTS, MAX_LISTED_TOOLS};
+use pcsim::input::scenario::{Scenario, MAX_EVENTS, MAX_LISTED_TOOLS, MAX_SYNTHETIC_PARAMS};
 use pcsim::model::tools::MAX_TOOLS;
 use pcsim::sim::request::{MAX_BILLS_KEPT, MAX_SIMULATED_CALLS};
 
@@ -314,4 +314,38 @@ fn tool_list_events_are_bounded_in_number_and_in_listed_tools() {
         e.contains("ev.toml") && e.contains(&MAX_LISTED_TOOLS.to_string()),
         "{e}"
     );
+}
+
+#[test]
+fn synthetic_parameters_are_bounded_over_the_whole_scenario() {
+    // Within the limit entry by entry (10,000 parameters each), but not together: the events' tools
+    // are counted with the initial list's before any is made. Before, each entry was checked alone,
+    // so 40 such events made 400,000 parameters (6.6 s and 320 MB in `run`).
+    let entries = MAX_SYNTHETIC_PARAMS / 10_000 + 1;
+    let mut text =
+        String::from("[tools]\nsynthetic = { count = 5, params = 0 }\n[session]\ncalls = 100\n");
+    for i in 0..entries {
+        text.push_str(&format!(
+            "[[event]]\nat_call = {}\nadd_synthetic = {{ count = 10, params = 1000 }}\nkeep = [\"synthetic_tool_01\"]\n",
+            2 + i
+        ));
+    }
+    let e = Scenario::from_toml_str(&text, "syn.toml", Path::new("."))
+        .unwrap_err()
+        .to_string();
+    assert!(
+        e.contains("syn.toml")
+            && e.contains(&format!("event[{}].add_synthetic", entries - 1))
+            && e.contains(&format!(
+                "limit of {MAX_SYNTHETIC_PARAMS} parameters in all"
+            )),
+        "{e}"
+    );
+    // One entry fewer fits: the limit is the sum, not a smaller bound on each entry.
+    let fits: String = text
+        .split("[[event]]")
+        .take(entries)
+        .collect::<Vec<_>>()
+        .join("[[event]]");
+    assert!(Scenario::from_toml_str(&fits, "syn.toml", Path::new(".")).is_ok());
 }

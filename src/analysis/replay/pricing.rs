@@ -10,7 +10,13 @@ use super::{LoggedCall, UsageLog};
 /// with a gateway's provider prefix (`anthropic/`, Bedrock's `us.anthropic.`) and a version suffix
 /// (`-v1:0`) ignored.
 pub fn match_model<'c>(catalog: &'c Catalog, log_model: &str) -> Option<&'c ModelSpec> {
-    if let Ok(m) = catalog.model(log_model) {
+    // An available model of that exact id (what `Catalog::model` accepts, without building its
+    // error and closest-id hint when there is none: that cost an edit distance per catalog model).
+    if let Some(m) = catalog
+        .models
+        .iter()
+        .find(|m| m.id == log_model && m.unavailable.is_none())
+    {
         return Some(m);
     }
     let norm = |s: &str| s.to_ascii_lowercase().replace(['.', '_', ':'], "-");
@@ -34,6 +40,34 @@ pub fn match_model<'c>(catalog: &'c Catalog, log_model: &str) -> Option<&'c Mode
                 .any(|w| *w == id || w.starts_with(&format!("{id}-")))
         })
         .max_by_key(|m| m.id.len())
+}
+
+/// [`match_model`] remembered by logged name: a log names its model on every call, and matching
+/// compares the name with every model of the catalog.
+#[derive(Debug)]
+pub struct ModelMatcher<'c> {
+    catalog: &'c Catalog,
+    seen: std::collections::HashMap<String, Option<&'c ModelSpec>>,
+}
+
+impl<'c> ModelMatcher<'c> {
+    /// A matcher on `catalog`.
+    pub fn new(catalog: &'c Catalog) -> Self {
+        ModelMatcher {
+            catalog,
+            seen: std::collections::HashMap::new(),
+        }
+    }
+
+    /// [`match_model`] of `log_model`.
+    pub fn get(&mut self, log_model: &str) -> Option<&'c ModelSpec> {
+        if let Some(&m) = self.seen.get(log_model) {
+            return m;
+        }
+        let m = match_model(self.catalog, log_model);
+        self.seen.insert(log_model.to_string(), m);
+        m
+    }
 }
 
 /// The cache rules used to price logged buckets: the model's explicit, else automatic, else implicit.

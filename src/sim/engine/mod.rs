@@ -23,7 +23,7 @@ mod workspace;
 pub use keys::ROUTING_PREFIX_TOKENS;
 pub use prepared::{Prepared, REMOVAL_NOTICE_TOKENS};
 pub use setup::SimSetup;
-pub use timeline::{PreparedSet, MAX_RECORDED_CALLS};
+pub use timeline::{PreparedSet, ToolCounts, MAX_RECORDED_CALLS};
 pub use workspace::Workspace;
 
 use rand::{Rng, RngExt};

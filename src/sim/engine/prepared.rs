@@ -15,8 +15,8 @@ use super::workspace::{session_leases, Lane, MemberState, Workspace};
 use crate::base::hash::{chain, fnv1a};
 use crate::input::scenario::{PromptCacheKey, Scenario};
 use crate::model::catalog::ToolChangeRule;
-use crate::model::render::TemplateKind;
 use crate::model::strategy::{Anchor, Mode};
+use crate::model::tokens::ListCounter;
 use crate::model::tools::Tool;
 use crate::sim::billing::CallBill;
 
@@ -68,29 +68,42 @@ pub struct Prepared<'a> {
 impl<'a> Prepared<'a> {
     /// Renders and hashes every tool list the scenario goes through.
     pub fn new(scenario: &'a Scenario, setup: &'a SimSetup<'a>) -> Self {
+        Self::with_counter(
+            scenario,
+            setup,
+            &mut ListCounter::new(setup.model.rendering()),
+        )
+    }
+
+    /// [`Self::new`] with the tool counts of `counter` (see [`super::ToolCounts`]), which must
+    /// count with the setup model's rendering: simulations of models that render alike share one,
+    /// so each tool and list is counted once.
+    pub fn with_counter(
+        scenario: &'a Scenario,
+        setup: &'a SimSetup<'a>,
+        counter: &mut ListCounter,
+    ) -> Self {
         let model = setup.model;
         let strategy = setup.strategy;
-        let rendering = model.rendering();
+        debug_assert!(counter.rendering() == model.rendering());
         let family_id = fnv1a(model.family.as_bytes());
         let system_id = chain(fnv1a(b"system"), scenario.system_tokens);
         // Every tool of every list lives in the scenario: measured (hashed and counted) once per
         // definition, found again by address, so an event costs the pointers of its list.
-        let mut sizes: HashMap<u64, u64> = HashMap::new();
         let mut by_address: HashMap<*const Tool, (u64, u64)> = HashMap::new();
-        let mut measure = |t: &Tool| -> (u64, u64) {
+        let mut measure = |t: &Tool, counter: &mut ListCounter| -> (u64, u64) {
             *by_address.entry(t as *const Tool).or_insert_with(|| {
                 let h = t.content_hash();
-                let n = *sizes.entry(h).or_insert_with(|| rendering.tool_tokens(t));
-                (n, h)
+                (counter.tool_tokens(t, h), h)
             })
         };
-        // The list's own tokens (wrapper, preamble), once per distinct list: a template family
-        // renders the whole list for it.
-        let mut preambles: HashMap<u64, u64> = HashMap::new();
-        let mut base_of = |list: &[&Tool],
-                           measure: &mut dyn FnMut(&Tool) -> (u64, u64),
-                           markers: &settings::Markers| {
-            let measured: Vec<(u64, u64)> = list.iter().map(|t| measure(t)).collect();
+        // The list's own tokens (wrapper, preamble), once per distinct list, from the counts of
+        // its tools and neighbouring pairs (`ListCounter`): an event costs a lookup per tool.
+        let base_of = |list: &[&Tool],
+                       measure: &mut dyn FnMut(&Tool, &mut ListCounter) -> (u64, u64),
+                       counter: &mut ListCounter,
+                       markers: &settings::Markers| {
+            let measured: Vec<(u64, u64)> = list.iter().map(|t| measure(t, counter)).collect();
             let list_hash = measured
                 .iter()
                 .fold(fnv1a(b"tools"), |h, &(_, th)| chain(h, th));
@@ -100,16 +113,10 @@ impl<'a> Prepared<'a> {
                 0
             };
             let tools_sum: u64 = measured.iter().map(|&(n, _)| n).sum();
-            let preamble = if list.is_empty() {
-                0
-            } else if rendering.template == TemplateKind::Linear {
-                rendering.preamble(list.len())
-            } else {
-                *preambles.entry(list_hash).or_insert_with(|| {
-                    let owned: Vec<Tool> = list.iter().map(|t| (*t).clone()).collect();
-                    rendering.preamble_for(&owned, tools_sum)
-                })
-            };
+            let hashes: Vec<u64> = measured.iter().map(|&(_, h)| h).collect();
+            let preamble = counter
+                .block(list, &hashes, tools_sum)
+                .saturating_sub(tools_sum);
             let mut p = Prompt::default();
             markers.push(settings::Part::Tools, &mut p);
             p.push(Segment {
@@ -134,7 +141,7 @@ impl<'a> Prepared<'a> {
         };
         let mut markers = settings::Markers::default();
         let mut current: Vec<&Tool> = scenario.tools.iter().collect();
-        let mut bases = vec![base_of(&current, &mut measure, &markers)];
+        let mut bases = vec![base_of(&current, &mut measure, counter, &markers)];
         let mut events = Vec::with_capacity(scenario.events.len() + scenario.setting_events.len());
         let append = strategy.tool_change == ToolChangeRule::Append && strategy.rules.is_some();
         // The tool list of the latest head (in `append` mode the initial one for good).
@@ -152,7 +159,7 @@ impl<'a> Prepared<'a> {
                         .and_then(settings::Part::parse);
                     if let Some(part) = part {
                         markers.bump(part);
-                        bases.push(base_of(&head_list, &mut measure, &markers));
+                        bases.push(base_of(&head_list, &mut measure, counter, &markers));
                         events.push((c.at_call as u32, EventEffect::Block(bases.len() - 1)));
                     }
                     continue;
@@ -171,7 +178,7 @@ impl<'a> Prepared<'a> {
                             .get(t.name.as_str())
                             .is_none_or(|o| !std::ptr::eq(*o, **t) && *o != **t)
                     })
-                    .map(|t| measure(t).0)
+                    .map(|t| measure(t, counter).0)
                     .sum();
                 let removed = current
                     .iter()
@@ -179,7 +186,7 @@ impl<'a> Prepared<'a> {
                     .count() as u64;
                 EventEffect::Append(added + removed * REMOVAL_NOTICE_TOKENS)
             } else {
-                bases.push(base_of(&next, &mut measure, &markers));
+                bases.push(base_of(&next, &mut measure, counter, &markers));
                 head_list.clone_from(&next);
                 EventEffect::Block(bases.len() - 1)
             };

@@ -14,6 +14,7 @@ use super::setup::SimSetup;
 use super::workspace::{Lane, MemberState, Session, Workspace};
 use crate::base::hash::chain;
 use crate::input::scenario::{Arrival, Scenario};
+use crate::model::tokens::{ListCounter, ToolRendering};
 use crate::sim::billing::CallBill;
 
 /// Several (model, strategy) simulations of one scenario, run on one timeline.
@@ -32,6 +33,32 @@ pub struct PreparedSet<'a> {
     pub(super) members: Vec<Prepared<'a>>,
 }
 
+/// Tool and tool-list token counts kept across simulations, one [`ListCounter`] per distinct
+/// rendering: a command that prepares a scenario several times (advise's candidates, TTL rows and
+/// dropped tools) counts each tool and each list once.
+#[derive(Debug, Default)]
+pub struct ToolCounts {
+    counters: Vec<ListCounter>,
+}
+
+impl ToolCounts {
+    /// The counter of `rendering` (made on first use).
+    pub fn counter(&mut self, rendering: &ToolRendering) -> &mut ListCounter {
+        let i = match self
+            .counters
+            .iter()
+            .position(|c| c.rendering() == rendering)
+        {
+            Some(i) => i,
+            None => {
+                self.counters.push(ListCounter::new(rendering));
+                self.counters.len() - 1
+            }
+        };
+        &mut self.counters[i]
+    }
+}
+
 /// Calls of one run (sessions x calls) up to which [`PreparedSet::run`] records the timeline
 /// (40 bytes a call: 10 MB at most) and applies it member by member.
 pub const MAX_RECORDED_CALLS: usize = 1 << 18;
@@ -39,10 +66,21 @@ pub const MAX_RECORDED_CALLS: usize = 1 << 18;
 impl<'a> PreparedSet<'a> {
     /// Prepares `scenario` for every setup.
     pub fn new(scenario: &'a Scenario, setups: &'a [SimSetup<'a>]) -> Self {
-        PreparedSet {
-            scenario,
-            members: setups.iter().map(|s| Prepared::new(scenario, s)).collect(),
-        }
+        Self::with_counts(scenario, setups, &mut ToolCounts::default())
+    }
+
+    /// [`Self::new`] with the tool and list counts of `counts`, which keeps them for later sets
+    /// (members whose models render tools alike share them).
+    pub fn with_counts(
+        scenario: &'a Scenario,
+        setups: &'a [SimSetup<'a>],
+        counts: &mut ToolCounts,
+    ) -> Self {
+        let members = setups
+            .iter()
+            .map(|s| Prepared::with_counter(scenario, s, counts.counter(s.model.rendering())))
+            .collect();
+        PreparedSet { scenario, members }
     }
 
     /// The members, in the order of the setups.
