@@ -913,14 +913,23 @@ fn an_immutable_member_leaves_the_whole_old_set() {
 fn an_interrupted_write_leaves_no_temporary_file() {
     let dir = tempfile::tempdir().unwrap();
     let out = dir.path().to_path_buf();
-    let mut child = std::process::Command::new(assert_cmd::cargo::cargo_bin("pcsim"))
+    let mut command = std::process::Command::new(assert_cmd::cargo::cargo_bin("pcsim"));
+    command
         .args(["run", "--model", "kimi-k3", "--out"])
         .arg(&out)
         .env("PCSIM_TEST_PAUSE_BEFORE_RENAME_MS", "20000")
         .stdout(std::process::Stdio::null())
-        .stderr(std::process::Stdio::piped())
-        .spawn()
-        .unwrap();
+        .stderr(std::process::Stdio::piped());
+    // A test run started as a background job of a non-interactive shell inherits SIGINT ignored, and
+    // pcsim rightly keeps an ignored SIGINT ignored: the child gets the default disposition back.
+    // SAFETY: signal(2) is async-signal-safe; nothing else runs between fork and exec.
+    unsafe {
+        std::os::unix::process::CommandExt::pre_exec(&mut command, || {
+            libc::signal(libc::SIGINT, libc::SIG_DFL);
+            Ok(())
+        });
+    }
+    let mut child = command.spawn().unwrap();
     // Wait until the run says every temporary file is complete (it pauses there), then interrupt it.
     // The reader thread keeps the pipe open to the end, so what the run says later cannot fail.
     let stderr = child.stderr.take().unwrap();
