@@ -133,6 +133,23 @@ pub fn cmd_config(catalog: &Catalog, a: ConfigArgs, out: &mut dyn Write) -> Resu
             ),
         ));
     }
+    // And the same limit on the bytes of tool definitions, before any of it is rendered or counted.
+    let bytes: usize = outcomes
+        .iter()
+        .filter(|o| o.tools.is_ok())
+        .filter_map(|o| o.raw.as_ref())
+        .map(String::len)
+        .sum();
+    if bytes as u64 > pcsim::model::tools::MAX_TOOL_BYTES {
+        anyhow::bail!(pcsim::Error::invalid(
+            &cfg.origin,
+            "mcpServers",
+            format!(
+                "the servers' tool lists are {bytes} bytes together, more than the {}-byte limit of tool definitions loaded together",
+                pcsim::model::tools::MAX_TOOL_BYTES
+            ),
+        ));
+    }
     let (rows, dups) = overheads(&models, &outcomes);
     super::warn_context(super::tool_block_warnings(models.iter().copied(), |m| {
         let r = rows

@@ -19,8 +19,8 @@ pub const MCP_ONLY_FIELDS: [&str; 5] =
 pub const MAX_TOOLS: usize = 10_000;
 
 /// Upper bound on the bytes of tool definitions: per tool file, over the files of one list loaded
-/// together (`pcsim tools`, `--tools`), and over every tool file a scenario loads (initial list,
-/// servers and events). Checked on the file's size before it is read and on the running total before
+/// together (`pcsim tools`, `--tools`), over the captured lists of a configuration's servers
+/// (`pcsim config`), and over every tool file a scenario loads (initial list, servers and events). Checked on the file's size before it is read and on the running total before
 /// a file is parsed, so an oversized list costs no parsing, rendering or counting. Rendering and
 /// counting a list on every default model costs about 1.3 s per MB on the 2-core development
 /// machine (`pcsim tools` on 6.4 MB: 8.4 s), so at 2 MiB `tools` and `run` stay within 5 s; the

@@ -186,6 +186,43 @@ fn tool_definitions_over_the_byte_limit_are_refused_before_they_are_parsed() {
 }
 
 #[test]
+fn servers_whose_tool_lists_are_over_the_byte_limit_are_refused_before_rendering() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    // A server that answers initialize and tools/list with one tool whose description takes its
+    // list one byte over the limit (the list's JSON as pcsim keeps it is the tool array).
+    let script = |desc_len: usize| {
+        let init = r#"{"jsonrpc":"2.0","id":1,"result":{"protocolVersion":"2025-06-18","capabilities":{"tools":{}},"serverInfo":{"name":"big","version":"1"}}}"#;
+        let list = format!(
+            r#"{{"jsonrpc":"2.0","id":2,"result":{{"tools":[{{"name":"a","description":"{}","inputSchema":{{"type":"object"}}}}]}}}}"#,
+            "x".repeat(desc_len)
+        );
+        format!("{init}\n{list}\n")
+    };
+    let config = |file: &str| {
+        format!(
+            r#"{{"mcpServers":{{"big":{{"command":"sh","args":["-c","cat \"$0\"; exec 1>&-; cat >/dev/null","{}"]}}}}}}"#,
+            d.join(file).display()
+        )
+    };
+    std::fs::write(d.join("over.jsonl"), script(MAX_TOOL_BYTES as usize + 1)).unwrap();
+    std::fs::write(d.join("over.json"), config("over.jsonl")).unwrap();
+    let (code, err) = run_in(d, &["config", "over.json", "--timeout-seconds", "20"]);
+    assert_eq!(code, Some(2), "{err}");
+    assert!(
+        err.contains("over.json")
+            && err.contains(&format!("{MAX_TOOL_BYTES}-byte limit"))
+            && !err.contains("context window"),
+        "{err}"
+    );
+    // A short one is captured and reported.
+    std::fs::write(d.join("small.jsonl"), script(10)).unwrap();
+    std::fs::write(d.join("small.json"), config("small.jsonl")).unwrap();
+    let (code, err) = run_in(d, &["config", "small.json", "--timeout-seconds", "20"]);
+    assert_eq!(code, Some(0), "{err}");
+}
+
+#[test]
 fn a_configuration_with_too_many_servers_starts_none_of_them() {
     let dir = tempfile::tempdir().unwrap();
     // Each server would leave a mark if it were started.
