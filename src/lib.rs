@@ -81,6 +81,8 @@
 // Layers, lowest first: each may use only those listed before it (see each folder's module doc).
 pub mod analysis;
 pub mod base;
+#[cfg(feature = "cli")]
+pub mod cli;
 pub mod error;
 pub mod input;
 pub mod model;

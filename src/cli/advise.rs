@@ -8,14 +8,14 @@ use anyhow::Result;
 use super::docreport::advise_document;
 use super::outputs::Outputs;
 use super::{load_scenario, ChartArgs, Format, TextFormat};
-use pcsim::analysis::advise;
-use pcsim::model::catalog::Catalog;
-use pcsim::report;
-use pcsim::report::chart::advise_charts;
+use crate::analysis::advise;
+use crate::model::catalog::Catalog;
+use crate::report;
+use crate::report::chart::advise_charts;
 
 /// Arguments of `advise`.
 #[derive(Debug, clap::Args)]
-pub struct AdviseArgs {
+pub(crate) struct AdviseArgs {
     /// Scenario file (TOML); the built-in default scenario when omitted.
     pub scenario: Option<PathBuf>,
     /// Model id (repeatable); default: the scenario's models.
@@ -42,7 +42,7 @@ pub struct AdviseArgs {
 }
 
 /// Runs `pcsim advise`.
-pub fn cmd_advise(catalog: &Catalog, a: AdviseArgs, out: &mut dyn Write) -> Result<()> {
+pub(crate) fn cmd_advise(catalog: &Catalog, a: AdviseArgs, out: &mut dyn Write) -> Result<()> {
     let format = Format::from(a.format);
     let outputs = Outputs::check(a.out.as_deref(), Some(&a.charts), &a.doc)?;
     let scenario = load_scenario(&a.scenario)?;

@@ -5,13 +5,13 @@ use std::io::Write;
 use anyhow::Result;
 
 use super::Format;
-use pcsim::model::catalog::Catalog;
-use pcsim::report::{self, table::TextTable};
-use pcsim::sim::bench::{run_bench, BenchOptions};
+use crate::model::catalog::Catalog;
+use crate::report::{self, table::TextTable};
+use crate::sim::bench::{run_bench, BenchOptions};
 
 /// Arguments of `bench`.
 #[derive(Debug, clap::Args)]
-pub struct BenchArgs {
+pub(crate) struct BenchArgs {
     /// Output format (csv prints the table).
     #[arg(long, value_enum, default_value_t = Format::Table)]
     pub format: Format,
@@ -24,23 +24,23 @@ pub struct BenchArgs {
 }
 
 /// Runs `pcsim bench`.
-pub fn cmd_bench(catalog: &Catalog, a: BenchArgs, out: &mut dyn Write) -> Result<()> {
+pub(crate) fn cmd_bench(catalog: &Catalog, a: BenchArgs, out: &mut dyn Write) -> Result<()> {
     if !a.seconds.is_finite() || a.seconds < 0.0 || a.seconds > 3600.0 {
-        return Err(pcsim::Error::invalid(
+        return Err(crate::Error::invalid(
             "command line",
             "--seconds",
             format!("value {} must be between 0 and 3600", a.seconds),
         )
         .into());
     }
-    if a.montecarlo_runs == 0 || a.montecarlo_runs > pcsim::sim::montecarlo::MAX_RUNS {
-        return Err(pcsim::Error::invalid(
+    if a.montecarlo_runs == 0 || a.montecarlo_runs > crate::sim::montecarlo::MAX_RUNS {
+        return Err(crate::Error::invalid(
             "command line",
             "--montecarlo-runs",
             format!(
                 "value {} must be between 1 and {}",
                 a.montecarlo_runs,
-                pcsim::sim::montecarlo::MAX_RUNS
+                crate::sim::montecarlo::MAX_RUNS
             ),
         )
         .into());

@@ -6,16 +6,16 @@ use std::path::PathBuf;
 
 use anyhow::Result;
 
-use pcsim::analysis::calibrate::{facts_report, fit, log_sample, Sample};
-use pcsim::analysis::replay::{load_log, match_model, ReplayOptions};
-use pcsim::error::Error;
-use pcsim::model::catalog::{Catalog, ModelSpec};
-use pcsim::model::tools::load_tool_file;
-use pcsim::report;
+use crate::analysis::calibrate::{facts_report, fit, log_sample, Sample};
+use crate::analysis::replay::{load_log, match_model, ReplayOptions};
+use crate::error::Error;
+use crate::model::catalog::{Catalog, ModelSpec};
+use crate::model::tools::load_tool_file;
+use crate::report;
 
 /// Arguments of `calibrate`.
 #[derive(Debug, clap::Args)]
-pub struct CalibrateArgs {
+pub(crate) struct CalibrateArgs {
     /// Measurements `FILE=TOKENS`: a tool file and the input tokens a request with exactly those
     /// tools was billed (a provider's token-counting endpoint, or a usage log). With `--baseline`,
     /// TOKENS may be the whole request's.
@@ -40,7 +40,11 @@ pub struct CalibrateArgs {
 }
 
 /// Runs `pcsim calibrate`.
-pub fn cmd_calibrate(catalog: &Catalog, a: CalibrateArgs, out: &mut dyn Write) -> Result<()> {
+pub(crate) fn cmd_calibrate(
+    catalog: &Catalog,
+    a: CalibrateArgs,
+    out: &mut dyn Write,
+) -> Result<()> {
     if a.facts {
         let mut captures = Vec::new();
         if let Some(dir) = &a.captures {
@@ -126,7 +130,7 @@ pub fn cmd_calibrate(catalog: &Catalog, a: CalibrateArgs, out: &mut dyn Write) -
 /// billed tokens give, fitted as `pcsim calibrate` fits (the same [`fit`]) on one measurement per
 /// log ([`log_sample`]). The model is the one `--model` names, else the first log's own. The fit
 /// goes to standard error (standard output stays the replay's report); the overlay to `out_file`.
-pub fn calibrate_from_logs(
+pub(crate) fn calibrate_from_logs(
     catalog: &Catalog,
     pairs: &[String],
     chosen: &[&ModelSpec],

@@ -8,14 +8,14 @@ use std::time::Duration;
 use anyhow::{Context, Result};
 use clap::ValueEnum;
 
-use pcsim::input::capture::{
+use crate::input::capture::{
     capture_command, CaptureOptions, ClientCapabilities, DEFAULT_PROTOCOL_VERSION,
 };
-use pcsim::report;
+use crate::report;
 
 /// Client capabilities on the command line.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum, Default)]
-pub enum CapsArg {
+pub(crate) enum CapsArg {
     /// No optional capability.
     #[default]
     Minimal,
@@ -25,7 +25,7 @@ pub enum CapsArg {
 
 /// Options shared by every command that starts MCP servers.
 #[derive(Debug, Clone, clap::Args)]
-pub struct ServerOptions {
+pub(crate) struct ServerOptions {
     /// Capabilities advertised to the server (some servers register more tools for `full`).
     #[arg(long, value_enum, default_value_t = CapsArg::Minimal)]
     pub client_capabilities: CapsArg,
@@ -42,12 +42,12 @@ pub struct ServerOptions {
 
 impl ServerOptions {
     /// The library's options, after checking the numbers.
-    pub fn to_options(&self) -> Result<CaptureOptions> {
+    pub(crate) fn to_options(&self) -> Result<CaptureOptions> {
         if !(self.timeout_seconds.is_finite()
             && self.timeout_seconds > 0.0
             && self.timeout_seconds <= 86_400.0)
         {
-            anyhow::bail!(pcsim::Error::invalid(
+            anyhow::bail!(crate::Error::invalid(
                 "command line",
                 "--timeout-seconds",
                 format!(
@@ -57,7 +57,7 @@ impl ServerOptions {
             ));
         }
         if self.max_bytes < 1024 {
-            anyhow::bail!(pcsim::Error::invalid(
+            anyhow::bail!(crate::Error::invalid(
                 "command line",
                 "--max-bytes",
                 format!("value {} must be at least 1024", self.max_bytes)
@@ -81,7 +81,7 @@ impl ServerOptions {
 
 /// Arguments of `capture`.
 #[derive(Debug, clap::Args)]
-pub struct CaptureArgs {
+pub(crate) struct CaptureArgs {
     /// Write the `{ "tools": [...] }` result to this file (atomically) instead of standard output.
     #[arg(long, value_name = "FILE")]
     pub out: Option<PathBuf>,
@@ -93,7 +93,7 @@ pub struct CaptureArgs {
 }
 
 /// Runs `pcsim capture`.
-pub fn cmd_capture(a: CaptureArgs, out: &mut dyn Write) -> Result<()> {
+pub(crate) fn cmd_capture(a: CaptureArgs, out: &mut dyn Write) -> Result<()> {
     let opts = a.server.to_options()?;
     // Refused before the server is started.
     if let Some(path) = &a.out {

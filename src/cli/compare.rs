@@ -8,14 +8,14 @@ use anyhow::Result;
 use super::docreport::compare_document;
 use super::outputs::Outputs;
 use super::{load_scenario, ChartArgs, Format};
-use pcsim::analysis::compare;
-use pcsim::model::catalog::Catalog;
-use pcsim::report;
-use pcsim::report::chart::compare_charts;
+use crate::analysis::compare;
+use crate::model::catalog::Catalog;
+use crate::report;
+use crate::report::chart::compare_charts;
 
 /// Arguments of `compare`.
 #[derive(Debug, clap::Args)]
-pub struct CompareArgs {
+pub(crate) struct CompareArgs {
     /// Scenario file (TOML); the built-in default scenario when omitted.
     pub scenario: Option<PathBuf>,
     /// Strategy to compare (repeatable); default: none, explicit:tools, explicit:tools+system,
@@ -48,7 +48,7 @@ pub struct CompareArgs {
 }
 
 /// Runs `pcsim compare`.
-pub fn cmd_compare(catalog: &Catalog, a: CompareArgs, out: &mut dyn Write) -> Result<()> {
+pub(crate) fn cmd_compare(catalog: &Catalog, a: CompareArgs, out: &mut dyn Write) -> Result<()> {
     let outputs = Outputs::check(a.out.as_deref(), Some(&a.charts), &a.doc)?;
     let scenario = load_scenario(&a.scenario)?;
     let request = compare::selection(&a.models, &a.strategies)

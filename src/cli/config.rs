@@ -8,13 +8,13 @@ use anyhow::Result;
 
 use super::capture::ServerOptions;
 use super::{Format, TextFormat};
-use pcsim::input::mcpconfig::{capture_all, load_config_with, overheads, Client, LoadOptions};
-use pcsim::model::catalog::Catalog;
-use pcsim::report::{self, table::TextTable, usd};
+use crate::input::mcpconfig::{capture_all, load_config_with, overheads, Client, LoadOptions};
+use crate::model::catalog::Catalog;
+use crate::report::{self, table::TextTable, usd};
 
 /// Arguments of `config`.
 #[derive(Debug, clap::Args)]
-pub struct ConfigArgs {
+pub(crate) struct ConfigArgs {
     /// The client configuration: `.mcp.json`, `~/.claude.json`, `claude_desktop_config.json`, Cursor
     /// or VS Code `mcp.json`, Windsurf `mcp_config.json`, Gemini CLI or Zed `settings.json`, Codex CLI
     /// `config.toml`, Continue `config.yaml`.
@@ -50,7 +50,7 @@ pub struct ConfigArgs {
 }
 
 /// Runs `pcsim config`.
-pub fn cmd_config(catalog: &Catalog, a: ConfigArgs, out: &mut dyn Write) -> Result<()> {
+pub(crate) fn cmd_config(catalog: &Catalog, a: ConfigArgs, out: &mut dyn Write) -> Result<()> {
     let format = Format::from(a.format);
     let opts = a.server.to_options()?;
     let models = catalog.select(&a.models)?;
@@ -63,7 +63,7 @@ pub fn cmd_config(catalog: &Catalog, a: ConfigArgs, out: &mut dyn Write) -> Resu
     };
     for kv in &a.inputs {
         let (k, v) = kv.split_once('=').ok_or_else(|| {
-            pcsim::Error::invalid(
+            crate::Error::invalid(
                 "command line",
                 "--input",
                 format!("`{kv}` must be ID=VALUE"),
@@ -79,7 +79,7 @@ pub fn cmd_config(catalog: &Catalog, a: ConfigArgs, out: &mut dyn Write) -> Resu
         eprintln_safe!("warning: server `{}` not captured: {}", s.name, s.reason);
     }
     if cfg.servers.is_empty() {
-        anyhow::bail!(pcsim::Error::invalid(
+        anyhow::bail!(crate::Error::invalid(
             &cfg.origin,
             "mcpServers",
             "no stdio server to capture"
@@ -92,7 +92,7 @@ pub fn cmd_config(catalog: &Catalog, a: ConfigArgs, out: &mut dyn Write) -> Resu
         }
     }
     if outcomes.iter().all(|o| o.tools.is_err()) {
-        anyhow::bail!(pcsim::Error::Unsupported(format!(
+        anyhow::bail!(crate::Error::Unsupported(format!(
             "{}: no server of the configuration could be captured",
             cfg.origin
         )));
@@ -123,13 +123,13 @@ pub fn cmd_config(catalog: &Catalog, a: ConfigArgs, out: &mut dyn Write) -> Resu
         .filter_map(|o| o.tools.as_ref().ok())
         .map(Vec::len)
         .sum();
-    if total > pcsim::model::tools::MAX_TOOLS {
-        anyhow::bail!(pcsim::Error::invalid(
+    if total > crate::model::tools::MAX_TOOLS {
+        anyhow::bail!(crate::Error::invalid(
             &cfg.origin,
             "mcpServers",
             format!(
                 "the servers list {total} tools together, more than the limit of {} tools in one list",
-                pcsim::model::tools::MAX_TOOLS
+                crate::model::tools::MAX_TOOLS
             ),
         ));
     }
@@ -140,13 +140,13 @@ pub fn cmd_config(catalog: &Catalog, a: ConfigArgs, out: &mut dyn Write) -> Resu
         .filter_map(|o| o.raw.as_ref())
         .map(String::len)
         .sum();
-    if bytes as u64 > pcsim::model::tools::MAX_TOOL_BYTES {
-        anyhow::bail!(pcsim::Error::invalid(
+    if bytes as u64 > crate::model::tools::MAX_TOOL_BYTES {
+        anyhow::bail!(crate::Error::invalid(
             &cfg.origin,
             "mcpServers",
             format!(
                 "the servers' tool lists are {bytes} bytes together, more than the {}-byte limit of tool definitions loaded together",
-                pcsim::model::tools::MAX_TOOL_BYTES
+                crate::model::tools::MAX_TOOL_BYTES
             ),
         ));
     }
@@ -289,21 +289,21 @@ fn sanitize(name: &str) -> String {
         s
     };
     // A long name is cut with a hash of the whole, so it stays a valid, distinct file name.
-    pcsim::base::files::shorten_name(&s, 120)
+    crate::base::files::shorten_name(&s, 120)
 }
 
 /// The `config` report: the servers, their tool-block overhead per model, and a chart of it.
 fn config_document(
     catalog: &Catalog,
-    cfg: &pcsim::input::mcpconfig::McpConfig,
-    outcomes: &[pcsim::input::mcpconfig::ServerOutcome],
-    rows: &[pcsim::input::mcpconfig::Overhead],
+    cfg: &crate::input::mcpconfig::McpConfig,
+    outcomes: &[crate::input::mcpconfig::ServerOutcome],
+    rows: &[crate::input::mcpconfig::Overhead],
     dups: &[String],
-    models: &[&pcsim::model::catalog::ModelSpec],
-) -> Result<pcsim::report::document::Document> {
+    models: &[&crate::model::catalog::ModelSpec],
+) -> Result<crate::report::document::Document> {
     use super::docreport::{provenance, report_charts, table};
-    use pcsim::report::chart::{grouped_bar_chart, Axis, Bar, ChartFile, ColourKey, Unit};
-    use pcsim::report::document::{price_sources, Block, Document, Section};
+    use crate::report::chart::{grouped_bar_chart, Axis, Bar, ChartFile, ColourKey, Unit};
+    use crate::report::document::{price_sources, Block, Document, Section};
     let servers = outcomes
         .iter()
         .map(|o| {

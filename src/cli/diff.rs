@@ -8,15 +8,15 @@ use anyhow::Result;
 use super::docreport::diff_document;
 use super::outputs::Outputs;
 use super::Format;
-use pcsim::analysis::diff::{diff_scenarios, diff_tools};
-use pcsim::input::scenario::Scenario;
-use pcsim::model::catalog::Catalog;
-use pcsim::model::tools::load_tool_files;
-use pcsim::report;
+use crate::analysis::diff::{diff_scenarios, diff_tools};
+use crate::input::scenario::Scenario;
+use crate::model::catalog::Catalog;
+use crate::model::tools::load_tool_files;
+use crate::report;
 
 /// Arguments of `diff`.
 #[derive(Debug, clap::Args)]
-pub struct DiffArgs {
+pub(crate) struct DiffArgs {
     /// A: a scenario (.toml) or a tool list (MCP tools/list JSON or an API tool array).
     pub a: PathBuf,
     /// B: of the same kind as A.
@@ -49,7 +49,7 @@ fn is_scenario(p: &Path) -> bool {
 }
 
 /// Runs `pcsim diff`.
-pub fn cmd_diff(catalog: &Catalog, a: DiffArgs, out: &mut dyn Write) -> Result<()> {
+pub(crate) fn cmd_diff(catalog: &Catalog, a: DiffArgs, out: &mut dyn Write) -> Result<()> {
     let outputs = Outputs::check(a.out.as_deref(), None, &a.doc)?;
     let mut scenario_a = None;
     let rep = match (is_scenario(&a.a), is_scenario(&a.b)) {
@@ -70,7 +70,7 @@ pub fn cmd_diff(catalog: &Catalog, a: DiffArgs, out: &mut dyn Write) -> Result<(
         }
         (false, false) => {
             if !a.strategies.is_empty() || a.runs.is_some() || a.seed.is_some() {
-                return Err(pcsim::Error::invalid(
+                return Err(crate::Error::invalid(
                     "command line",
                     "--strategy/--runs/--seed",
                     "tool lists are priced per call, not simulated: these flags need two scenarios",
@@ -87,7 +87,7 @@ pub fn cmd_diff(catalog: &Catalog, a: DiffArgs, out: &mut dyn Write) -> Result<(
             )?
         }
         _ => {
-            return Err(pcsim::Error::invalid(
+            return Err(crate::Error::invalid(
                 "command line",
                 "B",
                 format!(

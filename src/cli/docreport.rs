@@ -8,22 +8,22 @@ use std::path::{Path, PathBuf};
 use anyhow::{Context, Result};
 
 use super::ChartArgs;
-use pcsim::analysis::calls_word;
-use pcsim::analysis::uncertainty::{share_text, Interval};
-use pcsim::base::text::saving_percent;
-use pcsim::input::scenario::{Scenario, DEFAULT_SCENARIO};
-use pcsim::model::catalog::Catalog;
-use pcsim::report::chart::{ChartFile, ChartOptions};
-use pcsim::report::document::{
+use crate::analysis::calls_word;
+use crate::analysis::uncertainty::{share_text, Interval};
+use crate::base::text::saving_percent;
+use crate::input::scenario::{Scenario, DEFAULT_SCENARIO};
+use crate::model::catalog::Catalog;
+use crate::report::chart::{ChartFile, ChartOptions};
+use crate::report::document::{
     charts, models_of, price_sources, quote_command_line, Block, Document, Provenance, Section,
     Table,
 };
-use pcsim::report::{self, usd};
-use pcsim::sim::simulate::ContextWarning;
+use crate::report::{self, usd};
+use crate::sim::simulate::ContextWarning;
 
 /// The `--report` flag shared by run, compare, whatif, advise and config.
 #[derive(Debug, clap::Args, Default)]
-pub struct ReportArgs {
+pub(crate) struct ReportArgs {
     /// Also write one report: FILE.html (self-contained: inline SVG charts, tables, assumptions,
     /// price sources, provenance) or FILE.md (Markdown, with the charts as PNG files beside it).
     #[arg(long, value_name = "FILE")]
@@ -32,7 +32,7 @@ pub struct ReportArgs {
 
 /// The two report formats.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Kind {
+pub(crate) enum Kind {
     /// One HTML file.
     Html,
     /// Markdown plus PNGs beside it.
@@ -41,7 +41,7 @@ pub enum Kind {
 
 impl ReportArgs {
     /// The report's format, checked (with its folder) before any simulation work.
-    pub fn check(&self) -> Result<Option<Kind>> {
+    pub(crate) fn check(&self) -> Result<Option<Kind>> {
         let Some(path) = &self.report else {
             return Ok(None);
         };
@@ -53,7 +53,7 @@ impl ReportArgs {
             "html" | "htm" => Kind::Html,
             "md" | "markdown" => Kind::Markdown,
             _ => {
-                return Err(pcsim::Error::invalid(
+                return Err(crate::Error::invalid(
                     "command line",
                     "--report",
                     format!(
@@ -75,7 +75,7 @@ impl ReportArgs {
 
 /// Provenance of a report: version, catalog, scenario, seed and runs, and this process's command
 /// line.
-pub fn provenance(catalog: &Catalog, scenario: Option<&Scenario>) -> Provenance {
+pub(crate) fn provenance(catalog: &Catalog, scenario: Option<&Scenario>) -> Provenance {
     let args: Vec<String> = std::env::args().collect();
     let mut words = args.clone();
     if let Some(first) = words.first_mut() {
@@ -95,7 +95,7 @@ pub fn provenance(catalog: &Catalog, scenario: Option<&Scenario>) -> Provenance 
 }
 
 /// The scenario text as simulated: the file, or the built-in default.
-pub fn scenario_text(scenario: &Scenario) -> Option<String> {
+pub(crate) fn scenario_text(scenario: &Scenario) -> Option<String> {
     if scenario.origin == "built-in default scenario" {
         return Some(DEFAULT_SCENARIO.to_string());
     }
@@ -103,7 +103,7 @@ pub fn scenario_text(scenario: &Scenario) -> Option<String> {
 }
 
 /// What every simulated report assumes, from the scenario.
-pub fn assumptions(scenario: &Scenario, extra: &[String]) -> Vec<String> {
+pub(crate) fn assumptions(scenario: &Scenario, extra: &[String]) -> Vec<String> {
     let mut a = vec![
         format!(
             "{} session(s) of {} calls each{}; {} tools in the list at the start; system prompt {} tokens.",
@@ -112,7 +112,7 @@ pub fn assumptions(scenario: &Scenario, extra: &[String]) -> Vec<String> {
             if scenario.sessions > 1 {
                 if scenario.shared_cache
                     && scenario.prompt_cache_key
-                        == pcsim::input::scenario::PromptCacheKey::PerSession
+                        == crate::input::scenario::PromptCacheKey::PerSession
                 {
                     ", sharing one account's cache, each with its own prompt_cache_key (a cache of its own where the model routes by key)"
                 } else if scenario.shared_cache {
@@ -145,10 +145,10 @@ pub fn assumptions(scenario: &Scenario, extra: &[String]) -> Vec<String> {
 
 /// Renders a command's charts in both formats for a report (SVG inline in HTML, PNG beside
 /// Markdown), at the `--chart-size` and with `--log-scale` as given.
-pub fn report_charts(
+pub(crate) fn report_charts(
     chart_args: &ChartArgs,
     caption: impl Fn(&str) -> String,
-    make: impl Fn(&ChartOptions) -> pcsim::Result<Vec<ChartFile>>,
+    make: impl Fn(&ChartOptions) -> crate::Result<Vec<ChartFile>>,
 ) -> Result<Vec<Block>> {
     let png = chart_args.png_options()?;
     let p = make(&png)?;
@@ -162,7 +162,7 @@ pub fn report_charts(
 /// Writes the report: HTML as one file; Markdown with its PNGs beside it, named after the report
 /// (`r.md` → `r-cumulative-by-call.png`). Every file is written atomically, the PNGs first, so the
 /// Markdown never links a missing picture.
-pub fn write(path: &Path, kind: Kind, doc: &Document, stdout_is_table: bool) -> Result<()> {
+pub(crate) fn write(path: &Path, kind: Kind, doc: &Document, stdout_is_table: bool) -> Result<()> {
     let say = |p: &Path| {
         let _ = if super::quiet() {
             Ok(())
@@ -182,7 +182,7 @@ pub fn write(path: &Path, kind: Kind, doc: &Document, stdout_is_table: bool) -> 
             let stem = path
                 .file_stem()
                 .map_or("report".into(), |s| s.to_string_lossy().into_owned());
-            let prefix = format!("{}-", pcsim::report::chart::sanitize_file_stem(&stem));
+            let prefix = format!("{}-", crate::report::chart::sanitize_file_stem(&stem));
             let dir = path
                 .parent()
                 .filter(|p| !p.as_os_str().is_empty())
@@ -203,7 +203,7 @@ pub fn write(path: &Path, kind: Kind, doc: &Document, stdout_is_table: bool) -> 
 }
 
 /// A table section built from rows of (cell, right-aligned) pairs.
-pub fn table(header: &[&str], numeric: &[bool], rows: Vec<Vec<String>>) -> Block {
+pub(crate) fn table(header: &[&str], numeric: &[bool], rows: Vec<Vec<String>>) -> Block {
     Block::Table(Table {
         header: header.iter().map(|s| s.to_string()).collect(),
         rows,
@@ -312,10 +312,10 @@ fn caption(stem: &str) -> String {
 }
 
 /// The `run` report.
-pub fn run_document(
+pub(crate) fn run_document(
     catalog: &Catalog,
     scenario: &Scenario,
-    rep: &pcsim::sim::simulate::RunReport,
+    rep: &crate::sim::simulate::RunReport,
     chart_args: &ChartArgs,
     printed: &str,
 ) -> Result<Document> {
@@ -416,7 +416,7 @@ pub fn run_document(
             ),
             sections: vec![section],
             charts: report_charts(chart_args, caption, |o| {
-                pcsim::report::chart::run_charts(rep, o)
+                crate::report::chart::run_charts(rep, o)
             })?,
             model_ids: rep.results.iter().map(|r| r.model.as_str()).collect(),
             extra_assumptions: Vec::new(),
@@ -425,10 +425,10 @@ pub fn run_document(
 }
 
 /// The `compare` report.
-pub fn compare_document(
+pub(crate) fn compare_document(
     catalog: &Catalog,
     scenario: &Scenario,
-    rep: &pcsim::analysis::compare::CompareReport,
+    rep: &crate::analysis::compare::CompareReport,
     chart_args: &ChartArgs,
     printed: &str,
 ) -> Result<Document> {
@@ -509,7 +509,7 @@ pub fn compare_document(
             ),
             sections: vec![results("Totals", blocks, &rep.context_warnings)],
             charts: report_charts(chart_args, caption, |o| {
-                pcsim::report::chart::compare_charts(rep, o)
+                crate::report::chart::compare_charts(rep, o)
             })?,
             model_ids: rep.comparisons.iter().map(|m| m.model.as_str()).collect(),
             extra_assumptions: Vec::new(),
@@ -518,10 +518,10 @@ pub fn compare_document(
 }
 
 /// The `whatif` report.
-pub fn whatif_document(
+pub(crate) fn whatif_document(
     catalog: &Catalog,
     scenario: &Scenario,
-    rep: &pcsim::analysis::whatif::WhatifReport,
+    rep: &crate::analysis::whatif::WhatifReport,
     chart_args: &ChartArgs,
     printed: &str,
 ) -> Result<Document> {
@@ -643,7 +643,7 @@ pub fn whatif_document(
                 results("Results", blocks, &rep.context_warnings),
             ],
             charts: report_charts(chart_args, caption, |o| {
-                pcsim::report::chart::whatif_charts(rep, o)
+                crate::report::chart::whatif_charts(rep, o)
             })?,
             model_ids: rep.outcomes.iter().map(|o| o.model.as_str()).collect(),
             extra_assumptions: vec![format!(
@@ -655,10 +655,10 @@ pub fn whatif_document(
 }
 
 /// The `advise` report.
-pub fn advise_document(
+pub(crate) fn advise_document(
     catalog: &Catalog,
     scenario: &Scenario,
-    rep: &pcsim::analysis::advise::AdviceReport,
+    rep: &crate::analysis::advise::AdviceReport,
     chart_args: &ChartArgs,
     printed: &str,
 ) -> Result<Document> {
@@ -726,7 +726,7 @@ pub fn advise_document(
                 ttl_and_drop_tools(rep),
             ],
             charts: report_charts(chart_args, caption, |o| {
-                pcsim::report::chart::advise_charts(rep, o)
+                crate::report::chart::advise_charts(rep, o)
             })?,
             model_ids: rep.advice.iter().map(|a| a.model.as_str()).collect(),
             extra_assumptions: Vec::new(),
@@ -736,7 +736,7 @@ pub fn advise_document(
 
 /// The TTL tier and the tools to drop of an `advise` report: over the runs with `--runs N` (mean
 /// [p5, p95], share of runs the verdict holds), else the one run's figures.
-fn ttl_and_drop_tools(rep: &pcsim::analysis::advise::AdviceReport) -> Section {
+fn ttl_and_drop_tools(rep: &crate::analysis::advise::AdviceReport) -> Section {
     let many = rep.runs > 1;
     let (saving, share) = if many {
         ("saving USD (mean [p5, p95])", "holds in")
@@ -822,13 +822,13 @@ fn ttl_and_drop_tools(rep: &pcsim::analysis::advise::AdviceReport) -> Section {
 
 /// The `diff` report: the rows side by side, what differs between the tool lists, the prices
 /// used and (for two scenarios) A's scenario file as simulated.
-pub fn diff_document(
+pub(crate) fn diff_document(
     catalog: &Catalog,
     scenario_a: Option<&Scenario>,
-    rep: &pcsim::analysis::diff::DiffReport,
+    rep: &crate::analysis::diff::DiffReport,
     printed: &str,
 ) -> Document {
-    use pcsim::analysis::diff::DiffReport;
+    use crate::analysis::diff::DiffReport;
     let (a, b, tools, ids, table_block, note) = match rep {
         DiffReport::Tools {
             a,

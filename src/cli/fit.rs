@@ -8,16 +8,16 @@ use anyhow::{Context, Result};
 
 use super::replay::expand_logs;
 use super::TextFormat;
-use pcsim::analysis::fit::{FitOptions, HistoryReader};
-use pcsim::analysis::replay::{load_log, match_model};
-use pcsim::input::scenario::Scenario;
-use pcsim::model::catalog::Catalog;
-use pcsim::model::tools::load_tool_files;
-use pcsim::report;
+use crate::analysis::fit::{FitOptions, HistoryReader};
+use crate::analysis::replay::{load_log, match_model};
+use crate::input::scenario::Scenario;
+use crate::model::catalog::Catalog;
+use crate::model::tools::load_tool_files;
+use crate::report;
 
 /// Arguments of `fit`.
 #[derive(Debug, clap::Args)]
-pub struct FitArgs {
+pub(crate) struct FitArgs {
     /// Usage logs, files or folders (every format `replay` reads).
     #[arg(required = true, num_args = 1.., value_name = "LOG")]
     pub logs: Vec<PathBuf>,
@@ -73,7 +73,7 @@ fn relative(from: &Path, to: &Path) -> PathBuf {
 }
 
 /// Runs `pcsim fit`.
-pub fn cmd_fit(catalog: &Catalog, a: FitArgs, out: &mut dyn Write) -> Result<()> {
+pub(crate) fn cmd_fit(catalog: &Catalog, a: FitArgs, out: &mut dyn Write) -> Result<()> {
     report::check_output_path(&a.out)?;
     let opts = FitOptions {
         prefix_tokens: a.prefix_tokens,
@@ -81,7 +81,7 @@ pub fn cmd_fit(catalog: &Catalog, a: FitArgs, out: &mut dyn Write) -> Result<()>
         confidence: a.confidence,
     };
     if !(opts.confidence > 0.0 && opts.confidence < 1.0) {
-        anyhow::bail!(pcsim::Error::invalid(
+        anyhow::bail!(crate::Error::invalid(
             "command line",
             "--confidence",
             format!("value {} must be between 0 and 1 (e.g. 0.95)", a.confidence)
@@ -102,7 +102,7 @@ pub fn cmd_fit(catalog: &Catalog, a: FitArgs, out: &mut dyn Write) -> Result<()>
             let named = reader.model();
             match named.as_deref().and_then(|n| match_model(catalog, n)) {
                 Some(m) => m,
-                None => anyhow::bail!(pcsim::Error::invalid(
+                None => anyhow::bail!(crate::Error::invalid(
                     files[0].display().to_string(),
                     "model",
                     match named {
@@ -131,7 +131,7 @@ pub fn cmd_fit(catalog: &Catalog, a: FitArgs, out: &mut dyn Write) -> Result<()>
     let toml = fit.scenario_toml(&name, &tool_files);
     // The scenario must load as written (a fit that the loader refuses is pcsim's bug).
     Scenario::from_toml_str(&toml, &a.out.display().to_string(), &dir)
-        .map_err(|e| pcsim::Error::Internal(format!("the fitted scenario does not load: {e}")))?;
+        .map_err(|e| crate::Error::Internal(format!("the fitted scenario does not load: {e}")))?;
     match a.format {
         TextFormat::Table => out.write_all(fit.table().as_bytes())?,
         TextFormat::Json => out.write_all(report::json::to_json(&fit)?.as_bytes())?,

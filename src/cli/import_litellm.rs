@@ -5,9 +5,9 @@ use std::path::PathBuf;
 
 use anyhow::{Context, Result};
 
-use pcsim::error::read_text;
-use pcsim::input::litellm::import;
-use pcsim::report;
+use crate::error::read_text;
+use crate::input::litellm::import;
+use crate::report;
 
 /// Arguments of `import-litellm`.
 #[derive(Debug, clap::Args)]
@@ -17,7 +17,7 @@ were skipped (each skipped entry is listed with its key, and a value that cannot
 LiteLLM field); 2 when the file is not LiteLLM JSON, a --model key is not in it, or no entry could be \
 imported."
 )]
-pub struct ImportLitellmArgs {
+pub(crate) struct ImportLitellmArgs {
     /// LiteLLM's `model_prices_and_context_window.json` (or a file in its format).
     pub file: PathBuf,
     /// Model key to import (repeatable); default: every chat model with prices.
@@ -31,7 +31,7 @@ pub struct ImportLitellmArgs {
 /// Runs `pcsim import-litellm`. Exit status: 0 when at least one model was imported, even if
 /// some entries were skipped (each is listed with its key, and a bad value with its field); 2 when
 /// the file is not LiteLLM JSON, a `--model` key is not in it, or no entry could be imported.
-pub fn cmd_import_litellm(a: ImportLitellmArgs, out: &mut dyn Write) -> Result<()> {
+pub(crate) fn cmd_import_litellm(a: ImportLitellmArgs, out: &mut dyn Write) -> Result<()> {
     let text = read_text(&a.file)?;
     // Refused before the import's work: a device, a link, a folder, or the input itself.
     if let Some(path) = &a.out {
@@ -82,7 +82,7 @@ pub fn cmd_import_litellm(a: ImportLitellmArgs, out: &mut dyn Write) -> Result<(
         }
         None => {
             out.write_all(imp.toml.as_bytes())?;
-            eprint!("{}", pcsim::report::terminal::escape(&report));
+            eprint!("{}", crate::report::terminal::escape(&report));
         }
     }
     Ok(())

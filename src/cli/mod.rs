@@ -1,10 +1,13 @@
-//! The command line: clap definitions and the glue from arguments to library calls.
+//! The command line (feature `cli`, on by default): clap definitions and the glue from arguments to
+//! library calls. Its one public item is [`main`], which the `pcsim` binary calls; everything else is
+//! the program's own and stays inside the crate, so the library's public API is only what the layers
+//! export on purpose.
 
-/// `eprintln!` with the text escaped for the terminal ([`pcsim::report::terminal::escape`]): warnings
+/// `eprintln!` with the text escaped for the terminal ([`crate::report::terminal::escape`]): warnings
 /// carry names, ids and server output from untrusted inputs.
 macro_rules! eprintln_safe {
     ($($t:tt)*) => {
-        eprintln!("{}", pcsim::report::terminal::escape(&format!($($t)*)))
+        eprintln!("{}", crate::report::terminal::escape(&format!($($t)*)))
     };
 }
 
@@ -34,16 +37,16 @@ use std::path::{Path, PathBuf};
 use anyhow::{Context, Result};
 use clap::{Parser, Subcommand, ValueEnum};
 
-use pcsim::input::scenario::Scenario;
-use pcsim::model::catalog::Catalog;
-use pcsim::model::pricing::{parse_day, PriceOverride, Pricing};
-use pcsim::report;
-use pcsim::report::chart::{ChartFile, ChartOptions};
+use crate::input::scenario::Scenario;
+use crate::model::catalog::Catalog;
+use crate::model::pricing::{parse_day, PriceOverride, Pricing};
+use crate::report;
+use crate::report::chart::{ChartFile, ChartOptions};
 
 /// Prompt-cache cost simulator: what an agent session costs on each model, with and without caching.
 #[derive(Debug, Parser)]
 #[command(name = "pcsim", version, about, long_about = None)]
-pub struct Cli {
+pub(crate) struct Cli {
     /// No progress bar and no `wrote FILE` lines (the report itself, warnings and errors stay).
     #[arg(long, short = 'q', global = true)]
     pub quiet: bool,
@@ -84,7 +87,7 @@ pub struct Cli {
 
 /// Output formats of tables.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum, Default)]
-pub enum Format {
+pub(crate) enum Format {
     /// Aligned text for the terminal.
     #[default]
     Table,
@@ -97,7 +100,7 @@ pub enum Format {
 /// Output formats of reports that have no CSV form (nested or one per server); `--format csv` is
 /// refused by the argument parser (exit 2) and `--help` does not offer it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum, Default)]
-pub enum TextFormat {
+pub(crate) enum TextFormat {
     /// Aligned text for the terminal.
     #[default]
     Table,
@@ -116,7 +119,7 @@ impl From<TextFormat> for Format {
 
 /// Subcommands.
 #[derive(Debug, Subcommand)]
-pub enum Command {
+pub(crate) enum Command {
     /// Simulate a scenario: per-call bills and totals per model and strategy.
     Run(run::RunArgs),
     /// List the model catalog.
@@ -152,7 +155,7 @@ pub enum Command {
 }
 
 /// Runs the parsed command, writing to `out`.
-pub fn run(cli: Cli, out: &mut dyn Write) -> Result<()> {
+pub(crate) fn run(cli: Cli, out: &mut dyn Write) -> Result<()> {
     QUIET.store(cli.quiet, std::sync::atomic::Ordering::Relaxed);
     let catalog = match (&cli.catalog, &cli.only_catalog) {
         (Some(p), _) => Catalog::load_overlay(p)?,
@@ -195,7 +198,7 @@ pub fn run(cli: Cli, out: &mut dyn Write) -> Result<()> {
 }
 
 /// The scenario at `path`, or the built-in default.
-pub fn load_scenario(path: &Option<PathBuf>) -> Result<Scenario> {
+pub(crate) fn load_scenario(path: &Option<PathBuf>) -> Result<Scenario> {
     Ok(match path {
         Some(p) => Scenario::load(p)?,
         None => Scenario::builtin_default()?,
@@ -206,24 +209,24 @@ pub fn load_scenario(path: &Option<PathBuf>) -> Result<Scenario> {
 static QUIET: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
 
 /// Whether `--quiet` was given (no progress bar, no `wrote FILE` lines).
-pub fn quiet() -> bool {
+pub(crate) fn quiet() -> bool {
     QUIET.load(std::sync::atomic::Ordering::Relaxed)
 }
 
 /// Writes one report file atomically and tells the user where it went (a set of one, see
 /// [`write_report_set`]).
 #[allow(dead_code)] // kept for commands that write a single file
-pub fn write_reported(dir: &Path, name: &str, bytes: &[u8], format: Format) -> Result<()> {
+pub(crate) fn write_reported(dir: &Path, name: &str, bytes: &[u8], format: Format) -> Result<()> {
     write_report_set(dir, &[(name, bytes)], format)
 }
 
 /// Writes a whole report set into `dir` ([`report::write_set`]: all members or none) and tells the
 /// user where each file went.
-pub fn write_report_set(dir: &Path, files: &[(&str, &[u8])], format: Format) -> Result<()> {
+pub(crate) fn write_report_set(dir: &Path, files: &[(&str, &[u8])], format: Format) -> Result<()> {
     let paths = report::write_set(dir, files)
         .with_context(|| format!("writing the reports into {}", dir.display()))?;
     for path in paths {
-        let shown = pcsim::report::terminal::escape(&path.display().to_string()).into_owned();
+        let shown = crate::report::terminal::escape(&path.display().to_string()).into_owned();
         let _ = if quiet() {
             Ok(())
         } else if format == Format::Table {
@@ -236,7 +239,7 @@ pub fn write_report_set(dir: &Path, files: &[(&str, &[u8])], format: Format) -> 
 }
 
 /// The report files and the rendered charts as one set for [`write_report_set`].
-pub fn with_charts<'a>(
+pub(crate) fn with_charts<'a>(
     files: &[(&'a str, &'a [u8])],
     charts: &'a [ChartFile],
 ) -> Vec<(&'a str, &'a [u8])> {
@@ -246,11 +249,11 @@ pub fn with_charts<'a>(
 }
 
 /// Chart size when `--chart-size` is not given.
-pub const DEFAULT_CHART_SIZE: &str = "1600x1000";
+pub(crate) const DEFAULT_CHART_SIZE: &str = "1600x1000";
 
 /// Chart flags shared by the commands that write charts into their `--out` folder.
 #[derive(Debug, clap::Args, Default)]
-pub struct ChartArgs {
+pub(crate) struct ChartArgs {
     /// With --out: also write every chart as SVG.
     #[arg(long, requires = "out")]
     pub svg: bool,
@@ -264,7 +267,7 @@ pub struct ChartArgs {
 
 impl ChartArgs {
     /// The PNG options; call before any simulation work so a bad size is reported first.
-    pub fn png_options(&self) -> Result<ChartOptions> {
+    pub(crate) fn png_options(&self) -> Result<ChartOptions> {
         let (width, height) = ChartOptions::parse_size(
             self.chart_size.as_deref().unwrap_or(DEFAULT_CHART_SIZE),
             "--chart-size",
@@ -279,10 +282,10 @@ impl ChartArgs {
 
     /// Renders the charts with `make` as PNG, and also as SVG with `--svg`. Everything is rendered
     /// before anything is written, so a chart that cannot be drawn leaves no partial set of files.
-    pub fn render(
+    pub(crate) fn render(
         &self,
         png: ChartOptions,
-        make: impl Fn(&ChartOptions) -> pcsim::Result<Vec<ChartFile>>,
+        make: impl Fn(&ChartOptions) -> crate::Result<Vec<ChartFile>>,
     ) -> Result<Vec<ChartFile>> {
         let mut files = make(&png)?;
         if self.svg {
@@ -294,8 +297,8 @@ impl ChartArgs {
 
 /// Prints warnings that a prompt (or a tool block alone) exceeds a model's context window on
 /// standard error, one `warning:` line each: every command that prices prompts states them through
-/// this one place, from the library's one check ([`pcsim::sim::simulate::context_warning`]).
-pub fn warn_context(lines: impl IntoIterator<Item = String>) {
+/// this one place, from the library's one check ([`crate::sim::simulate::context_warning`]).
+pub(crate) fn warn_context(lines: impl IntoIterator<Item = String>) {
     for line in lines {
         eprintln_safe!("warning: {line}");
     }
@@ -303,15 +306,15 @@ pub fn warn_context(lines: impl IntoIterator<Item = String>) {
 
 /// The tool-block warnings of `models`: `block` gives each model's block as (tokens, how the
 /// warning names it), `None` for no block.
-pub fn tool_block_warnings<'a>(
-    models: impl IntoIterator<Item = &'a pcsim::model::catalog::ModelSpec>,
-    block: impl Fn(&pcsim::model::catalog::ModelSpec) -> Option<(u64, String)>,
+pub(crate) fn tool_block_warnings<'a>(
+    models: impl IntoIterator<Item = &'a crate::model::catalog::ModelSpec>,
+    block: impl Fn(&crate::model::catalog::ModelSpec) -> Option<(u64, String)>,
 ) -> Vec<String> {
     models
         .into_iter()
         .filter_map(|m| {
             let (tokens, what) = block(m)?;
-            pcsim::sim::simulate::tool_block_warning(m, tokens, &what)
+            crate::sim::simulate::tool_block_warning(m, tokens, &what)
         })
         .collect()
 }
@@ -319,15 +322,15 @@ pub fn tool_block_warnings<'a>(
 /// Prints a report on standard output in `format`: the table, the CSV or the JSON. The table and
 /// the JSON state the skipped pairs themselves; CSV has no room for them, so with CSV they go to
 /// standard error and an unsupported pair is never dropped silently.
-pub fn print_report(
+pub(crate) fn print_report(
     out: &mut dyn Write,
     format: Format,
     table: &str,
     csv: &str,
     json: &str,
-    skipped: &[pcsim::analysis::Skip],
+    skipped: &[crate::analysis::Skip],
 ) -> Result<()> {
-    use pcsim::report::terminal::escape_inline as e;
+    use crate::report::terminal::escape_inline as e;
     match format {
         Format::Table => out.write_all(table.as_bytes())?,
         Format::Json => out.write_all(json.as_bytes())?,
@@ -344,4 +347,75 @@ pub fn print_report(
         }
     }
     Ok(())
+}
+
+/// The `pcsim` program: parses the process arguments, runs the command and maps errors to exit
+/// codes (0 ok, 2 user error, 1 internal error). The binary is this one call.
+pub fn main() -> std::process::ExitCode {
+    let cli = Cli::parse();
+    // Every input file read from here on is remembered, so no report can be written over one.
+    crate::base::files::protect_inputs();
+    let stdout = std::io::stdout();
+    use std::io::IsTerminal;
+    // Names and descriptions from inputs may hold escape sequences: a terminal gets them escaped
+    // (`\u{1b}`); a pipe or file gets the bytes as they are (CSV and JSON stay exact).
+    let raw = std::io::BufWriter::new(stdout.lock());
+    let mut out: Box<dyn Write> = if std::io::stdout().is_terminal() {
+        Box::new(crate::report::terminal::EscapingWriter::new(raw))
+    } else {
+        Box::new(raw)
+    };
+    // A panic is a bug, never the user's fault: report it with the documented internal-error code 1
+    // (the default would be 101). The panic message itself is printed by the default hook.
+    let result = match std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+        run(cli, &mut out).and_then(|()| out.flush().map_err(Into::into))
+    })) {
+        Ok(r) => r,
+        Err(_) => {
+            let _ = writeln!(
+                std::io::stderr(),
+                "error: internal error (a bug in pcsim); please report it with the command line"
+            );
+            return std::process::ExitCode::from(1);
+        }
+    };
+    match result {
+        Ok(()) => std::process::ExitCode::SUCCESS,
+        Err(e) => {
+            // A closed pipe (`pcsim ... | head`) is not a failure.
+            if e.chain().any(|c| {
+                c.downcast_ref::<std::io::Error>()
+                    .is_some_and(|io| io.kind() == std::io::ErrorKind::BrokenPipe)
+            }) {
+                return std::process::ExitCode::SUCCESS;
+            }
+            let _ = writeln!(
+                std::io::stderr(),
+                "error: {}",
+                crate::report::terminal::escape(&message(&e))
+            );
+            let user = e.chain().any(|c| {
+                c.downcast_ref::<crate::Error>()
+                    .is_some_and(crate::Error::is_user_error)
+            });
+            std::process::ExitCode::from(if user { 2 } else { 1 })
+        }
+    }
+}
+
+/// The error and its causes on one line, skipping a cause whose text the message already holds (a
+/// library error that prints its I/O cause would otherwise show it twice).
+fn message(e: &anyhow::Error) -> String {
+    let mut out = String::new();
+    for cause in e.chain() {
+        let text = cause.to_string();
+        if out.contains(&text) {
+            continue;
+        }
+        if !out.is_empty() {
+            out.push_str(": ");
+        }
+        out.push_str(&text);
+    }
+    out
 }

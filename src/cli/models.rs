@@ -5,12 +5,12 @@ use std::io::Write;
 use anyhow::Result;
 
 use super::{Format, TextFormat};
-use pcsim::model::catalog::Catalog;
-use pcsim::report::{self, table::TextTable};
+use crate::model::catalog::Catalog;
+use crate::report::{self, table::TextTable};
 
 /// Arguments of `models`.
 #[derive(Debug, clap::Args)]
-pub struct ModelsArgs {
+pub(crate) struct ModelsArgs {
     /// Output format.
     #[arg(long, value_enum, default_value_t = TextFormat::Table)]
     pub format: TextFormat,
@@ -21,7 +21,7 @@ pub struct ModelsArgs {
 }
 
 /// Runs `pcsim models`.
-pub fn cmd_models(catalog: &Catalog, a: ModelsArgs, out: &mut dyn Write) -> Result<()> {
+pub(crate) fn cmd_models(catalog: &Catalog, a: ModelsArgs, out: &mut dyn Write) -> Result<()> {
     let format = Format::from(a.format);
     if let Some(file) = &a.check_against {
         return check(catalog, file, format, out);
@@ -51,7 +51,7 @@ pub fn cmd_models(catalog: &Catalog, a: ModelsArgs, out: &mut dyn Write) -> Resu
                 ],
             );
             for m in &catalog.models {
-                let modes: Vec<(&str, &pcsim::model::catalog::CacheRules)> = [
+                let modes: Vec<(&str, &crate::model::catalog::CacheRules)> = [
                     ("explicit", &m.cache.explicit),
                     ("automatic", &m.cache.automatic),
                     ("implicit", &m.cache.implicit),
@@ -114,9 +114,9 @@ fn check(
     format: Format,
     out: &mut dyn Write,
 ) -> Result<()> {
-    let text = pcsim::error::read_text(file)?;
+    let text = crate::error::read_text(file)?;
     let rep =
-        pcsim::input::litellm_check::check_against(catalog, &text, &file.display().to_string())?;
+        crate::input::litellm_check::check_against(catalog, &text, &file.display().to_string())?;
     if format == Format::Json {
         let v = serde_json::json!({ "catalog": catalog.origin, "file": file.display().to_string(), "check": rep });
         out.write_all(report::json::to_json(&v)?.as_bytes())?;

@@ -10,24 +10,24 @@ use anyhow::Result;
 
 use super::docreport::{self, Kind, ReportArgs};
 use super::{with_charts, write_report_set, ChartArgs, Format};
-use pcsim::report;
-use pcsim::report::chart::{ChartFile, ChartOptions};
-use pcsim::report::document::Document;
+use crate::report;
+use crate::report::chart::{ChartFile, ChartOptions};
+use crate::report::document::Document;
 
 /// `--out`, the chart flags and `--report` of one command, checked.
-pub struct Outputs<'a> {
+pub(crate) struct Outputs<'a> {
     dir: Option<&'a Path>,
     charts: Option<(&'a ChartArgs, ChartOptions)>,
     report: Option<(&'a Path, Kind)>,
 }
 
 /// A command's charts at given options (`None`: the command draws none).
-pub type MakeCharts<'m> = Option<&'m dyn Fn(&ChartOptions) -> pcsim::Result<Vec<ChartFile>>>;
+pub(crate) type MakeCharts<'m> = Option<&'m dyn Fn(&ChartOptions) -> crate::Result<Vec<ChartFile>>>;
 
 impl<'a> Outputs<'a> {
     /// Checks, before any simulation work and in this order: the chart size, the report's name and
     /// folder, the `--out` folder.
-    pub fn check(
+    pub(crate) fn check(
         dir: Option<&'a Path>,
         charts: Option<&'a ChartArgs>,
         doc: &'a ReportArgs,
@@ -50,7 +50,7 @@ impl<'a> Outputs<'a> {
     /// Writes the `--out` set (`files` and the charts `make_charts` draws, all or none) and then
     /// the `--report` document that `document` builds (only when asked for). Standard output is
     /// flushed first, so the report comes before the paths of the files written.
-    pub fn write(
+    pub(crate) fn write(
         &self,
         out: &mut dyn Write,
         format: Format,

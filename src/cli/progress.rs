@@ -11,7 +11,7 @@ use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 const DELAY: Duration = Duration::from_millis(400);
 
 /// A progress bar that stays hidden until [`DELAY`] has passed (and forever off a terminal).
-pub struct Progress {
+pub(crate) struct Progress {
     bar: ProgressBar,
     start: Instant,
     terminal: bool,
@@ -20,7 +20,7 @@ pub struct Progress {
 
 impl Progress {
     /// A bar for `total` units of work named `unit`.
-    pub fn new(total: u64, unit: &str) -> Self {
+    pub(crate) fn new(total: u64, unit: &str) -> Self {
         let bar = ProgressBar::with_draw_target(Some(total), ProgressDrawTarget::hidden());
         let template =
             format!("{{elapsed_precise}} [{{bar:40}}] {{pos}}/{{len}} {unit} (eta {{eta}})");
@@ -36,7 +36,7 @@ impl Progress {
     }
 
     /// Records `n` more units done.
-    pub fn inc(&self, n: u64) {
+    pub(crate) fn inc(&self, n: u64) {
         self.bar.inc(n);
         if self.terminal
             && self.start.elapsed() >= DELAY
@@ -47,14 +47,14 @@ impl Progress {
     }
 
     /// Removes the bar.
-    pub fn finish(&self) {
+    pub(crate) fn finish(&self) {
         self.bar.finish_and_clear();
     }
 }
 
 /// What a bar counted by the end of its work: units done, units announced, and its unit.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Counted {
+pub(crate) struct Counted {
     /// Units reported done.
     pub done: u64,
     /// Units the bar was made for.
@@ -65,8 +65,8 @@ pub struct Counted {
 
 /// Runs `work` with a bar counting (run, pair) simulations when the request has more than one run:
 /// `runs x pairs` in all, only pairs that are simulated (not the stated skips).
-pub fn with_runs_bar<T>(
-    request: &pcsim::sim::request::Request,
+pub(crate) fn with_runs_bar<T>(
+    request: &crate::sim::request::Request,
     work: impl FnOnce(&(dyn Fn(u64) + Sync)) -> T,
 ) -> T {
     with_bar(
@@ -78,12 +78,16 @@ pub fn with_runs_bar<T>(
 
 /// Runs `work` with a bar of `runs x per_run` simulations (none when `runs` is 1; hidden off a
 /// terminal and with `--quiet`).
-pub fn with_bar<T>(runs: u64, per_run: u64, work: impl FnOnce(&(dyn Fn(u64) + Sync)) -> T) -> T {
+pub(crate) fn with_bar<T>(
+    runs: u64,
+    per_run: u64,
+    work: impl FnOnce(&(dyn Fn(u64) + Sync)) -> T,
+) -> T {
     with_bar_counted(runs, per_run, work).0
 }
 
 /// [`with_bar`], also returning what the bar counted (`None`: no bar for one run).
-pub fn with_bar_counted<T>(
+pub(crate) fn with_bar_counted<T>(
     runs: u64,
     per_run: u64,
     work: impl FnOnce(&(dyn Fn(u64) + Sync)) -> T,
@@ -108,10 +112,10 @@ mod tests {
     //! The bar counts real work: every simulation the analyses report is announced, and no more
     //! (skipped pairs are not counted). No timing: only the counts at the end.
     use super::*;
-    use pcsim::analysis::{advise, compare, whatif};
-    use pcsim::input::scenario::Scenario;
-    use pcsim::model::catalog::Catalog;
-    use pcsim::sim::simulate::run_request;
+    use crate::analysis::{advise, compare, whatif};
+    use crate::input::scenario::Scenario;
+    use crate::model::catalog::Catalog;
+    use crate::sim::simulate::run_request;
 
     fn scenario() -> Scenario {
         let path =

@@ -8,17 +8,17 @@ use std::path::{Path, PathBuf};
 use anyhow::Result;
 
 use super::{Format, TextFormat};
-use pcsim::analysis::replay::{
+use crate::analysis::replay::{
     infer_prefix_tokens, load_log, logged_usd, match_model, replay, tally_groups, uncached_usd,
     uses_prefix_anchors, ReplayOptions, ReplayResult, Tally, UsageLog, GROUPINGS,
 };
-use pcsim::model::catalog::{Catalog, ModelSpec};
-use pcsim::model::strategy::Strategy;
-use pcsim::report::{self, table::TextTable, usd};
+use crate::model::catalog::{Catalog, ModelSpec};
+use crate::model::strategy::Strategy;
+use crate::report::{self, table::TextTable, usd};
 
 /// Arguments of `replay`.
 #[derive(Debug, clap::Args)]
-pub struct ReplayArgs {
+pub(crate) struct ReplayArgs {
     /// Usage logs, files or folders (searched for `.jsonl` and `.json` files): Anthropic, OpenAI,
     /// LiteLLM, Gemini, Bedrock or Cohere responses / usage objects (JSON or JSON Lines), Claude Code
     /// session transcripts, Codex CLI rollouts.
@@ -66,14 +66,14 @@ pub struct ReplayArgs {
 
 /// The log files named by the arguments: files as given, folders searched recursively for `.jsonl`
 /// and `.json` files (sorted, so runs are repeatable).
-pub fn expand_logs(paths: &[PathBuf]) -> Result<Vec<PathBuf>> {
+pub(crate) fn expand_logs(paths: &[PathBuf]) -> Result<Vec<PathBuf>> {
     let mut out = Vec::new();
     for p in paths {
         if p.is_dir() {
             let before = out.len();
             walk(p, &mut out)?;
             if out.len() == before {
-                anyhow::bail!(pcsim::Error::invalid(
+                anyhow::bail!(crate::Error::invalid(
                     p.display().to_string(),
                     "LOG",
                     "the folder holds no .jsonl or .json file"
@@ -88,7 +88,7 @@ pub fn expand_logs(paths: &[PathBuf]) -> Result<Vec<PathBuf>> {
 
 fn walk(dir: &Path, out: &mut Vec<PathBuf>) -> Result<()> {
     let mut entries: Vec<PathBuf> = std::fs::read_dir(dir)
-        .map_err(|e| pcsim::Error::Io {
+        .map_err(|e| crate::Error::Io {
             path: dir.to_path_buf(),
             action: "listing",
             source: e,
@@ -155,7 +155,7 @@ impl Read {
         self.failed_calls += log.failed_calls;
         self.unreadable += log.unreadable;
         for e in &log.unreadable_examples {
-            if self.unreadable_examples.len() < pcsim::input::usagelog::UNREADABLE_EXAMPLES {
+            if self.unreadable_examples.len() < crate::input::usagelog::UNREADABLE_EXAMPLES {
                 self.unreadable_examples.push(e.clone());
             }
         }
@@ -188,10 +188,10 @@ fn log_models(log: &UsageLog) -> (Option<String>, Vec<(String, usize)>) {
 }
 
 /// Runs `pcsim replay`.
-pub fn cmd_replay(catalog: &Catalog, a: ReplayArgs, out: &mut dyn Write) -> Result<()> {
+pub(crate) fn cmd_replay(catalog: &Catalog, a: ReplayArgs, out: &mut dyn Write) -> Result<()> {
     let format = Format::from(a.format);
     if !(a.session_gap_minutes.is_finite() && a.session_gap_minutes >= 0.0) {
-        anyhow::bail!(pcsim::Error::invalid(
+        anyhow::bail!(crate::Error::invalid(
             "command line",
             "--session-gap-minutes",
             format!(
@@ -208,7 +208,7 @@ pub fn cmd_replay(catalog: &Catalog, a: ReplayArgs, out: &mut dyn Write) -> Resu
         a.strategies
             .iter()
             .map(|s| Strategy::parse(s))
-            .collect::<pcsim::Result<_>>()?
+            .collect::<crate::Result<_>>()?
     };
     let chosen: Vec<&ModelSpec> = if a.models.is_empty() {
         Vec::new()
@@ -235,10 +235,10 @@ pub fn cmd_replay(catalog: &Catalog, a: ReplayArgs, out: &mut dyn Write) -> Resu
     // A tool-list change is made inside the stable prefix, so it needs one like the anchors do.
     let needs_prefix = strategies.iter().any(uses_prefix_anchors) || change.is_some();
     let mut counterfactuals = Vec::new();
-    let mut logged_totals = pcsim::analysis::counterfactual::LoggedTotals::default();
+    let mut logged_totals = crate::analysis::counterfactual::LoggedTotals::default();
     let mut read = Read::default();
     let mut accs: Vec<Acc> = Vec::new();
-    let mut context: Vec<pcsim::sim::simulate::ContextWarning> = Vec::new();
+    let mut context: Vec<crate::sim::simulate::ContextWarning> = Vec::new();
     let mut kept: Option<(UsageLog, Vec<ReplayResult>)> = None;
     for f in &files {
         // One unreadable file of many is reported and skipped; a single log's problem is the error.
@@ -273,7 +273,7 @@ pub fn cmd_replay(catalog: &Catalog, a: ReplayArgs, out: &mut dyn Write) -> Resu
                         Some(n) => format!("the log's model `{n}` is not in the catalog; choose one with --model (see `pcsim models`)"),
                         None => "the log names no model; choose one with --model (see `pcsim models`)".into(),
                     };
-                    let e = pcsim::Error::invalid(log.origin.clone(), "model", problem);
+                    let e = crate::Error::invalid(log.origin.clone(), "model", problem);
                     if single {
                         anyhow::bail!(e);
                     }
@@ -284,7 +284,7 @@ pub fn cmd_replay(catalog: &Catalog, a: ReplayArgs, out: &mut dyn Write) -> Resu
         };
         read.add(&log);
         logged_totals.add_log(catalog, models[0], &log);
-        let mut matcher = pcsim::analysis::replay::ModelMatcher::new(catalog);
+        let mut matcher = crate::analysis::replay::ModelMatcher::new(catalog);
         read.own_models_usd += log
             .calls
             .iter()
@@ -313,7 +313,7 @@ pub fn cmd_replay(catalog: &Catalog, a: ReplayArgs, out: &mut dyn Write) -> Resu
                 let r = match &change {
                     Some(ch) => {
                         let (r, cf) =
-                            pcsim::analysis::counterfactual::counterfactual(&log, m, s, &opts, ch)?;
+                            crate::analysis::counterfactual::counterfactual(&log, m, s, &opts, ch)?;
                         super::replay_change::add(&mut counterfactuals, cf);
                         r
                     }
@@ -326,9 +326,9 @@ pub fn cmd_replay(catalog: &Catalog, a: ReplayArgs, out: &mut dyn Write) -> Resu
                     *k += 1;
                     (c.conversation as u32, *k, c.prompt_tokens)
                 });
-                pcsim::sim::simulate::merge_context_warnings(
+                crate::sim::simulate::merge_context_warnings(
                     &mut context,
-                    pcsim::sim::simulate::context_warning(m, prompts, Some(&log.origin))
+                    crate::sim::simulate::context_warning(m, prompts, Some(&log.origin))
                         .into_iter()
                         .collect(),
                 );
@@ -372,7 +372,7 @@ pub fn cmd_replay(catalog: &Catalog, a: ReplayArgs, out: &mut dyn Write) -> Resu
         }
     }
     if accs.is_empty() {
-        anyhow::bail!(pcsim::Error::Unsupported(format!(
+        anyhow::bail!(crate::Error::Unsupported(format!(
             "no log could be replayed: {}",
             read.files_skipped.join("; ")
         )));
@@ -382,7 +382,7 @@ pub fn cmd_replay(catalog: &Catalog, a: ReplayArgs, out: &mut dyn Write) -> Resu
     let invoice = a
         .change
         .invoice_usd
-        .map(|x| pcsim::analysis::counterfactual::reconcile(&logged_totals, x))
+        .map(|x| crate::analysis::counterfactual::reconcile(&logged_totals, x))
         .transpose()?;
     let origin = if single {
         files[0].display().to_string()

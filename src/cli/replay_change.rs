@@ -6,13 +6,13 @@ use std::path::PathBuf;
 
 use anyhow::Result;
 
-use pcsim::analysis::counterfactual::{Counterfactual, ToolListChange};
-use pcsim::model::tools::load_tool_files;
-use pcsim::report::{table::TextTable, usd};
+use crate::analysis::counterfactual::{Counterfactual, ToolListChange};
+use crate::model::tools::load_tool_files;
+use crate::report::{table::TextTable, usd};
 
 /// Flags of `replay` that change the tool list of the logged calls, as `whatif` spells them.
 #[derive(Debug, clap::Args, Default)]
-pub struct ChangeArgs {
+pub(crate) struct ChangeArgs {
     /// The tool list the logged calls were made with (MCP tools/list JSON or an API tool array;
     /// repeatable): what --remove-tools and --keep-tools name.
     #[arg(long = "tools", value_name = "FILE")]
@@ -39,7 +39,7 @@ pub struct ChangeArgs {
 
 impl ChangeArgs {
     /// The change asked for, if any (tool files loaded, so errors name them).
-    pub fn change(&self) -> Result<Option<ToolListChange>> {
+    pub(crate) fn change(&self) -> Result<Option<ToolListChange>> {
         let change = ToolListChange {
             tools: load_tool_files(&self.tools)?,
             add: load_tool_files(&self.add_tools)?,
@@ -49,7 +49,7 @@ impl ChangeArgs {
         };
         if !change.is_some() {
             if !self.tools.is_empty() {
-                anyhow::bail!(pcsim::Error::invalid(
+                anyhow::bail!(crate::Error::invalid(
                     "command line",
                     "--tools",
                     "names the logged tool list for a change: add --remove-tools, --keep-tools or --add-tools"
@@ -64,7 +64,7 @@ impl ChangeArgs {
 }
 
 /// Adds one file's counterfactual to the sums per (model, strategy).
-pub fn add(sums: &mut Vec<Counterfactual>, cf: Counterfactual) {
+pub(crate) fn add(sums: &mut Vec<Counterfactual>, cf: Counterfactual) {
     match sums
         .iter_mut()
         .find(|s| s.model == cf.model && s.strategy == cf.strategy)
@@ -85,7 +85,7 @@ pub fn add(sums: &mut Vec<Counterfactual>, cf: Counterfactual) {
 }
 
 /// The counterfactual as a table.
-pub fn table(change: &ToolListChange, sums: &[Counterfactual]) -> String {
+pub(crate) fn table(change: &ToolListChange, sums: &[Counterfactual]) -> String {
     let mut s = format!(
         "\nCounterfactual: the logged calls with the tool list changed ({}):\n\n",
         change.describe()

@@ -8,15 +8,15 @@ use anyhow::Result;
 use super::docreport::run_document;
 use super::outputs::Outputs;
 use super::{load_scenario, ChartArgs, Format};
-use pcsim::model::catalog::Catalog;
-use pcsim::report;
-use pcsim::report::chart::run_charts;
-use pcsim::sim::request::Selection;
-use pcsim::sim::simulate::run_request;
+use crate::model::catalog::Catalog;
+use crate::report;
+use crate::report::chart::run_charts;
+use crate::sim::request::Selection;
+use crate::sim::simulate::run_request;
 
 /// Arguments of `run`.
 #[derive(Debug, clap::Args, Default)]
-pub struct RunArgs {
+pub(crate) struct RunArgs {
     /// Scenario file (TOML); the built-in default scenario when omitted.
     pub scenario: Option<PathBuf>,
     /// Model id to simulate (repeatable); default: the scenario's models.
@@ -54,7 +54,7 @@ pub struct RunArgs {
 }
 
 /// Runs `pcsim run`.
-pub fn cmd_run(catalog: &Catalog, a: RunArgs, out: &mut dyn Write) -> Result<()> {
+pub(crate) fn cmd_run(catalog: &Catalog, a: RunArgs, out: &mut dyn Write) -> Result<()> {
     // Bad flags and an unwritable folder are reported before any simulation work.
     let outputs = Outputs::check(a.out.as_deref(), Some(&a.charts), &a.doc)?;
     if let Some(path) = &a.usage_log {
@@ -67,7 +67,7 @@ pub fn cmd_run(catalog: &Catalog, a: RunArgs, out: &mut dyn Write) -> Result<()>
     let rep = super::progress::with_runs_bar(&request, |progress| run_request(&request, progress))?;
     if let Some(path) = &a.usage_log {
         let [only] = rep.results.as_slice() else {
-            anyhow::bail!(pcsim::Error::invalid(
+            anyhow::bail!(crate::Error::invalid(
                 "command line",
                 "--usage-log",
                 format!(

@@ -6,24 +6,24 @@ use std::path::PathBuf;
 use anyhow::{bail, Result};
 
 use super::{with_charts, write_report_set, ChartArgs, Format};
-use pcsim::analysis::toolreport::sweep;
-use pcsim::model::catalog::Catalog;
-use pcsim::report;
-use pcsim::report::chart::sweep_charts;
+use crate::analysis::toolreport::sweep;
+use crate::model::catalog::Catalog;
+use crate::report;
+use crate::report::chart::sweep_charts;
 
-use pcsim::input::scenario::MAX_PARAMS_PER_TOOL;
+use crate::input::scenario::MAX_PARAMS_PER_TOOL;
 
 /// Upper bound on `sweep --max-tools`. A sweep counts every point's tool block on every model
 /// (each tool's text about three times per model, see `prefix_blocks`), so its time grows with
 /// tools x parameters x models; at these limits a sweep of the six measured models takes a few
 /// seconds on two shared cores (scripts/limits_at_max.sh; README "Bounded work").
-pub const SWEEP_MAX_TOOLS: usize = 1_000;
+pub(crate) const SWEEP_MAX_TOOLS: usize = 1_000;
 /// Upper bound on `sweep --max-tools` x `--params`.
-pub const SWEEP_MAX_PARAMS: usize = 5_000;
+pub(crate) const SWEEP_MAX_PARAMS: usize = 5_000;
 
 /// Arguments of `sweep`.
 #[derive(Debug, clap::Args)]
-pub struct SweepArgs {
+pub(crate) struct SweepArgs {
     /// Largest number of tools.
     #[arg(long, default_value_t = 40, value_name = "N")]
     pub max_tools: usize,
@@ -45,11 +45,11 @@ pub struct SweepArgs {
 }
 
 /// Runs `pcsim sweep`.
-pub fn cmd_sweep(catalog: &Catalog, a: SweepArgs, out: &mut dyn Write) -> Result<()> {
+pub(crate) fn cmd_sweep(catalog: &Catalog, a: SweepArgs, out: &mut dyn Write) -> Result<()> {
     // The limits of a scenario's synthetic tools, checked before a tool is generated: the work and
     // the memory grow with tools x parameters (x models).
     if a.max_tools > SWEEP_MAX_TOOLS {
-        bail!(pcsim::Error::invalid(
+        bail!(crate::Error::invalid(
             "command line",
             "--max-tools",
             format!(
@@ -59,7 +59,7 @@ pub fn cmd_sweep(catalog: &Catalog, a: SweepArgs, out: &mut dyn Write) -> Result
         ));
     }
     if a.params > MAX_PARAMS_PER_TOOL {
-        bail!(pcsim::Error::invalid(
+        bail!(crate::Error::invalid(
             "command line",
             "--params",
             format!(
@@ -69,7 +69,7 @@ pub fn cmd_sweep(catalog: &Catalog, a: SweepArgs, out: &mut dyn Write) -> Result
         ));
     }
     if a.max_tools.saturating_mul(a.params) > SWEEP_MAX_PARAMS {
-        bail!(pcsim::Error::invalid(
+        bail!(crate::Error::invalid(
             "command line",
             "--max-tools",
             format!(

@@ -7,15 +7,15 @@ use anyhow::Result;
 use clap::ValueEnum;
 
 use super::{with_charts, write_report_set, ChartArgs, Format};
-use pcsim::analysis::toolreport::{filter_tools, tool_report};
-use pcsim::model::catalog::Catalog;
-use pcsim::model::tools::load_tool_files_with_warnings;
-use pcsim::report;
-use pcsim::report::chart::tools_charts;
+use crate::analysis::toolreport::{filter_tools, tool_report};
+use crate::model::catalog::Catalog;
+use crate::model::tools::load_tool_files_with_warnings;
+use crate::report;
+use crate::report::chart::tools_charts;
 
 /// Arguments of `tools`.
 #[derive(Debug, clap::Args)]
-pub struct ToolsArgs {
+pub(crate) struct ToolsArgs {
     /// Tool files: MCP `tools/list` output (JSON-RPC response, result object or array) or tool arrays
     /// in Anthropic or OpenAI form. Several files combine in order, as several connected servers.
     #[arg(required = true, value_name = "FILE")]
@@ -45,7 +45,7 @@ pub struct ToolsArgs {
 
 /// Formats of `tools` (per-tool rows and trims nest, so there is no single CSV table).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum, Default)]
-pub enum ToolsFormat {
+pub(crate) enum ToolsFormat {
     /// Aligned text for the terminal.
     #[default]
     Table,
@@ -54,7 +54,7 @@ pub enum ToolsFormat {
 }
 
 /// Runs `pcsim tools`.
-pub fn cmd_tools(catalog: &Catalog, a: ToolsArgs, out: &mut dyn Write) -> Result<()> {
+pub(crate) fn cmd_tools(catalog: &Catalog, a: ToolsArgs, out: &mut dyn Write) -> Result<()> {
     let png = a.charts.png_options()?;
     if let Some(dir) = &a.out {
         report::ensure_writable_dir(dir)?;

@@ -8,17 +8,17 @@ use anyhow::Result;
 use super::docreport::whatif_document;
 use super::outputs::Outputs;
 use super::{load_scenario, ChartArgs, Format};
-use pcsim::analysis::whatif::{self, ToolChange};
-use pcsim::input::trim::Trim;
-use pcsim::model::catalog::Catalog;
-use pcsim::model::tools::load_tool_files;
-use pcsim::report;
-use pcsim::report::chart::whatif_charts;
+use crate::analysis::whatif::{self, ToolChange};
+use crate::input::trim::Trim;
+use crate::model::catalog::Catalog;
+use crate::model::tools::load_tool_files;
+use crate::report;
+use crate::report::chart::whatif_charts;
 
 /// Arguments of `whatif`.
 #[derive(Debug, clap::Args)]
 #[command(group = clap::ArgGroup::new("change").required(true).multiple(true))]
-pub struct WhatifArgs {
+pub(crate) struct WhatifArgs {
     /// Scenario file (TOML); the built-in default scenario when omitted.
     pub scenario: Option<PathBuf>,
     /// Call (1 to the session's calls) before which the tool list changes, in every session; 1
@@ -74,7 +74,7 @@ pub struct WhatifArgs {
 }
 
 /// A trim name for `--trim`.
-pub fn parse_trim(text: &str) -> std::result::Result<Trim, String> {
+pub(crate) fn parse_trim(text: &str) -> std::result::Result<Trim, String> {
     Trim::parse(text).ok_or_else(|| {
         let names: Vec<&str> = Trim::ALL.iter().map(|t| t.as_str()).collect();
         format!("unknown trim `{text}` (one of {})", names.join(", "))
@@ -82,7 +82,7 @@ pub fn parse_trim(text: &str) -> std::result::Result<Trim, String> {
 }
 
 /// Runs `pcsim whatif`.
-pub fn cmd_whatif(catalog: &Catalog, a: WhatifArgs, out: &mut dyn Write) -> Result<()> {
+pub(crate) fn cmd_whatif(catalog: &Catalog, a: WhatifArgs, out: &mut dyn Write) -> Result<()> {
     let outputs = Outputs::check(a.out.as_deref(), Some(&a.charts), &a.doc)?;
     let scenario = load_scenario(&a.scenario)?;
     let change = ToolChange {
