@@ -1,7 +1,7 @@
 //! Typed errors of the library. Every user-facing error names the file (or flag), the field and the
 //! offending value, so the CLI can print it as is and exit with code 2.
 
-pub mod files;
+pub(crate) mod files;
 
 use std::path::PathBuf;
 
@@ -76,7 +76,7 @@ pub enum Error {
 
 impl Error {
     /// Shorthand for [`Error::Invalid`].
-    pub fn invalid(
+    pub(crate) fn invalid(
         file: impl Into<String>,
         field: impl Into<String>,
         problem: impl Into<String>,
@@ -89,7 +89,7 @@ impl Error {
     }
 
     /// Shorthand for [`Error::Parse`].
-    pub fn parse(file: impl Into<String>, message: impl std::fmt::Display) -> Self {
+    pub(crate) fn parse(file: impl Into<String>, message: impl std::fmt::Display) -> Self {
         Error::Parse {
             file: file.into(),
             message: message.to_string(),
@@ -167,7 +167,7 @@ pub fn read_text(path: &std::path::Path) -> Result<String> {
 /// [`read_text`] with a smaller size limit (at most [`MAX_INPUT_BYTES`]) for one kind of input,
 /// `what` naming it in the refusal ("a tool file"). The size is checked on the open file before
 /// anything is read.
-pub fn read_text_within(path: &std::path::Path, limit: u64, what: &str) -> Result<String> {
+pub(crate) fn read_text_within(path: &std::path::Path, limit: u64, what: &str) -> Result<String> {
     use std::io::Read;
     let limit = limit.min(MAX_INPUT_BYTES);
     let io = |action: &'static str| {
@@ -236,7 +236,10 @@ pub fn read_text_within(path: &std::path::Path, limit: u64, what: &str) -> Resul
 }
 
 /// The closest candidate to `wanted` by edit distance, for "did you mean" hints.
-pub fn closest<'a>(wanted: &str, candidates: impl IntoIterator<Item = &'a str>) -> Option<&'a str> {
+pub(crate) fn closest<'a>(
+    wanted: &str,
+    candidates: impl IntoIterator<Item = &'a str>,
+) -> Option<&'a str> {
     let limit = |c: &str| (c.len().max(wanted.len()) / 2).max(2);
     candidates
         .into_iter()
@@ -265,7 +268,7 @@ fn edit_distance(a: &str, b: &str) -> usize {
 
 /// A number as a user would write it: plain for ordinary magnitudes, `1e300` (not three hundred
 /// digits) for huge or tiny ones.
-pub fn num(x: f64) -> String {
+pub(crate) fn num(x: f64) -> String {
     if x != 0.0 && x.is_finite() && !(1e-4..1e15).contains(&x.abs()) {
         format!("{x:e}")
     } else {
@@ -275,7 +278,7 @@ pub fn num(x: f64) -> String {
 
 /// A TOML syntax or schema error as an [`Error::Parse`] whose message starts with the line and column,
 /// names the offending line, and suggests the closest field or value for an unknown one.
-pub fn toml_error(origin: &str, text: &str, e: &toml::de::Error) -> Error {
+pub(crate) fn toml_error(origin: &str, text: &str, e: &toml::de::Error) -> Error {
     let mut message = e.message().trim().to_string();
     if let Some(hint) = unknown_name_hint(&message) {
         message.push_str(&hint);
@@ -292,7 +295,7 @@ pub fn toml_error(origin: &str, text: &str, e: &toml::de::Error) -> Error {
 }
 
 /// 1-based line and column (in characters) of a byte offset.
-pub fn line_column(text: &str, offset: usize) -> (usize, usize) {
+pub(crate) fn line_column(text: &str, offset: usize) -> (usize, usize) {
     let mut offset = offset.min(text.len());
     while !text.is_char_boundary(offset) {
         offset -= 1;
@@ -318,7 +321,7 @@ impl Error {
     /// Adds `:line:column` to the file of an [`Error::Invalid`] about `origin` when the field can be
     /// found in `text`, the TOML it came from (see [`locate_toml_field`]). Other errors (including
     /// those about other files, such as a tool file named by a scenario) are returned unchanged.
-    pub fn located_in(self, text: &str, origin: &str) -> Self {
+    pub(crate) fn located_in(self, text: &str, origin: &str) -> Self {
         match self {
             Error::Invalid {
                 file,
@@ -455,7 +458,7 @@ fn toml_sites(text: &str) -> Vec<TomlSite> {
 /// Line and column of a field named the way pcsim's errors name fields — `session.calls`,
 /// `event[2].at_call` (0-based, in file order), ``model `gpt-5.6`.cache.explicit.min_tokens`` — in
 /// TOML text. Falls back to the closest enclosing table or key that exists; `None` if nothing matches.
-pub fn locate_toml_field(text: &str, field: &str) -> Option<(usize, usize)> {
+pub(crate) fn locate_toml_field(text: &str, field: &str) -> Option<(usize, usize)> {
     // Split off an instance selector on the first segment.
     let (first, rest) = match field.find(['.', ' ', '[']) {
         Some(i) => field.split_at(i),

@@ -22,7 +22,7 @@ use crate::sim::request::{Pair, Request, Selection, SkipKind};
 use crate::sim::simulate::summarise;
 
 /// How many of the largest tools are tried for dropping.
-pub const TOP_TOOLS: usize = 3;
+pub(crate) const TOP_TOOLS: usize = 3;
 
 /// One simulated strategy.
 #[derive(Debug, Clone, Serialize)]
@@ -273,7 +273,7 @@ pub fn advise(catalog: &Catalog, scenario: &Scenario, models: &[String]) -> Resu
 
 /// The selection `advise` resolves: `models` under the candidate strategies of `compare`'s
 /// [`DEFAULT_STRATEGIES`].
-pub fn selection(models: &[String]) -> Selection {
+pub(crate) fn selection(models: &[String]) -> Selection {
     Selection::new(models, &[]).default_strategies(&DEFAULT_STRATEGIES)
 }
 
@@ -364,7 +364,7 @@ pub fn advise_request(request: &Request) -> Result<AdviceReport> {
 
 /// The candidates of `advise` for every model of `request`, in model order: the request's pairs,
 /// no caching, the model's default (`cached`) and every placement, each canonical strategy once.
-pub fn candidates<'c>(request: &Request<'c>) -> Result<Vec<Pair<'c>>> {
+pub(crate) fn candidates<'c>(request: &Request<'c>) -> Result<Vec<Pair<'c>>> {
     let mut out: Vec<Pair<'c>> = Vec::new();
     for &model in &request.models {
         let first = out.len();
@@ -394,14 +394,14 @@ pub fn candidates<'c>(request: &Request<'c>) -> Result<Vec<Pair<'c>>> {
 /// The number of simulations `advise` runs per Monte Carlo run of `request`: every candidate of
 /// [`candidates`] on the scenario, and per model each of the [`TOP_TOOLS`] largest tools dropped
 /// (a session of its own). The TTL rows are candidates already and cost nothing more.
-pub fn work_per_run(request: &Request) -> Result<u64> {
+pub(crate) fn work_per_run(request: &Request) -> Result<u64> {
     let drops = session_tools(&request.scenario).len().min(TOP_TOOLS);
     Ok((candidates(request)?.len() + request.models.len() * drops) as u64)
 }
 
 /// [`advise_request`], telling `progress` how many (run, simulation) units are done when the
 /// scenario has more than one run ([`work_per_run`] gives their number per run).
-pub fn advise_request_with_progress(
+pub(crate) fn advise_request_with_progress(
     request: &Request,
     progress: &(dyn Fn(u64) + Sync),
 ) -> Result<AdviceReport> {
@@ -933,7 +933,7 @@ fn ttl_advice(
 
 impl AdviceReport {
     /// The terminal report: one block per model.
-    pub fn table(&self) -> String {
+    pub(crate) fn table(&self) -> String {
         let mut out = format!(
             "scenario: {} ({} session(s) x {} calls); every saving below is from a simulation of it{}\n",
             crate::base::terminal::escape_inline(&self.scenario),

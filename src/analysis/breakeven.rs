@@ -1,7 +1,6 @@
 //! Pure formulas: when a cache write pays for itself, and how likely the next call finds an entry
 //! still alive.
 
-use rand::Rng;
 use serde::Serialize;
 use statrs::distribution::{ContinuousCDF, Exp, Gamma, LogNormal, Uniform};
 
@@ -32,7 +31,7 @@ pub struct BreakEven {
 
 /// Solves `w + n r < 1 + n` for the smallest whole `n` (reads per write) for a prefix of
 /// `prefix_tokens` at `usd_per_token` base input. A prefix below `min_tokens` is never cached.
-pub fn break_even(
+pub(crate) fn break_even(
     prefix_tokens: u64,
     min_tokens: u64,
     write_multiplier: f64,
@@ -81,14 +80,12 @@ pub enum Method {
     Exact,
     /// The distribution's closed-form CDF (statrs).
     Analytic,
-    /// Monte Carlo sampling.
-    Sampled,
 }
 
 /// Probability that a gap drawn from `gap` is shorter than `ttl_seconds`, i.e. that the next call of a
 /// session lands while the previous call's cache entry is alive (entries expire at write + TTL, and a
 /// read at exactly the expiry misses, as in the engine).
-pub fn p_within_ttl(gap: &Quantity, ttl_seconds: f64) -> (f64, Method) {
+pub(crate) fn p_within_ttl(gap: &Quantity, ttl_seconds: f64) -> (f64, Method) {
     let t = ttl_seconds;
     let analytic = |p: Option<f64>| (p.unwrap_or(f64::NAN), Method::Analytic);
     match *gap {
@@ -104,25 +101,25 @@ pub fn p_within_ttl(gap: &Quantity, ttl_seconds: f64) -> (f64, Method) {
     }
 }
 
-/// The same probability by sampling `n` gaps (a cross-check of [`p_within_ttl`], and the fallback for
-/// distributions without a closed form).
-pub fn p_within_ttl_sampled<R: Rng + ?Sized>(
-    gap: &Quantity,
-    ttl_seconds: f64,
-    n: usize,
-    rng: &mut R,
-) -> f64 {
-    if n == 0 {
-        return f64::NAN;
-    }
-    let hits = (0..n).filter(|_| gap.sample(rng) < ttl_seconds).count();
-    hits as f64 / n as f64
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-    use rand::SeedableRng;
+    use rand::{Rng, SeedableRng};
+
+    /// The same probability by sampling `n` gaps: the cross-check of [`p_within_ttl`]'s closed forms.
+    fn p_within_ttl_sampled<R: Rng + ?Sized>(
+        gap: &Quantity,
+        ttl_seconds: f64,
+        n: usize,
+        rng: &mut R,
+    ) -> f64 {
+        if n == 0 {
+            return f64::NAN;
+        }
+        let sampler = gap.sampler();
+        let hits = (0..n).filter(|_| sampler.sample(rng) < ttl_seconds).count();
+        hits as f64 / n as f64
+    }
 
     #[test]
     fn break_even_solves_the_inequality() {

@@ -14,7 +14,7 @@ use crate::model::tools::{parse_tool_list, synthetic_tools, Tool};
 
 /// One measurement: a tool list and the input tokens it was billed.
 #[derive(Debug, Clone)]
-pub struct Sample {
+pub(crate) struct Sample {
     /// Where the tools came from (a file name), for the report.
     pub label: String,
     /// The tools.
@@ -25,7 +25,7 @@ pub struct Sample {
 
 /// One sample's row of a fit.
 #[derive(Debug, Clone, Serialize)]
-pub struct FitRow {
+pub(crate) struct FitRow {
     /// Sample label.
     pub label: String,
     /// Tools in it.
@@ -42,7 +42,7 @@ pub struct FitRow {
 
 /// A fitted calibration.
 #[derive(Debug, Clone, Serialize)]
-pub struct Fit {
+pub(crate) struct Fit {
     /// Family fitted.
     pub family: String,
     /// Billed tokens per counted token.
@@ -58,7 +58,7 @@ pub struct Fit {
 /// Fits `measured = factor * counted + preamble` by least squares over the samples. With one sample
 /// (or samples of one size) the preamble is kept as the family has it and only the factor is fitted;
 /// a negative fitted preamble is set to zero and the factor refitted through it.
-pub fn fit(family: &str, rendering: &ToolRendering, samples: &[Sample]) -> Result<Fit> {
+pub(crate) fn fit(family: &str, rendering: &ToolRendering, samples: &[Sample]) -> Result<Fit> {
     if samples.is_empty() {
         return Err(Error::invalid(
             "command line",
@@ -147,7 +147,7 @@ fn pct(modelled: f64, measured: f64) -> f64 {
 
 impl Fit {
     /// A text table of the rows and the fitted values.
-    pub fn table(&self) -> String {
+    pub(crate) fn table(&self) -> String {
         let mut s = String::new();
         let _ = writeln!(
             s,
@@ -171,7 +171,7 @@ impl Fit {
 
     /// A catalog overlay (`--catalog FILE` with only `[[family]]`): the family's rendering with the
     /// fitted factor and preamble, each with its source.
-    pub fn overlay(&self, rendering: &ToolRendering, today: &str) -> String {
+    pub(crate) fn overlay(&self, rendering: &ToolRendering, today: &str) -> String {
         let q = |s: &str| toml::Value::String(s.to_string()).to_string();
         let labels: Vec<String> = self
             .rows
@@ -220,7 +220,7 @@ impl Fit {
 /// logs of the same agent run with different tool lists, the fit puts the factor on the tools and
 /// the common rest in the preamble. `baseline`, the input tokens of the same request without tools
 /// when known, is subtracted so the preamble is the tool block's own.
-pub fn log_sample(
+pub(crate) fn log_sample(
     label: &str,
     tools: Vec<Tool>,
     calls: &[crate::analysis::replay::LoggedCall],
@@ -381,11 +381,11 @@ pub fn fact_rows(catalog: &Catalog, github: Option<&[Tool]>) -> Result<Vec<FactR
     Ok(rows)
 }
 
-pub use crate::model::tools::schema_depth;
+pub(crate) use crate::model::tools::schema_depth;
 
 /// One capture on one family.
 #[derive(Debug, Clone, Serialize)]
-pub struct CaptureRow {
+pub(crate) struct CaptureRow {
     /// Capture file stem.
     pub capture: String,
     /// Family.
@@ -408,7 +408,7 @@ pub struct CaptureRow {
 }
 
 /// Every family (by its first model in the catalog) on every capture.
-pub fn capture_rows(catalog: &Catalog, captures: &[(String, Vec<Tool>)]) -> Vec<CaptureRow> {
+pub(crate) fn capture_rows(catalog: &Catalog, captures: &[(String, Vec<Tool>)]) -> Vec<CaptureRow> {
     let mut rows = Vec::new();
     for fam in &catalog.families {
         let r = &fam.tool_rendering;
@@ -439,7 +439,7 @@ pub fn capture_rows(catalog: &Catalog, captures: &[(String, Vec<Tool>)]) -> Vec<
 }
 
 /// Pearson correlation of two series (0 when either is constant).
-pub fn correlation(x: &[f64], y: &[f64]) -> f64 {
+pub(crate) fn correlation(x: &[f64], y: &[f64]) -> f64 {
     let n = x.len().min(y.len()) as f64;
     if n < 2.0 {
         return 0.0;

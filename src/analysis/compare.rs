@@ -20,7 +20,7 @@ use crate::sim::simulate::{context_warnings, simulate_pairs};
 /// Strategies compared when none are given: no caching, explicit breakpoints on the tool block, on
 /// tools + system, on tools + system + last message (5 min and 1 h TTL variants), automatic and
 /// implicit caching. Each is applied to every model that offers it; the rest are stated skips.
-pub const DEFAULT_STRATEGIES: [&str; 8] = [
+pub(crate) const DEFAULT_STRATEGIES: [&str; 8] = [
     "none",
     "explicit:tools",
     "explicit:tools+system",
@@ -138,7 +138,7 @@ pub fn compare(
 
 /// The selection `compare` resolves: `models` and `strategies` (empty: [`DEFAULT_STRATEGIES`]), with
 /// `none` added as the baseline.
-pub fn selection(models: &[String], strategies: &[String]) -> Selection {
+pub(crate) fn selection(models: &[String], strategies: &[String]) -> Selection {
     Selection::new(models, strategies)
         .default_strategies(&DEFAULT_STRATEGIES)
         .with_baseline()
@@ -146,13 +146,13 @@ pub fn selection(models: &[String], strategies: &[String]) -> Selection {
 
 /// The comparison of every pair of `request` (resolved from [`selection`], so it has the `none`
 /// baseline), all simulated on the scenario's one timeline.
-pub fn compare_request(request: &Request) -> Result<CompareReport> {
+pub(crate) fn compare_request(request: &Request) -> Result<CompareReport> {
     compare_request_with_progress(request, &|_| {})
 }
 
 /// [`compare_request`], telling `progress` how many (run, pair) simulations are done when the
 /// scenario has more than one run.
-pub fn compare_request_with_progress(
+pub(crate) fn compare_request_with_progress(
     request: &Request,
     progress: &(dyn Fn(u64) + Sync),
 ) -> Result<CompareReport> {
@@ -286,7 +286,7 @@ pub fn compare_request_with_progress(
 
 impl CompareReport {
     /// Column names of [`CompareReport::csv`].
-    pub const CSV_COLUMNS: [&'static str; 10] = [
+    pub(crate) const CSV_COLUMNS: [&'static str; 10] = [
         "model",
         "strategy",
         "strategy_requested",
@@ -300,7 +300,7 @@ impl CompareReport {
     ];
 
     /// One CSV row per (model, strategy).
-    pub fn csv(&self) -> String {
+    pub(crate) fn csv(&self) -> String {
         let mut out = Self::CSV_COLUMNS.join(",");
         out.push('\n');
         for c in &self.comparisons {
@@ -325,7 +325,7 @@ impl CompareReport {
     }
 
     /// The terminal table, then the stated skips.
-    pub fn table(&self) -> String {
+    pub(crate) fn table(&self) -> String {
         if self.runs > 1 {
             return self.table_of_runs();
         }

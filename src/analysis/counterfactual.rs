@@ -20,7 +20,7 @@ use crate::model::tools::Tool;
 
 /// A change of the tool list the logged calls were made with.
 #[derive(Debug, Clone, Default, PartialEq)]
-pub struct ToolListChange {
+pub(crate) struct ToolListChange {
     /// The tool list of the logged calls (`--tools FILE`); needed to remove or keep tools.
     pub tools: Vec<Tool>,
     /// Tools added at the end of the list (`--add-tools FILE`).
@@ -36,7 +36,7 @@ pub struct ToolListChange {
 
 impl ToolListChange {
     /// Whether any change is asked for.
-    pub fn is_some(&self) -> bool {
+    pub(crate) fn is_some(&self) -> bool {
         !self.add.is_empty()
             || !self.remove.is_empty()
             || self.keep.is_some()
@@ -44,7 +44,7 @@ impl ToolListChange {
     }
 
     /// One line, e.g. `remove 2 tools (a, b)`.
-    pub fn describe(&self) -> String {
+    pub(crate) fn describe(&self) -> String {
         let mut parts = Vec::new();
         if !self.remove.is_empty() {
             parts.push(format!(
@@ -73,7 +73,7 @@ impl ToolListChange {
     }
 
     /// The list after the change; names to remove or keep must be in `tools`.
-    pub fn apply(&self) -> Result<Vec<Tool>> {
+    pub(crate) fn apply(&self) -> Result<Vec<Tool>> {
         let names = self.remove.iter().chain(self.keep.iter().flatten());
         for (n, flag) in names.map(|n| {
             let flag = if self.remove.contains(n) {
@@ -122,7 +122,7 @@ impl ToolListChange {
     }
 
     /// Tool-block tokens the change adds to every prompt on `model` (negative: removes).
-    pub fn delta_tokens(&self, model: &ModelSpec) -> Result<i64> {
+    pub(crate) fn delta_tokens(&self, model: &ModelSpec) -> Result<i64> {
         if let Some(d) = self.tokens_delta {
             return Ok(d);
         }
@@ -134,7 +134,7 @@ impl ToolListChange {
 
 /// The logged calls with every prompt changed by `delta` tokens (the change sits in the uncached
 /// bucket; only the prompt sizes matter to the replay's prediction).
-pub fn shifted(log: &UsageLog, delta: i64) -> UsageLog {
+pub(crate) fn shifted(log: &UsageLog, delta: i64) -> UsageLog {
     let mut out = log.clone();
     for c in &mut out.calls {
         c.prompt_tokens = c.prompt_tokens.saturating_add_signed(delta);
@@ -145,7 +145,7 @@ pub fn shifted(log: &UsageLog, delta: i64) -> UsageLog {
 
 /// One (model, strategy): the logged prompts replayed against the changed ones.
 #[derive(Debug, Clone, Serialize)]
-pub struct Counterfactual {
+pub(crate) struct Counterfactual {
     /// Model id.
     pub model: String,
     /// Strategy (resolved).
@@ -170,7 +170,7 @@ pub struct Counterfactual {
 
 /// Replays `log` on `model` with `strategy` twice, as logged and with `change`; `opts.prefix_tokens`
 /// must be the logged stable prefix (given or inferred): the change is made inside it.
-pub fn counterfactual(
+pub(crate) fn counterfactual(
     log: &UsageLog,
     model: &ModelSpec,
     strategy: &Strategy,
@@ -226,7 +226,7 @@ pub fn counterfactual(
 
 /// One possible explanation of an invoice difference, with the total it would give.
 #[derive(Debug, Clone, Serialize)]
-pub struct Explanation {
+pub(crate) struct Explanation {
     /// What it is.
     pub cause: String,
     /// The logged total under this explanation.
@@ -237,7 +237,7 @@ pub struct Explanation {
 
 /// The logged total reconciled with an invoice.
 #[derive(Debug, Clone, Serialize)]
-pub struct Reconciliation {
+pub(crate) struct Reconciliation {
     /// The invoice.
     pub invoice_usd: f64,
     /// The logged calls, each at its own model's prices.
@@ -257,7 +257,7 @@ pub struct Reconciliation {
 /// The logged calls' dollars, summed over logs as they are read (constant memory), for
 /// [`reconcile`].
 #[derive(Debug, Clone, Default)]
-pub struct LoggedTotals {
+pub(crate) struct LoggedTotals {
     /// Dollars, each call at its own model's prices.
     pub total_usd: f64,
     /// Of which input (uncached, writes, reads).
@@ -279,7 +279,7 @@ pub struct LoggedTotals {
 impl LoggedTotals {
     /// Adds a log: each call at its own logged model's prices (`fallback` where the catalog does not
     /// know it).
-    pub fn add_log(&mut self, catalog: &Catalog, fallback: &ModelSpec, log: &UsageLog) {
+    pub(crate) fn add_log(&mut self, catalog: &Catalog, fallback: &ModelSpec, log: &UsageLog) {
         self.unreadable += log.unreadable;
         self.failed += log.failed_calls;
         let mut matcher = ModelMatcher::new(catalog);
@@ -308,7 +308,7 @@ impl LoggedTotals {
 }
 
 /// Reconciles the logged totals with an invoice of `invoice_usd`.
-pub fn reconcile(logged: &LoggedTotals, invoice_usd: f64) -> Result<Reconciliation> {
+pub(crate) fn reconcile(logged: &LoggedTotals, invoice_usd: f64) -> Result<Reconciliation> {
     if !(invoice_usd.is_finite() && invoice_usd >= 0.0) {
         return Err(Error::invalid(
             "command line",
@@ -369,7 +369,7 @@ pub fn reconcile(logged: &LoggedTotals, invoice_usd: f64) -> Result<Reconciliati
 
 impl Reconciliation {
     /// The reconciliation as text.
-    pub fn text(&self) -> String {
+    pub(crate) fn text(&self) -> String {
         use crate::base::text::usd;
         let signed = |x: f64| {
             if x < 0.0 {

@@ -19,7 +19,7 @@ use crate::sim::simulate::{
 
 /// Names that differ between two tool lists.
 #[derive(Debug, Clone, Default, Serialize, PartialEq)]
-pub struct ToolListDiff {
+pub(crate) struct ToolListDiff {
     /// Tools in A.
     pub tools_a: usize,
     /// Tools in B.
@@ -34,7 +34,7 @@ pub struct ToolListDiff {
 
 impl ToolListDiff {
     /// Compares two lists by name and definition.
-    pub fn of(a: &[Tool], b: &[Tool]) -> Self {
+    pub(crate) fn of(a: &[Tool], b: &[Tool]) -> Self {
         let find = |list: &[Tool], name: &str| list.iter().position(|t| t.name == name);
         ToolListDiff {
             tools_a: a.len(),
@@ -81,7 +81,7 @@ impl ToolListDiff {
 
 /// One model's tool block on each side.
 #[derive(Debug, Clone, Serialize)]
-pub struct ToolBlockDiff {
+pub(crate) struct ToolBlockDiff {
     /// Model id.
     pub model: String,
     /// Tool-block tokens per call with A.
@@ -100,7 +100,7 @@ pub struct ToolBlockDiff {
 
 /// One (model, strategy) simulated on both scenarios.
 #[derive(Debug, Clone, Serialize)]
-pub struct ScenarioRowDiff {
+pub(crate) struct ScenarioRowDiff {
     /// Model id.
     pub model: String,
     /// Canonical strategy.
@@ -126,7 +126,7 @@ pub struct ScenarioRowDiff {
 /// What `diff` compares.
 #[derive(Debug, Clone, Serialize)]
 #[serde(tag = "kind", rename_all = "snake_case")]
-pub enum DiffReport {
+pub(crate) enum DiffReport {
     /// Two tool configurations.
     #[non_exhaustive]
     Tools {
@@ -165,7 +165,7 @@ pub enum DiffReport {
 }
 
 /// Prices two tool configurations on `models` (empty: the six measured).
-pub fn diff_tools(
+pub(crate) fn diff_tools(
     catalog: &Catalog,
     a: (&str, &[Tool]),
     b: (&str, &[Tool]),
@@ -212,7 +212,7 @@ pub fn diff_tools(
 
 /// Simulates both scenarios on `models` and `strategies` (empty: each scenario's own; A's models
 /// and strategies are used for both so that the rows pair up) and compares them row by row.
-pub fn diff_scenarios(
+pub(crate) fn diff_scenarios(
     catalog: &Catalog,
     a: &Scenario,
     b: &Scenario,
@@ -298,7 +298,7 @@ pub fn diff_scenarios(
 
 impl DiffReport {
     /// The context-window warnings, one line each (for standard error and reports).
-    pub fn warnings(&self) -> Vec<String> {
+    pub(crate) fn warnings(&self) -> Vec<String> {
         match self {
             DiffReport::Tools { block_warnings, .. } => block_warnings.clone(),
             DiffReport::Scenarios {
@@ -308,7 +308,7 @@ impl DiffReport {
     }
 
     /// The terminal table.
-    pub fn table(&self) -> String {
+    pub(crate) fn table(&self) -> String {
         let mut out = String::new();
         match self {
             DiffReport::Tools {
@@ -400,7 +400,7 @@ impl DiffReport {
     }
 
     /// One CSV row per model (tools) or per (model, strategy) (scenarios).
-    pub fn csv(&self) -> String {
+    pub(crate) fn csv(&self) -> String {
         let mut out = String::new();
         match self {
             DiffReport::Tools { models, .. } => {

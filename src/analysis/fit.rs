@@ -32,7 +32,7 @@ use crate::model::tools::Tool;
 
 /// How a history is read and fitted.
 #[derive(Debug, Clone)]
-pub struct FitOptions {
+pub(crate) struct FitOptions {
     /// Stable prefix tokens (tools + system prompt); `None`: inferred from the logs' cache reads.
     pub prefix_tokens: Option<u64>,
     /// A pause longer than this between two calls of a session starts a new conversation; 0: never.
@@ -54,7 +54,7 @@ impl Default for FitOptions {
 /// Where the stable prefix came from.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "snake_case")]
-pub enum PrefixSource {
+pub(crate) enum PrefixSource {
     /// `--prefix-tokens`.
     Given,
     /// The fewest tokens read from cache by a call that starts a conversation.
@@ -65,7 +65,7 @@ pub enum PrefixSource {
 
 /// One scenario parameter fitted to the history.
 #[derive(Debug, Clone, Serialize)]
-pub struct FittedField {
+pub(crate) struct FittedField {
     /// Scenario field (`session.output_tokens`).
     pub field: String,
     /// What was measured.
@@ -76,7 +76,7 @@ pub struct FittedField {
 
 /// The calls per session.
 #[derive(Debug, Clone, Serialize)]
-pub struct FittedCalls {
+pub(crate) struct FittedCalls {
     /// Sessions (conversations) fitted.
     pub sessions: usize,
     /// Fewest calls of a session.
@@ -92,7 +92,7 @@ pub struct FittedCalls {
 
 /// How sessions arrive.
 #[derive(Debug, Clone, Serialize)]
-pub struct FittedArrivals {
+pub(crate) struct FittedArrivals {
     /// `single` (one session), `every` (fixed spacing) or `poisson`.
     pub kind: &'static str,
     /// The fit of the gaps between session starts (`null` with one session, or without timestamps).
@@ -105,7 +105,7 @@ pub struct FittedArrivals {
 
 /// A scenario fitted to a usage history, with the fit quality of every parameter.
 #[derive(Debug, Clone, Serialize)]
-pub struct HistoryFit {
+pub(crate) struct HistoryFit {
     /// The logs fitted.
     pub origin: String,
     /// Confidence level of every interval.
@@ -153,7 +153,7 @@ struct Conv {
 /// What a history shows, gathered one log at a time (the logs themselves need not stay in memory:
 /// a few numbers per call are kept).
 #[derive(Debug)]
-pub struct HistoryReader {
+pub(crate) struct HistoryReader {
     origins: Vec<String>,
     ropts: ReplayOptions,
     convs: Vec<Conv>,
@@ -167,7 +167,7 @@ pub struct HistoryReader {
 
 impl HistoryReader {
     /// A reader splitting conversations as `opts` says.
-    pub fn new(opts: &FitOptions) -> Result<Self> {
+    pub(crate) fn new(opts: &FitOptions) -> Result<Self> {
         if !(opts.session_gap_seconds.is_finite() && opts.session_gap_seconds >= 0.0) {
             return Err(Error::invalid(
                 "command line",
@@ -192,7 +192,7 @@ impl HistoryReader {
     }
 
     /// Adds one log: its conversations, session starts, prefix and models.
-    pub fn add_log(&mut self, log: &UsageLog) {
+    pub(crate) fn add_log(&mut self, log: &UsageLog) {
         self.origins.push(log.origin.clone());
         self.calls_logged += log.calls.len();
         for m in log.calls.iter().filter_map(|c| c.model.as_deref()) {
@@ -242,7 +242,7 @@ impl HistoryReader {
     }
 
     /// The most frequent model the logs name (the first of equals).
-    pub fn model(&self) -> Option<String> {
+    pub(crate) fn model(&self) -> Option<String> {
         let mut best: Option<&(String, usize)> = None;
         for x in &self.models {
             if best.is_none_or(|b| x.1 > b.1) {
@@ -254,18 +254,14 @@ impl HistoryReader {
 
     /// Fits the scenario on `model`; `tools` (may be empty) is the tool list the history was made
     /// with. Errors name the logs and what is missing.
-    pub fn fit(self, model: &ModelSpec, tools: &[Tool], opts: &FitOptions) -> Result<HistoryFit> {
+    pub(crate) fn fit(
+        self,
+        model: &ModelSpec,
+        tools: &[Tool],
+        opts: &FitOptions,
+    ) -> Result<HistoryFit> {
         fit_read(self, model, tools, opts)
     }
-}
-
-/// The most frequent model the logs name (the first of equals).
-pub fn logged_model(logs: &[UsageLog]) -> Option<String> {
-    let mut r = HistoryReader::new(&FitOptions::default()).ok()?;
-    for l in logs {
-        r.add_log(l);
-    }
-    r.model()
 }
 
 fn field(field: &str, what: &str, values: &[f64], confidence: f64) -> FittedField {
@@ -274,20 +270,6 @@ fn field(field: &str, what: &str, values: &[f64], confidence: f64) -> FittedFiel
         what: what.into(),
         fit: fit_quantity(values, confidence, &[]),
     }
-}
-
-/// Fits a scenario to `logs` on `model` (see [`HistoryReader`], which reads one log at a time).
-pub fn fit_history(
-    logs: &[UsageLog],
-    model: &ModelSpec,
-    tools: &[Tool],
-    opts: &FitOptions,
-) -> Result<HistoryFit> {
-    let mut r = HistoryReader::new(opts)?;
-    for l in logs {
-        r.add_log(l);
-    }
-    r.fit(model, tools, opts)
 }
 
 fn fit_read(
@@ -566,7 +548,7 @@ fn toml_num(x: f64) -> String {
 }
 
 /// A quantity as a TOML value.
-pub fn quantity_toml(q: &Quantity) -> String {
+pub(crate) fn quantity_toml(q: &Quantity) -> String {
     match *q {
         Quantity::Fixed { value } if value.fract() == 0.0 => format!("{}", value as u64),
         Quantity::Fixed { value } => toml_num(value),
@@ -615,7 +597,7 @@ fn string_toml(s: &str) -> String {
 impl HistoryFit {
     /// The fitted scenario as TOML; `tool_files` are written as given (relative to the scenario's
     /// folder, or absolute), `name` is the scenario's name.
-    pub fn scenario_toml(&self, name: &str, tool_files: &[String]) -> String {
+    pub(crate) fn scenario_toml(&self, name: &str, tool_files: &[String]) -> String {
         let pct = self.confidence * 100.0;
         let mut s = String::new();
         let _ = writeln!(
@@ -707,25 +689,9 @@ impl HistoryFit {
         s
     }
 
-    /// Every parameter with its estimate and interval, for tables and tests: (field, parameter).
-    pub fn parameters(&self) -> Vec<(String, &ParamEstimate)> {
-        let mut out = vec![("session.calls".to_string(), &self.calls.mean)];
-        for f in &self.fields {
-            if let Some(q) = &f.fit {
-                for p in &q.params {
-                    out.push((f.field.clone(), p));
-                }
-            }
-        }
-        if let Some(p) = &self.arrivals.per_hour {
-            out.push(("sessions.poisson_per_hour".into(), p));
-        }
-        out
-    }
-
     /// The fit as a text report: what was read, then one row per parameter with its interval and
     /// the goodness of fit of its distribution.
-    pub fn table(&self) -> String {
+    pub(crate) fn table(&self) -> String {
         let mut s = String::new();
         let _ = writeln!(
             s,

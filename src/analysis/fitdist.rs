@@ -17,7 +17,7 @@ use crate::base::quantity::Quantity;
 
 /// One fitted parameter: the estimate and its confidence interval.
 #[derive(Debug, Clone, PartialEq, Serialize)]
-pub struct ParamEstimate {
+pub(crate) struct ParamEstimate {
     /// Parameter name as written in the scenario (`mean`, `mu`, `sigma`, `shape`, `scale`, `min`,
     /// `max`, `value`, `per_hour`, `calls`).
     pub name: String,
@@ -31,14 +31,15 @@ pub struct ParamEstimate {
 
 impl ParamEstimate {
     /// Whether `x` lies within the interval (ends included).
-    pub fn covers(&self, x: f64) -> bool {
+    #[cfg(test)]
+    pub(crate) fn covers(&self, x: f64) -> bool {
         self.low <= x && x <= self.high
     }
 }
 
 /// A family tried on the sample, with its fit.
 #[derive(Debug, Clone, PartialEq, Serialize)]
-pub struct Candidate {
+pub(crate) struct Candidate {
     /// `exponential`, `log_normal`, `gamma` or `uniform`.
     pub family: &'static str,
     /// Log-likelihood at the maximum.
@@ -49,7 +50,7 @@ pub struct Candidate {
 
 /// A sample fitted to a scenario quantity.
 #[derive(Debug, Clone, PartialEq, Serialize)]
-pub struct FittedQuantity {
+pub(crate) struct FittedQuantity {
     /// Values in the sample.
     pub n: usize,
     /// Sample mean.
@@ -71,10 +72,10 @@ pub struct FittedQuantity {
 /// Fewest values a family is fitted to: below, the sample is stated as its mean (fixed), with its
 /// range as the interval (two values say nothing about a distribution's shape, and the uniform
 /// bounds' interval is unbounded below five).
-pub const MIN_FIT_VALUES: usize = 5;
+pub(crate) const MIN_FIT_VALUES: usize = 5;
 
 /// The families [`fit_quantity`] may choose.
-pub const FAMILIES: [&str; 4] = ["exponential", "log_normal", "gamma", "uniform"];
+pub(crate) const FAMILIES: [&str; 4] = ["exponential", "log_normal", "gamma", "uniform"];
 
 /// Quantiles used by the intervals at one confidence level.
 struct Level {
@@ -118,7 +119,7 @@ fn param(name: &str, estimate: f64, low: f64, high: f64) -> ParamEstimate {
 }
 
 /// Trigamma (the derivative of digamma): recurrence up to x >= 6, then the asymptotic series.
-pub fn trigamma(mut x: f64) -> f64 {
+pub(crate) fn trigamma(mut x: f64) -> f64 {
     let mut acc = 0.0;
     while x < 6.0 {
         acc += 1.0 / (x * x);
@@ -261,7 +262,7 @@ fn fit_family(family: &str, xs: &[f64], level: &Level) -> Option<FamilyFit> {
 }
 
 /// The cumulative distribution function of a quantity at `x`.
-pub fn cdf(q: &Quantity, x: f64) -> f64 {
+pub(crate) fn cdf(q: &Quantity, x: f64) -> f64 {
     match *q {
         Quantity::Fixed { value } => f64::from(x >= value),
         Quantity::Exponential { mean } => 1.0 - (-x.max(0.0) / mean).exp(),
@@ -278,7 +279,7 @@ pub fn cdf(q: &Quantity, x: f64) -> f64 {
 
 /// Kolmogorov-Smirnov statistic of `sorted` against `q`: the largest distance between the sample's
 /// and the fitted distribution functions (ties counted together).
-pub fn ks_statistic(sorted: &[f64], q: &Quantity) -> f64 {
+pub(crate) fn ks_statistic(sorted: &[f64], q: &Quantity) -> f64 {
     let n = sorted.len() as f64;
     let mut d: f64 = 0.0;
     let mut i = 0;
@@ -299,7 +300,7 @@ pub fn ks_statistic(sorted: &[f64], q: &Quantity) -> f64 {
 
 /// Asymptotic p-value of a KS statistic `d` on `n` values (Kolmogorov distribution, Stephens'
 /// correction `(sqrt n + 0.12 + 0.11 / sqrt n) d`).
-pub fn ks_p_value(d: f64, n: usize) -> f64 {
+pub(crate) fn ks_p_value(d: f64, n: usize) -> f64 {
     let sn = (n as f64).sqrt();
     let lambda = (sn + 0.12 + 0.11 / sn) * d;
     if lambda < 0.2 {
@@ -320,7 +321,11 @@ pub fn ks_p_value(d: f64, n: usize) -> f64 {
 /// Fits `values` (non-negative, finite) to the families in `families` (all of [`FAMILIES`] when
 /// empty), choosing by BIC; a sample whose values are all equal is `fixed`. `None` for an empty
 /// sample. Intervals are at `confidence` (e.g. 0.95).
-pub fn fit_quantity(values: &[f64], confidence: f64, families: &[&str]) -> Option<FittedQuantity> {
+pub(crate) fn fit_quantity(
+    values: &[f64],
+    confidence: f64,
+    families: &[&str],
+) -> Option<FittedQuantity> {
     if values.is_empty() {
         return None;
     }

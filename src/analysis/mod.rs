@@ -7,16 +7,16 @@
 //! the report layer above it.
 
 pub mod advise;
-pub mod breakeven;
+pub(crate) mod breakeven;
 pub mod calibrate;
 pub mod compare;
-pub mod counterfactual;
-pub mod diff;
-pub mod fit;
-pub mod fitdist;
+pub(crate) mod counterfactual;
+pub(crate) mod diff;
+pub(crate) mod fit;
+pub(crate) mod fitdist;
 pub mod replay;
-pub mod toolreport;
-pub mod uncertainty;
+pub(crate) mod toolreport;
+pub(crate) mod uncertainty;
 pub mod vocabulary;
 pub mod whatif;
 
@@ -28,7 +28,7 @@ use crate::sim::engine::{Prepared, ToolCounts, Workspace};
 use crate::sim::request::Pair;
 use crate::sim::simulate::{summarise, SimResult};
 
-pub use crate::sim::request::COMMAND_LINE;
+pub(crate) use crate::sim::request::COMMAND_LINE;
 
 /// A (model, strategy) that was not simulated, with the reason (stated, never silent); the same
 /// record as `run` reports.
@@ -50,7 +50,7 @@ pub(crate) fn nothing_cacheable(skips: &[Skip]) -> Error {
 /// Skips for a terminal, grouped: one line per (model, problem) listing the strategies it stopped,
 /// e.g. `skipped on kimi-k3: explicit:tools, explicit:tools+system: the model offers no explicit
 /// caching`. The JSON keeps one entry per pair with the full reason.
-pub fn skip_lines(skips: &[Skip]) -> Vec<String> {
+pub(crate) fn skip_lines(skips: &[Skip]) -> Vec<String> {
     let mut groups: Vec<(String, String, Vec<String>)> = Vec::new();
     for s in skips {
         // The reason starts with the (canonical) strategy, already named at the start of the line.
@@ -76,27 +76,9 @@ pub fn skip_lines(skips: &[Skip]) -> Vec<String> {
         .collect()
 }
 
-/// Simulates run 0 of `scenario` on one model under one strategy (alone, not on a shared timeline).
-/// `Err` when the model does not support the strategy (the message says why), so callers can turn
-/// it into a stated skip.
-pub fn simulate_one(
-    model: &ModelSpec,
-    scenario: &Scenario,
-    requested: &str,
-    strategy: &Strategy,
-) -> Result<SimResult> {
-    simulate_one_counted(
-        model,
-        scenario,
-        requested,
-        strategy,
-        &mut ToolCounts::default(),
-    )
-}
-
 /// [`simulate_one`] with the tool and list counts of `counts`, kept for the caller's next
 /// simulations (each tool and list counted once over all of them).
-pub fn simulate_one_counted(
+pub(crate) fn simulate_one_counted(
     model: &ModelSpec,
     scenario: &Scenario,
     requested: &str,
@@ -112,7 +94,7 @@ pub fn simulate_one_counted(
 }
 
 /// `n call` or `n calls`.
-pub fn calls_word(n: u64) -> String {
+pub(crate) fn calls_word(n: u64) -> String {
     if n == 1 {
         "1 call".into()
     } else {
@@ -121,7 +103,7 @@ pub fn calls_word(n: u64) -> String {
 }
 
 /// `part / whole` in percent, 0 when `whole` is 0 (no baseline cost, nothing to compare against).
-pub fn percent(part: f64, whole: f64) -> f64 {
+pub(crate) fn percent(part: f64, whole: f64) -> f64 {
     if whole.abs() > 0.0 {
         part / whole * 100.0
     } else {

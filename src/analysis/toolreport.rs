@@ -17,11 +17,11 @@ use crate::model::tokens::ToolRendering;
 use crate::model::tools::{synthetic_tools, Tool};
 
 /// Calls in the "episode" the tools report prices (a short agent task).
-pub const EPISODE_CALLS: u64 = 10;
+pub(crate) const EPISODE_CALLS: u64 = 10;
 
 /// One tool's tokens on one model.
 #[derive(Debug, Clone, PartialEq, Serialize)]
-pub struct ToolCost {
+pub(crate) struct ToolCost {
     /// Tool name.
     pub name: String,
     /// Tokens of this tool (without the preamble).
@@ -32,7 +32,7 @@ pub struct ToolCost {
 
 /// What one trim would save on one model.
 #[derive(Debug, Clone, PartialEq, Serialize)]
-pub struct TrimSaving {
+pub(crate) struct TrimSaving {
     /// Trim name (`first-sentence`, `no-param-descriptions`, `required-only`, `all`).
     pub trim: &'static str,
     /// Tokens of the trimmed tool block.
@@ -47,7 +47,7 @@ pub struct TrimSaving {
 
 /// The tool block on one model.
 #[derive(Debug, Clone, PartialEq, Serialize)]
-pub struct ModelToolCost {
+pub(crate) struct ModelToolCost {
     /// Model id.
     pub model: String,
     /// Model name.
@@ -73,7 +73,7 @@ pub struct ModelToolCost {
 /// The `tools` report: one entry per model.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 #[non_exhaustive]
-pub struct ToolReport {
+pub(crate) struct ToolReport {
     /// Number of tools priced.
     pub tool_count: usize,
     /// Per model.
@@ -108,7 +108,11 @@ struct Counted {
 }
 
 /// Prices a tool list on each model, with per-tool shares and the trimming what-ifs.
-pub fn tool_report(models: &[&ModelSpec], tools: &[Tool], warnings: Vec<String>) -> ToolReport {
+pub(crate) fn tool_report(
+    models: &[&ModelSpec],
+    tools: &[Tool],
+    warnings: Vec<String>,
+) -> ToolReport {
     let trimmed: Vec<(Trim, Vec<Tool>)> = Trim::ALL.iter().map(|t| (*t, t.apply(tools))).collect();
     // Models that render tools alike (most of a family) get the same counts: each list is counted
     // once per distinct rendering, not once per model (10,000 tools on every model of the
@@ -192,7 +196,11 @@ pub fn tool_report(models: &[&ModelSpec], tools: &[Tool], warnings: Vec<String>)
 
 /// Applies `--keep` (only these, in the list's order) and `--drop` (all but these). Every name must
 /// exist, so a typo cannot silently price the wrong set.
-pub fn filter_tools(tools: Vec<Tool>, keep: &[String], drop: &[String]) -> Result<Vec<Tool>> {
+pub(crate) fn filter_tools(
+    tools: Vec<Tool>,
+    keep: &[String],
+    drop: &[String],
+) -> Result<Vec<Tool>> {
     for (flag, names) in [("--keep", keep), ("--drop", drop)] {
         for n in names {
             if !tools.iter().any(|t| &t.name == n) {
@@ -216,7 +224,7 @@ pub fn filter_tools(tools: Vec<Tool>, keep: &[String], drop: &[String]) -> Resul
 
 impl ToolReport {
     /// The report as aligned text: a summary per model, the trims, then each model's tools.
-    pub fn table(&self) -> String {
+    pub(crate) fn table(&self) -> String {
         let mut out = String::new();
         let _ = writeln!(
             out,
@@ -311,7 +319,7 @@ impl ToolReport {
 
 /// One point of a sweep: `tools` synthetic tools on one model.
 #[derive(Debug, Clone, PartialEq, Serialize)]
-pub struct SweepPoint {
+pub(crate) struct SweepPoint {
     /// Model id.
     pub model: String,
     /// Number of tools.
@@ -324,7 +332,7 @@ pub struct SweepPoint {
 
 /// The straight line a sweep traces on one model.
 #[derive(Debug, Clone, PartialEq, Serialize)]
-pub struct SweepSlope {
+pub(crate) struct SweepSlope {
     /// Model id.
     pub model: String,
     /// Tokens added by each further tool (the slope the facts quote: 173 Claude, 64 GPT-5.6).
@@ -338,7 +346,7 @@ pub struct SweepSlope {
 /// A sweep over synthetic tool sets of identical shape.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 #[non_exhaustive]
-pub struct SweepReport {
+pub(crate) struct SweepReport {
     /// Parameters per synthetic tool.
     pub params: usize,
     /// Largest tool count.
@@ -353,7 +361,7 @@ pub struct SweepReport {
 ///
 /// Each tool is rendered and counted a bounded number of times ([`prefix_blocks`]), so the work is
 /// linear in `max_tools` (counting every prefix's whole list would be quadratic).
-pub fn sweep(models: &[&ModelSpec], max_tools: usize, params: usize) -> SweepReport {
+pub(crate) fn sweep(models: &[&ModelSpec], max_tools: usize, params: usize) -> SweepReport {
     let all = synthetic_tools(1, max_tools, params);
     let mut points = Vec::with_capacity(models.len() * (max_tools + 1));
     let mut slopes = Vec::with_capacity(models.len());
@@ -402,7 +410,7 @@ pub fn sweep(models: &[&ModelSpec], max_tools: usize, params: usize) -> SweepRep
 /// joint, the footer) is counted again. That locality is a property of the templates and the
 /// tokenizer, so it is checked: the incremental count of the whole list must equal the count
 /// of the whole list, and otherwise every prefix is counted whole (exact, quadratic).
-pub fn prefix_blocks(r: &ToolRendering, tools: &[Tool]) -> PrefixBlocks {
+pub(crate) fn prefix_blocks(r: &ToolRendering, tools: &[Tool]) -> PrefixBlocks {
     let per: Vec<u64> = tools.iter().map(|t| r.tool_tokens(t)).collect();
     let mut blocks = Vec::with_capacity(tools.len() + 1);
     blocks.push(0);
@@ -476,7 +484,7 @@ pub fn prefix_blocks(r: &ToolRendering, tools: &[Tool]) -> PrefixBlocks {
 
 /// What [`prefix_blocks`] finds.
 #[derive(Debug, Clone, PartialEq)]
-pub struct PrefixBlocks {
+pub(crate) struct PrefixBlocks {
     /// `block_tokens` of the first n tools, n = 0..=len.
     pub blocks: Vec<u64>,
     /// `tool_tokens` of each tool.
@@ -488,7 +496,7 @@ pub struct PrefixBlocks {
 
 impl SweepReport {
     /// CSV with columns `model,tools,tool_block_tokens,usd_per_call`.
-    pub fn csv(&self) -> String {
+    pub(crate) fn csv(&self) -> String {
         let mut out = String::from("model,tools,tool_block_tokens,usd_per_call\n");
         for p in &self.points {
             let _ = writeln!(
@@ -504,7 +512,7 @@ impl SweepReport {
     }
 
     /// Aligned text: the slope per model, then tokens by tool count with one column per model.
-    pub fn table(&self) -> String {
+    pub(crate) fn table(&self) -> String {
         let mut out = String::new();
         let _ = writeln!(
             out,

@@ -30,7 +30,7 @@ pub struct Interval {
 
 impl Interval {
     /// The interval of `samples` (reordered); `None` when there are none.
-    pub fn of(samples: &mut [f64]) -> Option<Interval> {
+    pub(crate) fn of(samples: &mut [f64]) -> Option<Interval> {
         let s = Summary::of(samples)?;
         Some(Interval {
             runs: s.n,
@@ -44,19 +44,19 @@ impl Interval {
     }
 
     /// The interval of `f` applied to each item.
-    pub fn over<T>(items: &[T], f: impl Fn(&T) -> f64) -> Option<Interval> {
+    pub(crate) fn over<T>(items: &[T], f: impl Fn(&T) -> f64) -> Option<Interval> {
         let mut v: Vec<f64> = items.iter().map(f).collect();
         Interval::of(&mut v)
     }
 
     /// `mean [p5, p95]` with `fmt` for each figure.
-    pub fn show(&self, fmt: impl Fn(f64) -> String) -> String {
+    pub(crate) fn show(&self, fmt: impl Fn(f64) -> String) -> String {
         format!("{} [{}, {}]", fmt(self.mean), fmt(self.p5), fmt(self.p95))
     }
 }
 
 /// The share (0..=1) of `items` for which `holds` is true (0 for none).
-pub fn share<T>(items: &[T], holds: impl Fn(&T) -> bool) -> f64 {
+pub(crate) fn share<T>(items: &[T], holds: impl Fn(&T) -> bool) -> f64 {
     if items.is_empty() {
         return 0.0;
     }
@@ -65,7 +65,7 @@ pub fn share<T>(items: &[T], holds: impl Fn(&T) -> bool) -> f64 {
 
 /// Each run's total dollars of every member of `set`, for runs `0..runs`: `totals[run][member]`.
 /// All members of a run share its timeline.
-pub fn run_totals(
+pub(crate) fn run_totals(
     set: &PreparedSet,
     runs: u64,
     progress: &(dyn Fn(u64) + Sync),
@@ -77,7 +77,7 @@ pub fn run_totals(
 }
 
 /// Percent with one decimal, for shares of runs in text.
-pub fn share_text(x: f64) -> String {
+pub(crate) fn share_text(x: f64) -> String {
     format!("{:.0}%", x * 100.0)
 }
 

@@ -27,13 +27,13 @@ fn days_in_month(y: i32, m: u8) -> u8 {
 
 impl Day {
     /// The day, if it exists.
-    pub fn new(year: i32, month: u8, day: u8) -> Option<Self> {
+    pub(crate) fn new(year: i32, month: u8, day: u8) -> Option<Self> {
         ((1..=12).contains(&month) && day >= 1 && day <= days_in_month(year, month))
             .then_some(Day { year, month, day })
     }
 
     /// Today in UTC, from the system clock.
-    pub fn today() -> Self {
+    pub(crate) fn today() -> Self {
         let secs = std::time::SystemTime::now()
             .duration_since(std::time::UNIX_EPOCH)
             .map_or(0, |d| d.as_secs());
@@ -41,7 +41,7 @@ impl Day {
     }
 
     /// The day `days` after 1970-01-01 (H. Hinnant's civil-from-days algorithm).
-    pub fn from_days_since_epoch(days: i64) -> Self {
+    pub(crate) fn from_days_since_epoch(days: i64) -> Self {
         let z = days + 719_468;
         let era = z.div_euclid(146_097);
         let doe = z.rem_euclid(146_097);

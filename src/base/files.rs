@@ -1,12 +1,12 @@
 //! File names and safe file access. The file-access part lives in [`crate::error::files`] (the
 //! lowest layer, since [`crate::error::read_text`] opens inputs through it) and is re-exported here.
 
-pub use crate::error::files::*;
+pub(crate) use crate::error::files::*;
 
 /// A short, stable form of a file name: names up to `max` bytes unchanged; longer ones cut at a
 /// character boundary and ended with a hash of the whole name, so different long ids stay different
 /// and the same id always gives the same name.
-pub fn shorten_name(name: &str, max: usize) -> String {
+pub(crate) fn shorten_name(name: &str, max: usize) -> String {
     if name.len() <= max {
         return name.to_string();
     }

@@ -13,7 +13,7 @@ pub fn fnv1a(bytes: &[u8]) -> u64 {
 
 /// Combines a running prefix hash with the next segment's identity.
 #[inline]
-pub fn chain(prefix: u64, next: u64) -> u64 {
+pub(crate) fn chain(prefix: u64, next: u64) -> u64 {
     let mut h = prefix ^ 0x9e37_79b9_7f4a_7c15;
     h = h.wrapping_mul(0x0000_0100_0000_01b3) ^ next;
     // splitmix64 finaliser: good avalanche for cheap.

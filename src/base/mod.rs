@@ -4,9 +4,9 @@
 //! layer may use it.
 
 pub mod date;
-pub mod files;
+pub(crate) mod files;
 pub mod hash;
 pub mod quantity;
-pub mod rng;
-pub mod terminal;
+pub(crate) mod rng;
+pub(crate) mod terminal;
 pub mod text;

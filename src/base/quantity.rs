@@ -51,11 +51,6 @@ impl Quantity {
         Quantity::Fixed { value }
     }
 
-    /// Whether every draw gives the same value.
-    pub fn is_fixed(&self) -> bool {
-        matches!(self, Quantity::Fixed { .. })
-    }
-
     /// The expected value.
     pub fn mean(&self) -> f64 {
         match *self {
@@ -68,13 +63,14 @@ impl Quantity {
     }
 
     /// Draws one value (never negative); the same draw as [`Quantity::sampler`]'s.
-    pub fn sample<R: Rng + ?Sized>(&self, rng: &mut R) -> f64 {
+    #[cfg(test)]
+    pub(crate) fn sample<R: Rng + ?Sized>(&self, rng: &mut R) -> f64 {
         self.sampler().sample(rng)
     }
 
     /// A sampler with the distribution's constants computed once, for hot loops: draws exactly
     /// what [`Quantity::sample`] draws from the same RNG state.
-    pub fn sampler(&self) -> Sampler {
+    pub(crate) fn sampler(&self) -> Sampler {
         // Parameters were validated when the quantity was built; a quantity built by hand with
         // invalid ones gives its mean (or bound) rather than a panic or NaN.
         match *self {
@@ -120,7 +116,7 @@ impl Quantity {
     }
 
     /// Builds a quantity from TOML: a number, or a table `{ dist = "...", ... }`.
-    pub fn from_toml(v: &toml::Value, file: &str, field: &str) -> Result<Self> {
+    pub(crate) fn from_toml(v: &toml::Value, file: &str, field: &str) -> Result<Self> {
         let bad = |problem: String| Error::invalid(file, field, problem);
         let num = |t: &toml::Table, key: &str| -> Result<f64> {
             let x = match t.get(key) {
@@ -221,7 +217,7 @@ impl Quantity {
 /// Marsaglia and Tsang's squeeze method with its constants computed once, the uniform by one
 /// multiply. Tests check each against its distribution's moments and CDF.
 #[derive(Debug, Clone, Copy)]
-pub enum Sampler {
+pub(crate) enum Sampler {
     /// Always this value.
     Fixed(f64),
     /// Exponential: `mean` times an Exp(1) draw.
@@ -267,7 +263,7 @@ impl Sampler {
     // branch predictor learns per site (measured: ~3% fewer instructions, far fewer mispredicted
     // indirect jumps per call).
     #[inline(always)]
-    pub fn sample<R: Rng + ?Sized>(&self, rng: &mut R) -> f64 {
+    pub(crate) fn sample<R: Rng + ?Sized>(&self, rng: &mut R) -> f64 {
         use rand::distr::Distribution;
         let x = match *self {
             Sampler::Fixed(v) => return v,
@@ -310,7 +306,7 @@ impl Sampler {
 /// `x.round() as u64` (halves away from zero; negative and NaN give 0, huge values saturate)
 /// without a libm call: the per-call amounts of the engine are rounded with it.
 #[inline]
-pub fn round_u64(x: f64) -> u64 {
+pub(crate) fn round_u64(x: f64) -> u64 {
     // Exact: for x >= 1 the truncation is within a factor 2 of x (Sterbenz); below 1 it is 0.
     // Branch-free rounding: whether a draw rounds up is a coin flip the branch predictor cannot
     // learn. The common range takes the signed conversion (one instruction on x86-64; the

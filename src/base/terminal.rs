@@ -33,27 +33,27 @@ fn escape_with(text: &str, keep_layout: bool) -> Cow<'_, str> {
 
 /// `text` with every character a terminal would obey (see above) written as `\u{1b}` and the like;
 /// newlines and tabs are kept (the layout of a report).
-pub fn escape(text: &str) -> Cow<'_, str> {
+pub(crate) fn escape(text: &str) -> Cow<'_, str> {
     escape_with(text, true)
 }
 
 /// Like [`escape`], also writing newlines and tabs as `\u{a}` and `\u{9}`: for one cell or one name,
 /// which must stay on its line.
-pub fn escape_inline(text: &str) -> Cow<'_, str> {
+pub(crate) fn escape_inline(text: &str) -> Cow<'_, str> {
     escape_with(text, false)
 }
 
 /// A writer that escapes ([`escape`]) everything written through it, for a terminal. Bytes of a
 /// character split between two writes are held until the rest arrives; bytes that are not UTF-8 are
 /// shown as `\x..`.
-pub struct EscapingWriter<W: std::io::Write> {
+pub(crate) struct EscapingWriter<W: std::io::Write> {
     inner: W,
     pending: Vec<u8>,
 }
 
 impl<W: std::io::Write> EscapingWriter<W> {
     /// Wraps `inner`.
-    pub fn new(inner: W) -> Self {
+    pub(crate) fn new(inner: W) -> Self {
         EscapingWriter {
             inner,
             pending: Vec::new(),

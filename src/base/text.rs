@@ -8,7 +8,7 @@ use std::fmt::Write as _;
 /// of a dollar, the cost of one token at $1 per million tokens, so that per-call figures of cheap
 /// models keep their digits and a column of amounts lines up on the decimal point. (JSON carries
 /// full-precision numbers.) The one rule, stated once; [`usd`] and [`usd_number`] apply it.
-pub const USD_DECIMALS: usize = 6;
+pub(crate) const USD_DECIMALS: usize = 6;
 
 /// A dollar amount as printed everywhere: `$1.234567`, `-$0.012300` (the sign in front).
 /// Differences follow one convention: savings are positive, extra costs negative.
@@ -22,7 +22,7 @@ pub fn usd(x: f64) -> String {
 
 /// A dollar amount without the `$`, for CSV fields: the same [`USD_DECIMALS`] as [`usd`]. A value
 /// that rounds to zero prints as `0.000000`, never `-0.000000`.
-pub fn usd_number(x: f64) -> String {
+pub(crate) fn usd_number(x: f64) -> String {
     let s = format!("{x:.prec$}", prec = USD_DECIMALS);
     match s.strip_prefix('-') {
         Some(abs) if abs.bytes().all(|b| b == b'0' || b == b'.') => abs.to_string(),
@@ -32,7 +32,7 @@ pub fn usd_number(x: f64) -> String {
 
 /// A saving as a percentage of a reference (`12.3`, `-4.0` for an extra cost): one decimal, the
 /// same sign convention as the dollar savings.
-pub fn saving_percent(x: f64) -> String {
+pub(crate) fn saving_percent(x: f64) -> String {
     let s = format!("{x:.1}");
     match s.strip_prefix('-') {
         Some("0.0") => "0.0".into(),
@@ -41,7 +41,7 @@ pub fn saving_percent(x: f64) -> String {
 }
 
 /// Quotes a CSV field when it needs it.
-pub fn field(s: &str) -> String {
+pub(crate) fn field(s: &str) -> String {
     if s.contains([',', '"', '\n', '\r']) {
         format!("\"{}\"", s.replace('"', "\"\""))
     } else {
@@ -51,7 +51,7 @@ pub fn field(s: &str) -> String {
 
 /// A simple left/right aligned text table.
 #[derive(Debug, Default)]
-pub struct TextTable {
+pub(crate) struct TextTable {
     header: Vec<String>,
     rows: Vec<Vec<String>>,
     right: Vec<bool>,
@@ -59,7 +59,7 @@ pub struct TextTable {
 
 impl TextTable {
     /// A table with these column headers; `right[i]` right-aligns column i.
-    pub fn new(header: &[&str], right: &[bool]) -> Self {
+    pub(crate) fn new(header: &[&str], right: &[bool]) -> Self {
         TextTable {
             header: header.iter().map(|s| s.to_string()).collect(),
             rows: Vec::new(),
@@ -69,7 +69,7 @@ impl TextTable {
 
     /// Adds a row. Cells are escaped for the terminal ([`crate::base::terminal::escape_inline`]):
     /// a name from an input cannot send escape sequences or break the table's lines.
-    pub fn row(&mut self, cells: Vec<String>) {
+    pub(crate) fn row(&mut self, cells: Vec<String>) {
         self.rows.push(
             cells
                 .into_iter()
@@ -83,7 +83,7 @@ impl TextTable {
 
     /// Renders with two spaces between columns and a rule under the header. Padding is added by
     /// hand: `format!`'s width is limited to 65,535 and a longer name must not panic.
-    pub fn render(&self) -> String {
+    pub(crate) fn render(&self) -> String {
         let n = self.header.len();
         let mut w = vec![0usize; n];
         for r in std::iter::once(&self.header).chain(&self.rows) {

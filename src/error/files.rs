@@ -11,14 +11,14 @@ use std::sync::Mutex;
 /// Device and inode of a file: the identity that survives other names (hard links, `..`, symbolic
 /// links to it).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct FileId {
+pub(crate) struct FileId {
     dev: u64,
     ino: u64,
 }
 
 impl FileId {
     /// The identity in `meta` (`None` where the platform has no inode numbers).
-    pub fn of(meta: &std::fs::Metadata) -> Option<FileId> {
+    pub(crate) fn of(meta: &std::fs::Metadata) -> Option<FileId> {
         #[cfg(unix)]
         {
             use std::os::unix::fs::MetadataExt;
@@ -50,7 +50,7 @@ static INPUTS: Mutex<Vec<Input>> = Mutex::new(Vec::new());
 /// so that [`input_at`] can refuse to write over one. The binary calls it once at start; library
 /// users that write reports through the report layer may call it too. Off by default so that a library
 /// embedded in a long-lived process does not accumulate paths.
-pub fn protect_inputs() {
+pub(crate) fn protect_inputs() {
     RECORDING.store(true, Ordering::Relaxed);
 }
 
@@ -72,7 +72,7 @@ fn note_input(path: &Path, meta: &std::fs::Metadata) {
 /// The input (as the user named it) that `path` is, if writing `path` would replace one of the files
 /// this run read: same canonical path, or same device and inode (a hard link, a symbolic link to it).
 /// An input that no longer exists under its name is not protected any more (its inode may be reused).
-pub fn input_at(path: &Path) -> Option<PathBuf> {
+pub(crate) fn input_at(path: &Path) -> Option<PathBuf> {
     let inputs = INPUTS.lock().ok()?.clone();
     if inputs.is_empty() {
         return None;
@@ -114,7 +114,7 @@ fn canonical_target(path: &Path) -> Option<PathBuf> {
 /// Why an input path cannot be read as a file.
 #[derive(Debug)]
 #[non_exhaustive]
-pub enum OpenError {
+pub(crate) enum OpenError {
     /// The operating system refused (missing, permissions, loop, ...).
     Io(std::io::Error),
     /// A folder.
@@ -127,7 +127,7 @@ pub enum OpenError {
 /// descriptor (`fstat`), so a file swapped for a pipe between a check and the open cannot slip
 /// through, and the open itself does not block on a pipe (`O_NONBLOCK`). The input is recorded for
 /// [`input_at`].
-pub fn open_input(path: &Path) -> Result<(std::fs::File, std::fs::Metadata), OpenError> {
+pub(crate) fn open_input(path: &Path) -> Result<(std::fs::File, std::fs::Metadata), OpenError> {
     let mut options = std::fs::OpenOptions::new();
     options.read(true);
     #[cfg(unix)]
@@ -164,7 +164,7 @@ fn clear_nonblocking(file: &std::fs::File) {
 
 /// Creates `path` as a new, empty file for writing: fails if anything exists there (`O_EXCL`, which
 /// also never follows a symbolic link) and never opens a symbolic link (`O_NOFOLLOW`).
-pub fn create_exclusive(path: &Path) -> std::io::Result<std::fs::File> {
+pub(crate) fn create_exclusive(path: &Path) -> std::io::Result<std::fs::File> {
     let mut options = std::fs::OpenOptions::new();
     options.write(true).create_new(true);
     #[cfg(unix)]
@@ -232,7 +232,7 @@ mod cleanup {
     }
 
     /// Registers a temporary file; returns its slot (`None` when all slots are taken: best effort).
-    pub fn register(path: &Path) -> Option<usize> {
+    pub(crate) fn register(path: &Path) -> Option<usize> {
         use std::os::unix::ffi::OsStrExt;
         install();
         let c = CString::new(path.as_os_str().as_bytes()).ok()?;
@@ -249,23 +249,23 @@ mod cleanup {
     }
 
     /// Forgets a temporary file (renamed into place or removed).
-    pub fn unregister(slot: usize) {
+    pub(crate) fn unregister(slot: usize) {
         TEMPS[slot].store(std::ptr::null_mut(), Ordering::SeqCst);
     }
 }
 
 #[cfg(not(unix))]
 mod cleanup {
-    pub fn register(_path: &std::path::Path) -> Option<usize> {
+    pub(crate) fn register(_path: &std::path::Path) -> Option<usize> {
         None
     }
-    pub fn unregister(_slot: usize) {}
+    pub(crate) fn unregister(_slot: usize) {}
 }
 
 /// A temporary file that is removed when dropped (unless [`TempFile::keep`] was called) and when the
 /// process is interrupted by SIGINT, SIGTERM or SIGHUP.
 #[derive(Debug)]
-pub struct TempFile {
+pub(crate) struct TempFile {
     path: PathBuf,
     slot: Option<usize>,
     kept: bool,
@@ -273,7 +273,7 @@ pub struct TempFile {
 
 impl TempFile {
     /// Creates a new temporary file at `path` ([`create_exclusive`]).
-    pub fn create(path: PathBuf) -> std::io::Result<(TempFile, std::fs::File)> {
+    pub(crate) fn create(path: PathBuf) -> std::io::Result<(TempFile, std::fs::File)> {
         // Registered before it exists, so an interruption right after the creation still removes it
         // (the name holds the process id: no other process's file can have it).
         let slot = cleanup::register(&path);
@@ -298,7 +298,7 @@ impl TempFile {
 
     /// Takes charge of a side file that already exists (e.g. a hard link to an old report kept for
     /// undoing a failed set): removed on drop and on interruption, like a created one.
-    pub fn adopt(path: PathBuf) -> TempFile {
+    pub(crate) fn adopt(path: PathBuf) -> TempFile {
         let slot = cleanup::register(&path);
         TempFile {
             path,
@@ -308,12 +308,12 @@ impl TempFile {
     }
 
     /// Its path.
-    pub fn path(&self) -> &Path {
+    pub(crate) fn path(&self) -> &Path {
         &self.path
     }
 
     /// Marks the file as moved into place: it is no longer removed.
-    pub fn keep(mut self) {
+    pub(crate) fn keep(mut self) {
         self.kept = true;
         if let Some(s) = self.slot.take() {
             cleanup::unregister(s);

@@ -64,7 +64,7 @@ pub enum Client {
 
 impl Client {
     /// Every client, for `--client` and messages.
-    pub const ALL: [Client; 10] = [
+    pub(crate) const ALL: [Client; 10] = [
         Client::ClaudeCode,
         Client::ClaudeDesktop,
         Client::Cursor,
@@ -78,7 +78,7 @@ impl Client {
     ];
 
     /// Its spelling on the command line and in JSON.
-    pub fn as_str(self) -> &'static str {
+    pub(crate) fn as_str(self) -> &'static str {
         match self {
             Client::ClaudeCode => "claude-code",
             Client::ClaudeDesktop => "claude-desktop",
@@ -94,7 +94,7 @@ impl Client {
     }
 
     /// Parses a `--client` value.
-    pub fn parse(s: &str) -> Result<Client> {
+    pub(crate) fn parse(s: &str) -> Result<Client> {
         Client::ALL
             .into_iter()
             .find(|c| c.as_str() == s)
@@ -136,7 +136,8 @@ pub struct ServerEntry {
 
 impl ServerEntry {
     /// A plain entry (no working directory, no tool filter).
-    pub fn new(name: &str, command: &str, args: Vec<String>) -> Self {
+    #[cfg(test)]
+    pub(crate) fn new(name: &str, command: &str, args: Vec<String>) -> Self {
         ServerEntry {
             name: name.into(),
             command: command.into(),
@@ -149,7 +150,7 @@ impl ServerEntry {
     }
 
     /// True when the client shows the model this tool.
-    pub fn exposes(&self, tool: &str) -> bool {
+    pub(crate) fn exposes(&self, tool: &str) -> bool {
         !self.exclude_tools.iter().any(|t| t == tool)
             && self
                 .include_tools
@@ -194,13 +195,8 @@ pub struct LoadOptions {
     pub project: Option<String>,
 }
 
-/// Loads a configuration file, its format detected.
-pub fn load_config(path: &Path) -> Result<McpConfig> {
-    load_config_with(path, &LoadOptions::default())
-}
-
 /// Loads a configuration file with options.
-pub fn load_config_with(path: &Path, opts: &LoadOptions) -> Result<McpConfig> {
+pub(crate) fn load_config_with(path: &Path, opts: &LoadOptions) -> Result<McpConfig> {
     let text = read_text(path)?;
     let env = |k: &str| std::env::var(k).ok();
     parse_document(&text, &path.display().to_string(), Some(path), opts, &env)
@@ -209,12 +205,14 @@ pub fn load_config_with(path: &Path, opts: &LoadOptions) -> Result<McpConfig> {
 /// Parses configuration JSON; `origin` names it in errors. The client is detected from the content
 /// (see [`Client`]); `${VAR}` and `${VAR:-default}` are expanded from the environment, as Claude Code
 /// does.
-pub fn parse_config(text: &str, origin: &str) -> Result<McpConfig> {
+#[cfg(test)]
+pub(crate) fn parse_config(text: &str, origin: &str) -> Result<McpConfig> {
     parse_config_with(text, origin, &|k| std::env::var(k).ok())
 }
 
 /// [`parse_config`] with an explicit environment, for tests.
-pub fn parse_config_with(
+#[cfg(test)]
+pub(crate) fn parse_config_with(
     text: &str,
     origin: &str,
     lookup: &dyn Fn(&str) -> Option<String>,
@@ -224,7 +222,7 @@ pub fn parse_config_with(
 
 /// Expands `${VAR}` / `${VAR:-default}` (and `${env:VAR}`); `Err(name)` for an unset variable
 /// without a default.
-pub fn expand_vars(
+pub(crate) fn expand_vars(
     s: &str,
     lookup: &dyn Fn(&str) -> Option<String>,
 ) -> std::result::Result<String, String> {
@@ -256,7 +254,7 @@ pub fn expand_vars(
 
 /// Removes `//` and `/* */` comments and trailing commas outside strings (JSONC), keeping line
 /// breaks so error positions still point at the right line.
-pub fn strip_jsonc(text: &str) -> String {
+pub(crate) fn strip_jsonc(text: &str) -> String {
     let b = text.as_bytes();
     let mut out: Vec<u8> = Vec::with_capacity(b.len());
     let mut i = 0;
@@ -332,7 +330,7 @@ pub fn strip_jsonc(text: &str) -> String {
 }
 
 /// The client a file belongs to, from its path and then its content.
-pub fn detect_client(path: Option<&Path>, v: Option<&Value>) -> Client {
+pub(crate) fn detect_client(path: Option<&Path>, v: Option<&Value>) -> Client {
     if let Some(p) = path {
         let name = p.file_name().and_then(|n| n.to_str()).unwrap_or("");
         let ext = p.extension().and_then(|e| e.to_str()).unwrap_or("");
@@ -950,7 +948,7 @@ fn read_entry(
 /// The outcome of capturing one server.
 #[derive(Debug, Clone)]
 #[non_exhaustive]
-pub struct ServerOutcome {
+pub(crate) struct ServerOutcome {
     /// The entry.
     pub entry: ServerEntry,
     /// Its tools as the model sees them (after the entry's include/exclude filters), or the error
@@ -964,7 +962,7 @@ pub struct ServerOutcome {
 
 /// Captures every server of a configuration, in parallel (each bounded by `opts.timeout`), so the
 /// whole configuration takes about as long as its slowest server.
-pub fn capture_all(cfg: &McpConfig, opts: &CaptureOptions) -> Vec<ServerOutcome> {
+pub(crate) fn capture_all(cfg: &McpConfig, opts: &CaptureOptions) -> Vec<ServerOutcome> {
     std::thread::scope(|s| {
         let handles: Vec<_> = cfg
             .servers
@@ -1014,7 +1012,7 @@ pub fn capture_all(cfg: &McpConfig, opts: &CaptureOptions) -> Vec<ServerOutcome>
 
 /// The per-call cost of one tool block on one model.
 #[derive(Debug, Clone, PartialEq, Serialize)]
-pub struct Overhead {
+pub(crate) struct Overhead {
     /// The server, or `None` for the whole configuration.
     pub server: Option<String>,
     /// Model id.
@@ -1050,7 +1048,7 @@ fn overhead_row(model: &ModelSpec, server: Option<&str>, tools: &[Tool]) -> Over
 /// Overhead of each captured server and of all of them together, for each model (models outer).
 /// Duplicate tool names across servers are kept in the total (a client would have to rename them)
 /// and returned so the caller can warn.
-pub fn overheads(
+pub(crate) fn overheads(
     models: &[&ModelSpec],
     outcomes: &[ServerOutcome],
 ) -> (Vec<Overhead>, Vec<String>) {

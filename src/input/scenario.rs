@@ -16,28 +16,28 @@ pub const DEFAULT_SCENARIO: &str = include_str!("../../examples/default.toml");
 /// Upper bound on calls simulated per session, so a typo cannot ask for unbounded work.
 pub const MAX_CALLS_PER_SESSION: usize = 100_000;
 /// Upper bound on sessions per scenario.
-pub const MAX_SESSIONS: usize = 1_000_000;
+pub(crate) const MAX_SESSIONS: usize = 1_000_000;
 /// Upper bound on calls in one simulated run (sessions x calls).
-pub const MAX_CALLS_PER_RUN: u64 = 50_000_000;
+pub(crate) const MAX_CALLS_PER_RUN: u64 = 50_000_000;
 /// Upper bound on calls over all Monte Carlo runs (runs x sessions x calls): minutes of work.
-pub const MAX_CALLS_PER_SCENARIO: u64 = 1_000_000_000;
+pub(crate) const MAX_CALLS_PER_SCENARIO: u64 = 1_000_000_000;
 /// Upper bound on the tokens of one message (system prompt, task, tool result, user turn, output): ten
 /// times any model's context window. Fixed values and distribution means above it are refused; random
 /// draws are clamped to it, so token sums cannot overflow.
 pub const MAX_TOKENS_PER_MESSAGE: u64 = 10_000_000;
 /// Upper bound on the expected prompt of a session's last call (mean draws): a conversation that
 /// would outgrow every context window a hundred times over is a typo, not a scenario.
-pub const MAX_PROMPT_TOKENS: u64 = 1_000_000_000;
+pub(crate) const MAX_PROMPT_TOKENS: u64 = 1_000_000_000;
 /// Upper bound on any duration in a scenario (gaps, arrival intervals): 30 days.
-pub const MAX_SECONDS: f64 = 30.0 * 86_400.0;
+pub(crate) const MAX_SECONDS: f64 = 30.0 * 86_400.0;
 /// Upper bound on the seconds until a response starts.
-pub const MAX_FIRST_TOKEN_SECONDS: f64 = 3_600.0;
+pub(crate) const MAX_FIRST_TOKEN_SECONDS: f64 = 3_600.0;
 /// Smallest Poisson arrival rate (sessions per hour); slower rates are idle simulations.
-pub const MIN_POISSON_PER_HOUR: f64 = 1e-3;
+pub(crate) const MIN_POISSON_PER_HOUR: f64 = 1e-3;
 /// Upper bound on the tools in the list at any call (also per tool file and per `pcsim tools` run).
 pub use crate::model::tools::MAX_TOOLS;
 /// Upper bound on the tools loaded or generated in a whole scenario (initial list plus every event).
-pub const MAX_TOOLS_LOADED: usize = 100_000;
+pub(crate) const MAX_TOOLS_LOADED: usize = 100_000;
 /// Upper bound on the tool-list events of a scenario.
 pub const MAX_EVENTS: usize = 10_000;
 /// Upper bound on the tools of all the lists a scenario goes through (the initial list plus the
@@ -45,7 +45,7 @@ pub const MAX_EVENTS: usize = 10_000;
 /// memory grow with this sum, linearly.
 pub const MAX_LISTED_TOOLS: usize = 1_000_000;
 /// Upper bound on the parameters of one synthetic tool (`synthetic.params`, `sweep --params`).
-pub const MAX_PARAMS_PER_TOOL: usize = 1_000;
+pub(crate) const MAX_PARAMS_PER_TOOL: usize = 1_000;
 /// Upper bound on the parameters of all the synthetic tools of a scenario: its `synthetic` list and
 /// every event's `add_synthetic` together (each entry is checked with those before it, before its
 /// tools are made). Every parameter is rendered and counted on every model of a command: at
@@ -109,7 +109,7 @@ impl ToolEvent {
     /// [`ToolEvent::apply`] on borrowed tools: the same list, by reference, in the same order, in
     /// time linear in the list and the event (no tool is copied), so that preparing a scenario with
     /// many events costs the pointers of each list, not copies of every definition.
-    pub fn apply_refs<'t>(&'t self, tools: &[&'t Tool]) -> Vec<&'t Tool> {
+    pub(crate) fn apply_refs<'t>(&'t self, tools: &[&'t Tool]) -> Vec<&'t Tool> {
         if let Some(r) = &self.replace {
             return r.iter().collect();
         }
@@ -819,25 +819,11 @@ impl Scenario {
     /// Sets the Monte Carlo runs to `runs` (a `--runs` override), refused on the same limits as
     /// `runs` in the file (at most [`MAX_CALLS_PER_SCENARIO`] calls over all runs); errors name
     /// `origin` and `field`.
-    pub fn set_runs(&mut self, runs: u64, origin: &str, field: &str) -> Result<()> {
+    pub(crate) fn set_runs(&mut self, runs: u64, origin: &str, field: &str) -> Result<()> {
         check_runs(runs, self.sessions, self.calls)
             .map_err(|p| Error::invalid(origin, field, format!("{p} ({})", self.origin)))?;
         self.runs = runs as usize;
         Ok(())
-    }
-
-    /// Whether any random draw happens (otherwise one run is exact).
-    pub fn is_deterministic(&self) -> bool {
-        [
-            &self.first_user_tokens,
-            &self.user_tokens,
-            &self.tool_result_tokens,
-            &self.output_tokens,
-            &self.gap_seconds,
-        ]
-        .iter()
-        .all(|q| q.is_fixed())
-            && (self.sessions == 1 || matches!(self.arrival, Arrival::Every(_)))
     }
 }
 
@@ -1057,7 +1043,7 @@ fn check_synthetic(s: RawSynthetic, origin: &str, field: &str, total: &mut usize
 }
 
 /// Upper bound on Monte Carlo runs.
-pub const MAX_RUNS: u64 = 10_000_000;
+pub(crate) const MAX_RUNS: u64 = 10_000_000;
 
 /// The problem with `runs` Monte Carlo runs of `sessions` sessions of `calls` calls, if any.
 fn check_runs(runs: u64, sessions: usize, calls: usize) -> std::result::Result<(), String> {

@@ -24,7 +24,7 @@ pub enum Trim {
 
 impl Trim {
     /// Every trim, in report order.
-    pub const ALL: [Trim; 4] = [
+    pub(crate) const ALL: [Trim; 4] = [
         Trim::FirstSentence,
         Trim::NoParamDescriptions,
         Trim::RequiredOnly,
@@ -32,7 +32,7 @@ impl Trim {
     ];
 
     /// Stable name used in reports and JSON.
-    pub fn as_str(self) -> &'static str {
+    pub(crate) fn as_str(self) -> &'static str {
         match self {
             Trim::FirstSentence => "first-sentence",
             Trim::NoParamDescriptions => "no-param-descriptions",
@@ -42,12 +42,12 @@ impl Trim {
     }
 
     /// The trim with this name ([`Trim::as_str`]), if any.
-    pub fn parse(name: &str) -> Option<Trim> {
+    pub(crate) fn parse(name: &str) -> Option<Trim> {
         Trim::ALL.into_iter().find(|t| t.as_str() == name)
     }
 
     /// What the trim does, for table captions.
-    pub fn explain(self) -> &'static str {
+    pub(crate) fn explain(self) -> &'static str {
         match self {
             Trim::FirstSentence => "tool descriptions cut to their first sentence",
             Trim::NoParamDescriptions => "descriptions inside input schemas removed",
@@ -120,7 +120,7 @@ fn first_sentence_tool(t: &Tool) -> Tool {
 
 /// The tool with every `description` keyword inside its input schema removed (at any depth; a
 /// parameter that is *named* `description` stays).
-pub fn no_param_descriptions(t: &Tool) -> Tool {
+pub(crate) fn no_param_descriptions(t: &Tool) -> Tool {
     Tool {
         input_schema: strip_descriptions(&t.input_schema, false),
         ..t.clone()
@@ -145,7 +145,7 @@ fn strip_descriptions(v: &Value, in_properties: bool) -> Value {
 
 /// The tool with only its required top-level parameters (those named in the schema's `required`
 /// array). Nested object schemas are left whole: a client that calls the tool still has to fill them.
-pub fn required_only(t: &Tool) -> Tool {
+pub(crate) fn required_only(t: &Tool) -> Tool {
     let Some(schema) = t.input_schema.as_object() else {
         return t.clone();
     };

@@ -101,7 +101,7 @@ impl LoggedCall {
 }
 
 /// How many unreadable records are described by name (the rest are only counted).
-pub const UNREADABLE_EXAMPLES: usize = 5;
+pub(crate) const UNREADABLE_EXAMPLES: usize = 5;
 
 /// A parsed log.
 #[derive(Debug, Clone, Default, Serialize)]
@@ -134,11 +134,6 @@ pub struct UsageLog {
 }
 
 impl UsageLog {
-    /// Total warnings worth telling the user about.
-    pub fn unknown_field_count(&self) -> usize {
-        self.unknown_fields.values().sum()
-    }
-
     fn unreadable(&mut self, message: String) {
         self.unreadable += 1;
         if self.unreadable_examples.len() < UNREADABLE_EXAMPLES {
@@ -722,7 +717,7 @@ fn count_raw(o: &Obj, key: &str, origin: &str, field: &str) -> Result<u64> {
 /// Largest token count accepted in one field of one logged call: above any context window, and small
 /// enough that no sum over a log (at most [`crate::error::MAX_INPUT_BYTES`] of text, so a few
 /// million calls) can overflow a `u64`.
-pub const MAX_LOGGED_TOKENS: u64 = 1_000_000_000;
+pub(crate) const MAX_LOGGED_TOKENS: u64 = 1_000_000_000;
 
 /// A logged token count: a whole number from 0 to [`MAX_LOGGED_TOKENS`].
 fn token_count(v: &Value, origin: &str, field: String) -> Result<u64> {
@@ -1057,7 +1052,7 @@ fn read_usage(
 }
 
 /// Unix seconds from a number (seconds, or milliseconds when very large) or an RFC 3339 string.
-pub fn parse_time(v: &Value) -> Option<f64> {
+pub(crate) fn parse_time(v: &Value) -> Option<f64> {
     match v {
         Value::Number(n) => n.as_f64().map(|x| if x > 1e11 { x / 1000.0 } else { x }),
         Value::String(s) => parse_rfc3339(s).or_else(|| s.parse::<f64>().ok()),

@@ -15,7 +15,7 @@ use crate::model::tokens::ToolRendering;
 pub const EMBEDDED_CATALOG: &str = include_str!("../../models.toml");
 
 /// How the embedded catalog is named in errors and provenance.
-pub const BUILTIN_ORIGIN: &str = "built-in models.toml";
+pub(crate) const BUILTIN_ORIGIN: &str = "built-in models.toml";
 
 /// The six models whose behaviour was measured; the default model set of scenarios.
 pub const MEASURED_MODELS: [&str; 6] = [
@@ -27,7 +27,7 @@ pub const MEASURED_MODELS: [&str; 6] = [
     "kimi-k3",
 ];
 
-pub use crate::model::prices::MAX_USD_PER_MTOK;
+pub(crate) use crate::model::prices::MAX_USD_PER_MTOK;
 
 /// What a change of the tool list does to cached prefixes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -55,11 +55,11 @@ impl ToolChangeRule {
 
 /// Request settings whose change between two calls can invalidate cached prompt parts, as scenario
 /// events name them (`[[event]] change = "tool_choice"`).
-pub const SETTING_CHANGES: [&str; 3] = ["tool_choice", "images", "thinking"];
+pub(crate) const SETTING_CHANGES: [&str; 3] = ["tool_choice", "images", "thinking"];
 
 /// The prompt parts in prompt order, as [`CacheRules::invalidates`] names the first part a setting
 /// change invalidates (that part and every later one miss); `none` invalidates nothing.
-pub const PROMPT_PARTS: [&str; 4] = ["tools", "system", "messages", "none"];
+pub(crate) const PROMPT_PARTS: [&str; 4] = ["tools", "system", "messages", "none"];
 
 /// One time-to-live tier of cache writes (e.g. 5 min at 1.25x, 1 h at 2x).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -121,14 +121,14 @@ pub struct CacheRules {
 
 impl CacheRules {
     /// The tier of the given name, or the default tier.
-    pub fn tier(&self, name: Option<&str>) -> Option<(&str, &TtlTier)> {
+    pub(crate) fn tier(&self, name: Option<&str>) -> Option<(&str, &TtlTier)> {
         let name = name.unwrap_or(&self.default_tier);
         self.tiers.get_key_value(name).map(|(k, v)| (k.as_str(), v))
     }
 
     /// The first prompt part (`tools`, `system` or `messages`) a change of `setting` invalidates,
     /// or `None` when it invalidates nothing.
-    pub fn invalidated_by(&self, setting: &str) -> Option<&str> {
+    pub(crate) fn invalidated_by(&self, setting: &str) -> Option<&str> {
         self.invalidates
             .as_ref()
             .and_then(|t| t.value.get(setting))
@@ -137,7 +137,7 @@ impl CacheRules {
     }
 
     /// Whether the model can apply the given tool-change rule in this mode.
-    pub fn supports_tool_change(&self, rule: ToolChangeRule) -> bool {
+    pub(crate) fn supports_tool_change(&self, rule: ToolChangeRule) -> bool {
         self.tool_change.value == rule
             || self
                 .tool_change_options
@@ -332,7 +332,7 @@ impl Catalog {
 
     /// Where the catalog came from, for provenance: `FILE laid on built-in models.toml` for an
     /// overlay, else the origin.
-    pub fn describe(&self) -> String {
+    pub(crate) fn describe(&self) -> String {
         match &self.overlaid_on {
             Some(base) => format!("{} laid on {base}", self.origin),
             None => self.origin.clone(),
@@ -365,7 +365,7 @@ impl Catalog {
     /// Models for a list of ids (all must exist), each once in the order first named, or the
     /// measured six when `ids` is empty. Repeats are merged so that 10,000 copies of one id cost the
     /// work of one model in every command.
-    pub fn select(&self, ids: &[String]) -> Result<Vec<&ModelSpec>> {
+    pub(crate) fn select(&self, ids: &[String]) -> Result<Vec<&ModelSpec>> {
         if ids.is_empty() {
             return MEASURED_MODELS.iter().map(|id| self.model(id)).collect();
         }

@@ -5,10 +5,10 @@
 
 pub mod catalog;
 mod load;
-pub mod prices;
+pub(crate) mod prices;
 pub mod pricing;
 pub mod render;
-pub mod sourced;
+pub(crate) mod sourced;
 pub mod strategy;
 pub mod tokenizer;
 pub mod tokens;

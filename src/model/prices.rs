@@ -12,11 +12,11 @@ use crate::model::sourced::{check_number, check_source, Sourced};
 
 /// Upper bound on any price (USD per million tokens, or per million tokens per hour): a thousand
 /// times the dearest real price, low enough that every cost stays a finite number.
-pub const MAX_USD_PER_MTOK: f64 = 1e6;
+pub(crate) const MAX_USD_PER_MTOK: f64 = 1e6;
 use MAX_USD_PER_MTOK as MAX;
 
 /// Parses a day given on the command line or in a file.
-pub fn parse_day(origin: &str, field: &str, text: &str) -> Result<Day> {
+pub(crate) fn parse_day(origin: &str, field: &str, text: &str) -> Result<Day> {
     text.parse::<Day>()
         .map_err(|e| Error::invalid(origin, field, e))
 }
@@ -106,7 +106,7 @@ pub struct LongContext {
 }
 
 /// The service tiers `--service-tier` accepts.
-pub const SERVICE_TIERS: [&str; 5] = ["standard", "batch", "flex", "priority", "off-peak"];
+pub(crate) const SERVICE_TIERS: [&str; 5] = ["standard", "batch", "flex", "priority", "off-peak"];
 
 /// A price must say when it was last compared with its source.
 pub(crate) fn check_checked(origin: &str, field: &str, v: &Sourced<f64>) -> Result<()> {

@@ -8,15 +8,13 @@
 use crate::base::date::Day;
 use crate::error::{closest, Error, Result};
 use crate::model::catalog::{Catalog, ModelSpec};
+pub(crate) use crate::model::prices::parse_day;
 use crate::model::prices::MAX_USD_PER_MTOK;
-pub use crate::model::prices::{
-    parse_day, LongContext, PriceChange, PriceSheetSpec, ServiceTier, SheetPrice, SERVICE_TIERS,
-};
 use crate::model::sourced::Sourced;
 
 /// The built-in price sheet of the gateway rates at which the measured study billed (2026-07-31):
 /// the measured dollar facts hold on it, not on today's list prices.
-pub const STUDY_PRICE_SHEET: &str = "study-2026-07-31";
+pub(crate) const STUDY_PRICE_SHEET: &str = "study-2026-07-31";
 
 /// What a run is priced at.
 #[derive(Debug, Clone, Default, PartialEq)]
@@ -49,11 +47,11 @@ pub struct PriceOverride {
 }
 
 /// The flag of [`PriceOverride`], as errors and sources name it.
-pub const PRICE_FLAG: &str = "--price";
+pub(crate) const PRICE_FLAG: &str = "--price";
 
 impl PriceOverride {
     /// Parses `MODEL=IN,OUT` (USD per million input and output tokens).
-    pub fn parse(arg: &str) -> Result<Self> {
+    pub(crate) fn parse(arg: &str) -> Result<Self> {
         let bad = |problem: String| {
             Error::invalid("command line", PRICE_FLAG, format!("`{arg}`: {problem}"))
         };

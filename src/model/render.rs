@@ -105,12 +105,12 @@ impl Rendered {
 
 /// Anthropic's tool-use system prompt before the definitions (docs: agents-and-tools/tool-use,
 /// "Tool use system prompt"; the `{{ FORMATTING INSTRUCTIONS }}` part as the API sends it).
-pub const ANTHROPIC_HEADER: &str = "In this environment you have access to a set of tools you can use to answer the user's question.\nYou can invoke functions by writing a \"<function_calls>\" block like the following as part of your reply to the user:\n<function_calls>\n<invoke name=\"$FUNCTION_NAME\">\n<parameter name=\"$PARAMETER_NAME\">$PARAMETER_VALUE</parameter>\n...\n</invoke>\n<invoke name=\"$FUNCTION_NAME2\">\n...\n</invoke>\n</function_calls>\n\nString and scalar parameters should be specified as is, while lists and objects should use JSON format.\n\nHere are the functions available in JSONSchema format:\n<functions>\n";
+pub(crate) const ANTHROPIC_HEADER: &str = "In this environment you have access to a set of tools you can use to answer the user's question.\nYou can invoke functions by writing a \"<function_calls>\" block like the following as part of your reply to the user:\n<function_calls>\n<invoke name=\"$FUNCTION_NAME\">\n<parameter name=\"$PARAMETER_NAME\">$PARAMETER_VALUE</parameter>\n...\n</invoke>\n<invoke name=\"$FUNCTION_NAME2\">\n...\n</invoke>\n</function_calls>\n\nString and scalar parameters should be specified as is, while lists and objects should use JSON format.\n\nHere are the functions available in JSONSchema format:\n<functions>\n";
 
 /// The Qwen2.5 / Qwen3 chat template's tool section (GLM-4.5 and many others use the same words).
-pub const QWEN_HEADER: &str = "<|im_start|>system\n# Tools\n\nYou may call one or more functions to assist with the user query.\n\nYou are provided with function signatures within <tools></tools> XML tags:\n<tools>";
+pub(crate) const QWEN_HEADER: &str = "<|im_start|>system\n# Tools\n\nYou may call one or more functions to assist with the user query.\n\nYou are provided with function signatures within <tools></tools> XML tags:\n<tools>";
 /// The end of the Qwen tool section.
-pub const QWEN_FOOTER: &str = "\n</tools>\n\nFor each function call, return a json object with function name and arguments within <tool_call></tool_call> XML tags:\n<tool_call>\n{\"name\": <function-name>, \"arguments\": <args-json-object>}\n</tool_call><|im_end|>\n";
+pub(crate) const QWEN_FOOTER: &str = "\n</tools>\n\nFor each function call, return a json object with function name and arguments within <tool_call></tool_call> XML tags:\n<tool_call>\n{\"name\": <function-name>, \"arguments\": <args-json-object>}\n</tool_call><|im_end|>\n";
 
 /// Resolved template data: the kind's defaults with the family's overrides.
 struct Layout<'a> {
@@ -171,7 +171,7 @@ fn layout(kind: TemplateKind, t: &TemplateText) -> Layout<'_> {
 }
 
 /// Renders one tool's own text for `kind` (without the list's wrapper).
-pub fn render_tool(kind: TemplateKind, text: &TemplateText, tool: &Tool) -> String {
+pub(crate) fn render_tool(kind: TemplateKind, text: &TemplateText, tool: &Tool) -> String {
     let l = layout(kind, text);
     render_tool_with(kind, &l, tool)
 }
@@ -195,7 +195,7 @@ fn render_tool_with(kind: TemplateKind, l: &Layout, tool: &Tool) -> String {
 }
 
 /// Renders a whole tool list. An empty list renders to nothing (no wrapper is sent without tools).
-pub fn render_list(kind: TemplateKind, text: &TemplateText, tools: &[Tool]) -> Rendered {
+pub(crate) fn render_list(kind: TemplateKind, text: &TemplateText, tools: &[Tool]) -> Rendered {
     if tools.is_empty() || kind == TemplateKind::Linear {
         return Rendered::default();
     }
@@ -228,7 +228,7 @@ fn anthropic_rendered_json(tool: &Tool) -> Value {
 
 /// Writes `v` as JSON with the given separators; non-ASCII characters are written as they are
 /// (`ensure_ascii=False`), strings escaped as JSON requires.
-pub fn write_json(v: &Value, style: JsonStyle, sort_keys: bool, out: &mut String) {
+pub(crate) fn write_json(v: &Value, style: JsonStyle, sort_keys: bool, out: &mut String) {
     let (comma, colon) = match style {
         JsonStyle::Compact => (",", ":"),
         JsonStyle::Spaced => (", ", ": "),

@@ -19,12 +19,7 @@ pub struct Sourced<T> {
     pub checked: Option<String>,
 }
 
-impl<T: Copy> Sourced<T> {
-    /// The value, for arithmetic.
-    pub fn get(&self) -> T {
-        self.value
-    }
-}
+impl<T: Copy> Sourced<T> {}
 
 /// Kinds of source a catalog number may cite.
 pub const SOURCE_KINDS: [&str; 4] = ["measured:", "documented:", "derived:", "assumed:"];

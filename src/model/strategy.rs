@@ -20,7 +20,7 @@ pub enum Anchor {
 
 impl Anchor {
     /// Spelling in strategy strings.
-    pub fn as_str(self) -> &'static str {
+    pub(crate) fn as_str(self) -> &'static str {
         match self {
             Anchor::Tools => "tools",
             Anchor::System => "system",
@@ -53,7 +53,7 @@ pub enum Mode {
 
 impl Mode {
     /// Spelling in strategy strings.
-    pub fn as_str(self) -> &'static str {
+    pub(crate) fn as_str(self) -> &'static str {
         match self {
             Mode::None => "none",
             Mode::Explicit => "explicit",
@@ -330,7 +330,7 @@ fn parse_rule(s: &str) -> Option<ToolChangeRule> {
 }
 
 /// Seconds to whole milliseconds (the engine's clock unit).
-pub fn seconds_to_ms(s: f64) -> u64 {
+pub(crate) fn seconds_to_ms(s: f64) -> u64 {
     crate::base::quantity::round_u64(s * 1000.0)
 }
 

@@ -29,7 +29,7 @@ pub enum Vocabulary {
 }
 
 /// Whether this build embeds a real tokenizer (the `tokenizers` feature).
-pub const EMBEDDED: bool = cfg!(feature = "tokenizers");
+pub(crate) const EMBEDDED: bool = cfg!(feature = "tokenizers");
 
 /// Tokens of `text`: every occurrence of a string of `specials` is one token, the text between them
 /// is encoded as ordinary text (as the harmony renderer and chat templates encode their wrappers).
@@ -54,7 +54,7 @@ pub fn count(vocab: &Vocabulary, text: &str, specials: &[String]) -> Result<u64>
 
 /// Checks that a vocabulary can be used, loading a file vocabulary now so that a bad path or file is
 /// reported when the catalog is read (`origin`, `field` name it), not in the middle of a report.
-pub fn check(vocab: &Vocabulary, origin: &str, field: &str) -> Result<()> {
+pub(crate) fn check(vocab: &Vocabulary, origin: &str, field: &str) -> Result<()> {
     match vocab {
         Vocabulary::O200k => Ok(()),
         Vocabulary::File(p) => imp::file(p).map(|_| ()).map_err(|e| match e {
@@ -76,7 +76,7 @@ fn ordinary(vocab: &Vocabulary, text: &str) -> Result<u64> {
 }
 
 /// The file name a vocabulary is shown as.
-pub fn describe(vocab: &Vocabulary) -> String {
+pub(crate) fn describe(vocab: &Vocabulary) -> String {
     match vocab {
         Vocabulary::O200k if EMBEDDED => "o200k_base (embedded)".into(),
         Vocabulary::O200k => "bytes/4 estimate (built without the tokenizers feature)".into(),
@@ -350,7 +350,7 @@ mod imp {
 }
 
 /// Resolves a catalog's `tokenizer_file` against the folder of the catalog that names it.
-pub fn resolve_file(catalog_dir: Option<&Path>, file: &Path) -> PathBuf {
+pub(crate) fn resolve_file(catalog_dir: Option<&Path>, file: &Path) -> PathBuf {
     match catalog_dir {
         Some(d) if file.is_relative() => d.join(file),
         _ => file.to_path_buf(),

@@ -128,7 +128,7 @@ impl ToolRendering {
     }
 
     /// The weight of one tool's count: `1 + depth_slope x (depth - 1)` (never below 0.1).
-    pub fn depth_weight(&self, tool: &Tool) -> f64 {
+    pub(crate) fn depth_weight(&self, tool: &Tool) -> f64 {
         let s = self.depth_slope();
         if s == 0.0 {
             return 1.0;
@@ -173,7 +173,7 @@ impl ToolRendering {
 
     /// Raw tokenizer count of one tool's own text (without the list's wrapper), before the depth
     /// correction and the factor; 0 for the linear kind.
-    pub fn raw_tool_count(&self, tool: &Tool) -> u64 {
+    pub(crate) fn raw_tool_count(&self, tool: &Tool) -> u64 {
         match self.template {
             TemplateKind::Linear => 0,
             kind => self.count_text(&render_tool(kind, &self.text(), tool), &[]),
@@ -230,7 +230,7 @@ impl ToolRendering {
     /// The tokenizer count of the whole rendered list with the depth correction applied, before the
     /// factor: each tool's own count moves by its weight, the wrapper stays as counted. Equal to
     /// [`Self::count_rendered`] of [`Self::render`] when the family has no `depth_slope`.
-    pub fn corrected_count(&self, tools: &[Tool]) -> f64 {
+    pub(crate) fn corrected_count(&self, tools: &[Tool]) -> f64 {
         if self.template == TemplateKind::Linear {
             return 0.0;
         }
@@ -309,7 +309,7 @@ impl ToolRendering {
     }
 
     /// A one-line description of how this family counts, for reports.
-    pub fn describe(&self) -> String {
+    pub(crate) fn describe(&self) -> String {
         match self.template {
             TemplateKind::Linear => "linear byte-rate model (no rendering)".into(),
             kind => format!(
@@ -335,7 +335,7 @@ impl ToolRendering {
 
     /// The rendering as `key = value` TOML lines, every field but `preamble_tokens` (for an overlay
     /// that replaces only the preamble).
-    pub fn overlay_lines(&self) -> Vec<String> {
+    pub(crate) fn overlay_lines(&self) -> Vec<String> {
         let Ok(toml::Value::Table(t)) = toml::Value::try_from(self) else {
             return Vec::new();
         };
@@ -440,7 +440,7 @@ impl ToolRendering {
 /// templates and the tokenizer, so it is checked: the first list of two tools or more is also
 /// counted whole, and if the two differ every list is counted whole (exact, as before).
 #[derive(Debug)]
-pub struct ListCounter {
+pub(crate) struct ListCounter {
     rendering: ToolRendering,
     /// `tool_tokens` by tool content hash.
     tools: HashMap<u64, u64>,
@@ -458,7 +458,7 @@ pub struct ListCounter {
 
 impl ListCounter {
     /// An empty counter for `rendering` (a copy of it is kept).
-    pub fn new(rendering: &ToolRendering) -> Self {
+    pub(crate) fn new(rendering: &ToolRendering) -> Self {
         ListCounter {
             rendering: rendering.clone(),
             tools: HashMap::new(),
@@ -471,13 +471,13 @@ impl ListCounter {
     }
 
     /// The rendering counted with.
-    pub fn rendering(&self) -> &ToolRendering {
+    pub(crate) fn rendering(&self) -> &ToolRendering {
         &self.rendering
     }
 
     /// [`ToolRendering::tool_tokens`] of `tool`, whose content hash ([`Tool::content_hash`]) is
     /// `hash`; counted once per distinct tool.
-    pub fn tool_tokens(&mut self, tool: &Tool, hash: u64) -> u64 {
+    pub(crate) fn tool_tokens(&mut self, tool: &Tool, hash: u64) -> u64 {
         let r = &self.rendering;
         let counted = &mut self.counted;
         *self.tools.entry(hash).or_insert_with(|| {
@@ -489,12 +489,13 @@ impl ListCounter {
     /// How many texts (a tool, a list of one or two tools, a whole list) were rendered and
     /// counted so far: the work, which grows with the distinct tools and neighbouring pairs, not
     /// with the lists' lengths.
-    pub fn texts_counted(&self) -> u64 {
+    #[cfg(test)]
+    pub(crate) fn texts_counted(&self) -> u64 {
         self.counted
     }
 
     /// [`ToolRendering::block_tokens`] of `tools`.
-    pub fn block_tokens(&mut self, tools: &[Tool]) -> u64 {
+    pub(crate) fn block_tokens(&mut self, tools: &[Tool]) -> u64 {
         let hashes: Vec<u64> = tools.iter().map(Tool::content_hash).collect();
         let parts: u64 = tools
             .iter()
@@ -507,13 +508,14 @@ impl ListCounter {
 
     /// Whether lists are counted incrementally: `None` before the first list of two tools or
     /// more, then whether its incremental count equalled its whole count.
-    pub fn incremental(&self) -> Option<bool> {
+    #[cfg(test)]
+    pub(crate) fn incremental(&self) -> Option<bool> {
         self.exact
     }
 
     /// [`ToolRendering::block_tokens`] of `list`, given each tool's content hash and `parts`, the
     /// sum of their [`Self::tool_tokens`].
-    pub fn block(&mut self, list: &[&Tool], hashes: &[u64], parts: u64) -> u64 {
+    pub(crate) fn block(&mut self, list: &[&Tool], hashes: &[u64], parts: u64) -> u64 {
         let r = &self.rendering;
         if list.is_empty() {
             return 0;

@@ -117,7 +117,7 @@ pub fn load_tool_file(path: &Path) -> Result<Vec<Tool>> {
 
 /// Like [`load_tool_file`], also returning warnings about inputs that clients accept but that are
 /// probably not what the author meant (a missing description, a missing input schema, ...).
-pub fn load_tool_file_with_warnings(path: &Path) -> Result<(Vec<Tool>, Vec<String>)> {
+pub(crate) fn load_tool_file_with_warnings(path: &Path) -> Result<(Vec<Tool>, Vec<String>)> {
     let text = read_text_within(path, MAX_TOOL_BYTES, TOOL_FILE)?;
     parse_tool_list_with_warnings(&text, &path.display().to_string())
 }
@@ -128,7 +128,10 @@ pub fn parse_tool_list(text: &str, origin: &str) -> Result<Vec<Tool>> {
 }
 
 /// Parses tool-list JSON text, returning the tools and warnings; `origin` names it in both.
-pub fn parse_tool_list_with_warnings(text: &str, origin: &str) -> Result<(Vec<Tool>, Vec<String>)> {
+pub(crate) fn parse_tool_list_with_warnings(
+    text: &str,
+    origin: &str,
+) -> Result<(Vec<Tool>, Vec<String>)> {
     let v: Value = serde_json::from_str(text)
         .map_err(|e| Error::parse(origin, format!("not valid JSON: {e}")))?;
     // A JSON-RPC error response is a common thing to save by mistake: say what the server said.
@@ -558,7 +561,7 @@ fn api_safe_name(name: &str) -> bool {
 
 /// Loads several tool files into one list, in order (several servers connected at once).
 /// Duplicate names across files are an error naming both files, as API providers reject them.
-pub fn load_tool_files(paths: &[impl AsRef<Path>]) -> Result<Vec<Tool>> {
+pub(crate) fn load_tool_files(paths: &[impl AsRef<Path>]) -> Result<Vec<Tool>> {
     load_tool_files_with_warnings(paths).map(|(t, _)| t)
 }
 
@@ -572,7 +575,10 @@ pub fn load_tool_files_with_warnings(
 /// [`load_tool_files`] for one of several lists loaded by one input (a scenario's initial list,
 /// servers and events): `loaded` is the bytes of tool files it loaded before, and grows by these
 /// files; the total is held to [`MAX_TOOL_BYTES`] before each file is parsed.
-pub fn load_tool_files_within(paths: &[impl AsRef<Path>], loaded: &mut u64) -> Result<Vec<Tool>> {
+pub(crate) fn load_tool_files_within(
+    paths: &[impl AsRef<Path>],
+    loaded: &mut u64,
+) -> Result<Vec<Tool>> {
     load_tool_files_counted(paths, loaded).map(|(t, _)| t)
 }
 
@@ -634,10 +640,10 @@ fn load_tool_files_counted(
 
 /// Schema keywords that Gemini rejects even on its JSON Schema path (`parametersJsonSchema`), so
 /// clients strip them from MCP schemas at every depth.
-pub const GEMINI_UNSUPPORTED_SCHEMA_KEYS: [&str; 1] = ["$schema"];
+pub(crate) const GEMINI_UNSUPPORTED_SCHEMA_KEYS: [&str; 1] = ["$schema"];
 
 /// Nesting depth of a schema: object properties and array items each add a level.
-pub fn schema_depth(v: &Value) -> usize {
+pub(crate) fn schema_depth(v: &Value) -> usize {
     let props = v
         .get("properties")
         .and_then(Value::as_object)
@@ -696,7 +702,8 @@ pub fn gemini_declaration(tool: &Tool) -> Value {
 }
 
 /// Gemini's `tools` entry for a whole list: `{"functionDeclarations":[...]}`.
-pub fn gemini_tools(tools: &[Tool]) -> Value {
+#[cfg(test)]
+pub(crate) fn gemini_tools(tools: &[Tool]) -> Value {
     serde_json::json!({"functionDeclarations": tools.iter().map(gemini_declaration).collect::<Vec<_>>()})
 }
 

@@ -6,7 +6,7 @@ use crate::base::text::usd_number;
 use crate::sim::simulate::RunReport;
 
 /// Column names of the per-call CSV (a stable contract).
-pub const CALL_COLUMNS: [&str; 15] = [
+pub(crate) const CALL_COLUMNS: [&str; 15] = [
     "model",
     "strategy",
     "session",
@@ -24,10 +24,10 @@ pub const CALL_COLUMNS: [&str; 15] = [
     "strategy_requested",
 ];
 
-pub use crate::base::text::field;
+pub(crate) use crate::base::text::field;
 
 /// Every call of every result.
-pub fn run_calls(report: &RunReport) -> String {
+pub(crate) fn run_calls(report: &RunReport) -> String {
     let mut out = CALL_COLUMNS.join(",");
     out.push('\n');
     for r in &report.results {

@@ -14,7 +14,7 @@ use crate::model::catalog::{Catalog, ModelSpec};
 
 /// Where a report's figures came from.
 #[derive(Debug, Clone, Default, PartialEq)]
-pub struct Provenance {
+pub(crate) struct Provenance {
     /// pcsim's version (`CARGO_PKG_VERSION`).
     pub version: String,
     /// The catalog the prices came from (`built-in models.toml` or a path).
@@ -31,7 +31,7 @@ pub struct Provenance {
 
 /// A table: a header row and body rows, with the columns whose cells are right-aligned numbers.
 #[derive(Debug, Clone, Default, PartialEq)]
-pub struct Table {
+pub(crate) struct Table {
     /// Column titles.
     pub header: Vec<String>,
     /// Rows of cells (each as long as the header).
@@ -42,7 +42,7 @@ pub struct Table {
 
 /// A chart in both formats: SVG for HTML (inline), PNG for Markdown (a file beside it).
 #[derive(Debug, Clone, PartialEq)]
-pub struct Chart {
+pub(crate) struct Chart {
     /// File stem, e.g. `cumulative-by-call`.
     pub stem: String,
     /// What the chart shows, one line (alt text and caption).
@@ -55,7 +55,7 @@ pub struct Chart {
 
 /// One piece of a section.
 #[derive(Debug, Clone, PartialEq)]
-pub enum Block {
+pub(crate) enum Block {
     /// A paragraph of plain text.
     Text(String),
     /// A list of plain-text items.
@@ -70,7 +70,7 @@ pub enum Block {
 
 /// A titled section.
 #[derive(Debug, Clone, PartialEq)]
-pub struct Section {
+pub(crate) struct Section {
     /// Heading.
     pub heading: String,
     /// Content in order.
@@ -79,7 +79,7 @@ pub struct Section {
 
 /// The price (or price multiplier) of one model, with its source string from the catalog.
 #[derive(Debug, Clone, PartialEq)]
-pub struct PriceSource {
+pub(crate) struct PriceSource {
     /// Model id.
     pub model: String,
     /// What the number is, e.g. `input USD per million tokens`.
@@ -92,7 +92,7 @@ pub struct PriceSource {
 
 /// A whole report.
 #[derive(Debug, Clone, PartialEq)]
-pub struct Document {
+pub(crate) struct Document {
     /// Title (also the HTML `<title>`).
     pub title: String,
     /// One paragraph under the title: what the report answers.
@@ -112,7 +112,7 @@ pub struct Document {
 /// Every price and price multiplier of `models` that a simulation can use, with the catalog's source
 /// strings: input and output prices, and per caching mode offered the read multiplier, each TTL
 /// tier's write multiplier and lifetime, and storage fees.
-pub fn price_sources(models: &[&ModelSpec]) -> Vec<PriceSource> {
+pub(crate) fn price_sources(models: &[&ModelSpec]) -> Vec<PriceSource> {
     let mut out = Vec::new();
     for m in models {
         let mut push = |item: String, value: String, source: &str| {
@@ -182,7 +182,7 @@ pub fn price_sources(models: &[&ModelSpec]) -> Vec<PriceSource> {
 
 /// The catalog entries of `ids` that exist (unknown ids are skipped: the command already reported
 /// them).
-pub fn models_of<'a>(catalog: &'a Catalog, ids: &[&str]) -> Vec<&'a ModelSpec> {
+pub(crate) fn models_of<'a>(catalog: &'a Catalog, ids: &[&str]) -> Vec<&'a ModelSpec> {
     let mut out: Vec<&ModelSpec> = Vec::new();
     for id in ids {
         if let Ok(m) = catalog.model(id) {
@@ -196,7 +196,7 @@ pub fn models_of<'a>(catalog: &'a Catalog, ids: &[&str]) -> Vec<&'a ModelSpec> {
 
 impl Chart {
     /// A chart from its SVG and PNG renderings (same stem, different extensions).
-    pub fn from_files(caption: &str, svg: &ChartFile, png: &ChartFile) -> Chart {
+    pub(crate) fn from_files(caption: &str, svg: &ChartFile, png: &ChartFile) -> Chart {
         let stem = svg
             .name
             .rsplit_once('.')
@@ -213,7 +213,7 @@ impl Chart {
 
 /// Pairs the SVG and PNG renderings of the same charts into [`Chart`]s, captioned by `caption`
 /// (from the file stem).
-pub fn charts(
+pub(crate) fn charts(
     svg: &[ChartFile],
     png: &[ChartFile],
     caption: impl Fn(&str) -> String,
@@ -314,7 +314,7 @@ tbody td:first-child{white-space:nowrap}.prov td:first-child{font-weight:bold;wh
 impl Document {
     /// One self-contained HTML file: inline CSS, charts as inline SVG, no script and no external
     /// resource, every text escaped.
-    pub fn to_html(&self) -> String {
+    pub(crate) fn to_html(&self) -> String {
         let e = escape_html;
         let mut h = String::new();
         let _ = write!(
@@ -387,7 +387,7 @@ impl Document {
 
     /// Markdown for a pull request, with `image(stem)` giving the relative path of each chart's PNG
     /// (the caller writes [`Document::png_files`] there). Tables are pipe tables; text is escaped.
-    pub fn to_markdown(&self, image: impl Fn(&str) -> String) -> String {
+    pub(crate) fn to_markdown(&self, image: impl Fn(&str) -> String) -> String {
         let mut m = String::new();
         let _ = writeln!(
             m,
@@ -439,7 +439,7 @@ impl Document {
     }
 
     /// The PNG of every chart, named `prefix` + stem + `.png`.
-    pub fn png_files(&self, prefix: &str) -> Vec<ChartFile> {
+    pub(crate) fn png_files(&self, prefix: &str) -> Vec<ChartFile> {
         self.charts()
             .map(|c| ChartFile {
                 name: format!("{prefix}{}.png", c.stem),
@@ -449,7 +449,7 @@ impl Document {
     }
 
     /// Every chart of the document, in order.
-    pub fn charts(&self) -> impl Iterator<Item = &Chart> {
+    pub(crate) fn charts(&self) -> impl Iterator<Item = &Chart> {
         self.sections.iter().flat_map(|s| {
             s.blocks.iter().filter_map(|b| match b {
                 Block::Chart(c) => Some(c),
@@ -551,7 +551,7 @@ fn md_table(m: &mut String, t: &Table) {
 
 /// The command line as a shell would take it back: arguments with spaces or shell characters
 /// single-quoted.
-pub fn quote_command_line(args: &[String]) -> String {
+pub(crate) fn quote_command_line(args: &[String]) -> String {
     args.iter()
         .map(|a| {
             let plain = !a.is_empty()

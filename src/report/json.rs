@@ -5,7 +5,7 @@ use serde::Serialize;
 use crate::error::{Error, Result};
 
 /// Pretty JSON of any report, with a trailing newline.
-pub fn to_json<T: Serialize>(value: &T) -> Result<String> {
+pub(crate) fn to_json<T: Serialize>(value: &T) -> Result<String> {
     serde_json::to_string_pretty(value)
         .map(|mut s| {
             s.push('\n');

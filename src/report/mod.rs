@@ -5,12 +5,12 @@
 //! can use them too.
 
 pub mod chart;
-pub mod csv;
+pub(crate) mod csv;
 pub mod document;
-pub mod json;
-pub mod table;
-pub mod usagelog;
-pub use crate::base::terminal;
+pub(crate) mod json;
+pub(crate) mod table;
+pub(crate) mod usagelog;
+pub(crate) use crate::base::terminal;
 
 use std::io::Write;
 use std::path::{Path, PathBuf};
@@ -45,7 +45,7 @@ pub fn write_atomic_with(
 /// is written: a member whose path holds anything but a regular file (a device such as `/dev/null`, a
 /// pipe, a socket, a symbolic link, a folder), or one of the run's inputs
 /// ([`crate::base::files::input_at`]).
-pub fn write_set(dir: &Path, files: &[(&str, &[u8])]) -> Result<Vec<PathBuf>> {
+pub(crate) fn write_set(dir: &Path, files: &[(&str, &[u8])]) -> Result<Vec<PathBuf>> {
     let paths: Vec<PathBuf> = files.iter().map(|(n, _)| dir.join(n)).collect();
     write_members(&paths, &mut |i, f| f.write_all(files[i].1))?;
     Ok(paths)
@@ -62,7 +62,7 @@ fn io(action: &'static str, p: &Path) -> impl FnOnce(std::io::Error) -> Error {
 
 /// Checks up front that a report may be written at `path` (see [`write_set`] for what is refused),
 /// so a command can refuse before its work rather than after it.
-pub fn check_output_path(path: &Path) -> Result<()> {
+pub(crate) fn check_output_path(path: &Path) -> Result<()> {
     check_target(path).map(|_| ())
 }
 

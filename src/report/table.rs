@@ -2,12 +2,12 @@
 
 use std::fmt::Write as _;
 
-pub use crate::base::text::TextTable;
+pub(crate) use crate::base::text::TextTable;
 use crate::base::text::{saving_percent, usd};
 use crate::sim::simulate::RunReport;
 
 /// The summary of a run: one line per (model, strategy), then skipped pairs.
-pub fn run_summary(report: &RunReport) -> String {
+pub(crate) fn run_summary(report: &RunReport) -> String {
     let mut t = TextTable::new(
         &[
             "model",
@@ -68,7 +68,7 @@ pub fn run_summary(report: &RunReport) -> String {
 }
 
 /// Monte Carlo lines (total cost over runs) when the results carry them; empty otherwise.
-pub fn montecarlo_summary(report: &RunReport) -> String {
+pub(crate) fn montecarlo_summary(report: &RunReport) -> String {
     let mut t = TextTable::new(
         &[
             "model", "strategy", "runs", "mean USD", "95% CI", "median", "p5", "p95",
@@ -106,11 +106,11 @@ pub fn montecarlo_summary(report: &RunReport) -> String {
 }
 
 /// Most sessions listed one by one in the text summary (all are in the JSON output).
-pub const MAX_SESSIONS_LISTED: usize = 20;
+pub(crate) const MAX_SESSIONS_LISTED: usize = 20;
 
 /// Per-session totals of every result with 2 to [`MAX_SESSIONS_LISTED`] sessions; a pointer to the
 /// JSON output for more; empty for one session.
-pub fn per_session(report: &RunReport) -> String {
+pub(crate) fn per_session(report: &RunReport) -> String {
     let mut out = String::new();
     if report
         .results
@@ -157,7 +157,7 @@ pub fn per_session(report: &RunReport) -> String {
 }
 
 /// Per-call table of one result.
-pub fn run_calls(report: &RunReport) -> String {
+pub(crate) fn run_calls(report: &RunReport) -> String {
     let mut out = String::new();
     for r in &report.results {
         let _ = writeln!(

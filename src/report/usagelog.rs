@@ -8,10 +8,10 @@ use crate::input::usagelog::utc_date;
 use crate::sim::simulate::SimResult;
 
 /// Unix time of the first simulated call: 2026-01-01T00:00:00Z (a fixed day, so logs repeat).
-pub const LOG_EPOCH_UNIX: f64 = 1_767_225_600.0;
+pub(crate) const LOG_EPOCH_UNIX: f64 = 1_767_225_600.0;
 
 /// `YYYY-MM-DDTHH:MM:SS.mmmZ` of Unix seconds (milliseconds, the simulator's resolution).
-pub fn rfc3339_ms(unix: f64) -> String {
+pub(crate) fn rfc3339_ms(unix: f64) -> String {
     let ms = (unix * 1000.0).round() as i64;
     let day_ms = ms.rem_euclid(86_400_000);
     let (h, rest) = (day_ms / 3_600_000, day_ms % 3_600_000);
@@ -26,7 +26,7 @@ pub fn rfc3339_ms(unix: f64) -> String {
 /// The calls of `result` (run 0), in time order, as usage-log lines: the cache buckets pcsim
 /// computed, under `input_tokens` (uncached), `cache_creation_input_tokens` and
 /// `cache_read_input_tokens`, so the log's prompt of each call is pcsim's prompt.
-pub fn usage_log_jsonl(result: &SimResult) -> String {
+pub(crate) fn usage_log_jsonl(result: &SimResult) -> String {
     let mut out = String::new();
     for c in &result.calls {
         let v = json!({

@@ -17,7 +17,7 @@ use crate::sim::montecarlo::monte_carlo_set;
 
 /// The benchmark workload: 100 sessions starting within a minute, 50 calls each, 26 tools, drawn
 /// tool-result and output sizes and think times, one shared cache.
-pub const WORKLOAD: &str = r#"
+pub(crate) const WORKLOAD: &str = r#"
 name = "bench-100-sessions"
 description = "100 concurrent 50-call sessions, 26 tools, one shared cache"
 seed = 1
@@ -72,7 +72,7 @@ pub struct ResolvedPair<'a> {
 /// What `pcsim bench` measured.
 #[derive(Debug, Clone, Serialize)]
 #[non_exhaustive]
-pub struct BenchReport {
+pub(crate) struct BenchReport {
     /// Workload name.
     pub workload: String,
     /// Simulated calls per second on one thread: each run simulated on the six models together
@@ -129,7 +129,7 @@ fn process_cpu_ns() -> Option<u64> {
 
 /// Speed on one model.
 #[derive(Debug, Clone, Serialize)]
-pub struct ModelSpeed {
+pub(crate) struct ModelSpeed {
     /// Model id.
     pub model: String,
     /// Simulated calls per second.
@@ -138,7 +138,7 @@ pub struct ModelSpeed {
 
 /// Knobs of the benchmark.
 #[derive(Debug, Clone, Copy)]
-pub struct BenchOptions {
+pub(crate) struct BenchOptions {
     /// Least wall time of each calls-per-second measurement.
     pub min_seconds: f64,
     /// Runs per model of the Monte Carlo.
@@ -155,7 +155,7 @@ impl Default for BenchOptions {
 }
 
 /// Runs the benchmark.
-pub fn run_bench(catalog: &Catalog, opts: BenchOptions) -> Result<BenchReport> {
+pub(crate) fn run_bench(catalog: &Catalog, opts: BenchOptions) -> Result<BenchReport> {
     let scenario = workload(100)?;
     let pairs = measured_setups(catalog)?;
     let setups: Vec<SimSetup> = pairs

@@ -6,7 +6,7 @@ use crate::model::catalog::ModelSpec;
 
 /// Token buckets of one request's prompt: `uncached + written + read == prompt`.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-pub struct Split {
+pub(crate) struct Split {
     /// Prompt tokens.
     pub prompt: u64,
     /// Tokens read from cache.
@@ -19,12 +19,12 @@ pub struct Split {
 
 impl Split {
     /// All tokens written.
-    pub fn written_total(&self) -> u64 {
+    pub(crate) fn written_total(&self) -> u64 {
         self.written.iter().sum()
     }
 
     /// Everything at the base rate (no caching).
-    pub fn uncached_only(prompt: u64) -> Self {
+    pub(crate) fn uncached_only(prompt: u64) -> Self {
         Split {
             prompt,
             uncached: prompt,
@@ -71,7 +71,7 @@ fn tok(x: u64) -> f64 {
 
 impl PriceSheet {
     /// Prices of a model with no caching (its long-context tier included).
-    pub fn uncached(model: &ModelSpec) -> Self {
+    pub(crate) fn uncached(model: &ModelSpec) -> Self {
         let input = model.input_usd_per_mtok.value / 1e6;
         let output = model.output_usd_per_mtok.value / 1e6;
         let (long_above, long_input, long_output) = match &model.long_context {
@@ -107,7 +107,7 @@ impl PriceSheet {
 
     /// Input-side dollars of a split (no output).
     #[inline]
-    pub fn input_usd(&self, s: &Split) -> f64 {
+    pub(crate) fn input_usd(&self, s: &Split) -> f64 {
         let (input, _, read_multiplier) = self.rates(s.prompt);
         let mut weighted = tok(s.uncached) + tok(s.read) * read_multiplier;
         let mut storage = 0.0;
@@ -120,7 +120,8 @@ impl PriceSheet {
 
     /// Dollars of storage alone.
     #[inline]
-    pub fn storage_usd(&self, s: &Split) -> f64 {
+    #[cfg(test)]
+    pub(crate) fn storage_usd(&self, s: &Split) -> f64 {
         (0..3)
             .map(|i| tok(s.written[i]) * self.storage_per_written_token[i])
             .sum()
@@ -129,7 +130,7 @@ impl PriceSheet {
     /// [`PriceSheet::call_usd`] and [`PriceSheet::storage_usd`] of one call at once (the engine's
     /// per-call step; the same arithmetic in the same order, so the same figures to the bit).
     #[inline]
-    pub fn call_and_storage_usd(&self, s: &Split, output_tokens: u64) -> (f64, f64) {
+    pub(crate) fn call_and_storage_usd(&self, s: &Split, output_tokens: u64) -> (f64, f64) {
         let (input, output, read_multiplier) = self.rates(s.prompt);
         let mut weighted = tok(s.uncached) + tok(s.read) * read_multiplier;
         let mut storage = 0.0;
@@ -149,7 +150,7 @@ impl PriceSheet {
 
     /// Total dollars of a call.
     #[inline]
-    pub fn call_usd(&self, s: &Split, output_tokens: u64) -> f64 {
+    pub(crate) fn call_usd(&self, s: &Split, output_tokens: u64) -> f64 {
         self.input_usd(s) + tok(output_tokens) * self.rates(s.prompt).1
     }
 

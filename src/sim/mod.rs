@@ -10,4 +10,4 @@ pub mod engine;
 pub mod montecarlo;
 pub mod request;
 pub mod simulate;
-pub mod stats;
+pub(crate) mod stats;

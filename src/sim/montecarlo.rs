@@ -26,15 +26,15 @@ use crate::sim::engine::{Prepared, PreparedSet, Workspace};
 use crate::sim::stats::{quantile_sorted, Summary, Welford};
 
 /// Consecutive runs accumulated together by one task.
-pub const CHUNK_RUNS: u64 = 16;
+pub(crate) const CHUNK_RUNS: u64 = 16;
 /// Chunks simulated in parallel before their results are merged (bounds memory in flight).
-pub const BATCH_CHUNKS: u64 = 64;
+pub(crate) const BATCH_CHUNKS: u64 = 64;
 /// Most call numbers at which the cumulative curve is reported.
-pub const MAX_CURVE_POINTS: usize = 10_000;
+pub(crate) const MAX_CURVE_POINTS: usize = 10_000;
 /// Most stored curve values (8 bytes each) used for curve percentiles.
-pub const CURVE_SAMPLE_VALUES: usize = 1 << 22;
+pub(crate) const CURVE_SAMPLE_VALUES: usize = 1 << 22;
 /// Most runs of one Monte Carlo.
-pub use crate::input::scenario::MAX_RUNS;
+pub(crate) use crate::input::scenario::MAX_RUNS;
 
 /// The cumulative cost after a given number of calls, across runs.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize)]
@@ -77,7 +77,7 @@ pub struct MonteCarlo {
 
 /// Call numbers (1-based) at which the curve is kept: every call, or evenly spaced ones ending with
 /// the last call.
-pub fn curve_calls(calls_per_run: usize) -> Vec<u64> {
+pub(crate) fn curve_calls(calls_per_run: usize) -> Vec<u64> {
     let l = calls_per_run as u64;
     let points = calls_per_run.min(MAX_CURVE_POINTS) as u64;
     (1..=points).map(|i| (i * l).div_ceil(points)).collect()
@@ -133,7 +133,7 @@ impl Recorder<'_> {
 
 /// Values (run totals and kept curve values) a Monte Carlo of a set may hold at once: 64 MB.
 /// [`monte_carlo_set`] simulates as many members together as fit in it.
-pub const SET_MEMORY_VALUES: u64 = 1 << 23;
+pub(crate) const SET_MEMORY_VALUES: u64 = 1 << 23;
 
 fn check_runs(runs: u64) -> Result<()> {
     if runs == 0 || runs > MAX_RUNS {
@@ -176,7 +176,7 @@ pub fn monte_carlo(
 /// members are simulated together on one timeline per run ([`PreparedSet`]), as many at a time as
 /// keep the accumulators within [`SET_MEMORY_VALUES`] (one at a time when even one does not fit).
 /// `progress` counts runs of single members.
-pub fn monte_carlo_set(
+pub(crate) fn monte_carlo_set(
     set: &PreparedSet,
     runs: u64,
     progress: &(dyn Fn(u64) + Sync),
@@ -293,7 +293,7 @@ fn monte_carlo_members(
 /// done after each batch. For figures a run's totals do not give (pay-back calls, the cheapest of
 /// several candidates in each run, paired differences): `f` runs one or more [`PreparedSet`]s of
 /// the same timing on the run and reduces their bills to what is kept.
-pub fn map_runs<T: Send>(
+pub(crate) fn map_runs<T: Send>(
     runs: u64,
     weight: u64,
     progress: &(dyn Fn(u64) + Sync),

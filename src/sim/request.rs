@@ -27,7 +27,7 @@ pub const MAX_SIMULATED_CALLS: u64 = 100_000_000;
 /// Carlo would simulate more than [`MAX_SIMULATED_CALLS`]: `pairs` (model, strategy) pairs on
 /// `scenario`, each simulated `copies` times per run (2 for `whatif`). Errors name the scenario file
 /// and the field to lower.
-pub fn check_work(scenario: &Scenario, pairs: usize, copies: u64) -> Result<()> {
+pub(crate) fn check_work(scenario: &Scenario, pairs: usize, copies: u64) -> Result<()> {
     let per_run = (scenario.calls as u64)
         .saturating_mul(scenario.sessions as u64)
         .saturating_mul(pairs as u64)
@@ -62,7 +62,7 @@ pub fn check_work(scenario: &Scenario, pairs: usize, copies: u64) -> Result<()> 
 }
 
 /// Where command-line values are reported to come from in errors.
-pub const COMMAND_LINE: &str = "command line";
+pub(crate) const COMMAND_LINE: &str = "command line";
 
 /// Why a (model, strategy) pair was not simulated.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -92,7 +92,7 @@ pub struct Skipped {
 
 impl Skipped {
     /// A skip of `strategy` on `model` for `reason`.
-    pub fn new(
+    pub(crate) fn new(
         model: impl Into<String>,
         strategy: impl Into<String>,
         reason: impl Into<String>,
@@ -129,7 +129,11 @@ pub struct Pair<'c> {
 impl<'c> Pair<'c> {
     /// Resolves `strategy` (requested as `requested`) against `model`; `Err` says why the model does
     /// not offer it.
-    pub fn resolve(model: &'c ModelSpec, requested: &str, strategy: &Strategy) -> Result<Self> {
+    pub(crate) fn resolve(
+        model: &'c ModelSpec,
+        requested: &str,
+        strategy: &Strategy,
+    ) -> Result<Self> {
         let resolved = strategy.resolve(model)?;
         // Prices do not depend on when responses start; the engine's setup derives them.
         let setup = SimSetup::new(model, &resolved, 0.0);
@@ -146,7 +150,7 @@ impl<'c> Pair<'c> {
 
     /// The engine's setup of this pair for a scenario whose responses start after
     /// `first_token_seconds`.
-    pub fn setup(&self, first_token_seconds: f64) -> SimSetup<'_> {
+    pub(crate) fn setup(&self, first_token_seconds: f64) -> SimSetup<'_> {
         SimSetup::new(self.model, &self.resolved, first_token_seconds)
     }
 }
@@ -174,7 +178,7 @@ pub struct Selection {
 
 impl Selection {
     /// A selection of `models` and `strategies` (empty: the defaults).
-    pub fn new(models: &[String], strategies: &[String]) -> Self {
+    pub(crate) fn new(models: &[String], strategies: &[String]) -> Self {
         Selection {
             models: models.to_vec(),
             strategies: strategies.to_vec(),
@@ -183,25 +187,25 @@ impl Selection {
     }
 
     /// Uses `list` when no strategy is given (instead of the scenario's).
-    pub fn default_strategies(mut self, list: &[&str]) -> Self {
+    pub(crate) fn default_strategies(mut self, list: &[&str]) -> Self {
         self.default_strategies = Some(list.iter().map(|s| s.to_string()).collect());
         self
     }
 
     /// Adds `none` first when it is not requested.
-    pub fn with_baseline(mut self) -> Self {
+    pub(crate) fn with_baseline(mut self) -> Self {
         self.baseline = true;
         self
     }
 
     /// Adds the `/tool-changes=append` variant after every caching strategy without a rule.
-    pub fn with_append_variants(mut self) -> Self {
+    pub(crate) fn with_append_variants(mut self) -> Self {
         self.append_variants = true;
         self
     }
 
     /// Overrides the scenario's `runs` and `seed` (`None`: keep the scenario's).
-    pub fn overrides(mut self, runs: Option<u64>, seed: Option<u64>) -> Self {
+    pub(crate) fn overrides(mut self, runs: Option<u64>, seed: Option<u64>) -> Self {
         self.runs = runs;
         self.seed = seed;
         self
@@ -211,7 +215,11 @@ impl Selection {
     /// strategies, and resolves every (model, strategy) pair: a model that does not offer a
     /// strategy, and a strategy that resolves on a model to one already listed, become stated
     /// [`Skipped`] entries. Errors name the file and field, or the flag, that holds a bad value.
-    pub fn resolve<'c>(&self, catalog: &'c Catalog, scenario: Scenario) -> Result<Request<'c>> {
+    pub(crate) fn resolve<'c>(
+        &self,
+        catalog: &'c Catalog,
+        scenario: Scenario,
+    ) -> Result<Request<'c>> {
         let mut scenario = scenario;
         if let Some(runs) = self.runs {
             scenario.set_runs(runs, COMMAND_LINE, "--runs")?;
@@ -354,12 +362,15 @@ pub struct Request<'c> {
 
 impl<'c> Request<'c> {
     /// The pairs of one model.
-    pub fn pairs_of<'r>(&'r self, model: &'r ModelSpec) -> impl Iterator<Item = &'r Pair<'c>> + 'r {
+    pub(crate) fn pairs_of<'r>(
+        &'r self,
+        model: &'r ModelSpec,
+    ) -> impl Iterator<Item = &'r Pair<'c>> + 'r {
         self.pairs.iter().filter(move |p| p.model.id == model.id)
     }
 
     /// The skips of one model.
-    pub fn skipped_of<'r>(
+    pub(crate) fn skipped_of<'r>(
         &'r self,
         model: &'r ModelSpec,
     ) -> impl Iterator<Item = &'r Skipped> + 'r {
@@ -367,7 +378,7 @@ impl<'c> Request<'c> {
     }
 
     /// The engine's setups of every pair for `scenario` (the request's, or a variant of it).
-    pub fn setups(&self, scenario: &Scenario) -> Vec<SimSetup<'_>> {
+    pub(crate) fn setups(&self, scenario: &Scenario) -> Vec<SimSetup<'_>> {
         self.pairs
             .iter()
             .map(|p| p.setup(scenario.first_token_seconds))

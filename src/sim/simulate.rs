@@ -130,7 +130,7 @@ pub struct ContextWarning {
 
 impl ContextWarning {
     /// One line for standard error and reports.
-    pub fn message(&self) -> String {
+    pub(crate) fn message(&self) -> String {
         format!(
             "{}{}: call {} of session {} sends {} prompt tokens, above the model's context window of {} tokens ({}); {} call(s) exceed it, the largest {} tokens: the provider would refuse them, so their bills are not real",
             self.model,
@@ -150,7 +150,7 @@ impl ContextWarning {
 
 /// The context-window warnings of `results` (run 0's calls), one per model, in result order. Every
 /// command that simulates sessions states them from this one check.
-pub fn context_warnings(
+pub(crate) fn context_warnings(
     pairs: &[crate::sim::request::Pair],
     results: &[SimResult],
 ) -> Vec<ContextWarning> {
@@ -165,7 +165,7 @@ pub fn context_warnings(
 
 /// The context-window warnings of each model's calls (one per model, the first list of a model
 /// above its window counts), marked with `variant` (see [`ContextWarning::variant`]).
-pub fn context_warnings_of<'a>(
+pub(crate) fn context_warnings_of<'a>(
     calls: impl IntoIterator<Item = (&'a ModelSpec, &'a [CallBill])>,
     variant: Option<&str>,
 ) -> Vec<ContextWarning> {
@@ -182,7 +182,7 @@ pub fn context_warnings_of<'a>(
 
 /// The context-window warning of one model's prompts, each given as (session, call within the
 /// session, prompt tokens) in order; `None` when the model has no window or no prompt exceeds it.
-pub fn context_warning(
+pub(crate) fn context_warning(
     model: &ModelSpec,
     prompts: impl IntoIterator<Item = (u32, u32, u64)>,
     variant: Option<&str>,
@@ -210,7 +210,10 @@ pub fn context_warning(
 
 /// Adds to `warnings` those of `more` that say something new: a model already warned about with
 /// the same calls over its window is not repeated for another variant of the session.
-pub fn merge_context_warnings(warnings: &mut Vec<ContextWarning>, more: Vec<ContextWarning>) {
+pub(crate) fn merge_context_warnings(
+    warnings: &mut Vec<ContextWarning>,
+    more: Vec<ContextWarning>,
+) {
     for w in more {
         let same = |x: &ContextWarning| {
             x.model == w.model
@@ -227,7 +230,7 @@ pub fn merge_context_warnings(warnings: &mut Vec<ContextWarning>, more: Vec<Cont
 
 /// A warning when `tokens` of tool definitions alone (`what`, e.g. `the tool block of 900
 /// tools`) exceed `model`'s context window: no call with them could be sent at all.
-pub fn tool_block_warning(model: &ModelSpec, tokens: u64, what: &str) -> Option<String> {
+pub(crate) fn tool_block_warning(model: &ModelSpec, tokens: u64, what: &str) -> Option<String> {
     let w = model.context_window.as_ref()?;
     (tokens > w.value).then(|| {
         format!(
@@ -236,8 +239,6 @@ pub fn tool_block_warning(model: &ModelSpec, tokens: u64, what: &str) -> Option<
         )
     })
 }
-
-pub use crate::sim::request::MAX_BILLS_KEPT;
 
 /// Simulates `scenario` on `models` (empty: the scenario's, or the six measured models) under
 /// `strategies` (empty: the scenario's). Unsupported pairs are skipped with a stated reason, unless
@@ -288,7 +289,7 @@ pub fn run_request(request: &Request, progress: &(dyn Fn(u64) + Sync)) -> Result
 
 /// Run 0 of every pair of `request` on `scenario` (the request's or a variant of it with the same
 /// timing, e.g. a changed tool list), on one shared timeline: one result per pair, in order.
-pub fn simulate_pairs(request: &Request, scenario: &Scenario) -> Vec<SimResult> {
+pub(crate) fn simulate_pairs(request: &Request, scenario: &Scenario) -> Vec<SimResult> {
     let setups = request.setups(scenario);
     simulate_set(request, &PreparedSet::new(scenario, &setups))
 }

@@ -9,7 +9,7 @@ use statrs::distribution::{ContinuousCDF, StudentsT};
 /// Constant samples give a variance of exactly zero (the update adds `x - mean = 0`), so a
 /// deterministic scenario reports a zero-width interval rather than rounding noise.
 #[derive(Debug, Clone, Copy, Default, PartialEq)]
-pub struct Welford {
+pub(crate) struct Welford {
     /// Number of samples.
     pub n: u64,
     /// Mean of the samples.
@@ -21,7 +21,7 @@ pub struct Welford {
 impl Welford {
     /// Adds one sample.
     #[inline]
-    pub fn push(&mut self, x: f64) {
+    pub(crate) fn push(&mut self, x: f64) {
         self.n += 1;
         let d = x - self.mean;
         self.mean += d / self.n as f64;
@@ -30,7 +30,7 @@ impl Welford {
 
     /// Adds the samples summarised by `other` (Chan et al.'s pairwise update). Merging the same parts
     /// in the same order always gives the same bits.
-    pub fn merge(&mut self, other: &Welford) {
+    pub(crate) fn merge(&mut self, other: &Welford) {
         if other.n == 0 {
             return;
         }
@@ -47,18 +47,18 @@ impl Welford {
     }
 
     /// Sample variance (n - 1 in the denominator); `None` with fewer than two samples.
-    pub fn variance(&self) -> Option<f64> {
+    pub(crate) fn variance(&self) -> Option<f64> {
         (self.n >= 2).then(|| (self.m2 / (self.n - 1) as f64).max(0.0))
     }
 
     /// Sample standard deviation.
-    pub fn std_dev(&self) -> Option<f64> {
+    pub(crate) fn std_dev(&self) -> Option<f64> {
         self.variance().map(f64::sqrt)
     }
 
     /// Two-sided 95% confidence interval of the mean (Student's t with n - 1 degrees of freedom);
     /// `None` with fewer than two samples.
-    pub fn ci95(&self) -> Option<(f64, f64)> {
+    pub(crate) fn ci95(&self) -> Option<(f64, f64)> {
         let sd = self.std_dev()?;
         let half = t_quantile_975(self.n - 1) * sd / (self.n as f64).sqrt();
         Some((self.mean - half, self.mean + half))
@@ -66,7 +66,7 @@ impl Welford {
 }
 
 /// The 97.5% quantile of Student's t with `df` degrees of freedom (1.96 for large `df`).
-pub fn t_quantile_975(df: u64) -> f64 {
+pub(crate) fn t_quantile_975(df: u64) -> f64 {
     StudentsT::new(0.0, 1.0, df.max(1) as f64)
         .map(|t| t.inverse_cdf(0.975))
         // df >= 1 is always a valid parameter; the normal quantile is the limit should it not be.
@@ -75,7 +75,7 @@ pub fn t_quantile_975(df: u64) -> f64 {
 
 /// The `q` quantile (0..=1) of sorted samples, interpolating linearly between order statistics
 /// (the common "type 7" definition: the median of 1, 2, 3, 4 is 2.5). `None` for no samples.
-pub fn quantile_sorted(sorted: &[f64], q: f64) -> Option<f64> {
+pub(crate) fn quantile_sorted(sorted: &[f64], q: f64) -> Option<f64> {
     let n = sorted.len();
     if n == 0 {
         return None;
@@ -88,7 +88,7 @@ pub fn quantile_sorted(sorted: &[f64], q: f64) -> Option<f64> {
 
 /// Summary of a sample: mean, median, 5th and 95th percentiles, 95% interval of the mean.
 #[derive(Debug, Clone, Copy, PartialEq)]
-pub struct Summary {
+pub(crate) struct Summary {
     /// Number of samples.
     pub n: u64,
     /// Mean.
@@ -106,7 +106,7 @@ pub struct Summary {
 impl Summary {
     /// Summarises samples (sorted in place); `None` for no samples. The mean is accumulated in the
     /// given order before sorting, so it is the same as a streaming mean over the runs.
-    pub fn of(samples: &mut [f64]) -> Option<Summary> {
+    pub(crate) fn of(samples: &mut [f64]) -> Option<Summary> {
         let mut w = Welford::default();
         for &x in samples.iter() {
             w.push(x);

@@ -9,7 +9,7 @@ use super::{LoggedCall, ReplayOptions};
 /// in seconds from the first call. Logged timestamps are used where present (never going backwards
 /// within a conversation); a call without one starts `gap` after its conversation's previous call,
 /// and a conversation without any starts `gap` after the latest call so far.
-pub fn conversations(calls: &[LoggedCall], opts: &ReplayOptions) -> (Vec<usize>, Vec<f64>) {
+pub(crate) fn conversations(calls: &[LoggedCall], opts: &ReplayOptions) -> (Vec<usize>, Vec<f64>) {
     let t0 = calls
         .iter()
         .filter_map(|c| c.unix_time)
@@ -52,19 +52,10 @@ pub fn conversations(calls: &[LoggedCall], opts: &ReplayOptions) -> (Vec<usize>,
     (conv, times)
 }
 
-/// Call start times in seconds from the first call (see [`conversations`]).
-pub fn call_times(calls: &[LoggedCall], gap: f64) -> Vec<f64> {
-    let opts = ReplayOptions {
-        gap_seconds: gap,
-        ..ReplayOptions::default()
-    };
-    conversations(calls, &opts).1
-}
-
 /// The stable prefix (tools + system prompt) the log itself shows: the fewest tokens read from
 /// cache by a main-agent call that starts a conversation (or restarts one), when any such call reads.
 /// A fresh conversation can only read what an earlier one left, which is the shared prefix.
-pub fn infer_prefix_tokens(calls: &[LoggedCall], opts: &ReplayOptions) -> Option<u64> {
+pub(crate) fn infer_prefix_tokens(calls: &[LoggedCall], opts: &ReplayOptions) -> Option<u64> {
     let (conv, _) = conversations(calls, opts);
     let mut prev: HashMap<usize, u64> = HashMap::new();
     let mut best: Option<u64> = None;

@@ -27,10 +27,10 @@ mod types;
 pub use crate::input::usagelog::{
     load_log, parse_log, parse_rfc3339, read_log, utc_date, LoggedCall, UsageLog,
 };
-pub use conversations::{call_times, conversations, infer_prefix_tokens};
-pub use pricing::{logged_usd, match_model, uncached_usd, ModelMatcher};
+pub(crate) use conversations::{conversations, infer_prefix_tokens};
+pub(crate) use pricing::{logged_usd, match_model, uncached_usd, ModelMatcher};
 pub use simulate::{content_seed, replay, uses_prefix_anchors};
-pub use tally::{tally_groups, Tally, GROUPINGS};
+pub(crate) use tally::{tally_groups, Tally, GROUPINGS};
 pub use types::{Buckets, CallComparison, ReplayOptions, ReplayResult};
 
 #[cfg(test)]

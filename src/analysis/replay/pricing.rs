@@ -9,7 +9,7 @@ use super::{LoggedCall, UsageLog};
 /// `claude-opus-4-8-20260501` for `claude-opus-4.8` (dots and dashes alike, date suffix ignored),
 /// with a gateway's provider prefix (`anthropic/`, Bedrock's `us.anthropic.`) and a version suffix
 /// (`-v1:0`) ignored.
-pub fn match_model<'c>(catalog: &'c Catalog, log_model: &str) -> Option<&'c ModelSpec> {
+pub(crate) fn match_model<'c>(catalog: &'c Catalog, log_model: &str) -> Option<&'c ModelSpec> {
     // An available model of that exact id (what `Catalog::model` accepts, without building its
     // error and closest-id hint when there is none: that cost an edit distance per catalog model).
     if let Some(m) = catalog
@@ -45,14 +45,14 @@ pub fn match_model<'c>(catalog: &'c Catalog, log_model: &str) -> Option<&'c Mode
 /// [`match_model`] remembered by logged name: a log names its model on every call, and matching
 /// compares the name with every model of the catalog.
 #[derive(Debug)]
-pub struct ModelMatcher<'c> {
+pub(crate) struct ModelMatcher<'c> {
     catalog: &'c Catalog,
     seen: std::collections::HashMap<String, Option<&'c ModelSpec>>,
 }
 
 impl<'c> ModelMatcher<'c> {
     /// A matcher on `catalog`.
-    pub fn new(catalog: &'c Catalog) -> Self {
+    pub(crate) fn new(catalog: &'c Catalog) -> Self {
         ModelMatcher {
             catalog,
             seen: std::collections::HashMap::new(),
@@ -60,7 +60,7 @@ impl<'c> ModelMatcher<'c> {
     }
 
     /// [`match_model`] of `log_model`.
-    pub fn get(&mut self, log_model: &str) -> Option<&'c ModelSpec> {
+    pub(crate) fn get(&mut self, log_model: &str) -> Option<&'c ModelSpec> {
         if let Some(&m) = self.seen.get(log_model) {
             return m;
         }
@@ -82,7 +82,7 @@ fn pricing_rules(model: &ModelSpec) -> Option<&CacheRules> {
 
 /// Dollars of a logged call at the model's prices. Writes of unknown lifetime count as the default
 /// tier; a model without caching bills cached tokens at the base rate.
-pub fn logged_usd(model: &ModelSpec, c: &LoggedCall) -> f64 {
+pub(crate) fn logged_usd(model: &ModelSpec, c: &LoggedCall) -> f64 {
     let (read_m, w5_m, w1h_m) = match pricing_rules(model) {
         None => (1.0, 1.0, 1.0),
         Some(r) => {
@@ -99,7 +99,7 @@ pub fn logged_usd(model: &ModelSpec, c: &LoggedCall) -> f64 {
 }
 
 /// The prices of a model with no caching, for comparisons.
-pub fn uncached_usd(model: &ModelSpec, log: &UsageLog) -> f64 {
+pub(crate) fn uncached_usd(model: &ModelSpec, log: &UsageLog) -> f64 {
     let sheet = PriceSheet::uncached(model);
     log.calls
         .iter()

@@ -8,7 +8,7 @@ use super::{utc_date, Buckets, CallComparison, ReplayResult, UsageLog};
 
 /// Calls, tokens and dollars of a set of calls, logged against predicted.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Serialize)]
-pub struct Tally {
+pub(crate) struct Tally {
     /// Calls.
     pub calls: u64,
     /// Prompt tokens.
@@ -23,7 +23,7 @@ pub struct Tally {
 
 impl Tally {
     /// Adds one call.
-    pub fn add_call(&mut self, c: &CallComparison) {
+    pub(crate) fn add_call(&mut self, c: &CallComparison) {
         self.calls += 1;
         self.prompt_tokens += c.prompt_tokens;
         self.output_tokens += c.output_tokens;
@@ -32,7 +32,7 @@ impl Tally {
     }
 
     /// Adds another tally.
-    pub fn add(&mut self, o: &Tally) {
+    pub(crate) fn add(&mut self, o: &Tally) {
         self.calls += o.calls;
         self.prompt_tokens += o.prompt_tokens;
         self.output_tokens += o.output_tokens;
@@ -42,11 +42,14 @@ impl Tally {
 }
 
 /// The groupings totals are reported by.
-pub const GROUPINGS: [&str; 4] = ["day", "session", "project", "model"];
+pub(crate) const GROUPINGS: [&str; 4] = ["day", "session", "project", "model"];
 
 /// A replay's calls grouped by UTC day, session, project and logged model: `(grouping, key)` to
 /// tally. Calls without the field are grouped under `(none)`.
-pub fn tally_groups(log: &UsageLog, r: &ReplayResult) -> BTreeMap<(&'static str, String), Tally> {
+pub(crate) fn tally_groups(
+    log: &UsageLog,
+    r: &ReplayResult,
+) -> BTreeMap<(&'static str, String), Tally> {
     let mut out: BTreeMap<(&'static str, String), Tally> = BTreeMap::new();
     let none = || "(none)".to_string();
     for c in &r.calls {

@@ -20,7 +20,7 @@ pub struct Buckets {
 
 impl Buckets {
     /// Adds another call's (or total's) buckets.
-    pub fn add(&mut self, o: &Buckets) {
+    pub(crate) fn add(&mut self, o: &Buckets) {
         // Saturating: the loader's per-field limit keeps real sums far below; this is the backstop.
         self.uncached_tokens = self.uncached_tokens.saturating_add(o.uncached_tokens);
         self.cache_write_tokens = self.cache_write_tokens.saturating_add(o.cache_write_tokens);

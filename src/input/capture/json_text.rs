@@ -4,7 +4,7 @@
 /// Re-indents valid JSON text the way `serde_json::to_string_pretty` does (two spaces, `": "`,
 /// `[]` and `{}` for empty containers) without parsing it into a map, so keys keep their order and
 /// strings and numbers their spelling.
-pub fn pretty_json_text(raw: &str) -> String {
+pub(crate) fn pretty_json_text(raw: &str) -> String {
     let b = raw.as_bytes();
     let mut out = String::with_capacity(raw.len() * 2);
     let mut depth = 0usize;

@@ -23,8 +23,6 @@ mod protocol;
 mod transport;
 mod types;
 
-pub use json_text::pretty_json_text;
-pub use process::{ChildGuard, CAPTURE_MARKER};
 pub use protocol::{
     capture_over, classify, initialize_request, initialized_notification, reply_to_server_request,
     tools_list_request, Incoming, Received, Transport,

@@ -7,7 +7,7 @@ use std::time::{Duration, Instant};
 
 /// Owns the child process: dropping it ends the child's whole process group and reaps the child,
 /// whatever path the capture took.
-pub struct ChildGuard {
+pub(crate) struct ChildGuard {
     pub(super) child: Child,
     /// Value of [`CAPTURE_MARKER`] in the server's environment: its descendants inherit it, so
     /// those that left its process group and session (`setsid()`) and were orphaned are found too.
@@ -15,7 +15,7 @@ pub struct ChildGuard {
 }
 
 /// Environment variable set on every captured server, so its whole process tree can be found.
-pub const CAPTURE_MARKER: &str = "PCSIM_CAPTURE_ID";
+pub(crate) const CAPTURE_MARKER: &str = "PCSIM_CAPTURE_ID";
 
 impl ChildGuard {
     pub(super) fn exit_status(&mut self) -> Option<std::process::ExitStatus> {

@@ -4,6 +4,7 @@ use std::time::{Duration, Instant};
 
 use serde_json::{json, Value};
 
+use super::json_text::pretty_json_text;
 use super::transport::{read_lines, Chunk};
 use super::*;
 use crate::error::Result;

@@ -22,7 +22,7 @@ pub enum ClientCapabilities {
 
 impl ClientCapabilities {
     /// The `capabilities` object of the `initialize` request.
-    pub fn to_json(self) -> Value {
+    pub(crate) fn to_json(self) -> Value {
         match self {
             ClientCapabilities::Minimal => json!({}),
             ClientCapabilities::Full => json!({
@@ -99,7 +99,7 @@ pub struct Capture {
 
 impl Capture {
     /// The `tools/list` result object `{ "tools": [...] }`, the same shape as a stored capture.
-    pub fn result_json(&self) -> Value {
+    pub(crate) fn result_json(&self) -> Value {
         json!({ "tools": self.tools })
     }
 
@@ -110,7 +110,7 @@ impl Capture {
     }
 
     /// [`Capture::result_json_text`] keeping only the tools whose `name` passes `keep`.
-    pub fn result_json_text_filtered(&self, keep: impl Fn(&str) -> bool) -> String {
+    pub(crate) fn result_json_text_filtered(&self, keep: impl Fn(&str) -> bool) -> String {
         let kept: Vec<&str> = self
             .tools
             .iter()

@@ -17,7 +17,7 @@ mod text;
 mod tools;
 mod whatif;
 
-pub use advise::advise_charts;
+pub(crate) use advise::advise_charts;
 pub use hbar::{grouped_bar_chart, horizontal_bar_chart, Bar};
 pub use line::{line_chart, line_chart_with, LineExtras, LineSeries};
 pub use run::{
@@ -26,8 +26,8 @@ pub use run::{
 };
 pub use stacked::stacked_bar_chart;
 pub use style::{Axis, ColourKey, Unit};
-pub use tools::{sweep_charts, tools_charts};
-pub use whatif::whatif_charts;
+pub(crate) use tools::{sweep_charts, tools_charts};
+pub(crate) use whatif::whatif_charts;
 
 use plotters::coord::Shift;
 use plotters::prelude::*;
@@ -36,9 +36,9 @@ use crate::error::{Error, Result};
 use style::Scale;
 
 /// Smallest image that still has room for axes, legend and title.
-pub const MIN_SIZE: (u32, u32) = (320, 200);
+pub(crate) const MIN_SIZE: (u32, u32) = (320, 200);
 /// Largest image (keeps memory bounded: 8000 x 8000 x 3 bytes = 192 MB).
-pub const MAX_SIZE: (u32, u32) = (8000, 8000);
+pub(crate) const MAX_SIZE: (u32, u32) = (8000, 8000);
 
 /// Output format and size of a chart.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -67,7 +67,7 @@ impl Default for ChartOptions {
 
 impl ChartOptions {
     /// The file extension of this format (`png` or `svg`).
-    pub fn extension(&self) -> &'static str {
+    pub(crate) fn extension(&self) -> &'static str {
         if self.svg {
             "svg"
         } else {
@@ -76,7 +76,7 @@ impl ChartOptions {
     }
 
     /// Parses a size such as `1600x1000`; `origin` names the flag or field in errors.
-    pub fn parse_size(text: &str, origin: &str) -> Result<(u32, u32)> {
+    pub(crate) fn parse_size(text: &str, origin: &str) -> Result<(u32, u32)> {
         let bad = |problem: String| Error::invalid("command line", origin, problem);
         let (w, h) = text
             .split_once(['x', 'X'])

@@ -14,7 +14,7 @@ use plotters_backend::{
 };
 
 /// A backend whose text is drawn by [`draw_text`] instead of plotters' font code.
-pub struct Crisp<DB>(pub DB);
+pub(crate) struct Crisp<DB>(pub DB);
 
 // Not user data: the fonts are compiled into the binary, so a parse failure is a broken build.
 #[allow(clippy::expect_used)]
@@ -30,7 +30,7 @@ fn fonts() -> &'static (FontRef<'static>, FontRef<'static>) {
 }
 
 /// Width in pixels of `text` at `size` (sum of advances and kerning, as plotters estimates it).
-pub fn width(text: &str, size: f32, bold: bool) -> f32 {
+pub(crate) fn width(text: &str, size: f32, bold: bool) -> f32 {
     let (regular, b) = fonts();
     let font = if bold { b } else { regular }.as_scaled(PxScale::from(size));
     let mut x = 0.0;

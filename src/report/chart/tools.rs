@@ -11,7 +11,7 @@ use crate::report::usd;
 /// base input price), one line per model, against the number of synthetic tools.
 ///
 /// Errors with [`crate::Error::Unsupported`] when the sweep has no points.
-pub fn sweep_charts(rep: &SweepReport, opts: &ChartOptions) -> Result<Vec<ChartFile>> {
+pub(crate) fn sweep_charts(rep: &SweepReport, opts: &ChartOptions) -> Result<Vec<ChartFile>> {
     let ext = opts.extension();
     let mut models: Vec<&str> = Vec::new();
     for p in &rep.points {
@@ -69,7 +69,7 @@ pub fn sweep_charts(rep: &SweepReport, opts: &ChartOptions) -> Result<Vec<ChartF
 /// first, with the provider's preamble as a bar of its own.
 ///
 /// Errors with [`crate::Error::Unsupported`] when the report has no tools.
-pub fn tools_charts(rep: &ToolReport, opts: &ChartOptions) -> Result<Vec<ChartFile>> {
+pub(crate) fn tools_charts(rep: &ToolReport, opts: &ChartOptions) -> Result<Vec<ChartFile>> {
     let ext = opts.extension();
     let mut files: Vec<ChartFile> = Vec::new();
     for m in &rep.models {

@@ -13,7 +13,7 @@ pub(super) fn segment_id(uid: u64, n: u64) -> u64 {
 }
 
 /// Tokens after which the routing key is taken (providers hash about the first 256 tokens).
-pub const ROUTING_PREFIX_TOKENS: u64 = 256;
+pub(crate) const ROUTING_PREFIX_TOKENS: u64 = 256;
 
 /// The routing key of a prompt: the identity of its prefix at the first boundary at or beyond
 /// [`ROUTING_PREFIX_TOKENS`] (the whole prompt when shorter).

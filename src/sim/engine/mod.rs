@@ -20,7 +20,6 @@ mod setup;
 mod timeline;
 mod workspace;
 
-pub use keys::ROUTING_PREFIX_TOKENS;
 pub use prepared::{Prepared, REMOVAL_NOTICE_TOKENS};
 pub use setup::SimSetup;
 pub use timeline::{PreparedSet, ToolCounts, MAX_RECORDED_CALLS};
@@ -40,7 +39,7 @@ use setup::place_breakpoints;
 /// order, to `sink`. Draws depend only on (seed, run, session), so every model and strategy sees the
 /// same sessions. Returns the total dollars. For repeated runs, build a [`Prepared`] once and call
 /// [`Prepared::run`] with a reused [`Workspace`].
-pub fn simulate_run(
+pub(crate) fn simulate_run(
     scenario: &Scenario,
     setup: &SimSetup,
     run: u64,
@@ -59,7 +58,7 @@ pub fn simulate_collect(scenario: &Scenario, setup: &SimSetup, run: u64) -> Vec<
 /// Bills one prompt against a store under the setup's strategy: the per-call step of
 /// [`simulate_run`] for callers that build their own prompts (e.g. replaying a logged session).
 /// `rng` decides best-effort misses exactly as in a simulation.
-pub fn split_for_prompt(
+pub(crate) fn split_for_prompt(
     setup: &SimSetup,
     store: &mut CacheStore,
     prompt: &Prompt,
@@ -84,7 +83,7 @@ pub fn split_for_prompt(
 
 /// Where a prompt sits in a conversation, for [`split_for_conversation`].
 #[derive(Debug, Clone, Copy)]
-pub struct ConversationPlace {
+pub(crate) struct ConversationPlace {
     /// Boundaries of the prompt head shared by every conversation (tools and system prompt).
     pub head_len: usize,
     /// Identity of this conversation (one per conversation of a log).
@@ -96,7 +95,7 @@ pub struct ConversationPlace {
 /// [`split_for_prompt`] for a prompt that extends one conversation call after call (a replayed log):
 /// the same bills, but an automatic-caching hit refreshes the conversation's chain through a lease
 /// instead of walking every earlier boundary, so a conversation of n calls costs O(n), not O(n^2).
-pub fn split_for_conversation(
+pub(crate) fn split_for_conversation(
     setup: &SimSetup,
     store: &mut CacheStore,
     prompt: &Prompt,

@@ -78,7 +78,7 @@ impl<'a> Prepared<'a> {
     /// [`Self::new`] with the tool counts of `counter` (see [`super::ToolCounts`]), which must
     /// count with the setup model's rendering: simulations of models that render alike share one,
     /// so each tool and list is counted once.
-    pub fn with_counter(
+    pub(crate) fn with_counter(
         scenario: &'a Scenario,
         setup: &'a SimSetup<'a>,
         counter: &mut ListCounter,

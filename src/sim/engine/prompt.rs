@@ -7,7 +7,7 @@ use crate::base::hash::chain;
 
 /// One segment of a prompt.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-pub struct Segment {
+pub(crate) struct Segment {
     /// Tokens of the segment.
     pub tokens: u64,
     /// Content identity.
@@ -16,7 +16,7 @@ pub struct Segment {
 
 /// A prompt with its prefix sums kept up to date as segments are appended.
 #[derive(Debug, Default)]
-pub struct Prompt {
+pub(crate) struct Prompt {
     /// Cumulative tokens at each boundary.
     pub cum_tokens: Vec<u64>,
     /// Prefix identity at each boundary.
@@ -54,13 +54,13 @@ impl Clone for Prompt {
 
 impl Prompt {
     /// Reserves room for `additional` more segments.
-    pub fn reserve(&mut self, additional: usize) {
+    pub(crate) fn reserve(&mut self, additional: usize) {
         self.cum_tokens.reserve(additional);
         self.cum_hash.reserve(additional);
     }
 
     /// Removes every segment.
-    pub fn clear(&mut self) {
+    pub(crate) fn clear(&mut self) {
         self.cum_tokens.clear();
         self.cum_hash.clear();
         self.tools_end = None;
@@ -70,7 +70,7 @@ impl Prompt {
 
     /// Appends a segment (zero-token segments are skipped: they carry nothing to cache).
     #[inline]
-    pub fn push(&mut self, s: Segment) {
+    pub(crate) fn push(&mut self, s: Segment) {
         if s.tokens == 0 {
             return;
         }
@@ -91,33 +91,27 @@ impl Prompt {
 
     /// Folds `salt` into the identity of the next segment pushed (and so of every later prefix):
     /// the prefix up to here is unchanged.
-    pub fn salt_next(&mut self, salt: u64) {
+    pub(crate) fn salt_next(&mut self, salt: u64) {
         self.salt = chain(self.salt, salt);
     }
 
     /// Marks the current end as the end of the tool block.
-    pub fn mark_tools_end(&mut self) {
+    pub(crate) fn mark_tools_end(&mut self) {
         self.tools_end = self.last_boundary();
     }
 
     /// Marks the current end as the end of the system prompt.
-    pub fn mark_system_end(&mut self) {
+    pub(crate) fn mark_system_end(&mut self) {
         self.system_end = self.last_boundary();
     }
 
     /// Index of the last boundary, if any.
-    pub fn last_boundary(&self) -> Option<usize> {
+    pub(crate) fn last_boundary(&self) -> Option<usize> {
         self.cum_tokens.len().checked_sub(1)
     }
 
     /// Total tokens.
-    pub fn tokens(&self) -> u64 {
+    pub(crate) fn tokens(&self) -> u64 {
         self.cum_tokens.last().copied().unwrap_or(0)
-    }
-
-    /// Drops segments after boundary `len - 1` (keeps the first `len`).
-    pub fn truncate(&mut self, len: usize) {
-        self.cum_tokens.truncate(len);
-        self.cum_hash.truncate(len);
     }
 }

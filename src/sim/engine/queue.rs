@@ -22,7 +22,7 @@ const ARITY: usize = 4;
 
 /// A priority queue of (time, session) events with an in-place "move the top" operation.
 #[derive(Debug, Default, Clone)]
-pub struct EventQueue {
+pub(crate) struct EventQueue {
     /// Events representable as fast keys, as a 4-ary min-heap.
     fast: Vec<u64>,
     /// The rest, as exact (time, session) pairs; the earliest event is the earlier of both tops.
@@ -38,26 +38,26 @@ fn fast_key(time_ms: u64, session: u32) -> Option<u64> {
 
 impl EventQueue {
     /// Empties the queue, keeping its capacity.
-    pub fn clear(&mut self) {
+    pub(crate) fn clear(&mut self) {
         self.fast.clear();
         self.slow.clear();
     }
 
     /// Number of queued events (tests).
     #[cfg(test)]
-    pub fn len(&self) -> usize {
+    pub(crate) fn len(&self) -> usize {
         self.fast.len() + self.slow.len()
     }
 
     /// Whether no event is queued (tests).
     #[cfg(test)]
-    pub fn is_empty(&self) -> bool {
+    pub(crate) fn is_empty(&self) -> bool {
         self.len() == 0
     }
 
     /// The earliest event as (time in ms, session index).
     #[inline]
-    pub fn peek(&self) -> Option<(u64, u32)> {
+    pub(crate) fn peek(&self) -> Option<(u64, u32)> {
         let fast = self
             .fast
             .first()
@@ -70,7 +70,7 @@ impl EventQueue {
     }
 
     /// Adds an event.
-    pub fn push(&mut self, time_ms: u64, session: u32) {
+    pub(crate) fn push(&mut self, time_ms: u64, session: u32) {
         match fast_key(time_ms, session) {
             Some(key) => self.push_fast(key),
             None => self.slow.push(Reverse((time_ms, session))),
@@ -80,7 +80,7 @@ impl EventQueue {
     /// Moves the earliest event to `time_ms` for session `session` (the engine's step: the session
     /// whose call was just simulated gets its next call). The queue must not be empty.
     #[inline(always)]
-    pub fn replace_top(&mut self, time_ms: u64, session: u32) {
+    pub(crate) fn replace_top(&mut self, time_ms: u64, session: u32) {
         let top_is_fast = match (self.fast.first(), self.slow.peek()) {
             (Some(&k), Some(Reverse(s))) => {
                 (k >> SESSION_BITS, (k & ((1 << SESSION_BITS) - 1)) as u32) < *s
@@ -98,7 +98,7 @@ impl EventQueue {
     }
 
     /// Removes the earliest event.
-    pub fn pop(&mut self) -> Option<(u64, u32)> {
+    pub(crate) fn pop(&mut self) -> Option<(u64, u32)> {
         let top = self.peek()?;
         let top_is_fast = self
             .fast

@@ -85,7 +85,7 @@ fn draw(q: &crate::base::quantity::Quantity, rng: &mut SimRng) -> u64 {
 /// Simulates one run of a scenario for one (model, strategy) and hands every billed call, in time
 /// order, to `sink`. Draws depend only on (seed, run, session), so every model and strategy sees the
 /// same sessions. Returns the total dollars.
-pub fn reference_run(
+pub(crate) fn reference_run(
     scenario: &Scenario,
     setup: &SimSetup,
     run: u64,

@@ -43,7 +43,7 @@ pub struct ToolCounts {
 
 impl ToolCounts {
     /// The counter of `rendering` (made on first use).
-    pub fn counter(&mut self, rendering: &ToolRendering) -> &mut ListCounter {
+    pub(crate) fn counter(&mut self, rendering: &ToolRendering) -> &mut ListCounter {
         let i = match self
             .counters
             .iter()
@@ -71,7 +71,7 @@ impl<'a> PreparedSet<'a> {
 
     /// [`Self::new`] with the tool and list counts of `counts`, which keeps them for later sets
     /// (members whose models render tools alike share them).
-    pub fn with_counts(
+    pub(crate) fn with_counts(
         scenario: &'a Scenario,
         setups: &'a [SimSetup<'a>],
         counts: &mut ToolCounts,
@@ -84,12 +84,12 @@ impl<'a> PreparedSet<'a> {
     }
 
     /// The members, in the order of the setups.
-    pub fn members(&self) -> &[Prepared<'a>] {
+    pub(crate) fn members(&self) -> &[Prepared<'a>] {
         &self.members
     }
 
     /// The members split into sets of at most `size` consecutive members (at least one each).
-    pub fn parts(&self, size: usize) -> Vec<PreparedSet<'a>> {
+    pub(crate) fn parts(&self, size: usize) -> Vec<PreparedSet<'a>> {
         self.members
             .chunks(size.max(1))
             .map(|part| PreparedSet {

@@ -34,7 +34,7 @@ impl Workspace {
 
     /// Runs `f` with this thread's own workspace, kept warm between calls (e.g. between the chunks
     /// a rayon worker picks up), so parallel runs do not regrow their buffers from empty.
-    pub fn with_thread_local<R>(f: impl FnOnce(&mut Workspace) -> R) -> R {
+    pub(crate) fn with_thread_local<R>(f: impl FnOnce(&mut Workspace) -> R) -> R {
         thread_local! {
             static WS: std::cell::RefCell<Workspace> = std::cell::RefCell::new(Workspace::new());
         }

@@ -4,7 +4,7 @@ use super::*;
 
 /// One row of a legend.
 #[derive(Debug, Clone)]
-pub enum LegendItem {
+pub(crate) enum LegendItem {
     /// A bold heading such as `Model`.
     Heading(String),
     /// A line sample in a colour and dash pattern.
@@ -30,7 +30,7 @@ pub enum LegendItem {
 impl LegendItem {
     /// The label of this row (used by tests).
     #[cfg(test)]
-    pub fn text_for_test(&self) -> &str {
+    pub(crate) fn text_for_test(&self) -> &str {
         self.text()
     }
 
@@ -53,7 +53,7 @@ fn sample_len(items: &[LegendItem], sc: &Scale) -> i32 {
 }
 
 /// Width a legend panel needs for `items`, capped at `max` pixels (longer labels get shortened).
-pub fn legend_width<DB: DrawingBackend>(
+pub(crate) fn legend_width<DB: DrawingBackend>(
     area: &DrawingArea<DB, plotters::coord::Shift>,
     items: &[LegendItem],
     sc: &Scale,
@@ -77,7 +77,7 @@ pub fn legend_width<DB: DrawingBackend>(
 /// Draws `items` as a column starting at `top` on `area` (a panel beside the plot, so the legend never
 /// covers data). A legend too long for the panel gets a smaller font, and rows that still do not fit
 /// are summarised as `+N more`.
-pub fn draw_legend<DB: DrawingBackend>(
+pub(crate) fn draw_legend<DB: DrawingBackend>(
     area: &DrawingArea<DB, plotters::coord::Shift>,
     items: &[LegendItem],
     sc: &Scale,

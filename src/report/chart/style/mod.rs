@@ -13,19 +13,19 @@ use plotters::style::text_anchor::{HPos, Pos, VPos};
 mod legend;
 mod ticks;
 
-pub use legend::*;
+pub(crate) use legend::*;
 pub use ticks::*;
 
 /// The font family every chart uses; it is registered from the embedded DejaVu Sans so no system
 /// font or fontconfig is ever consulted and PNG output is identical on every machine. The name is
 /// also a CSS font list, written as is into SVG `font-family`, so SVG viewers use DejaVu Sans when
 /// they have it (the metrics the layout was computed with) and another sans-serif otherwise.
-pub const FAMILY: &str = "DejaVu Sans, sans-serif";
+pub(crate) const FAMILY: &str = "DejaVu Sans, sans-serif";
 
 static FONTS: Once = Once::new();
 
 /// Registers the embedded font once per process (plotters keeps a global font table).
-pub fn register_fonts() {
+pub(crate) fn register_fonts() {
     FONTS.call_once(|| {
         // The bytes are a valid TrueType font shipped in the `dejavu` crate; a failure here would be
         // a broken dependency, and every text draw would then report it as a drawing error.
@@ -36,7 +36,7 @@ pub fn register_fonts() {
 
 /// Okabe–Ito colour-blind-safe palette, reordered for a white background (the pale yellow is
 /// replaced by a darker olive so that thin lines stay visible). Models take colours in order.
-pub const PALETTE: [RGBColor; 8] = [
+pub(crate) const PALETTE: [RGBColor; 8] = [
     RGBColor(0x00, 0x72, 0xB2), // blue
     RGBColor(0xD5, 0x5E, 0x00), // vermillion
     RGBColor(0x00, 0x9E, 0x73), // bluish green
@@ -48,7 +48,7 @@ pub const PALETTE: [RGBColor; 8] = [
 ];
 
 /// Colour of the `i`-th group (cycles after eight groups).
-pub fn colour(i: usize) -> RGBColor {
+pub(crate) fn colour(i: usize) -> RGBColor {
     PALETTE[i % PALETTE.len()]
 }
 
@@ -72,31 +72,31 @@ impl ColourKey {
     }
 
     /// The colour of `id`, if the key has it.
-    pub fn get(&self, id: &str) -> Option<RGBColor> {
+    pub(crate) fn get(&self, id: &str) -> Option<RGBColor> {
         self.0.iter().find(|(k, _)| k == id).map(|(_, c)| *c)
     }
 
     /// The ids in the key, in colour order.
-    pub fn ids(&self) -> impl Iterator<Item = &str> {
+    pub(crate) fn ids(&self) -> impl Iterator<Item = &str> {
         self.0.iter().map(|(k, _)| k.as_str())
     }
 }
 
 /// Text colour (near-black) and grid colour.
-pub const INK: RGBColor = RGBColor(0x20, 0x20, 0x20);
+pub(crate) const INK: RGBColor = RGBColor(0x20, 0x20, 0x20);
 /// Light grey of grid lines.
-pub const GRID: RGBColor = RGBColor(0xDD, 0xDD, 0xDD);
+pub(crate) const GRID: RGBColor = RGBColor(0xDD, 0xDD, 0xDD);
 /// Grey used for legend samples of line styles (the colour there means nothing).
-pub const NEUTRAL: RGBColor = RGBColor(0x55, 0x55, 0x55);
+pub(crate) const NEUTRAL: RGBColor = RGBColor(0x55, 0x55, 0x55);
 
 /// How a line is stroked: solid (empty pattern), or alternating on/off lengths in pixels at
 /// 1600x1000 (scaled with the image), repeated along the whole line.
 #[derive(Debug, Clone, Copy, PartialEq)]
-pub struct Dash(pub &'static [f64]);
+pub(crate) struct Dash(pub &'static [f64]);
 
 /// Solid first (for the uncached baseline), then eight patterns that stay distinct in grey print:
 /// dashed, dotted, long dash, dash-dot, short dash, long dash-dot-dot, dash-dot-dot, dense dots.
-pub const DASHES: [Dash; 9] = [
+pub(crate) const DASHES: [Dash; 9] = [
     Dash(&[]),
     Dash(&[22.0, 10.0]),
     Dash(&[4.0, 8.0]),
@@ -110,13 +110,13 @@ pub const DASHES: [Dash; 9] = [
 
 impl Dash {
     /// Whether the line is solid.
-    pub fn is_solid(&self) -> bool {
+    pub(crate) fn is_solid(&self) -> bool {
         self.0.is_empty()
     }
 
     /// The "on" pieces of the pixel polyline `points` under this pattern scaled by `sc`; the pattern
     /// continues across vertices so dashes stay even along a line of many short segments.
-    pub fn pieces(&self, points: &[(i32, i32)], sc: &Scale) -> Vec<Vec<(i32, i32)>> {
+    pub(crate) fn pieces(&self, points: &[(i32, i32)], sc: &Scale) -> Vec<Vec<(i32, i32)>> {
         if self.is_solid() || points.len() < 2 {
             return vec![points.to_vec()];
         }
@@ -161,81 +161,75 @@ impl Dash {
 /// Sizes of fonts and strokes for one image size. Designed at 1600x1000; smaller images shrink the
 /// fonts less than the image so that text stays readable at 800x500.
 #[derive(Debug, Clone, Copy)]
-pub struct Scale {
+pub(crate) struct Scale {
     /// Image width in pixels.
     pub width: u32,
-    /// Image height in pixels.
-    pub height: u32,
     factor: f64,
 }
 
 impl Scale {
     /// The scale of a `width` x `height` image.
-    pub fn new(width: u32, height: u32) -> Self {
+    pub(crate) fn new(width: u32, height: u32) -> Self {
         let raw = (width as f64 / 1600.0).min(height as f64 / 1000.0);
         // Text shrinks with the square root of the image below the design size: at half size fonts
         // are ~70 %, which keeps 800x500 labels at 16-17 px.
         let factor = if raw < 1.0 { raw.sqrt() } else { raw };
-        Scale {
-            width,
-            height,
-            factor,
-        }
+        Scale { width, factor }
     }
 
     /// `base` pixels at the design size, scaled (at least 1).
-    pub fn px(&self, base: f64) -> f64 {
+    pub(crate) fn px(&self, base: f64) -> f64 {
         (base * self.factor).max(1.0)
     }
 
     /// Pixels as an integer.
-    pub fn ipx(&self, base: f64) -> i32 {
+    pub(crate) fn ipx(&self, base: f64) -> i32 {
         self.px(base).round() as i32
     }
 
     /// Font size of the title.
-    pub fn title(&self) -> f64 {
+    pub(crate) fn title(&self) -> f64 {
         self.px(36.0)
     }
     /// Font size of the subtitle.
-    pub fn subtitle(&self) -> f64 {
+    pub(crate) fn subtitle(&self) -> f64 {
         self.px(24.0)
     }
     /// Font size of axis descriptions.
-    pub fn axis(&self) -> f64 {
+    pub(crate) fn axis(&self) -> f64 {
         self.px(24.0)
     }
     /// Font size of tick labels and the legend.
-    pub fn label(&self) -> f64 {
+    pub(crate) fn label(&self) -> f64 {
         self.px(21.0)
     }
     /// Stroke width of data lines.
-    pub fn stroke(&self) -> u32 {
+    pub(crate) fn stroke(&self) -> u32 {
         self.px(3.0).round().max(2.0) as u32
     }
     /// Outer padding.
-    pub fn pad(&self) -> i32 {
+    pub(crate) fn pad(&self) -> i32 {
         self.ipx(20.0)
     }
 }
 
 /// A text style of `size` pixels in the embedded font.
-pub fn font(size: f64) -> TextStyle<'static> {
+pub(crate) fn font(size: f64) -> TextStyle<'static> {
     (FAMILY, size).into_font().color(&INK)
 }
 
 /// A bold text style.
-pub fn bold(size: f64) -> TextStyle<'static> {
+pub(crate) fn bold(size: f64) -> TextStyle<'static> {
     (FAMILY, size, FontStyle::Bold).into_font().color(&INK)
 }
 
 /// The same style anchored at `h`, `v`.
-pub fn anchored(style: TextStyle<'static>, h: HPos, v: VPos) -> TextStyle<'static> {
+pub(crate) fn anchored(style: TextStyle<'static>, h: HPos, v: VPos) -> TextStyle<'static> {
     style.pos(Pos::new(h, v))
 }
 
 /// Pixel width of `text` in `style` (0 when the font cannot measure it).
-pub fn text_width<DB: DrawingBackend>(
+pub(crate) fn text_width<DB: DrawingBackend>(
     area: &DrawingArea<DB, plotters::coord::Shift>,
     text: &str,
     style: &TextStyle,
@@ -246,7 +240,7 @@ pub fn text_width<DB: DrawingBackend>(
 }
 
 /// `text` shortened with an ellipsis so that it is at most `max` pixels wide.
-pub fn fit<DB: DrawingBackend>(
+pub(crate) fn fit<DB: DrawingBackend>(
     area: &DrawingArea<DB, plotters::coord::Shift>,
     text: &str,
     style: &TextStyle,
@@ -277,7 +271,7 @@ pub fn fit<DB: DrawingBackend>(
 
 /// `text` broken into at most `max_lines` lines of at most `max` pixels, after separators
 /// (`+ : / @ , -` and spaces); a piece that still does not fit is shortened with an ellipsis.
-pub fn wrap<DB: DrawingBackend>(
+pub(crate) fn wrap<DB: DrawingBackend>(
     area: &DrawingArea<DB, plotters::coord::Shift>,
     text: &str,
     style: &TextStyle,
@@ -308,7 +302,7 @@ pub fn wrap<DB: DrawingBackend>(
 }
 
 /// Starts a chart page: a white background and the header; returns the area below the header.
-pub fn page<DB: DrawingBackend>(
+pub(crate) fn page<DB: DrawingBackend>(
     root: &DrawingArea<DB, plotters::coord::Shift>,
     title: &str,
     sc: &Scale,
@@ -320,7 +314,7 @@ pub fn page<DB: DrawingBackend>(
 
 /// Draws the title (bold) and optional subtitle centred at the top of `area`, shrinking or shortening
 /// them to fit the width; returns the height used.
-pub fn draw_header<DB: DrawingBackend>(
+pub(crate) fn draw_header<DB: DrawingBackend>(
     area: &DrawingArea<DB, plotters::coord::Shift>,
     title: &str,
     sc: &Scale,
@@ -378,7 +372,7 @@ fn shrink_to_fit<DB: DrawingBackend>(
 }
 
 /// A plotters drawing error as text.
-pub fn err<E: std::fmt::Debug>(e: E) -> String {
+pub(crate) fn err<E: std::fmt::Debug>(e: E) -> String {
     format!("{e:?}")
 }
 

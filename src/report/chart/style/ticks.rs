@@ -39,7 +39,7 @@ impl Axis {
 
 /// Tick positions between `lo` and `hi` with a 1/2/2.5/5 x 10^k step, at most about `max_count` of
 /// them, and the step.
-pub fn nice_ticks(lo: f64, hi: f64, max_count: usize, unit: Unit) -> (Vec<f64>, f64) {
+pub(crate) fn nice_ticks(lo: f64, hi: f64, max_count: usize, unit: Unit) -> (Vec<f64>, f64) {
     let span = (hi - lo).abs().max(f64::MIN_POSITIVE);
     let raw = span / max_count.max(1) as f64;
     let mag = 10f64.powf(raw.log10().floor());
@@ -64,7 +64,7 @@ pub fn nice_ticks(lo: f64, hi: f64, max_count: usize, unit: Unit) -> (Vec<f64>, 
 }
 
 /// Tick label of `v` on an axis of `unit` whose ticks are `step` apart.
-pub fn tick_label(v: f64, step: f64, unit: Unit) -> String {
+pub(crate) fn tick_label(v: f64, step: f64, unit: Unit) -> String {
     // The fewest decimals that show the step exactly (0.25 -> 2, 2.5 -> 1, 20 -> 0).
     let decimals = |step: f64| -> usize {
         (0..9)
@@ -127,7 +127,7 @@ pub fn group(v: f64, d: usize) -> String {
 /// Picks about as many ticks as fit along an axis of `length` pixels when each label needs its own
 /// width plus a gap (so labels never overlap); `vertical` axes need one text height per label instead.
 #[allow(clippy::too_many_arguments)]
-pub fn fitting_ticks<DB: DrawingBackend>(
+pub(crate) fn fitting_ticks<DB: DrawingBackend>(
     area: &DrawingArea<DB, plotters::coord::Shift>,
     lo: f64,
     hi: f64,
@@ -159,7 +159,7 @@ pub fn fitting_ticks<DB: DrawingBackend>(
 }
 
 /// Widest tick label of `ticks`.
-pub fn widest_label<DB: DrawingBackend>(
+pub(crate) fn widest_label<DB: DrawingBackend>(
     area: &DrawingArea<DB, plotters::coord::Shift>,
     ticks: &[f64],
     step: f64,
@@ -177,7 +177,7 @@ pub fn widest_label<DB: DrawingBackend>(
 /// A linear f64 axis whose ticks are exactly the given values (plotters' own `with_key_points`
 /// cannot take a custom label formatter); light grid lines are off.
 #[derive(Debug, Clone)]
-pub struct Ticked {
+pub(crate) struct Ticked {
     lo: f64,
     hi: f64,
     ticks: Vec<f64>,
@@ -186,7 +186,7 @@ pub struct Ticked {
 
 impl Ticked {
     /// The axis `lo..hi` with `ticks`.
-    pub fn new(lo: f64, hi: f64, ticks: Vec<f64>) -> Self {
+    pub(crate) fn new(lo: f64, hi: f64, ticks: Vec<f64>) -> Self {
         Ticked {
             lo,
             hi,
@@ -197,7 +197,7 @@ impl Ticked {
 
     /// A logarithmic axis `lo..hi` (both > 0) with `ticks`; values at or below zero map to the
     /// bottom.
-    pub fn log(lo: f64, hi: f64, ticks: Vec<f64>) -> Self {
+    pub(crate) fn log(lo: f64, hi: f64, ticks: Vec<f64>) -> Self {
         Ticked {
             lo,
             hi,
@@ -209,7 +209,7 @@ impl Ticked {
 
 /// Ticks of a logarithmic axis from `lo` to `hi` (> 0): 1, 2 and 5 times each power of ten, thinned
 /// to 1 and 10^k when there would be more than `max_count`.
-pub fn log_ticks(lo: f64, hi: f64, max_count: usize) -> Vec<f64> {
+pub(crate) fn log_ticks(lo: f64, hi: f64, max_count: usize) -> Vec<f64> {
     let (a, b) = (lo.log10().floor() as i32, hi.log10().ceil() as i32);
     for mantissas in [&[1.0, 2.0, 5.0][..], &[1.0][..]] {
         let ticks: Vec<f64> = (a..=b)
@@ -262,7 +262,7 @@ impl Ranged for Ticked {
 
 /// The look every chart's mesh shares: axis-title and tick-label fonts for the chart's scale, light
 /// grid, no minor grid, dark axes, scaled tick marks. Callers add their labels and formatters.
-pub fn house_mesh<'m, 'a, 'b, X, Y, DB>(
+pub(crate) fn house_mesh<'m, 'a, 'b, X, Y, DB>(
     mesh: &'m mut plotters::chart::MeshStyle<'a, 'b, X, Y, DB>,
     sc: &Scale,
 ) -> &'m mut plotters::chart::MeshStyle<'a, 'b, X, Y, DB>

@@ -10,7 +10,7 @@ mod automatic;
 mod explicit;
 mod store;
 
-pub use crate::sim::billing::Split;
+pub(crate) use crate::sim::billing::Split;
 #[cfg(test)]
 pub use automatic::walk_steps;
 pub use automatic::{automatic_call, automatic_call_with_leases, LeaseIds};

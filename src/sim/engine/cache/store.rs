@@ -8,7 +8,7 @@ use std::hash::{BuildHasherDefault, Hasher};
 /// A hasher for keys that are already well-mixed 64-bit prefix identities (see [`crate::base::hash::chain`]):
 /// it passes the key through, so a lookup costs no hashing at all. Other input falls back to FNV-1a.
 #[derive(Debug, Default, Clone, Copy)]
-pub struct IdHasher(u64);
+pub(crate) struct IdHasher(u64);
 
 impl Hasher for IdHasher {
     fn finish(&self) -> u64 {
@@ -28,14 +28,14 @@ impl Hasher for IdHasher {
 }
 
 /// A map keyed by prefix identities.
-pub type IdMap<V> = HashMap<u64, V, BuildHasherDefault<IdHasher>>;
+pub(crate) type IdMap<V> = HashMap<u64, V, BuildHasherDefault<IdHasher>>;
 
 /// Length of the sliding window of the routing model (rates are per minute).
-pub const ROUTING_WINDOW_MS: u64 = 60_000;
+pub(crate) const ROUTING_WINDOW_MS: u64 = 60_000;
 
 /// A cached prefix.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Entry {
+pub(crate) struct Entry {
     /// Tokens this entry lets a later request read (the prefix rounded down to the granularity).
     pub tokens: u64,
     /// Clock time (ms) after which the entry is gone.
@@ -51,7 +51,7 @@ pub struct Entry {
 }
 
 /// The `lease` of an entry that has none.
-pub const NO_LEASE: u32 = u32::MAX;
+pub(crate) const NO_LEASE: u32 = u32::MAX;
 
 /// An empty slot of [`OwnEntries`] (no stored entry has zero tokens).
 const NO_ENTRY: Entry = Entry {
@@ -102,12 +102,12 @@ pub struct CacheStore {
 
 impl CacheStore {
     /// An empty store.
-    pub fn new() -> Self {
+    pub(crate) fn new() -> Self {
         Self::default()
     }
 
     /// Forgets everything (keeping the allocated capacity for the next run).
-    pub fn clear(&mut self) {
+    pub(crate) fn clear(&mut self) {
         self.entries.clear();
         self.routes.clear();
         self.leases.clear();
@@ -127,7 +127,7 @@ impl CacheStore {
 
     /// The id of the lease with key `key`, made on first use (ids live as long as the store's
     /// contents: until [`CacheStore::clear`]).
-    pub fn lease_id(&mut self, key: u64) -> u32 {
+    pub(crate) fn lease_id(&mut self, key: u64) -> u32 {
         let next = self.leases.len() as u32;
         let id = *self.lease_ids.entry(key).or_insert(next);
         if id == next {
@@ -149,16 +149,11 @@ impl CacheStore {
         };
     }
 
-    /// The entry for a prefix identity, if stored (alive or not).
-    pub fn get(&self, key: u64) -> Option<&Entry> {
-        self.entries.get(&key)
-    }
-
     /// Routing model for best-effort caches: a provider sends about `rpm` requests per minute of one
     /// routing key to one machine; the rest overflow to further machines. Returns the machine that
     /// serves a request starting at `now` (0 while the key's rate over the last minute is below `rpm`).
     /// Each machine has its own cache, so the first request that reaches a new machine misses.
-    pub fn route(&mut self, key: u64, now: u64, rpm: f64) -> u32 {
+    pub(crate) fn route(&mut self, key: u64, now: u64, rpm: f64) -> u32 {
         let w = self.routes.entry(key).or_default();
         while w.front().is_some_and(|&t| t + ROUTING_WINDOW_MS <= now) {
             w.pop_front();
@@ -168,18 +163,8 @@ impl CacheStore {
         machine.min(f64::from(u32::MAX)) as u32
     }
 
-    /// Number of entries (alive or not yet swept).
-    pub fn len(&self) -> usize {
-        self.entries.len()
-    }
-
-    /// Whether the store is empty.
-    pub fn is_empty(&self) -> bool {
-        self.entries.is_empty()
-    }
-
     /// Drops expired entries; called now and then so memory stays bounded on long runs.
-    pub fn sweep(&mut self, now: u64) {
+    pub(crate) fn sweep(&mut self, now: u64) {
         let leases = &self.leases;
         self.entries.retain(|_, e| {
             let mut x = e.expires_ms;
@@ -359,7 +344,7 @@ pub struct OwnEntries {
 
 impl OwnEntries {
     /// Forgets every entry (the conversation is over or the store was cleared).
-    pub fn clear(&mut self) {
+    pub(crate) fn clear(&mut self) {
         self.slots.clear();
         self.spilled = false;
     }
