@@ -155,11 +155,13 @@ fn is_users_errno(errno: i32) -> bool {
 
 /// Largest input file pcsim reads (catalogs, scenarios, tool lists): far above any real one, small
 /// enough that a wrong path (a disk image, `/dev/zero`) cannot exhaust memory.
+#[doc(hidden)]
 pub const MAX_INPUT_BYTES: u64 = 64 * 1024 * 1024;
 
 /// Reads a whole text file, mapping failures to [`Error::Io`]. Only regular files are read (a FIFO or a
 /// device such as `/dev/stdin` or `/dev/zero` would block or never end), at most [`MAX_INPUT_BYTES`],
 /// and the text must be UTF-8; each refusal names the file.
+#[doc(hidden)]
 pub fn read_text(path: &std::path::Path) -> Result<String> {
     read_text_within(path, MAX_INPUT_BYTES, "an input file")
 }

@@ -273,7 +273,7 @@ pub fn advise(catalog: &Catalog, scenario: &Scenario, models: &[String]) -> Resu
 
 /// The selection `advise` resolves: `models` under the candidate strategies of `compare`'s
 /// [`DEFAULT_STRATEGIES`].
-pub(crate) fn selection(models: &[String]) -> Selection {
+pub fn selection(models: &[String]) -> Selection {
     Selection::new(models, &[]).default_strategies(&DEFAULT_STRATEGIES)
 }
 
@@ -400,8 +400,8 @@ pub(crate) fn work_per_run(request: &Request) -> Result<u64> {
 }
 
 /// [`advise_request`], telling `progress` how many (run, simulation) units are done when the
-/// scenario has more than one run ([`work_per_run`] gives their number per run).
-pub(crate) fn advise_request_with_progress(
+/// scenario has more than one run (`work_per_run` gives their number per run).
+pub fn advise_request_with_progress(
     request: &Request,
     progress: &(dyn Fn(u64) + Sync),
 ) -> Result<AdviceReport> {

@@ -20,7 +20,7 @@ use crate::sim::simulate::{context_warnings, simulate_pairs};
 /// Strategies compared when none are given: no caching, explicit breakpoints on the tool block, on
 /// tools + system, on tools + system + last message (5 min and 1 h TTL variants), automatic and
 /// implicit caching. Each is applied to every model that offers it; the rest are stated skips.
-pub(crate) const DEFAULT_STRATEGIES: [&str; 8] = [
+pub const DEFAULT_STRATEGIES: [&str; 8] = [
     "none",
     "explicit:tools",
     "explicit:tools+system",
@@ -138,7 +138,7 @@ pub fn compare(
 
 /// The selection `compare` resolves: `models` and `strategies` (empty: [`DEFAULT_STRATEGIES`]), with
 /// `none` added as the baseline.
-pub(crate) fn selection(models: &[String], strategies: &[String]) -> Selection {
+pub fn selection(models: &[String], strategies: &[String]) -> Selection {
     Selection::new(models, strategies)
         .default_strategies(&DEFAULT_STRATEGIES)
         .with_baseline()
@@ -146,13 +146,13 @@ pub(crate) fn selection(models: &[String], strategies: &[String]) -> Selection {
 
 /// The comparison of every pair of `request` (resolved from [`selection`], so it has the `none`
 /// baseline), all simulated on the scenario's one timeline.
-pub(crate) fn compare_request(request: &Request) -> Result<CompareReport> {
+pub fn compare_request(request: &Request) -> Result<CompareReport> {
     compare_request_with_progress(request, &|_| {})
 }
 
 /// [`compare_request`], telling `progress` how many (run, pair) simulations are done when the
 /// scenario has more than one run.
-pub(crate) fn compare_request_with_progress(
+pub fn compare_request_with_progress(
     request: &Request,
     progress: &(dyn Fn(u64) + Sync),
 ) -> Result<CompareReport> {

@@ -8,6 +8,7 @@
 
 pub mod advise;
 pub(crate) mod breakeven;
+#[doc(hidden)]
 pub mod calibrate;
 pub mod compare;
 pub(crate) mod counterfactual;
@@ -17,6 +18,7 @@ pub(crate) mod fitdist;
 pub mod replay;
 pub(crate) mod toolreport;
 pub(crate) mod uncertainty;
+#[doc(hidden)]
 pub mod vocabulary;
 pub mod whatif;
 

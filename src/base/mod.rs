@@ -5,8 +5,10 @@
 
 pub mod date;
 pub(crate) mod files;
+#[doc(hidden)]
 pub mod hash;
 pub mod quantity;
 pub(crate) mod rng;
 pub(crate) mod terminal;
+#[doc(hidden)]
 pub mod text;

@@ -1,5 +1,5 @@
 //! Amounts that are either fixed or drawn from a distribution (tokens per call, seconds between
-//! calls). Sampling uses fast standard samplers (see [`Sampler`]) and a caller-provided seeded RNG.
+//! calls). Sampling uses fast standard samplers (see `Sampler`) and a caller-provided seeded RNG.
 
 use rand::Rng;
 use serde::Serialize;

@@ -101,7 +101,7 @@ impl ToolEvent {
 pub struct SettingEvent {
     /// 1-based call number before which the setting changes (in every session).
     pub at_call: usize,
-    /// The setting, one of [`crate::model::catalog::SETTING_CHANGES`].
+    /// The setting, one of `crate::model::catalog::SETTING_CHANGES`.
     pub change: String,
 }
 

@@ -112,8 +112,8 @@ pub struct CacheRules {
     /// provider restricts placement (e.g. OpenAI: only inside input messages); all when absent.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub allowed_anchors: Option<Sourced<Vec<String>>>,
-    /// For each request setting of [`SETTING_CHANGES`] the provider documents, the first prompt
-    /// part (of [`PROMPT_PARTS`]) a change of it invalidates. A setting the table does not list
+    /// For each request setting of `SETTING_CHANGES` the provider documents, the first prompt
+    /// part (of `PROMPT_PARTS`) a change of it invalidates. A setting the table does not list
     /// invalidates nothing (no documented effect).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub invalidates: Option<Sourced<BTreeMap<String, String>>>,

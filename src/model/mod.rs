@@ -10,6 +10,7 @@ pub mod pricing;
 pub mod render;
 pub(crate) mod sourced;
 pub mod strategy;
+#[doc(hidden)]
 pub mod tokenizer;
 pub mod tokens;
 pub mod tools;

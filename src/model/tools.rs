@@ -13,7 +13,7 @@ pub const MCP_ONLY_FIELDS: [&str; 5] =
     ["annotations", "outputSchema", "title", "execution", "_meta"];
 
 /// Upper bound on the tools of one list: per tool file and over all the files loaded together
-/// ([`load_tool_files`], `pcsim tools`, a scenario's list at any call). Checked on the array's length
+/// (`load_tool_files`, `pcsim tools`, a scenario's list at any call). Checked on the array's length
 /// before any tool is parsed or compared, so a huge file costs one JSON parse, not the parsing of
 /// every tool and a duplicate check.
 pub const MAX_TOOLS: usize = 10_000;
@@ -565,7 +565,7 @@ pub(crate) fn load_tool_files(paths: &[impl AsRef<Path>]) -> Result<Vec<Tool>> {
     load_tool_files_with_warnings(paths).map(|(t, _)| t)
 }
 
-/// Like [`load_tool_files`], also returning the warnings of every file, in order.
+/// Like `load_tool_files`, also returning the warnings of every file, in order.
 pub fn load_tool_files_with_warnings(
     paths: &[impl AsRef<Path>],
 ) -> Result<(Vec<Tool>, Vec<String>)> {
@@ -682,7 +682,7 @@ pub fn openai_tool(tool: &Tool) -> Value {
 
 /// One Gemini function declaration `{name, description, parametersJsonSchema}`, as current clients
 /// (e.g. `@google/genai`'s `mcpToGeminiTool`) send MCP tools: the JSON Schema whole, minus the keywords
-/// Gemini rejects ([`GEMINI_UNSUPPORTED_SCHEMA_KEYS`]) at every depth (not inside `properties`, where
+/// Gemini rejects (`GEMINI_UNSUPPORTED_SCHEMA_KEYS`) at every depth (not inside `properties`, where
 /// keys are parameter names). The older `parameters` field takes only an OpenAPI subset and rejects
 /// `additionalProperties`, which most MCP servers emit.
 pub fn gemini_declaration(tool: &Tool) -> Value {

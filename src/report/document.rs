@@ -2,9 +2,9 @@
 //! its tables, charts, the assumptions it rests on, the source of every price it used and where it
 //! came from (pcsim version, catalog, scenario, seed, runs, command line).
 //!
-//! A [`Document`] is plain data; [`Document::to_html`] renders one HTML file with the charts inline
+//! A `Document` is plain data; `Document::to_html` renders one HTML file with the charts inline
 //! as SVG (no script, no external resource: it opens anywhere, offline), and
-//! [`Document::to_markdown`] renders Markdown for pull requests with the charts as PNG files to be
+//! `Document::to_markdown` renders Markdown for pull requests with the charts as PNG files to be
 //! written beside it.
 
 use std::fmt::Write as _;

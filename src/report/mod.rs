@@ -6,6 +6,7 @@
 
 pub mod chart;
 pub(crate) mod csv;
+#[doc(hidden)]
 pub mod document;
 pub(crate) mod json;
 pub(crate) mod table;
@@ -20,6 +21,7 @@ use crate::error::{Error, Result};
 /// Writes a file atomically: a temporary file in the same folder, then a rename, so a reader never
 /// sees a half-written report and an existing file is replaced whole or not at all. Only a regular
 /// file (or nothing) is replaced, never one of the run's inputs (see [`write_set`]).
+#[doc(hidden)]
 pub fn write_atomic(path: &Path, bytes: &[u8]) -> Result<()> {
     write_atomic_with(path, |f| f.write_all(bytes))
 }
@@ -27,6 +29,7 @@ pub fn write_atomic(path: &Path, bytes: &[u8]) -> Result<()> {
 /// Like [`write_atomic`], with the content streamed by `write` (large reports need not be built in
 /// memory first). If `write` fails or panics, the temporary file is removed and an existing file at
 /// `path` keeps its old content; a replaced file keeps its permissions.
+#[doc(hidden)]
 pub fn write_atomic_with(
     path: &Path,
     write: impl FnOnce(&mut std::io::BufWriter<std::fs::File>) -> std::io::Result<()>,
@@ -298,6 +301,7 @@ fn set_error(e: Error, state: &str) -> Error {
 /// work is wasted before an unwritable output folder is discovered. The probe file is created
 /// exclusively and never through a symbolic link, so a link planted in a shared folder cannot make
 /// pcsim truncate another file.
+#[doc(hidden)]
 pub fn ensure_writable_dir(dir: &Path) -> Result<()> {
     std::fs::create_dir_all(dir).map_err(|source| Error::Io {
         path: dir.to_path_buf(),
@@ -334,4 +338,5 @@ pub fn ensure_writable_dir(dir: &Path) -> Result<()> {
     })
 }
 
+#[doc(hidden)]
 pub use crate::base::text::usd;

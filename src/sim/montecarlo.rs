@@ -2,20 +2,20 @@
 //!
 //! Runs are independent (every draw depends only on the seed, the run and the session), so they are
 //! simulated in parallel with rayon. Determinism does not depend on the thread count: runs are
-//! grouped in fixed chunks of [`CHUNK_RUNS`] consecutive runs, each chunk is accumulated in run
+//! grouped in fixed chunks of `CHUNK_RUNS` consecutive runs, each chunk is accumulated in run
 //! order, and chunk accumulators are merged in chunk order.
 //!
 //! Memory does not grow with the number of runs beyond one `f64` per run (the run totals, kept for
 //! exact percentiles; 80 MB at the 10-million-run limit):
-//! - the curve is kept at no more than [`MAX_CURVE_POINTS`] call numbers (every call when there are
+//! - the curve is kept at no more than `MAX_CURVE_POINTS` call numbers (every call when there are
 //!   fewer), with a streaming mean per point;
-//! - curve percentiles come from the first runs only, as many as fit in [`CURVE_SAMPLE_VALUES`]
+//! - curve percentiles come from the first runs only, as many as fit in `CURVE_SAMPLE_VALUES`
 //!   values (at least 419 runs; all runs when they fit). Runs are independent and identically
 //!   distributed, so the first K runs are a uniform random sample of them; the reported
 //!   `curve_percentile_runs` says how many were used. A streaming sketch (P², t-digest) would cover
 //!   every run, but is approximate for any N and harder to make bit-for-bit independent of the
 //!   thread count; exact order statistics of a large fixed sample are simpler to reason about;
-//! - at most [`BATCH_CHUNKS`] chunk accumulators are alive at once.
+//! - at most `BATCH_CHUNKS` chunk accumulators are alive at once.
 
 use rayon::prelude::*;
 use serde::Serialize;
@@ -71,7 +71,7 @@ pub struct MonteCarlo {
     pub ci95_high_usd: Option<f64>,
     /// Runs whose curves give the curve percentiles (the first ones; all runs when they fit).
     pub curve_percentile_runs: u64,
-    /// The cumulative curve at each call number (or at most [`MAX_CURVE_POINTS`] evenly spaced ones).
+    /// The cumulative curve at each call number (or at most `MAX_CURVE_POINTS` evenly spaced ones).
     pub curve: Vec<CurvePoint>,
 }
 

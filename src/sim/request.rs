@@ -178,7 +178,7 @@ pub struct Selection {
 
 impl Selection {
     /// A selection of `models` and `strategies` (empty: the defaults).
-    pub(crate) fn new(models: &[String], strategies: &[String]) -> Self {
+    pub fn new(models: &[String], strategies: &[String]) -> Self {
         Selection {
             models: models.to_vec(),
             strategies: strategies.to_vec(),
@@ -187,7 +187,7 @@ impl Selection {
     }
 
     /// Uses `list` when no strategy is given (instead of the scenario's).
-    pub(crate) fn default_strategies(mut self, list: &[&str]) -> Self {
+    pub fn default_strategies(mut self, list: &[&str]) -> Self {
         self.default_strategies = Some(list.iter().map(|s| s.to_string()).collect());
         self
     }
@@ -205,7 +205,7 @@ impl Selection {
     }
 
     /// Overrides the scenario's `runs` and `seed` (`None`: keep the scenario's).
-    pub(crate) fn overrides(mut self, runs: Option<u64>, seed: Option<u64>) -> Self {
+    pub fn overrides(mut self, runs: Option<u64>, seed: Option<u64>) -> Self {
         self.runs = runs;
         self.seed = seed;
         self
@@ -215,11 +215,7 @@ impl Selection {
     /// strategies, and resolves every (model, strategy) pair: a model that does not offer a
     /// strategy, and a strategy that resolves on a model to one already listed, become stated
     /// [`Skipped`] entries. Errors name the file and field, or the flag, that holds a bad value.
-    pub(crate) fn resolve<'c>(
-        &self,
-        catalog: &'c Catalog,
-        scenario: Scenario,
-    ) -> Result<Request<'c>> {
+    pub fn resolve<'c>(&self, catalog: &'c Catalog, scenario: Scenario) -> Result<Request<'c>> {
         let mut scenario = scenario;
         if let Some(runs) = self.runs {
             scenario.set_runs(runs, COMMAND_LINE, "--runs")?;

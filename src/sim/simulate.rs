@@ -256,7 +256,7 @@ pub fn run_scenario(
 /// The `run` report of `request`: every pair on one timeline, plus the Monte Carlo when the
 /// scenario has more than one run, telling `progress` how many runs have completed as they complete.
 /// Errors when nothing can be simulated, or when the per-call bills would exceed
-/// [`MAX_BILLS_KEPT`].
+/// `MAX_BILLS_KEPT`.
 pub fn run_request(request: &Request, progress: &(dyn Fn(u64) + Sync)) -> Result<RunReport> {
     let scenario = &request.scenario;
     // Also checked when the request was resolved; a caller may have changed its scenario since.

@@ -3,7 +3,7 @@
 //! The API takes plain data (numbers and labels), so any command or library user can draw them:
 //! [`line_chart`] (cumulative cost, sweeps, with optional percentile bands), [`stacked_bar_chart`]
 //! (per-call cost breakdown) and [`horizontal_bar_chart`] (tool sizes). [`run_charts`],
-//! [`sweep_charts`] and [`tools_charts`] turn the reports of `run`, `sweep` and `tools` into the files
+//! `sweep_charts` and `tools_charts` turn the reports of `run`, `sweep` and `tools` into the files
 //! their `--out` option writes. Output is byte-identical for
 //! identical input: no system font, no timestamps, a deterministic PNG encoder.
 
@@ -12,19 +12,24 @@ mod hbar;
 mod line;
 mod run;
 mod stacked;
+#[doc(hidden)]
 pub mod style;
 mod text;
 mod tools;
 mod whatif;
 
 pub(crate) use advise::advise_charts;
+#[doc(hidden)]
 pub use hbar::{grouped_bar_chart, horizontal_bar_chart, Bar};
+#[doc(hidden)]
 pub use line::{line_chart, line_chart_with, LineExtras, LineSeries};
 pub use run::{
     compare_charts, compare_totals_chart, percentile_series, run_charts, sanitize_file_stem,
     ChartFile,
 };
+#[doc(hidden)]
 pub use stacked::stacked_bar_chart;
+#[doc(hidden)]
 pub use style::{Axis, ColourKey, Unit};
 pub(crate) use tools::{sweep_charts, tools_charts};
 pub(crate) use whatif::whatif_charts;

@@ -23,6 +23,7 @@ pub struct ChartFile {
 
 /// A file-name-safe form of `text`: ASCII letters, digits, `.` and `_` are kept, anything else becomes
 /// `-` (runs collapsed), so `explicit:tools@1h+system` becomes `explicit-tools-1h-system`.
+#[doc(hidden)]
 pub fn sanitize_file_stem(text: &str) -> String {
     let mut out = String::new();
     for c in text.chars() {
@@ -389,6 +390,7 @@ fn per_call_chart(
 /// cost that some run really had. Runs shorter than the longest simply stop contributing.
 ///
 /// Errors with [`Error::Unsupported`] when there is no run or no call.
+#[doc(hidden)]
 pub fn percentile_series(
     model: &str,
     strategy: &str,

@@ -20,9 +20,14 @@ mod setup;
 mod timeline;
 mod workspace;
 
-pub use prepared::{Prepared, REMOVAL_NOTICE_TOKENS};
 pub use setup::SimSetup;
+// The engine's prepared state and buffers, public for the benches and the integration tests only
+// (not the API: they change with the engine).
+#[doc(hidden)]
+pub use prepared::{Prepared, REMOVAL_NOTICE_TOKENS};
+#[doc(hidden)]
 pub use timeline::{PreparedSet, ToolCounts, MAX_RECORDED_CALLS};
+#[doc(hidden)]
 pub use workspace::Workspace;
 
 use rand::{Rng, RngExt};

@@ -33,7 +33,7 @@ pub struct PreparedSet<'a> {
     pub(super) members: Vec<Prepared<'a>>,
 }
 
-/// Tool and tool-list token counts kept across simulations, one [`ListCounter`] per distinct
+/// Tool and tool-list token counts kept across simulations, one `ListCounter` per distinct
 /// rendering: a command that prepares a scenario several times (advise's candidates, TTL rows and
 /// dropped tools) counts each tool and each list once.
 #[derive(Debug, Default)]
