@@ -5,8 +5,16 @@
 //! tokens are billed at the base rate, written to cache or read from it. pcsim applies those rules call
 //! by call and reports per-call bills and cumulative costs.
 //!
-//! The entry types are re-exported here; everything else lives in its layer folder (see
-//! `docs/architecture.md`).
+//! The entry types are re-exported here; the rest of the API lives in its layer's module (see
+//! `docs/architecture.md`): [`model`] (catalog, strategies, tools and their token counts), [`input`]
+//! (scenarios, MCP captures and client configurations, price imports, usage logs), [`sim`] (the
+//! request, the engine, Monte Carlo), [`analysis`] (compare, what-if, advise, replay) and [`report`]
+//! (the text, CSV and JSON renderings and the charts). `docs/public-api.txt` lists every public item
+//! and method; CI fails when the API changes without it. Items marked `#[doc(hidden)]` are public
+//! only for pcsim's own integration tests, benches and fuzz harness: they are not the API and may
+//! change in any release. The `cli` feature (on by default) adds the `pcsim` program ([`cli::main`]);
+//! a program that only simulates can leave it out (`default-features = false, features =
+//! ["tokenizers"]`) and depends on neither clap nor anyhow.
 //!
 //! Load a catalog and a scenario and run it (every model and strategy the scenario names):
 //!
@@ -74,7 +82,38 @@
 //! # Ok::<(), pcsim::Error>(())
 //! ```
 
+//! A what-if: the session with two tools removed before call 25, against the session as it is, on
+//! the same timeline; then the advice for the session as it is:
+//!
+//! ```
+//! use pcsim::analysis::{advise, whatif};
+//! use pcsim::{report, Catalog, Scenario};
+//! let catalog = Catalog::embedded()?;
+//! let scenario = Scenario::load(std::path::Path::new("examples/tool-change.toml"))?;
+//! let change = whatif::ToolChange {
+//!     remove: vec!["web_search".into(), "fetch_page".into()],
+//!     ..Default::default()
+//! };
+//! let (changed, summary) = whatif::apply_change(&scenario, 25, &change)?;
+//! let models = ["gpt-5.2".to_string()];
+//! let request = whatif::selection_at(&models, &[], 25).resolve(&catalog, scenario.clone())?;
+//! let report = whatif::whatif_request(&request, &changed, 25, summary)?;
+//! assert!(report.table().contains("remove 2 tool(s)"));
+//! let json = report::to_json(&report)?; // what `pcsim whatif --format json` prints
+//! assert!(json.contains("\"at_call\": 25"));
+//!
+//! let advice = advise::advise(&catalog, &scenario, &models)?;
+//! assert_eq!(advice.advice[0].model, "gpt-5.2");
+//! assert!(advice.advice[0].recommended.total_usd <= advice.advice[0].none_usd);
+//! # Ok::<(), pcsim::Error>(())
+//! ```
+
 #![warn(missing_docs)]
+// Without the `cli` feature the analyses only the program runs (fit, diff, tools, sweep, calibrate,
+// HTML documents, the benchmark) are not compiled; a few small helpers of the program's own that
+// live beside library code (terminal escaping, report-set writing, argument parsers) stay compiled
+// and unused there. They are checked for dead code in the default build, which CI lints.
+#![cfg_attr(not(feature = "cli"), allow(dead_code, unused_imports))]
 // No unwrap/expect in library code: bad input must become an `Error`, never a panic. Tests may unwrap.
 #![cfg_attr(not(test), deny(clippy::unwrap_used, clippy::expect_used))]
 

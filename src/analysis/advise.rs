@@ -933,7 +933,7 @@ fn ttl_advice(
 
 impl AdviceReport {
     /// The terminal report: one block per model.
-    pub(crate) fn table(&self) -> String {
+    pub fn table(&self) -> String {
         let mut out = format!(
             "scenario: {} ({} session(s) x {} calls); every saving below is from a simulation of it{}\n",
             crate::base::terminal::escape_inline(&self.scenario),

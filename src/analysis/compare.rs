@@ -300,7 +300,7 @@ impl CompareReport {
     ];
 
     /// One CSV row per (model, strategy).
-    pub(crate) fn csv(&self) -> String {
+    pub fn csv(&self) -> String {
         let mut out = Self::CSV_COLUMNS.join(",");
         out.push('\n');
         for c in &self.comparisons {
@@ -325,7 +325,7 @@ impl CompareReport {
     }
 
     /// The terminal table, then the stated skips.
-    pub(crate) fn table(&self) -> String {
+    pub fn table(&self) -> String {
         if self.runs > 1 {
             return self.table_of_runs();
         }

@@ -8,16 +8,23 @@
 
 pub mod advise;
 pub(crate) mod breakeven;
+#[cfg(feature = "cli")]
 #[doc(hidden)]
 pub mod calibrate;
 pub mod compare;
+#[cfg(feature = "cli")]
 pub(crate) mod counterfactual;
+#[cfg(feature = "cli")]
 pub(crate) mod diff;
+#[cfg(feature = "cli")]
 pub(crate) mod fit;
+#[cfg(feature = "cli")]
 pub(crate) mod fitdist;
 pub mod replay;
+#[cfg(feature = "cli")]
 pub(crate) mod toolreport;
 pub(crate) mod uncertainty;
+#[cfg(feature = "cli")]
 #[doc(hidden)]
 pub mod vocabulary;
 pub mod whatif;

@@ -54,7 +54,7 @@ pub(crate) fn cmd_advise(catalog: &Catalog, a: AdviseArgs, out: &mut dyn Write) 
         advise::advise_request_with_progress(&request, progress)
     })?;
     super::warn_context(rep.context_warnings.iter().map(|w| w.message()));
-    let json = report::json::to_json(&rep)?;
+    let json = report::to_json(&rep)?;
     let text = rep.table();
     match format {
         Format::Json => out.write_all(json.as_bytes())?,

@@ -53,7 +53,7 @@ pub(crate) fn cmd_bench(catalog: &Catalog, a: BenchArgs, out: &mut dyn Write) ->
         },
     )?;
     match a.format {
-        Format::Json => out.write_all(report::json::to_json(&r)?.as_bytes())?,
+        Format::Json => out.write_all(report::to_json(&r)?.as_bytes())?,
         Format::Table | Format::Csv => {
             let mut t = TextTable::new(&["measure", "value"], &[false, true]);
             let m = |x: f64| format!("{:.2} M", x / 1e6);

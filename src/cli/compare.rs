@@ -58,7 +58,7 @@ pub(crate) fn cmd_compare(catalog: &Catalog, a: CompareArgs, out: &mut dyn Write
         compare::compare_request_with_progress(&request, progress)
     })?;
     super::warn_context(rep.context_warnings.iter().map(|w| w.message()));
-    let json = report::json::to_json(&rep)?;
+    let json = report::to_json(&rep)?;
     let csv = rep.csv();
     super::print_report(out, a.format, &rep.table(), &csv, &json, &rep.skipped)?;
     outputs.write(

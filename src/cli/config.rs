@@ -193,7 +193,7 @@ pub(crate) fn cmd_config(catalog: &Catalog, a: ConfigArgs, out: &mut dyn Write) 
                 "duplicate_tool_names": dups,
                 "overhead": rows,
             });
-            out.write_all(report::json::to_json(&v)?.as_bytes())?;
+            out.write_all(report::to_json(&v)?.as_bytes())?;
         }
         Format::Table | Format::Csv => {
             let mut t = TextTable::new(

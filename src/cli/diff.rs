@@ -100,7 +100,7 @@ pub(crate) fn cmd_diff(catalog: &Catalog, a: DiffArgs, out: &mut dyn Write) -> R
         }
     };
     super::warn_context(rep.warnings());
-    let json = report::json::to_json(&rep)?;
+    let json = report::to_json(&rep)?;
     let csv = rep.csv();
     super::print_report(out, a.format, &rep.table(), &csv, &json, &[])?;
     outputs.write(

@@ -134,7 +134,7 @@ pub(crate) fn cmd_fit(catalog: &Catalog, a: FitArgs, out: &mut dyn Write) -> Res
         .map_err(|e| crate::Error::Internal(format!("the fitted scenario does not load: {e}")))?;
     match a.format {
         TextFormat::Table => out.write_all(fit.table().as_bytes())?,
-        TextFormat::Json => out.write_all(report::json::to_json(&fit)?.as_bytes())?,
+        TextFormat::Json => out.write_all(report::to_json(&fit)?.as_bytes())?,
     }
     out.flush()?;
     report::write_atomic(&a.out, toml.as_bytes())

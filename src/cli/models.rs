@@ -29,7 +29,7 @@ pub(crate) fn cmd_models(catalog: &Catalog, a: ModelsArgs, out: &mut dyn Write) 
     match format {
         Format::Json => {
             let v = serde_json::json!({ "catalog": catalog.origin, "overlaid_on": catalog.overlaid_on, "models": catalog.models });
-            out.write_all(report::json::to_json(&v)?.as_bytes())?;
+            out.write_all(report::to_json(&v)?.as_bytes())?;
         }
         Format::Table | Format::Csv => {
             let mut t = TextTable::new(
@@ -119,7 +119,7 @@ fn check(
         crate::input::litellm_check::check_against(catalog, &text, &file.display().to_string())?;
     if format == Format::Json {
         let v = serde_json::json!({ "catalog": catalog.origin, "file": file.display().to_string(), "check": rep });
-        out.write_all(report::json::to_json(&v)?.as_bytes())?;
+        out.write_all(report::to_json(&v)?.as_bytes())?;
         return Ok(());
     }
     let mut t = TextTable::new(

@@ -449,7 +449,7 @@ pub(crate) fn cmd_replay(catalog: &Catalog, a: ReplayArgs, out: &mut dyn Write) 
             if let Some(r) = &invoice {
                 v["invoice"] = serde_json::to_value(r)?;
             }
-            out.write_all(report::json::to_json(&v)?.as_bytes())?;
+            out.write_all(report::to_json(&v)?.as_bytes())?;
         }
         Format::Table | Format::Csv => {
             let conv = accs.first().map_or(0, |x| x.conversations);

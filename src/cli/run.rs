@@ -82,13 +82,9 @@ pub(crate) fn cmd_run(catalog: &Catalog, a: RunArgs, out: &mut dyn Write) -> Res
         }
     }
     super::warn_context(rep.context_warnings.iter().map(|w| w.message()));
-    let json = report::json::to_json(&rep)?;
-    let csv = report::csv::run_calls(&rep);
-    let mut summary = report::table::run_summary(&rep);
-    summary.push_str(&report::table::per_session(&rep));
-    if a.calls {
-        summary.push_str(&report::table::run_calls(&rep));
-    }
+    let json = report::to_json(&rep)?;
+    let csv = report::run_csv(&rep);
+    let summary = report::run_table(&rep, a.calls);
     super::print_report(out, a.format, &summary, &csv, &json, &rep.skipped)?;
     outputs.write(
         out,

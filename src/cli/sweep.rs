@@ -96,7 +96,7 @@ pub(crate) fn cmd_sweep(catalog: &Catalog, a: SweepArgs, out: &mut dyn Write) ->
             format!("from {} tools on, the tool block alone", p.tools),
         ))
     }));
-    let json = report::json::to_json(&rep)?;
+    let json = report::to_json(&rep)?;
     let csv = rep.csv();
     super::print_report(out, a.format, &rep.table(), &csv, &json, &[])?;
     if let Some(dir) = &a.out {

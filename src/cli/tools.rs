@@ -90,7 +90,7 @@ pub(crate) fn cmd_tools(catalog: &Catalog, a: ToolsArgs, out: &mut dyn Write) ->
         let r = rep.models.iter().find(|r| r.model == m.id)?;
         Some((r.tool_block_tokens, "the tool block".to_string()))
     }));
-    let json = report::json::to_json(&rep)?;
+    let json = report::to_json(&rep)?;
     match a.format {
         ToolsFormat::Json => out.write_all(json.as_bytes())?,
         ToolsFormat::Table => out.write_all(rep.table().as_bytes())?,

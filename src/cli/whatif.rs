@@ -111,9 +111,6 @@ pub(crate) fn cmd_whatif(catalog: &Catalog, a: WhatifArgs, out: &mut dyn Write) 
     let request = whatif::selection_at(&a.models, &a.strategies, a.at_call)
         .overrides(a.runs, a.seed)
         .resolve(catalog, scenario)?;
-    let mut changed = changed;
-    changed.seed = request.scenario.seed;
-    changed.runs = request.scenario.runs;
     let rep = super::progress::with_bar(
         request.scenario.runs as u64,
         2 * request.pairs.len() as u64,
@@ -122,7 +119,7 @@ pub(crate) fn cmd_whatif(catalog: &Catalog, a: WhatifArgs, out: &mut dyn Write) 
         },
     )?;
     super::warn_context(rep.context_warnings.iter().map(|w| w.message()));
-    let json = report::json::to_json(&rep)?;
+    let json = report::to_json(&rep)?;
     let csv = rep.csv();
     super::print_report(out, a.format, &rep.table(), &csv, &json, &rep.skipped)?;
     outputs.write(

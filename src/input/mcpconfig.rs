@@ -196,7 +196,7 @@ pub struct LoadOptions {
 }
 
 /// Loads a configuration file with options.
-pub(crate) fn load_config_with(path: &Path, opts: &LoadOptions) -> Result<McpConfig> {
+pub fn load_config_with(path: &Path, opts: &LoadOptions) -> Result<McpConfig> {
     let text = read_text(path)?;
     let env = |k: &str| std::env::var(k).ok();
     parse_document(&text, &path.display().to_string(), Some(path), opts, &env)

@@ -23,13 +23,13 @@ impl Catalog {
     /// Loads a catalog file as an overlay on the built-in catalog (`--catalog FILE`): its
     /// families, models and price sheets replace the built-in ones of the same id and add the
     /// others.
-    pub(crate) fn load_overlay(path: &Path) -> Result<Self> {
+    pub fn load_overlay(path: &Path) -> Result<Self> {
         let text = read_text(path)?;
         Self::overlay_toml_str(&text, &path.display().to_string())
     }
 
     /// Parses catalog text as an overlay on the built-in catalog (see [`Catalog::load_overlay`]).
-    pub(crate) fn overlay_toml_str(text: &str, origin: &str) -> Result<Self> {
+    pub fn overlay_toml_str(text: &str, origin: &str) -> Result<Self> {
         let catalog = Catalog::overlay_toml_str_unchecked_strategies(text, origin)?;
         catalog.check_default_strategies(text, origin)
     }

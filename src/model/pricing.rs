@@ -51,7 +51,7 @@ pub(crate) const PRICE_FLAG: &str = "--price";
 
 impl PriceOverride {
     /// Parses `MODEL=IN,OUT` (USD per million input and output tokens).
-    pub(crate) fn parse(arg: &str) -> Result<Self> {
+    pub fn parse(arg: &str) -> Result<Self> {
         let bad = |problem: String| {
             Error::invalid("command line", PRICE_FLAG, format!("`{arg}`: {problem}"))
         };

@@ -561,7 +561,7 @@ fn api_safe_name(name: &str) -> bool {
 
 /// Loads several tool files into one list, in order (several servers connected at once).
 /// Duplicate names across files are an error naming both files, as API providers reject them.
-pub(crate) fn load_tool_files(paths: &[impl AsRef<Path>]) -> Result<Vec<Tool>> {
+pub fn load_tool_files(paths: &[impl AsRef<Path>]) -> Result<Vec<Tool>> {
     load_tool_files_with_warnings(paths).map(|(t, _)| t)
 }
 

@@ -1,4 +1,4 @@
-//! Report layer: the renderers of `run` (text tables, CSV, JSON), the charts of every report (PNG and
+//! Report layer: the renderers of `run` ([`run_table`], [`run_csv`], [`to_json`]), the charts of every report (PNG and
 //! SVG), and atomic file output. Renders what the simulation and analysis layers computed; computes
 //! no figures of its own (a chart's parts come from the prices each result was billed at). The
 //! formatting primitives (dollars, CSV fields, tables) live in [`crate::base::text`] so the analyses
@@ -6,10 +6,12 @@
 
 pub mod chart;
 pub(crate) mod csv;
+#[cfg(feature = "cli")]
 #[doc(hidden)]
 pub mod document;
 pub(crate) mod json;
 pub(crate) mod table;
+#[cfg(feature = "cli")]
 pub(crate) mod usagelog;
 pub(crate) use crate::base::terminal;
 
@@ -17,6 +19,31 @@ use std::io::Write;
 use std::path::{Path, PathBuf};
 
 use crate::error::{Error, Result};
+use crate::sim::simulate::RunReport;
+
+/// What `pcsim run --format table` prints for `report`: the totals per model and strategy (with the
+/// Monte Carlo figures when it has several runs) and the totals per session; `per_call` adds the
+/// table of every call (`--calls`).
+pub fn run_table(report: &RunReport, per_call: bool) -> String {
+    let mut text = table::run_summary(report);
+    text.push_str(&table::per_session(report));
+    if per_call {
+        text.push_str(&table::run_calls(report));
+    }
+    text
+}
+
+/// What `pcsim run --format csv` prints for `report`: one row per simulated call (the columns are
+/// listed in the README).
+pub fn run_csv(report: &RunReport) -> String {
+    csv::run_calls(report)
+}
+
+/// Pretty JSON of any report, as `--format json` prints it (stable keys: see the README), with a
+/// trailing newline.
+pub fn to_json<T: serde::Serialize>(value: &T) -> Result<String> {
+    json::to_json(value)
+}
 
 /// Writes a file atomically: a temporary file in the same folder, then a rename, so a reader never
 /// sees a half-written report and an existing file is replaced whole or not at all. Only a regular

@@ -4,6 +4,7 @@
 //! request (`simulate`), the Monte Carlo and its statistics, and the bench workload.
 //! Depends on [`crate::input`], [`crate::model`] and [`crate::base`].
 
+#[cfg(feature = "cli")]
 #[doc(hidden)]
 pub mod bench;
 pub mod billing;

@@ -130,7 +130,7 @@ pub struct ContextWarning {
 
 impl ContextWarning {
     /// One line for standard error and reports.
-    pub(crate) fn message(&self) -> String {
+    pub fn message(&self) -> String {
         format!(
             "{}{}: call {} of session {} sends {} prompt tokens, above the model's context window of {} tokens ({}); {} call(s) exceed it, the largest {} tokens: the provider would refuse them, so their bills are not real",
             self.model,

@@ -13,6 +13,7 @@ mod fuzz;
 mod house;
 mod inputs;
 mod layers;
+mod library;
 mod limits;
 mod money;
 mod prices;

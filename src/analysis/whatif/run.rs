@@ -49,7 +49,8 @@ pub fn selection_at(models: &[String], strategies: &[String], at_call: usize) ->
 }
 
 /// The what-if report of `request` against `changed` (the request's scenario with the change of
-/// `summary` at `at_call`, from [`apply_change`]): both simulated with every pair on one timeline.
+/// `summary` at `at_call`, from [`apply_change`]): both simulated with every pair on one timeline,
+/// in the request's runs from its seed (overrides included, whatever `changed` says).
 pub fn whatif_request(
     request: &Request,
     changed: &Scenario,
@@ -117,6 +118,17 @@ pub fn whatif_request_with_progress(
     progress: &(dyn Fn(u64) + Sync),
 ) -> Result<WhatifReport> {
     let scenario = &request.scenario;
+    // The runs and the seed are the request's (its overrides included): the changed session is the
+    // same session with other tools, so it is simulated in the same runs from the same seed.
+    let aligned;
+    let changed = if changed.seed != scenario.seed || changed.runs != scenario.runs {
+        let mut c = changed.clone();
+        (c.seed, c.runs) = (scenario.seed, scenario.runs);
+        aligned = c;
+        &aligned
+    } else {
+        changed
+    };
     // The baseline and the changed session: twice the bills and the calls of the request.
     crate::sim::request::check_work(scenario, request.pairs.len(), 2)?;
     let base = simulate_pairs(request, scenario);

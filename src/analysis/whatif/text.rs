@@ -87,7 +87,7 @@ impl WhatifReport {
     ];
 
     /// One CSV row per outcome (empty cells for "never").
-    pub(crate) fn csv(&self) -> String {
+    pub fn csv(&self) -> String {
         let opt = |o: Option<u64>| o.map(|v| v.to_string()).unwrap_or_default();
         let mut out = Self::CSV_COLUMNS.join(",");
         out.push('\n');
@@ -118,7 +118,7 @@ impl WhatifReport {
     }
 
     /// The terminal table, one verdict per row below it, then the stated skips.
-    pub(crate) fn table(&self) -> String {
+    pub fn table(&self) -> String {
         if self.runs > 1 {
             return self.table_of_runs();
         }

@@ -17,7 +17,7 @@ const ROWS: usize = 20;
 /// saving against no caching; the recommended one is marked.
 ///
 /// Errors with [`crate::Error::Unsupported`] when the report has no model.
-pub(crate) fn advise_charts(report: &AdviceReport, opts: &ChartOptions) -> Result<Vec<ChartFile>> {
+pub fn advise_charts(report: &AdviceReport, opts: &ChartOptions) -> Result<Vec<ChartFile>> {
     let colours = ColourKey::new(report.advice.iter().map(|a| a.model.as_str()));
     // Every model gets its rows: the cheapest placements of each, so that about ROWS bars fit
     // (a model with 20 placements would otherwise push the other models off the chart).

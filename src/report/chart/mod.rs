@@ -15,10 +15,11 @@ mod stacked;
 #[doc(hidden)]
 pub mod style;
 mod text;
+#[cfg(feature = "cli")]
 mod tools;
 mod whatif;
 
-pub(crate) use advise::advise_charts;
+pub use advise::advise_charts;
 #[doc(hidden)]
 pub use hbar::{grouped_bar_chart, horizontal_bar_chart, Bar};
 #[doc(hidden)]
@@ -31,8 +32,9 @@ pub use run::{
 pub use stacked::stacked_bar_chart;
 #[doc(hidden)]
 pub use style::{Axis, ColourKey, Unit};
+#[cfg(feature = "cli")]
 pub(crate) use tools::{sweep_charts, tools_charts};
-pub(crate) use whatif::whatif_charts;
+pub use whatif::whatif_charts;
 
 use plotters::coord::Shift;
 use plotters::prelude::*;

@@ -1,0 +1,196 @@
+//! The library's public API, used the way a program that depends on pcsim would: each entry point
+//! gives exactly what the command built on it prints (the CLI is one client of the library), and
+//! the library builds without the CLI's dependencies.
+
+use std::path::PathBuf;
+
+use pcsim::analysis::{advise, compare, whatif};
+use pcsim::{report, run_request, Catalog, Scenario, Selection};
+
+use crate::common::{pcsim, root};
+
+fn example(name: &str) -> PathBuf {
+    root().join("examples").join(name)
+}
+
+/// What `pcsim ARGS` prints on standard output (it must succeed).
+fn printed(args: &[&str]) -> String {
+    let out = pcsim().args(args).output().unwrap();
+    assert!(
+        out.status.success(),
+        "pcsim {args:?}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8(out.stdout).unwrap()
+}
+
+#[test]
+fn a_run_through_the_library_is_what_pcsim_run_prints() {
+    let catalog = Catalog::embedded().unwrap();
+    for (name, runs) in [("default.toml", None), ("tool-change.toml", Some(30))] {
+        let path = example(name);
+        let p = path.to_str().unwrap();
+        let request = Selection::new(&[], &[])
+            .overrides(runs, Some(11))
+            .resolve(&catalog, Scenario::load(&path).unwrap())
+            .unwrap();
+        let rep = run_request(&request, &|_| {}).unwrap();
+        assert_eq!(rep.results.len(), request.pairs.len(), "{name}");
+        let mut args = vec!["run", p, "--seed", "11"];
+        let runs_text = runs.map(|r| r.to_string());
+        if let Some(r) = &runs_text {
+            args.extend(["--runs", r]);
+        }
+        for (format, text) in [
+            ("table", report::run_table(&rep, false)),
+            ("csv", report::run_csv(&rep)),
+            ("json", report::to_json(&rep).unwrap()),
+        ] {
+            let mut a = args.clone();
+            a.extend(["--format", format]);
+            assert_eq!(text, printed(&a), "{name} --format {format}");
+        }
+        let mut a = args.clone();
+        a.push("--calls");
+        assert_eq!(report::run_table(&rep, true), printed(&a), "{name} --calls");
+        // The Monte Carlo is there when asked for, and only then.
+        assert_eq!(
+            rep.results[0].montecarlo.is_some(),
+            runs.is_some(),
+            "{name}"
+        );
+    }
+}
+
+#[test]
+fn compare_whatif_and_advise_through_the_library_are_what_their_commands_print() {
+    let catalog = Catalog::embedded().unwrap();
+    let path = example("tool-change.toml");
+    let p = path.to_str().unwrap();
+    let scenario = Scenario::load(&path).unwrap();
+    let models = ["claude-sonnet-4.5".to_string(), "gpt-5.2".to_string()];
+
+    let request = compare::selection(&models, &[])
+        .overrides(Some(20), Some(5))
+        .resolve(&catalog, scenario.clone())
+        .unwrap();
+    let rep = compare::compare_request(&request).unwrap();
+    let args = [
+        "compare", p, "--model", &models[0], "--model", &models[1], "--runs", "20", "--seed", "5",
+    ];
+    for (format, text) in [
+        ("table", rep.table()),
+        ("csv", rep.csv()),
+        ("json", report::to_json(&rep).unwrap()),
+    ] {
+        let cli = printed(&[&args[..], &["--format", format]].concat());
+        assert_eq!(text, cli, "compare --format {format}");
+    }
+
+    // A what-if with overrides: the changed session is simulated in the request's runs from its
+    // seed, though the changed scenario handed in still carries the file's.
+    let change = whatif::ToolChange {
+        remove: vec!["web_search".into(), "fetch_page".into()],
+        ..Default::default()
+    };
+    let (changed, summary) = whatif::apply_change(&scenario, 25, &change).unwrap();
+    assert_ne!(
+        changed.runs, 20,
+        "the example's own runs differ from the override"
+    );
+    let request = whatif::selection_at(&models, &[], 25)
+        .overrides(Some(20), Some(5))
+        .resolve(&catalog, scenario.clone())
+        .unwrap();
+    let rep = whatif::whatif_request(&request, &changed, 25, summary.clone()).unwrap();
+    let mut aligned = changed.clone();
+    (aligned.seed, aligned.runs) = (5, 20);
+    let by_hand = whatif::whatif_request(&request, &aligned, 25, summary).unwrap();
+    assert_eq!(
+        rep.table(),
+        by_hand.table(),
+        "the changed session in the request's runs and seed"
+    );
+    let args = [
+        "whatif",
+        p,
+        "--model",
+        &models[0],
+        "--model",
+        &models[1],
+        "--at-call",
+        "25",
+        "--remove-tools",
+        "web_search,fetch_page",
+        "--runs",
+        "20",
+        "--seed",
+        "5",
+    ];
+    for (format, text) in [
+        ("table", rep.table()),
+        ("csv", rep.csv()),
+        ("json", report::to_json(&rep).unwrap()),
+    ] {
+        let cli = printed(&[&args[..], &["--format", format]].concat());
+        assert_eq!(text, cli, "whatif --format {format}");
+    }
+
+    let request = advise::selection(&models)
+        .overrides(None, Some(5))
+        .resolve(&catalog, scenario)
+        .unwrap();
+    let rep = advise::advise_request(&request).unwrap();
+    let args = [
+        "advise", p, "--model", &models[0], "--model", &models[1], "--seed", "5",
+    ];
+    assert_eq!(rep.table(), printed(&args), "advise");
+    let cli = printed(&[&args[..], &["--format", "json"]].concat());
+    assert_eq!(report::to_json(&rep).unwrap(), cli, "advise --format json");
+}
+
+/// A library user who only simulates (`default-features = false`) gets none of the command line's
+/// dependencies: pcsim's direct dependencies without the `cli` feature, from the lock file
+/// (for this host: other platforms' manifests need not be downloaded).
+#[test]
+fn the_library_without_the_cli_feature_does_not_depend_on_the_cli_crates() {
+    let tree = |features: &[&str]| {
+        let mut cmd = std::process::Command::new(env!("CARGO"));
+        cmd.current_dir(root()).args([
+            "tree",
+            "--locked",
+            "--offline",
+            "--edges",
+            "normal",
+            "--depth",
+            "1",
+            "--prefix",
+            "none",
+            "--format",
+            "{p}",
+        ]);
+        cmd.args(features);
+        let out = cmd.output().unwrap();
+        assert!(
+            out.status.success(),
+            "cargo tree: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        let text = String::from_utf8(out.stdout).unwrap();
+        text.lines()
+            .filter_map(|l| l.split_whitespace().next())
+            .map(str::to_string)
+            .collect::<std::collections::BTreeSet<_>>()
+    };
+    let cli_crates = ["clap", "anyhow", "indicatif"];
+    let with = tree(&[]);
+    let without = tree(&["--no-default-features", "--features", "tokenizers"]);
+    for c in cli_crates {
+        assert!(
+            with.contains(c),
+            "{c} is a direct dependency of the default build"
+        );
+        assert!(!without.contains(c), "{c} without the cli feature");
+    }
+    assert!(without.contains("tiktoken-rs") && without.contains("serde"));
+}
