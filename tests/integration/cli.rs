@@ -1,20 +1,8 @@
 //! The command line: the default job, the output contracts, the examples, and bad input.
 
 use predicates::prelude::*;
-use serde_json::Value;
 
-use crate::common::{pcsim, root};
-
-fn json_of(args: &[&str]) -> Value {
-    let out = pcsim()
-        .args(args)
-        .assert()
-        .success()
-        .get_output()
-        .stdout
-        .clone();
-    serde_json::from_slice(&out).expect("stdout is JSON")
-}
+use crate::common::{json_of, pcsim, root};
 
 #[test]
 fn default_job_runs_the_six_measured_models_with_and_without_caching() {

@@ -8,6 +8,23 @@ pub fn pcsim() -> assert_cmd::Command {
         .expect("the pcsim binary is built for integration tests")
 }
 
+/// What `pcsim ARGS` prints on standard output; the command must succeed (its standard error is
+/// shown when it does not).
+pub fn stdout_of(args: &[&str]) -> String {
+    let out = pcsim().args(args).output().unwrap();
+    assert!(
+        out.status.success(),
+        "pcsim {args:?} failed: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8(out.stdout).expect("UTF-8 on stdout")
+}
+
+/// [`stdout_of`], parsed as JSON.
+pub fn json_of(args: &[&str]) -> serde_json::Value {
+    serde_json::from_str(&stdout_of(args)).expect("stdout is JSON")
+}
+
 /// The project root (where Cargo.toml and models.toml live).
 pub fn root() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR"))

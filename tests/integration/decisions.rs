@@ -6,7 +6,7 @@ use std::path::{Path, PathBuf};
 
 use serde_json::Value;
 
-use crate::common::{pcsim, root};
+use crate::common::{json_of, pcsim, root};
 use pcsim::input::scenario::Scenario;
 use pcsim::input::trim::Trim;
 use pcsim::model::catalog::Catalog;
@@ -34,16 +34,6 @@ fn write(dir: &Path, name: &str, text: &str) -> PathBuf {
     let p = dir.join(name);
     std::fs::write(&p, text).unwrap();
     p
-}
-
-fn json_of(args: &[&str]) -> Value {
-    let out = pcsim().args(args).output().unwrap();
-    assert!(
-        out.status.success(),
-        "{args:?}: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    serde_json::from_slice(&out.stdout).expect("JSON on stdout")
 }
 
 fn f(v: &Value) -> f64 {

@@ -5,18 +5,7 @@ use std::time::Duration;
 
 use serde_json::Value;
 
-use crate::common::pcsim;
-
-fn json_of(args: &[&str]) -> Value {
-    let out = pcsim()
-        .args(args)
-        .assert()
-        .success()
-        .get_output()
-        .stdout
-        .clone();
-    serde_json::from_slice(&out).expect("stdout is JSON")
-}
+use crate::common::{json_of, pcsim};
 
 #[test]
 fn runs_on_the_command_line_meet_the_scenarios_work_limit() {

@@ -7,21 +7,18 @@ use std::path::PathBuf;
 use pcsim::analysis::{advise, compare, whatif};
 use pcsim::{report, run_request, Catalog, Scenario, Selection};
 
-use crate::common::{pcsim, root};
+use crate::common::{root, stdout_of};
 
 fn example(name: &str) -> PathBuf {
     root().join("examples").join(name)
 }
 
-/// What `pcsim ARGS` prints on standard output (it must succeed).
-fn printed(args: &[&str]) -> String {
-    let out = pcsim().args(args).output().unwrap();
-    assert!(
-        out.status.success(),
-        "pcsim {args:?}: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    String::from_utf8(out.stdout).unwrap()
+/// Each `(format, text)` is what `pcsim ARGS --format FORMAT` prints.
+fn printed_in_each_format(args: &[&str], texts: [(&str, String); 3]) {
+    for (format, text) in texts {
+        let cli = stdout_of(&[args, &["--format", format]].concat());
+        assert_eq!(text, cli, "{args:?} --format {format}");
+    }
 }
 
 #[test]
@@ -48,11 +45,15 @@ fn a_run_through_the_library_is_what_pcsim_run_prints() {
         ] {
             let mut a = args.clone();
             a.extend(["--format", format]);
-            assert_eq!(text, printed(&a), "{name} --format {format}");
+            assert_eq!(text, stdout_of(&a), "{name} --format {format}");
         }
         let mut a = args.clone();
         a.push("--calls");
-        assert_eq!(report::run_table(&rep, true), printed(&a), "{name} --calls");
+        assert_eq!(
+            report::run_table(&rep, true),
+            stdout_of(&a),
+            "{name} --calls"
+        );
         // The Monte Carlo is there when asked for, and only then.
         assert_eq!(
             rep.results[0].montecarlo.is_some(),
@@ -78,14 +79,14 @@ fn compare_whatif_and_advise_through_the_library_are_what_their_commands_print()
     let args = [
         "compare", p, "--model", &models[0], "--model", &models[1], "--runs", "20", "--seed", "5",
     ];
-    for (format, text) in [
-        ("table", rep.table()),
-        ("csv", rep.csv()),
-        ("json", report::to_json(&rep).unwrap()),
-    ] {
-        let cli = printed(&[&args[..], &["--format", format]].concat());
-        assert_eq!(text, cli, "compare --format {format}");
-    }
+    printed_in_each_format(
+        &args,
+        [
+            ("table", rep.table()),
+            ("csv", rep.csv()),
+            ("json", report::to_json(&rep).unwrap()),
+        ],
+    );
 
     // A what-if with overrides: the changed session is simulated in the request's runs from its
     // seed, though the changed scenario handed in still carries the file's.
@@ -127,14 +128,14 @@ fn compare_whatif_and_advise_through_the_library_are_what_their_commands_print()
         "--seed",
         "5",
     ];
-    for (format, text) in [
-        ("table", rep.table()),
-        ("csv", rep.csv()),
-        ("json", report::to_json(&rep).unwrap()),
-    ] {
-        let cli = printed(&[&args[..], &["--format", format]].concat());
-        assert_eq!(text, cli, "whatif --format {format}");
-    }
+    printed_in_each_format(
+        &args,
+        [
+            ("table", rep.table()),
+            ("csv", rep.csv()),
+            ("json", report::to_json(&rep).unwrap()),
+        ],
+    );
 
     let request = advise::selection(&models)
         .overrides(None, Some(5))
@@ -144,8 +145,8 @@ fn compare_whatif_and_advise_through_the_library_are_what_their_commands_print()
     let args = [
         "advise", p, "--model", &models[0], "--model", &models[1], "--seed", "5",
     ];
-    assert_eq!(rep.table(), printed(&args), "advise");
-    let cli = printed(&[&args[..], &["--format", "json"]].concat());
+    assert_eq!(rep.table(), stdout_of(&args), "advise");
+    let cli = stdout_of(&[&args[..], &["--format", "json"]].concat());
     assert_eq!(report::to_json(&rep).unwrap(), cli, "advise --format json");
 }
 

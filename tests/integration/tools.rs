@@ -4,23 +4,12 @@ use std::path::{Path, PathBuf};
 
 use serde_json::Value;
 
-use crate::common::{capture, pcsim, shared_reference};
+use crate::common::{capture, json_of, pcsim, shared_reference};
 use pcsim::model::catalog::Catalog;
 use pcsim::model::tools::{
     anthropic_tool, gemini_declaration, load_tool_files_with_warnings, openai_tool,
     synthetic_tools, MCP_ONLY_FIELDS,
 };
-
-/// Runs pcsim with `args`, expecting success; returns parsed JSON from stdout.
-fn json_of(args: &[&str]) -> Value {
-    let out = pcsim().args(args).output().unwrap();
-    assert!(
-        out.status.success(),
-        "pcsim {args:?} failed: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    serde_json::from_slice(&out.stdout).expect("stdout is JSON")
-}
 
 /// Runs pcsim expecting exit code 2; returns stderr.
 fn user_error(args: &[&str]) -> String {

@@ -5,7 +5,7 @@ use std::path::{Path, PathBuf};
 
 use serde_json::Value;
 
-use crate::common::{capture, pcsim};
+use crate::common::{capture, json_of, pcsim};
 use pcsim::model::catalog::Catalog;
 use pcsim::model::tools::{synthetic_tool, synthetic_tools};
 
@@ -20,16 +20,6 @@ fn scenario(dir: &Path, name: &str, text: &str) -> PathBuf {
 const TWO_CALLS: &str = "name = \"two\"\n[tools]\nsynthetic = { count = 20, params = 3 }\n\
     [session]\ncalls = 2\nsystem_tokens = 1000\nfirst_user_tokens = 100\n\
     tool_result_tokens = 300\noutput_tokens = 50\ngap_seconds = 10\n";
-
-fn json_of(args: &[&str]) -> Value {
-    let out = pcsim().args(args).output().unwrap();
-    assert!(
-        out.status.success(),
-        "{args:?}: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    serde_json::from_slice(&out.stdout).expect("JSON on stdout")
-}
 
 fn f(v: &Value) -> f64 {
     v.as_f64().unwrap_or_else(|| panic!("not a number: {v}"))
