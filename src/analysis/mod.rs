@@ -7,7 +7,7 @@
 //! the report layer above it.
 
 pub mod advise;
-pub(crate) mod breakeven;
+pub mod breakeven;
 #[cfg(feature = "cli")]
 #[doc(hidden)]
 pub mod calibrate;
@@ -23,7 +23,7 @@ pub(crate) mod fitdist;
 pub mod replay;
 #[cfg(feature = "cli")]
 pub(crate) mod toolreport;
-pub(crate) mod uncertainty;
+pub mod uncertainty;
 #[cfg(feature = "cli")]
 #[doc(hidden)]
 pub mod vocabulary;

@@ -5,7 +5,7 @@
 
 pub mod catalog;
 mod load;
-pub(crate) mod prices;
+pub mod prices;
 pub mod pricing;
 pub mod render;
 pub(crate) mod sourced;
