@@ -11,7 +11,8 @@ use std::path::{Path, PathBuf};
 
 use criterion::{criterion_group, criterion_main, Criterion, Throughput};
 
-use pcsim::analysis::replay::{load_log, replay, ReplayOptions};
+use pcsim::analysis::replay::{replay, ReplayOptions};
+use pcsim::input::usagelog::load_log;
 use pcsim::model::catalog::Catalog;
 use pcsim::model::strategy::Strategy;
 

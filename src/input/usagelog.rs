@@ -187,8 +187,7 @@ pub fn parse_log(text: &str, origin: &str) -> Result<UsageLog> {
 }
 
 /// Reads a log from any reader; `origin` names it in messages.
-#[doc(hidden)]
-pub fn read_log(reader: impl Read, origin: &str) -> Result<UsageLog> {
+pub(crate) fn read_log(reader: impl Read, origin: &str) -> Result<UsageLog> {
     let mut r = BufReader::with_capacity(1 << 16, reader);
     let mut log = UsageLog {
         origin: origin.to_string(),
@@ -1062,8 +1061,7 @@ pub(crate) fn parse_time(v: &Value) -> Option<f64> {
 }
 
 /// `YYYY-MM-DDTHH:MM:SS[.fff](Z|±HH:MM)` to Unix seconds.
-#[doc(hidden)]
-pub fn parse_rfc3339(s: &str) -> Option<f64> {
+pub(crate) fn parse_rfc3339(s: &str) -> Option<f64> {
     let s = s.trim();
     if s.len() < 19 || !s.is_char_boundary(19) || !s.is_char_boundary(10) {
         return None;
@@ -1109,8 +1107,7 @@ pub fn parse_rfc3339(s: &str) -> Option<f64> {
 }
 
 /// The UTC date (`YYYY-MM-DD`) of Unix seconds.
-#[doc(hidden)]
-pub fn utc_date(unix: f64) -> String {
+pub(crate) fn utc_date(unix: f64) -> String {
     let days = (unix / 86_400.0).floor() as i64;
     // Civil from days (Howard Hinnant's algorithm).
     let z = days + 719_468;

@@ -24,9 +24,7 @@ mod simulate;
 mod tally;
 mod types;
 
-pub use crate::input::usagelog::{
-    load_log, parse_log, parse_rfc3339, read_log, utc_date, LoggedCall, UsageLog,
-};
+pub(crate) use crate::input::usagelog::{load_log, utc_date, LoggedCall, UsageLog};
 pub(crate) use conversations::{conversations, infer_prefix_tokens};
 pub(crate) use pricing::{logged_usd, match_model, uncached_usd, ModelMatcher};
 pub use simulate::{content_seed, replay, uses_prefix_anchors};

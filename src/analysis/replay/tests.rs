@@ -1,4 +1,5 @@
 use super::*;
+use crate::input::usagelog::{parse_log, parse_rfc3339};
 use crate::model::catalog::Catalog;
 use crate::model::strategy::Strategy;
 

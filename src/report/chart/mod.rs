@@ -24,10 +24,8 @@ pub use advise::advise_charts;
 pub use hbar::{grouped_bar_chart, horizontal_bar_chart, Bar};
 #[doc(hidden)]
 pub use line::{line_chart, line_chart_with, LineExtras, LineSeries};
-pub use run::{
-    compare_charts, compare_totals_chart, percentile_series, run_charts, sanitize_file_stem,
-    ChartFile,
-};
+pub(crate) use run::sanitize_file_stem;
+pub use run::{compare_charts, compare_totals_chart, percentile_series, run_charts, ChartFile};
 #[doc(hidden)]
 pub use stacked::stacked_bar_chart;
 #[doc(hidden)]

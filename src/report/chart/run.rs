@@ -23,8 +23,7 @@ pub struct ChartFile {
 
 /// A file-name-safe form of `text`: ASCII letters, digits, `.` and `_` are kept, anything else becomes
 /// `-` (runs collapsed), so `explicit:tools@1h+system` becomes `explicit-tools-1h-system`.
-#[doc(hidden)]
-pub fn sanitize_file_stem(text: &str) -> String {
+pub(crate) fn sanitize_file_stem(text: &str) -> String {
     let mut out = String::new();
     for c in text.chars() {
         if c.is_ascii_alphanumeric() || c == '.' || c == '_' {
