@@ -10,5 +10,4 @@ pub mod hash;
 pub mod quantity;
 pub(crate) mod rng;
 pub(crate) mod terminal;
-#[doc(hidden)]
-pub mod text;
+pub(crate) mod text;

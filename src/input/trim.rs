@@ -78,8 +78,7 @@ const ABBREVIATIONS: [&str; 8] = [
 /// The first sentence of `text`: up to and including the first `.`, `!` or `?` that is followed by
 /// whitespace or the end (not an abbreviation such as "e.g."), or up to the first blank line or line
 /// break followed by a list item, whichever comes first. Leading and trailing whitespace is removed.
-#[doc(hidden)]
-pub fn first_sentence(text: &str) -> String {
+pub(crate) fn first_sentence(text: &str) -> String {
     let text = text.trim();
     for (i, c) in text.char_indices() {
         let end = i + c.len_utf8();

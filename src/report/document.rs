@@ -228,7 +228,7 @@ pub(crate) fn charts(
 }
 
 /// `text` with `& < > " '` escaped for HTML text and attributes.
-pub fn escape_html(text: &str) -> String {
+pub(crate) fn escape_html(text: &str) -> String {
     let mut out = String::with_capacity(text.len());
     for c in text.chars() {
         match c {

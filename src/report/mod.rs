@@ -1,14 +1,13 @@
-//! Report layer: the renderers of `run` ([`run_table`], [`run_csv`], [`to_json`]), the charts of every report (PNG and
-//! SVG), and atomic file output. Renders what the simulation and analysis layers computed; computes
-//! no figures of its own (a chart's parts come from the prices each result was billed at). The
-//! formatting primitives (dollars, CSV fields, tables) live in [`crate::base::text`] so the analyses
-//! can use them too.
+//! Report layer: the renderers of `run` ([`run_table`], [`run_csv`], [`to_json`]), the charts of
+//! every report (PNG and SVG), dollars as pcsim prints them ([`usd`]) and atomic file output
+//! ([`write_atomic`]). Renders what the simulation and analysis layers computed; computes no figures
+//! of its own (a chart's parts come from the prices each result was billed at). The formatting
+//! primitives (dollars, CSV fields, tables) live in `base::text` so the analyses can use them too.
 
 pub mod chart;
 pub(crate) mod csv;
 #[cfg(feature = "cli")]
-#[doc(hidden)]
-pub mod document;
+pub(crate) mod document;
 pub(crate) mod json;
 pub(crate) mod table;
 #[cfg(feature = "cli")]
@@ -47,8 +46,7 @@ pub fn to_json<T: serde::Serialize>(value: &T) -> Result<String> {
 
 /// Writes a file atomically: a temporary file in the same folder, then a rename, so a reader never
 /// sees a half-written report and an existing file is replaced whole or not at all. Only a regular
-/// file (or nothing) is replaced, never one of the run's inputs (see [`write_set`]).
-#[doc(hidden)]
+/// file (or nothing) is replaced; in the `pcsim` program, never a file it read as input.
 pub fn write_atomic(path: &Path, bytes: &[u8]) -> Result<()> {
     write_atomic_with(path, |f| f.write_all(bytes))
 }
@@ -56,7 +54,6 @@ pub fn write_atomic(path: &Path, bytes: &[u8]) -> Result<()> {
 /// Like [`write_atomic`], with the content streamed by `write` (large reports need not be built in
 /// memory first). If `write` fails or panics, the temporary file is removed and an existing file at
 /// `path` keeps its old content; a replaced file keeps its permissions.
-#[doc(hidden)]
 pub fn write_atomic_with(
     path: &Path,
     write: impl FnOnce(&mut std::io::BufWriter<std::fs::File>) -> std::io::Result<()>,
@@ -365,5 +362,4 @@ pub fn ensure_writable_dir(dir: &Path) -> Result<()> {
     })
 }
 
-#[doc(hidden)]
 pub use crate::base::text::usd;

@@ -162,10 +162,8 @@ fn scenario_keep_drop_and_per_server_trim() {
     );
     let original = capture("server-github");
     let issue = original.iter().find(|t| t.name == "create_issue").unwrap();
-    assert_eq!(
-        s.tools[1].description,
-        pcsim::input::trim::first_sentence(&issue.description)
-    );
+    let trimmed = Trim::FirstSentence.apply(std::slice::from_ref(issue));
+    assert_eq!(s.tools[1].description, trimmed[0].description);
 }
 
 #[test]

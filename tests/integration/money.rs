@@ -260,7 +260,7 @@ fn savings_are_positive_when_they_save() {
         let saving = o["baseline_usd"].as_f64().unwrap() - o["changed_usd"].as_f64().unwrap();
         assert!((o["saving_usd"].as_f64().unwrap() - saving).abs() < 1e-9);
         assert!((o["extra_usd"].as_f64().unwrap() + saving).abs() < 1e-9);
-        let shown = pcsim::base::text::usd(saving);
+        let shown = pcsim::report::usd(saving);
         let strategy = o["strategy"].as_str().unwrap();
         let row = text
             .lines()

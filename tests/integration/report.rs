@@ -133,7 +133,12 @@ fn html_report_is_one_self_contained_file_with_charts_prices_and_provenance() {
     for id in ["claude-opus-4.8", "gpt-5.6", "gemini-3.6-flash", "kimi-k3"] {
         let m = catalog.model(id).unwrap();
         for s in [&m.input_usd_per_mtok.source, &m.output_usd_per_mtok.source] {
-            let escaped = pcsim::report::document::escape_html(s);
+            let escaped = s
+                .replace('&', "&amp;")
+                .replace('<', "&lt;")
+                .replace('>', "&gt;")
+                .replace('"', "&quot;")
+                .replace('\'', "&#39;");
             assert!(html.contains(&escaped), "{id}: source `{s}` missing");
         }
     }
