@@ -14,7 +14,7 @@
 //! only for pcsim's own integration tests, benches and fuzz harness: they are not the API and may
 //! change in any release. The `cli` feature (on by default) adds the `pcsim` program ([`cli::main`]);
 //! a program that only simulates can leave it out (`default-features = false, features =
-//! ["tokenizers"]`) and depends on neither clap nor anyhow.
+//! ["tokenizers"]`): no clap, no indicatif, and anyhow only where tiktoken-rs uses it.
 //!
 //! Load a catalog and a scenario and run it (every model and strategy the scenario names):
 //!
@@ -119,7 +119,8 @@
 // No unwrap/expect in library code: bad input must become an `Error`, never a panic. Tests may unwrap.
 #![cfg_attr(not(test), deny(clippy::unwrap_used, clippy::expect_used))]
 
-// Layers, lowest first: each may use only those listed before it (see each folder's module doc).
+// Layers, lowest first: error, base, model, input, sim, analysis, report, cli; each may use only the
+// ones below it (see each folder's module doc). rustfmt sorts the declarations by name.
 pub mod analysis;
 pub mod base;
 #[cfg(feature = "cli")]

@@ -19,8 +19,6 @@ pub struct Sourced<T> {
     pub checked: Option<String>,
 }
 
-impl<T: Copy> Sourced<T> {}
-
 /// Kinds of source a catalog number may cite.
 pub const SOURCE_KINDS: [&str; 4] = ["measured:", "documented:", "derived:", "assumed:"];
 
