@@ -980,26 +980,17 @@ fn advise_chart_shows_every_model_with_its_cheapest_placements() {
     let dir = tempfile::tempdir().unwrap();
     let out = dir.path().join("adv");
     let scenario = common::root().join("examples/github-filesystem.toml");
-    let json = common::pcsim()
-        .arg("advise")
-        .arg(&scenario)
-        .args([
-            "--format",
-            "json",
-            "--svg",
-            "--chart-size",
-            "1200x750",
-            "--out",
-        ])
-        .arg(&out)
-        .output()
-        .unwrap();
-    assert!(
-        json.status.success(),
-        "{}",
-        String::from_utf8_lossy(&json.stderr)
-    );
-    let v: serde_json::Value = serde_json::from_slice(&json.stdout).unwrap();
+    let v = common::json_of(&[
+        "advise",
+        scenario.to_str().unwrap(),
+        "--format",
+        "json",
+        "--svg",
+        "--chart-size",
+        "1200x750",
+        "--out",
+        out.to_str().unwrap(),
+    ]);
     let svg = std::fs::read(out.join("advise-totals.svg")).unwrap();
     dump("advise-totals.svg", &svg);
     let texts = svg_texts(&svg, 1200, 750, "advise-totals").join("\n");

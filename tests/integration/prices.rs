@@ -10,7 +10,7 @@ use pcsim::model::pricing::Pricing;
 use pcsim::model::strategy::Strategy;
 use pcsim::sim::engine::{simulate_collect, SimSetup};
 
-use crate::common::{pcsim, root};
+use crate::common::{json_of, pcsim, root};
 
 fn scenario(text: &str) -> Scenario {
     Scenario::from_toml_str(text, "test scenario", &root().join("examples"))
@@ -64,17 +64,18 @@ fn a_dated_price_change_applies_from_its_day() {
         let dir = tempfile::tempdir().unwrap();
         let p = dir.path().join("one.toml");
         std::fs::write(&p, ONE_CALL).unwrap();
-        let out = pcsim()
-            .args(["run", p.to_str().unwrap(), "--model", "gemini-3.6-flash"])
-            .args(["--strategy", "none", "--format", "json", "--on", on])
-            .output()
-            .unwrap();
-        assert!(
-            out.status.success(),
-            "{}",
-            String::from_utf8_lossy(&out.stderr)
-        );
-        let v: Value = serde_json::from_slice(&out.stdout).unwrap();
+        let v = json_of(&[
+            "run",
+            p.to_str().unwrap(),
+            "--model",
+            "gemini-3.6-flash",
+            "--strategy",
+            "none",
+            "--format",
+            "json",
+            "--on",
+            on,
+        ]);
         v["results"][0]["total_usd"].as_f64().unwrap()
     };
     assert!(close(run("2026-12-31"), 0.009375));

@@ -172,19 +172,9 @@ fn reports_of_monte_carlo_runs_show_the_figures_over_the_runs() {
     let dir = tempfile::tempdir().unwrap();
     let scenario = common::root().join("examples/github-filesystem.toml");
     let pcsim_json = |args: &[&str]| -> serde_json::Value {
-        let out = common::pcsim()
-            .arg(args[0])
-            .arg(&scenario)
-            .args(&args[1..])
-            .args(["--runs", "20", "--format", "json"])
-            .output()
-            .unwrap();
-        assert!(
-            out.status.success(),
-            "{}",
-            String::from_utf8_lossy(&out.stderr)
-        );
-        serde_json::from_slice(&out.stdout).unwrap()
+        let s = scenario.to_str().unwrap();
+        let tail = ["--runs", "20", "--format", "json"];
+        common::json_of(&[&[args[0], s], &args[1..], &tail[..]].concat())
     };
     let report_of = |args: &[&str]| -> String {
         let path = dir.path().join(format!("{}.html", args[0]));
