@@ -36,6 +36,20 @@ pub struct Import {
     pub ignored: BTreeMap<String, usize>,
 }
 
+impl Import {
+    /// Records `key` as not imported, and why; a bad value also counts in `bad`.
+    fn skip(&mut self, key: &str, skip: Skip) {
+        let reason = match skip {
+            Skip::NotApplicable(why) => why,
+            Skip::Bad(b) => {
+                self.bad += 1;
+                b.to_string()
+            }
+        };
+        self.skipped.push((key.to_string(), reason));
+    }
+}
+
 fn is_ignored_field(k: &str) -> bool {
     k.starts_with("supports_")
         || k.starts_with("supported_")
@@ -112,13 +126,8 @@ pub fn import(text: &str, origin: &str, keys: &[String]) -> Result<Import> {
         let (flat, tiered) = match flatten_tiered(entry) {
             Ok(Some((v, note))) => (Some(v), Some(note)),
             Ok(None) => (None, None),
-            Err(Skip::NotApplicable(why)) => {
-                imp.skipped.push((key.clone(), why));
-                continue;
-            }
-            Err(Skip::Bad(b)) => {
-                imp.skipped.push((key.clone(), b.to_string()));
-                imp.bad += 1;
+            Err(skip) => {
+                imp.skip(key, skip);
                 continue;
             }
         };
@@ -128,13 +137,8 @@ pub fn import(text: &str, origin: &str, keys: &[String]) -> Result<Import> {
         };
         let mut e = match map_entry(key, &entry, &embedded.families, &checked) {
             Ok(e) => e,
-            Err(Skip::NotApplicable(why)) => {
-                imp.skipped.push((key.clone(), why));
-                continue;
-            }
-            Err(Skip::Bad(b)) => {
-                imp.skipped.push((key.clone(), b.to_string()));
-                imp.bad += 1;
+            Err(skip) => {
+                imp.skip(key, skip);
                 continue;
             }
         };
