@@ -8,6 +8,7 @@ use pcsim::input::scenario::Scenario;
 use pcsim::model::catalog::Catalog;
 use pcsim::model::pricing::Pricing;
 use pcsim::model::strategy::Strategy;
+use pcsim::sim::billing::CallBill;
 use pcsim::sim::engine::{simulate_collect, SimSetup};
 
 use crate::common::{json_of, pcsim, root};
@@ -21,16 +22,26 @@ fn day(s: &str) -> pcsim::base::date::Day {
     s.parse().unwrap()
 }
 
-/// Total dollars of `strategy` on `model` with the catalog priced as `pricing`.
-fn total(text: &str, model: &str, strategy: &str, pricing: &Pricing) -> f64 {
+/// The bills of run 0 of `strategy` on `model` with the catalog priced as `pricing`.
+fn bills(text: &str, model: &str, strategy: &str, pricing: &Pricing) -> Vec<CallBill> {
     let c = Catalog::embedded().unwrap().priced(pricing).unwrap();
     let m = c.model(model).unwrap();
     let r = Strategy::parse(strategy).unwrap().resolve(m).unwrap();
     let s = scenario(text);
     simulate_collect(&s, &SimSetup::new(m, &r, s.first_token_seconds), 0)
+}
+
+/// Total dollars of `strategy` on `model` with the catalog priced as `pricing`.
+fn total(text: &str, model: &str, strategy: &str, pricing: &Pricing) -> f64 {
+    bills(text, model, strategy, pricing)
         .last()
         .unwrap()
         .cumulative_usd
+}
+
+/// Two calls without tools or system prompt: a first message of `first` tokens, then 10 more.
+fn two_calls(first: u64) -> String {
+    format!("[session]\ncalls = 2\nfirst_user_tokens = {first}\nuser_tokens = 10\ntool_result_tokens = 0\noutput_tokens = 100\ngap_seconds = 10\n")
 }
 
 fn close(a: f64, b: f64) -> bool {
@@ -124,30 +135,18 @@ fn a_batch_run_halves_the_bill_and_keeps_caching() {
 /// The same prompt cut to 200,000 tokens is priced at $5 / $30.
 #[test]
 fn a_300k_token_prompt_takes_the_long_context_prices() {
-    let text = |first: u64| {
-        format!("[session]\ncalls = 2\nfirst_user_tokens = {first}\nuser_tokens = 10\ntool_result_tokens = 0\noutput_tokens = 100\ngap_seconds = 10\n")
-    };
-    let c = Catalog::embedded()
-        .unwrap()
-        .priced(&Pricing::on(day("2026-12-03")))
-        .unwrap();
-    let m = c.model("gpt-5.6-sol").unwrap();
-    let r = Strategy::parse("explicit:last")
-        .unwrap()
-        .resolve(m)
-        .unwrap();
-    let s = scenario(&text(300_000));
-    let bills = simulate_collect(&s, &SimSetup::new(m, &r, s.first_token_seconds), 0);
-    assert_eq!(bills[0].prompt_tokens, 300_000);
-    assert_eq!(bills[0].cache_write_tokens, 300_000);
-    assert!(close(bills[0].cost_usd, 3.7545), "{}", bills[0].cost_usd);
-    assert_eq!(bills[1].cache_read_tokens, 300_000);
-    assert_eq!(bills[1].cache_write_tokens, 110);
-    assert!(close(bills[1].cost_usd, 0.305875), "{}", bills[1].cost_usd);
+    let on = Pricing::on(day("2026-12-03"));
+    let sol = |first| bills(&two_calls(first), "gpt-5.6-sol", "explicit:last", &on);
+    let calls = sol(300_000);
+    assert_eq!(calls[0].prompt_tokens, 300_000);
+    assert_eq!(calls[0].cache_write_tokens, 300_000);
+    assert!(close(calls[0].cost_usd, 3.7545), "{}", calls[0].cost_usd);
+    assert_eq!(calls[1].cache_read_tokens, 300_000);
+    assert_eq!(calls[1].cache_write_tokens, 110);
+    assert!(close(calls[1].cost_usd, 0.305875), "{}", calls[1].cost_usd);
     // Below the threshold: 200,000 x 1.25 x 5e-6 + 100 x 30e-6 = 1.25 + 0.003 = $1.253.
-    let s = scenario(&text(200_000));
-    let bills = simulate_collect(&s, &SimSetup::new(m, &r, s.first_token_seconds), 0);
-    assert!(close(bills[0].cost_usd, 1.253), "{}", bills[0].cost_usd);
+    let calls = sol(200_000);
+    assert!(close(calls[0].cost_usd, 1.253), "{}", calls[0].cost_usd);
 }
 
 /// Qwen Flash (Model Studio, international): $0.05 / $0.40 up to 256,000 prompt tokens, $0.25 /
@@ -160,32 +159,22 @@ fn a_300k_token_prompt_takes_the_long_context_prices() {
 /// The same figures come from the catalog that import-litellm makes of the LiteLLM entry.
 #[test]
 fn qwen_flash_takes_its_prompt_length_prices_with_explicit_caching() {
-    let text = |first: u64| {
-        format!("[session]\ncalls = 2\nfirst_user_tokens = {first}\nuser_tokens = 10\ntool_result_tokens = 0\noutput_tokens = 100\ngap_seconds = 10\n")
-    };
-    let c = Catalog::embedded()
-        .unwrap()
-        .priced(&Pricing::on(day("2026-12-04")))
-        .unwrap();
-    let m = c.model("qwen-flash").unwrap();
-    let r = Strategy::parse("explicit:last")
-        .unwrap()
-        .resolve(m)
-        .unwrap();
-    let s = scenario(&text(300_000));
-    let bills = simulate_collect(&s, &SimSetup::new(m, &r, s.first_token_seconds), 0);
-    assert_eq!(bills[0].cache_write_tokens, 300_000);
-    assert!(close(bills[0].cost_usd, 0.09395), "{}", bills[0].cost_usd);
-    assert_eq!(bills[1].cache_read_tokens, 300_000);
-    assert_eq!(bills[1].cache_write_tokens, 110);
+    let on = Pricing::on(day("2026-12-04"));
+    let flash = |first| bills(&two_calls(first), "qwen-flash", "explicit:last", &on);
+    let calls = flash(300_000);
+    assert_eq!(calls[0].cache_write_tokens, 300_000);
+    assert!(close(calls[0].cost_usd, 0.09395), "{}", calls[0].cost_usd);
+    assert_eq!(calls[1].cache_read_tokens, 300_000);
+    assert_eq!(calls[1].cache_write_tokens, 110);
     assert!(
-        close(bills[1].cost_usd, 0.007734375),
+        close(calls[1].cost_usd, 0.007734375),
         "{}",
-        bills[1].cost_usd
+        calls[1].cost_usd
     );
-    let s = scenario(&text(200_000));
-    let bills = simulate_collect(&s, &SimSetup::new(m, &r, s.first_token_seconds), 0);
-    assert!(close(bills[0].cost_usd, 0.01254), "{}", bills[0].cost_usd);
+    let calls = flash(200_000);
+    assert!(close(calls[0].cost_usd, 0.01254), "{}", calls[0].cost_usd);
+    let c = Catalog::embedded().unwrap().priced(&on).unwrap();
+    let m = c.model("qwen-flash").unwrap();
     // No breakpoint after the tools: Model Studio's markers sit in the messages.
     let e = Strategy::parse("explicit:tools")
         .unwrap()
@@ -200,7 +189,7 @@ fn qwen_flash_takes_its_prompt_length_prices_with_explicit_caching() {
     let ic = Catalog::from_toml_str(&imp.toml, "imported").unwrap();
     let im = ic.model("dashscope/qwen-flash").unwrap();
     let none = Strategy::parse("none").unwrap();
-    let s = scenario(&text(300_000));
+    let s = scenario(&two_calls(300_000));
     let ours = simulate_collect(
         &s,
         &SimSetup::new(m, &none.resolve(m).unwrap(), s.first_token_seconds),
