@@ -92,28 +92,15 @@ pub fn explicit_call_with_own(
             continue;
         }
         let key = prompt.cum_hash[bp.boundary] ^ salt;
-        if pos <= covered {
-            // Already read through a longer hit: make sure this breakpoint has its own entry, at no
-            // charge, as the tokens were billed as a read.
-            let known_usable = tracked && (own_usable >> (i & 63)) & 1 != 0;
-            if !known_usable
-                && !store
+        // Already read through a longer hit: this breakpoint still gets its own entry, at no charge
+        // (the tokens were billed as a read), unless it has a usable one.
+        let already_read = pos <= covered;
+        if already_read
+            && ((tracked && (own_usable >> (i & 63)) & 1 != 0)
+                || store
                     .find(own.as_deref(), own_from, bp.boundary, key)
-                    .is_some_and(|e| e.usable(now))
-            {
-                store.put_at(
-                    own.as_deref_mut(),
-                    own_from,
-                    bp.boundary,
-                    key,
-                    pos,
-                    now,
-                    p.avail_delay_ms,
-                    bp.ttl_ms,
-                    NO_LEASE,
-                    0,
-                );
-            }
+                    .is_some_and(|e| e.usable(now)))
+        {
             continue;
         }
         store.put_at(
@@ -128,6 +115,9 @@ pub fn explicit_call_with_own(
             NO_LEASE,
             0,
         );
+        if already_read {
+            continue;
+        }
         split.written[bp.slot] += pos - covered;
         covered = pos;
     }
