@@ -1,4 +1,4 @@
-//! Criterion bench of tool-token counting: the 15 real MCP captures of ../shared/reference/mcp
+//! Criterion bench of tool-token counting: the 15 real MCP captures of tests/fixtures/reference/mcp
 //! rendered and counted on every family of the built-in catalog (what `pcsim tools` does for a
 //! whole catalog), after the one-time tokenizer load. The first pass (every distinct piece of text
 //! met for the first time) is timed once, later passes by criterion. Then the counting alone, on
@@ -18,7 +18,7 @@ use pcsim::model::tokenizer::{count, Vocabulary};
 use pcsim::model::tools::{load_tool_file, Tool};
 
 fn captures() -> Vec<Vec<Tool>> {
-    let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../shared/reference/mcp");
+    let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/reference/mcp");
     let mut files: Vec<PathBuf> = std::fs::read_dir(&dir)
         .unwrap_or_else(|e| panic!("{}: {e}", dir.display()))
         .map(|e| e.expect("dir entry").path())

@@ -333,7 +333,7 @@ fn main() {
     let mut corpus = harness::Corpus::load();
     let captures = corpus.add_shared_captures();
     println!(
-        "corpus: {} inputs ({captures} real MCP captures from shared/reference)",
+        "corpus: {} inputs ({captures} real MCP captures from tests/fixtures/reference)",
         corpus.entries.len()
     );
     println!(

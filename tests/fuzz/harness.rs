@@ -144,21 +144,10 @@ impl Corpus {
         }
     }
 
-    /// Adds the real MCP `tools/list` captures of shared/reference/mcp (found through `$PCSIM_SHARED`
-    /// or by walking up from the crate) as tool-list seeds; returns how many were added. They are read
-    /// in place, never copied into the repository.
+    /// Adds the real MCP `tools/list` captures of tests/fixtures/reference/mcp (copied into the
+    /// repository with their provenance) as tool-list seeds; returns how many were added.
     pub fn add_shared_captures(&mut self) -> usize {
-        let mut dirs: Vec<PathBuf> = std::env::var("PCSIM_SHARED")
-            .map(|p| vec![PathBuf::from(p)])
-            .unwrap_or_default();
-        let mut d = Some(PathBuf::from(env!("CARGO_MANIFEST_DIR")));
-        while let Some(dir) = d {
-            dirs.push(dir.join("shared").join("reference"));
-            d = dir.parent().map(PathBuf::from);
-        }
-        let Some(reference) = dirs.into_iter().find(|d| d.join("mcp").is_dir()) else {
-            return 0;
-        };
+        let reference = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/reference");
         let mut files: Vec<PathBuf> = std::fs::read_dir(reference.join("mcp"))
             .map(|rd| rd.filter_map(|e| e.ok().map(|e| e.path())).collect())
             .unwrap_or_default();

@@ -311,10 +311,7 @@ fn sweep_chart_shows_tool_block_tokens_per_model() {
 fn tools_chart_lists_tools_largest_first() {
     let catalog = Catalog::embedded().unwrap();
     let m = catalog.model("claude-opus-4.8").unwrap();
-    let tools = match common::capture("server-github") {
-        Some(p) if p.is_file() => pcsim::model::tools::load_tool_file(&p).unwrap(),
-        _ => synthetic_tools(0, 30, 5),
-    };
+    let tools = pcsim::model::tools::load_tool_file(&common::capture("server-github")).unwrap();
     let bars: Vec<(String, f64)> = tools
         .iter()
         .map(|t| (t.name.clone(), m.rendering().tool_tokens(t) as f64))

@@ -30,38 +30,20 @@ pub fn root() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR"))
 }
 
-/// `shared/reference` beside the checkout (or `$PCSIM_SHARED`), where the measured facts and the real
-/// MCP captures live. When it is absent the calling test fails, saying so: a test of real data must
-/// not pass without it. `PCSIM_ALLOW_MISSING_SHARED=1` (a checkout without the data, on purpose)
-/// turns that into `None` and a printed skip.
-pub fn shared_reference() -> Option<PathBuf> {
-    if let Ok(p) = std::env::var("PCSIM_SHARED") {
-        let p = PathBuf::from(p);
-        if p.is_dir() {
-            return Some(p);
-        }
-    }
-    let mut dir = Some(root());
-    while let Some(d) = dir {
-        let candidate = d.join("shared").join("reference");
-        if candidate.is_dir() {
-            return Some(candidate);
-        }
-        dir = d.parent().map(PathBuf::from);
-    }
-    if std::env::var_os("PCSIM_ALLOW_MISSING_SHARED").is_some_and(|v| v == "1") {
-        eprintln!("skipped: shared/reference not found beside the checkout (set PCSIM_SHARED)");
-        return None;
-    }
-    panic!(
-        "shared/reference not found beside the checkout: set PCSIM_SHARED to it, or \
-         PCSIM_ALLOW_MISSING_SHARED=1 to skip the tests of real data"
-    );
+/// The reference data the tests read: the measured facts, the provider rules and the 15 real MCP
+/// `tools/list` captures, copied into the repository from the project's shared reference folder
+/// (provenance in `tests/fixtures/reference/README.md`). Always inside the checkout: a clone with
+/// nothing beside it passes its tests.
+pub fn reference() -> PathBuf {
+    root().join("tests/fixtures/reference")
 }
 
-/// A real MCP capture by file stem, e.g. `server-github`.
-pub fn capture(stem: &str) -> Option<PathBuf> {
-    shared_reference().map(|r| r.join("mcp").join(format!("{stem}.tools.json")))
+/// A real MCP capture by file stem, e.g. `server-github`. The file must exist: a test of real data
+/// never passes without it.
+pub fn capture(stem: &str) -> PathBuf {
+    let p = reference().join("mcp").join(format!("{stem}.tools.json"));
+    assert!(p.is_file(), "missing capture {}", p.display());
+    p
 }
 
 /// Runs `cmd`, asserts that pcsim refused it as bad input (exit 2), and returns its standard error

@@ -1,4 +1,4 @@
-//! The measured facts of `shared/reference/measured-facts.md` that are simulation results, reproduced
+//! The measured facts of `tests/fixtures/reference/measured-facts.md` that are simulation results, reproduced
 //! through the public API. Each test names its fact; tolerances are the calibration's stated fit error.
 //! Dollar facts were billed by the study's gateway at its own rates, so every test prices on the
 //! built-in price sheet `study-2026-07-31`, not on today's list prices.
@@ -211,9 +211,7 @@ fn gemini_implicit_caching_gives_no_hit_by_default() {
 /// than twice Gemini's tokens for the same tools yet costs less in dollars.
 #[test]
 fn github_server_on_gemini_and_glm() {
-    let Some(path) = capture("server-github") else {
-        return;
-    };
+    let path = capture("server-github");
     let tools = load_tool_file(Path::new(&path)).unwrap();
     assert_eq!(tools.len(), 26);
     let c = catalog();

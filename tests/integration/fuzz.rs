@@ -26,12 +26,10 @@ fn mutated_inputs_never_panic_or_hang() {
     let iters = env_u64("PCSIM_FUZZ_ITERS", DEFAULT_ITERS);
     let seed = env_u64("PCSIM_FUZZ_SEED", 0x00c0_ffee);
     let mut corpus = Corpus::load();
-    if crate::common::shared_reference().is_some() {
-        assert!(
-            corpus.add_shared_captures() > 0,
-            "no MCP capture in shared/reference/mcp"
-        );
-    }
+    assert!(
+        corpus.add_shared_captures() > 0,
+        "no MCP capture in tests/fixtures/reference/mcp"
+    );
     let stats = fuzz(&corpus, seed, iters, None, HANG_LIMIT);
     eprintln!(
         "fuzz: seed {seed}, {} inputs ({}) in {:.1?}: {} accepted, {} refused, {} failures, slowest {:.1?}",

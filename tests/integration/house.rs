@@ -273,3 +273,55 @@ fn rust_version_is_at_least_what_every_locked_dependency_needs() {
         .collect();
     assert!(newer.is_empty(), "rust-version = {ours}, but {newer:?}");
 }
+
+/// Every file of the repository that a test, bench, script, example, doc or CI step may read, walked
+/// from the root (target/ and .git/ aside).
+fn repository_text_files() -> Vec<std::path::PathBuf> {
+    let mut out = Vec::new();
+    let mut stack = vec![crate::common::root()];
+    while let Some(dir) = stack.pop() {
+        for e in std::fs::read_dir(&dir).unwrap() {
+            let e = e.unwrap();
+            let p = e.path();
+            let name = e.file_name().to_string_lossy().into_owned();
+            let ty = e.file_type().unwrap();
+            if ty.is_dir() {
+                if dir == crate::common::root() && (name == "target" || name.starts_with('.') && name != ".ci") {
+                    continue;
+                }
+                stack.push(p);
+            } else if ty.is_file() && std::fs::metadata(&p).unwrap().len() < 4 << 20 {
+                out.push(p);
+            }
+        }
+    }
+    out
+}
+
+/// A clone with nothing beside it must pass its tests: no file names the shared folder beside the
+/// checkout (CI has it, a user's clone does not). The reference data lives in tests/fixtures/reference.
+#[test]
+fn no_test_doc_or_script_reads_a_path_outside_the_repository() {
+    // Built from parts so this file does not match itself.
+    let forbidden = [
+        format!("../{}", "shared"),
+        format!("{}/reference", "shared"),
+        format!("PCSIM_{}", "SHARED"),
+    ];
+    let mut offenders = Vec::new();
+    for f in repository_text_files() {
+        if f.starts_with(crate::common::root().join("tests/fuzz/runs")) {
+            continue; // logs of past fuzz runs: a record of what was read then, not a reader
+        }
+        let Ok(text) = std::fs::read_to_string(&f) else {
+            continue; // binary (PNG, fonts): not a reader of paths
+        };
+        for pat in &forbidden {
+            if text.contains(pat.as_str()) {
+                offenders.push(format!("{} names {pat}", f.display()));
+            }
+        }
+    }
+    assert!(offenders.is_empty(), "paths outside the repository:\n{}", offenders.join("\n"));
+    assert!(crate::common::capture("server-github").is_file());
+}

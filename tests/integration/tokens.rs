@@ -6,7 +6,7 @@ use std::path::PathBuf;
 
 use serde_json::Value;
 
-use crate::common::{root, shared_reference};
+use crate::common::{root, reference};
 use pcsim::model::catalog::Catalog;
 use pcsim::model::tools::{load_tool_file, synthetic_tools};
 
@@ -19,9 +19,7 @@ fn fixture() -> Value {
 fn path_of(row: &str) -> PathBuf {
     let (dir, name) = row.split_once('/').unwrap();
     match dir {
-        "captures" => shared_reference()
-            .expect("the 15 MCP captures of ../shared/reference/mcp are required by this test")
-            .join("mcp")
+        "captures" => reference().join("mcp")
             .join(name),
         "fixtures" => root().join("tests/fixtures/tool-tokens").join(name),
         "examples" => root().join("examples/tools").join(name),
@@ -137,9 +135,7 @@ fn the_synthetic_fixture_is_pcsims_synthetic_tool_set() {
 
 #[test]
 fn every_family_renders_and_its_parts_add_up_on_every_capture() {
-    let dir = shared_reference()
-        .expect("the MCP captures of ../shared/reference/mcp are required by this test")
-        .join("mcp");
+    let dir = reference().join("mcp");
     let mut files: Vec<PathBuf> = std::fs::read_dir(&dir)
         .unwrap()
         .map(|e| e.unwrap().path())
@@ -213,9 +209,7 @@ const END: &str = "<!-- calibrate-facts: end -->";
 
 #[test]
 fn docs_tools_shows_the_current_fit_to_the_facts_and_captures() {
-    let dir = shared_reference()
-        .expect("the MCP captures of ../shared/reference/mcp are required by this test")
-        .join("mcp");
+    let dir = reference().join("mcp");
     let mut files: Vec<PathBuf> = std::fs::read_dir(&dir)
         .unwrap()
         .map(|e| e.unwrap().path())
@@ -288,9 +282,7 @@ fn docs_tools_shows_the_current_fit_to_the_facts_and_captures() {
 
 /// The 15 MCP captures as (file stem, tools); the test that calls this fails without them.
 fn captures() -> Vec<(String, Vec<pcsim::model::tools::Tool>)> {
-    let dir = shared_reference()
-        .expect("the MCP captures of ../shared/reference/mcp are required by this test")
-        .join("mcp");
+    let dir = reference().join("mcp");
     let mut files: Vec<PathBuf> = std::fs::read_dir(&dir)
         .unwrap()
         .map(|e| e.unwrap().path())

@@ -4,7 +4,7 @@ use std::path::{Path, PathBuf};
 
 use serde_json::Value;
 
-use crate::common::{capture, json_of, pcsim, shared_reference};
+use crate::common::{capture, json_of, pcsim, reference};
 use pcsim::model::catalog::Catalog;
 use pcsim::model::tools::{
     anthropic_tool, gemini_declaration, load_tool_files_with_warnings, openai_tool,
@@ -41,8 +41,8 @@ fn s(p: &Path) -> &str {
     p.to_str().unwrap()
 }
 
-fn all_captures() -> Option<Vec<PathBuf>> {
-    let dir = shared_reference()?.join("mcp");
+fn all_captures() -> Vec<PathBuf> {
+    let dir = reference().join("mcp");
     let mut files: Vec<PathBuf> = std::fs::read_dir(&dir)
         .unwrap()
         .map(|e| e.unwrap().path())
@@ -50,12 +50,12 @@ fn all_captures() -> Option<Vec<PathBuf>> {
         .collect();
     files.sort();
     assert!(files.len() >= 10, "captures in {}", dir.display());
-    Some(files)
+    files
 }
 
 #[test]
 fn every_capture_loads_and_converts_like_a_client() {
-    let Some(files) = all_captures() else { return };
+    let files = all_captures();
     for f in &files {
         let raw: Value = serde_json::from_str(&std::fs::read_to_string(f).unwrap()).unwrap();
         let raw_tools = raw["tools"].as_array().unwrap();
@@ -95,9 +95,7 @@ fn every_capture_loads_and_converts_like_a_client() {
 
 #[test]
 fn github_server_matches_the_measured_facts() {
-    let Some(f) = capture("server-github") else {
-        return;
-    };
+    let f = capture("server-github");
     // Dollar facts hold at the study gateway's rates, its price sheet.
     let rep = json_of(&[
         "tools",
@@ -172,12 +170,10 @@ fn github_server_matches_the_measured_facts() {
 
 #[test]
 fn a_one_tool_server_outweighs_a_nine_tool_server_where_schemas_render_compactly() {
-    let (Some(one), Some(nine)) = (
+    let (one, nine) = (
         capture("server-sequential-thinking"),
         capture("server-memory"),
-    ) else {
-        return;
-    };
+    );
     let one_rep = json_of(&["tools", s(&one), "--format", "json"]);
     let nine_rep = json_of(&["tools", s(&nine), "--format", "json"]);
     assert_eq!(one_rep["tool_count"], 1);
