@@ -237,11 +237,35 @@ pub(crate) fn read_text_within(path: &std::path::Path, limit: u64, what: &str) -
     })
 }
 
-/// The closest candidate to `wanted` by edit distance, for "did you mean" hints.
+/// The closest candidate to `wanted`, for "did you mean" hints: one whose leading part, up to a
+/// separator, `wanted` is (the shortest; `explicit` -> `explicit:tools+system+last`, `gemini` -> a
+/// Gemini id, never `implicit` or `o4-mini`, which are merely a few edits away), else the nearest by
+/// edit distance within about half the name's length.
 pub(crate) fn closest<'a>(
     wanted: &str,
     candidates: impl IntoIterator<Item = &'a str>,
 ) -> Option<&'a str> {
+    let candidates: Vec<&'a str> = candidates.into_iter().collect();
+    let lower = wanted.to_lowercase();
+    if lower.chars().count() >= 3 {
+        let extends = candidates
+            .iter()
+            .copied()
+            .filter(|c| {
+                // `wanted` is a whole leading part of the name, ended by a separator (`:`, `-`,
+                // `.`, `@`): `explicit` of `explicit:tools`, not `tool_1` of `tool_10`.
+                let c_lower = c.to_lowercase();
+                c_lower.starts_with(&lower)
+                    && c_lower[lower.len()..]
+                        .chars()
+                        .next()
+                        .is_some_and(|n| !n.is_alphanumeric() && n != '_')
+            })
+            .min_by_key(|c| c.len());
+        if extends.is_some() {
+            return extends;
+        }
+    }
     let limit = |c: &str| (c.len().max(wanted.len()) / 2).max(2);
     candidates
         .into_iter()
@@ -513,6 +537,29 @@ pub(crate) fn locate_toml_field(text: &str, field: &str) -> Option<(usize, usize
 
 #[cfg(test)]
 mod tests {
+
+    /// Hints suggest a name of the same kind: a leading part before a separator (the flag value
+    /// `explicit`, a model family) before a few edits (`explicit` is two edits from `implicit`).
+    #[test]
+    fn closest_prefers_the_name_a_word_begins_over_a_few_edits() {
+        let strategies = [
+            "none",
+            "cached",
+            "automatic",
+            "implicit",
+            "explicit:tools+system+last",
+        ];
+        assert_eq!(
+            closest("explicit", strategies),
+            Some("explicit:tools+system+last")
+        );
+        assert_eq!(closest("implicitt", strategies), Some("implicit"));
+        let models = ["o4-mini", "gemini-3.6-flash", "gemini-3.6-pro-long"];
+        assert_eq!(closest("gemini", models), Some("gemini-3.6-flash"));
+        // A name continued by a letter or digit is not a leading part (and five edits is too far).
+        assert_eq!(closest("auto", ["automatic"]), None);
+        assert_eq!(closest("zzzzzz", models), None);
+    }
     use super::*;
 
     #[test]

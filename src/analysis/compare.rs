@@ -17,11 +17,13 @@ use crate::sim::engine::PreparedSet;
 use crate::sim::request::{Request, Selection};
 use crate::sim::simulate::{context_warnings, simulate_pairs};
 
-/// Strategies compared when none are given: no caching, explicit breakpoints on the tool block, on
+/// Strategies compared when none are given: no caching, `cached` (the cheapest caching each model
+/// allows, so every model has its best row), explicit breakpoints on the tool block, on
 /// tools + system, on tools + system + last message (5 min and 1 h TTL variants), automatic and
 /// implicit caching. Each is applied to every model that offers it; the rest are stated skips.
-pub const DEFAULT_STRATEGIES: [&str; 8] = [
+pub const DEFAULT_STRATEGIES: [&str; 9] = [
     "none",
+    "cached",
     "explicit:tools",
     "explicit:tools+system",
     "explicit:tools+system+last",
@@ -511,12 +513,18 @@ mod tests {
         )
         .unwrap();
         let claude = &rep.comparisons[0];
-        // Claude offers explicit caching with 5 min and 1 h tiers, neither automatic nor implicit.
-        assert_eq!(claude.strategies.len(), 6);
+        // Claude offers explicit caching with 5 min and 1 h tiers, neither automatic nor implicit:
+        // none, cached (its cheapest placement on this session, which is none of the default
+        // set's explicit strategies) and the five explicit strategies of the default set.
+        assert_eq!(claude.strategies.len(), 7);
+        assert_eq!(claude.strategies[1].strategy_requested, "cached");
+        assert!(!DEFAULT_STRATEGIES.contains(&claude.strategies[1].strategy.as_str()));
         let gpt = &rep.comparisons[1];
         // GPT-5.6 allows breakpoints only inside messages (none after the tools): every explicit
-        // strategy of the default set anchors at the tools, so only the baseline is simulated.
-        assert_eq!(gpt.strategies.len(), 1);
+        // strategy of the default set anchors at the tools, so the baseline and `cached` (its best
+        // placement inside the messages) are simulated.
+        assert_eq!(gpt.strategies.len(), 2);
+        assert_eq!(gpt.strategies[1].strategy_requested, "cached");
         for (model, strategy) in [
             ("claude-opus-4.8", "automatic"),
             ("claude-opus-4.8", "implicit"),

@@ -161,6 +161,10 @@ pub(crate) enum DiffReport {
         /// (`variant`); absent when none do.
         #[serde(skip_serializing_if = "Vec::is_empty")]
         context_warnings: Vec<ContextWarning>,
+        /// How the two sessions differ besides their tools (calls, sessions, runs): a saving
+        /// between sessions of different lengths is not a saving of the tool change alone.
+        #[serde(skip_serializing_if = "Vec::is_empty")]
+        notes: Vec<String>,
     },
 }
 
@@ -242,7 +246,9 @@ pub(crate) fn diff_scenarios(
     };
     let mut context_warnings = side(&ra.context_warnings, "A");
     merge_context_warnings(&mut context_warnings, side(&rb.context_warnings, "B"));
-    let key = |r: &SimResult| (r.model.clone(), r.strategy.clone());
+    // Rows pair by the strategy as requested: `cached` may resolve to different placements on A and
+    // B (each its own cheapest), and is still the one answer to compare.
+    let key = |r: &SimResult| (r.model.clone(), r.strategy_requested.clone());
     let range = |r: &SimResult| r.montecarlo.as_ref().map(|m| [m.p5_usd, m.p95_usd]);
     let total = |r: &SimResult| r.montecarlo.as_ref().map_or(r.total_usd, |m| m.mean_usd);
     let mut rows = Vec::new();
@@ -266,9 +272,17 @@ pub(crate) fn diff_scenarios(
             continue;
         };
         let (ta, tb) = (total(x), total(y));
+        let strategy = if x.strategy == y.strategy {
+            x.strategy.clone()
+        } else {
+            format!(
+                "{} (A: {}, B: {})",
+                x.strategy_requested, x.strategy, y.strategy
+            )
+        };
         rows.push(ScenarioRowDiff {
             model: x.model.clone(),
-            strategy: x.strategy.clone(),
+            strategy,
             total_usd_a: ta,
             total_usd_b: tb,
             saving_usd: ta - tb,
@@ -285,7 +299,20 @@ pub(crate) fn diff_scenarios(
             a.origin, b.origin
         )));
     }
+    let mut notes = Vec::new();
+    for (what, va, vb) in [
+        ("calls per session", a.calls, b.calls),
+        ("sessions", a.sessions, b.sessions),
+    ] {
+        if va != vb {
+            notes.push(format!(
+                "A ({}) has {va} {what}, B ({}) {vb}: the saving compares sessions of different sizes, not only their tools",
+                a.name, b.name
+            ));
+        }
+    }
     Ok(DiffReport::Scenarios {
+        notes,
         a: a.name.clone(),
         b: b.name.clone(),
         tools: ToolListDiff::of(&a.tools, &b.tools),
@@ -302,8 +329,14 @@ impl DiffReport {
         match self {
             DiffReport::Tools { block_warnings, .. } => block_warnings.clone(),
             DiffReport::Scenarios {
-                context_warnings, ..
-            } => context_warnings.iter().map(|w| w.message()).collect(),
+                context_warnings,
+                notes,
+                ..
+            } => notes
+                .iter()
+                .cloned()
+                .chain(context_warnings.iter().map(|w| w.message()))
+                .collect(),
         }
     }
 

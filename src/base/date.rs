@@ -32,11 +32,18 @@ impl Day {
             .then_some(Day { year, month, day })
     }
 
-    /// Today in UTC, from the system clock.
+    /// Today in UTC, or the day of `SOURCE_DATE_EPOCH` when it is set to a Unix time (the
+    /// reproducible-builds convention: a report or an import made then says that day, so outputs
+    /// that name today can be reproduced and snapshot-tested).
     pub(crate) fn today() -> Self {
-        let secs = std::time::SystemTime::now()
-            .duration_since(std::time::UNIX_EPOCH)
-            .map_or(0, |d| d.as_secs());
+        let from_env = std::env::var("SOURCE_DATE_EPOCH")
+            .ok()
+            .and_then(|v| v.trim().parse::<u64>().ok());
+        let secs = from_env.unwrap_or_else(|| {
+            std::time::SystemTime::now()
+                .duration_since(std::time::UNIX_EPOCH)
+                .map_or(0, |d| d.as_secs())
+        });
         Self::from_days_since_epoch((secs / 86_400) as i64)
     }
 

@@ -40,9 +40,15 @@ pub(crate) struct ConfigArgs {
     /// Output format (table or json).
     #[arg(long, value_enum, default_value_t = TextFormat::Table)]
     pub format: TextFormat,
-    /// Also save each server's tool list as DIR/<server>.tools.json.
+    /// Also save each server's tool list, as the client sends it (filtered, and with Claude Code's
+    /// `mcp__<server>__` prefix), as DIR/<server>.tools.json.
     #[arg(long, value_name = "DIR")]
     pub save: Option<PathBuf>,
+    /// Also write a scenario to FILE: one `[[tools.server]]` per captured server (its tool list as
+    /// the client sends it, saved beside FILE as `<stem>.<server>.tools.json`) and the built-in
+    /// default session, ready for `pcsim run FILE`.
+    #[arg(long, value_name = "FILE")]
+    pub scenario_out: Option<PathBuf>,
     #[command(flatten)]
     pub server: ServerOptions,
     #[command(flatten)]
@@ -74,6 +80,10 @@ pub(crate) fn cmd_config(catalog: &Catalog, a: ConfigArgs, out: &mut dyn Write) 
     let cfg = load_config_with(&a.file, &lo)?;
     if let Some(dir) = &a.save {
         report::ensure_writable_dir(dir)?;
+    }
+    if let Some(file) = &a.scenario_out {
+        report::check_output_path(file)?;
+        report::ensure_writable_dir(scenario_dir(file))?;
     }
     for s in &cfg.skipped {
         eprintln_safe!("warning: server `{}` not captured: {}", s.name, s.reason);
@@ -115,6 +125,9 @@ pub(crate) fn cmd_config(catalog: &Catalog, a: ConfigArgs, out: &mut dyn Write) 
             .collect();
         // Paths on stderr: stdout carries the report.
         super::write_report_set(dir, &members, Format::Json)?;
+    }
+    if let Some(file) = &a.scenario_out {
+        write_scenario(file, &a.file, &cfg, &outcomes, &a.models, format)?;
     }
     // The servers' lists together are one list sent to the model: the same limit as a tool file,
     // checked before any of it is rendered.
@@ -269,6 +282,63 @@ pub(crate) fn cmd_config(catalog: &Catalog, a: ConfigArgs, out: &mut dyn Write) 
         super::docreport::write(path, kind, &doc, a.format == TextFormat::Table)?;
     }
     Ok(())
+}
+
+/// The folder a scenario file is written into.
+fn scenario_dir(file: &std::path::Path) -> &std::path::Path {
+    match file.parent() {
+        Some(p) if !p.as_os_str().is_empty() => p,
+        _ => std::path::Path::new("."),
+    }
+}
+
+/// Writes the scenario of `config --scenario-out FILE` and the tool list of every captured server
+/// beside it, as one set (all or nothing).
+fn write_scenario(
+    file: &std::path::Path,
+    config: &std::path::Path,
+    cfg: &crate::input::mcpconfig::McpConfig,
+    outcomes: &[crate::input::mcpconfig::ServerOutcome],
+    models: &[String],
+    format: Format,
+) -> Result<()> {
+    use crate::report::scenario_file::{scenario_from_config, ScenarioServer};
+    let stem = file
+        .file_stem()
+        .map_or("scenario".into(), |s| s.to_string_lossy().into_owned());
+    let captured: Vec<(String, String)> = outcomes
+        .iter()
+        .filter(|o| o.tools.is_ok())
+        .filter_map(|o| {
+            let raw = o.raw.as_ref()?;
+            Some((o.entry.name.clone(), raw.clone()))
+        })
+        .collect();
+    let names: Vec<String> = captured
+        .iter()
+        .map(|(n, _)| format!("{}.{}.tools.json", sanitize(&stem), sanitize(n)))
+        .collect();
+    let servers: Vec<ScenarioServer> = captured
+        .iter()
+        .zip(&names)
+        .map(|((n, _), f)| ScenarioServer { name: n, file: f })
+        .collect();
+    let text = scenario_from_config(
+        &config.display().to_string(),
+        cfg.client.as_str(),
+        &stem,
+        models,
+        &servers,
+    );
+    let file_name = file
+        .file_name()
+        .map_or("scenario.toml".into(), |s| s.to_string_lossy().into_owned());
+    let mut members: Vec<(&str, &[u8])> = vec![(file_name.as_str(), text.as_bytes())];
+    let raws: Vec<String> = captured.iter().map(|(_, r)| format!("{r}\n")).collect();
+    for (n, r) in names.iter().zip(&raws) {
+        members.push((n.as_str(), r.as_bytes()));
+    }
+    super::write_report_set(scenario_dir(file), &members, format)
 }
 
 /// A server name as a file name: anything but letters, digits, `-`, `_` and `.` becomes `_`.

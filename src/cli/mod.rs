@@ -48,38 +48,68 @@ use crate::report::chart::{ChartFile, ChartOptions};
 #[command(name = "pcsim", version, about, long_about = None)]
 pub(crate) struct Cli {
     /// No progress bar and no `wrote FILE` lines (the report itself, warnings and errors stay).
-    #[arg(long, short = 'q', global = true)]
+    #[arg(
+        long,
+        short = 'q',
+        global = true,
+        help_heading = "Output (every command)"
+    )]
     pub quiet: bool,
     /// A catalog file laid on the built-in models.toml: its models, families and price sheets
     /// replace the built-in ones of the same id and add the others.
     #[arg(
         long,
         global = true,
+        help_heading = "Catalog and pricing (every command)",
         value_name = "FILE",
         conflicts_with = "only_catalog"
     )]
     pub catalog: Option<PathBuf>,
     /// A catalog file to use instead of the built-in models.toml (nothing built-in is kept).
-    #[arg(long, global = true, value_name = "FILE")]
+    #[arg(
+        long,
+        global = true,
+        help_heading = "Catalog and pricing (every command)",
+        value_name = "FILE"
+    )]
     pub only_catalog: Option<PathBuf>,
     /// Price at the list prices in force on this day (YYYY-MM-DD) [default: today, UTC].
-    #[arg(long, global = true, value_name = "DATE")]
+    #[arg(
+        long,
+        global = true,
+        help_heading = "Catalog and pricing (every command)",
+        value_name = "DATE"
+    )]
     pub on: Option<String>,
     /// Price at a named price sheet of the catalog, e.g. `study-2026-07-31` (the measured study's
     /// gateway rates, on which the measured facts hold).
-    #[arg(long, global = true, value_name = "SHEET")]
+    #[arg(
+        long,
+        global = true,
+        help_heading = "Catalog and pricing (every command)",
+        value_name = "SHEET"
+    )]
     pub price_sheet: Option<String>,
     /// Service tier: standard, batch, flex, priority or off-peak (each model's own multipliers;
     /// off-peak: DeepSeek's off-peak hours, every call at their rates).
-    #[arg(long, global = true, value_name = "TIER", value_parser = ["standard", "batch", "flex", "priority", "off-peak"])]
+    #[arg(long, global = true, help_heading = "Catalog and pricing (every command)", value_name = "TIER", value_parser = ["standard", "batch", "flex", "priority", "off-peak"])]
     pub service_tier: Option<String>,
     /// Price at regional / data-residency endpoints (each model's regional multiplier, e.g. 1.1x).
-    #[arg(long, global = true)]
+    #[arg(
+        long,
+        global = true,
+        help_heading = "Catalog and pricing (every command)"
+    )]
     pub regional: bool,
     /// A model's prices in USD per million input and output tokens, in place of its list prices
     /// (repeatable), e.g. `--price kimi-k3=2.5,12`. A service tier and --regional still scale them;
     /// cache multipliers apply to them; long-context prices are not changed.
-    #[arg(long, global = true, value_name = "MODEL=IN,OUT")]
+    #[arg(
+        long,
+        global = true,
+        help_heading = "Catalog and pricing (every command)",
+        value_name = "MODEL=IN,OUT"
+    )]
     pub price: Vec<String>,
     #[command(subcommand)]
     pub command: Option<Command>,

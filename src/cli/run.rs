@@ -85,6 +85,13 @@ pub(crate) fn cmd_run(catalog: &Catalog, a: RunArgs, out: &mut dyn Write) -> Res
     let json = report::to_json(&rep)?;
     let csv = report::run_csv(&rep);
     let summary = report::run_table(&rep, a.calls);
+    if request.scenario.runs > 1 && (a.format == Format::Csv || a.out.is_some()) {
+        // The per-call CSV is one run's bills; the other runs are in the distributions only.
+        eprintln_safe!(
+            "note: the per-call CSV holds the first of {} runs (the one from the scenario's seed); every run's total is in the Monte Carlo figures of the summary and the JSON",
+            request.scenario.runs
+        );
+    }
     super::print_report(out, a.format, &summary, &csv, &json, &rep.skipped)?;
     outputs.write(
         out,

@@ -23,7 +23,7 @@ pub(crate) struct WhatifArgs {
     pub scenario: Option<PathBuf>,
     /// Call (1 to the session's calls) before which the tool list changes, in every session; 1
     /// compares the session with a different list from the start.
-    #[arg(long, value_name = "K")]
+    #[arg(long, visible_alias = "at", value_name = "K")]
     pub at_call: usize,
     /// Tool file (MCP tools/list JSON or an API tool array) whose tools are added (repeatable).
     #[arg(long, value_name = "FILE", group = "change")]

@@ -94,6 +94,33 @@ impl Client {
     }
 
     /// Parses a `--client` value.
+    /// The prefix this client puts before each tool name of `server` in the request it sends, where
+    /// its documentation says it renames: Claude Code sends `mcp__<server>__<tool>` (characters other
+    /// than letters, digits, `_` and `-` in the server name become `_`). The prefix is billed on every
+    /// call like the rest of the tool block. The other clients send the server's names as listed
+    /// (Gemini CLI prefixes `<server>__` only to resolve a clash, which `config` reports as a
+    /// warning instead).
+    pub(crate) fn tool_prefix(self, server: &str) -> Option<String> {
+        // `~/.claude.json` project servers are listed as `NAME (project PATH)`: the key is NAME.
+        let server = server.split(" (project ").next().unwrap_or(server);
+        match self {
+            Client::ClaudeCode => {
+                let name: String = server
+                    .chars()
+                    .map(|c| {
+                        if c.is_ascii_alphanumeric() || c == '_' || c == '-' {
+                            c
+                        } else {
+                            '_'
+                        }
+                    })
+                    .collect();
+                Some(format!("mcp__{name}__"))
+            }
+            _ => None,
+        }
+    }
+
     pub(crate) fn parse(s: &str) -> Result<Client> {
         Client::ALL
             .into_iter()
@@ -974,7 +1001,11 @@ pub(crate) fn capture_all(cfg: &McpConfig, opts: &CaptureOptions) -> Vec<ServerO
                     let got =
                         capture_command(&e.name, &e.command, &e.args, &e.env, &o).and_then(|c| {
                             let listed = c.tools.len();
-                            let raw = c.result_json_text_filtered(|t| e.exposes(t));
+                            let mut raw = c.result_json_text_filtered(|t| e.exposes(t));
+                            // What the model sees is what the client sends: its names, prefixed.
+                            if let Some(prefix) = cfg.client.tool_prefix(&e.name) {
+                                raw = prefix_tool_names(&raw, &prefix, &e.name)?;
+                            }
                             let tools = parse_tool_list(&raw, &e.name)?;
                             Ok((tools, raw, listed))
                         });
@@ -1008,6 +1039,23 @@ pub(crate) fn capture_all(cfg: &McpConfig, opts: &CaptureOptions) -> Vec<ServerO
             })
             .collect()
     })
+}
+
+/// `raw` (a `{"tools": [...]}` result) with `prefix` before every tool name, pretty-printed in the
+/// server's key order.
+fn prefix_tool_names(raw: &str, prefix: &str, server: &str) -> Result<String> {
+    let mut v: Value = serde_json::from_str(raw)
+        .map_err(|e| Error::invalid(server, "tools", format!("not JSON: {e}")))?;
+    if let Some(tools) = v.get_mut("tools").and_then(Value::as_array_mut) {
+        for t in tools {
+            if let Some(name) = t.get("name").and_then(Value::as_str) {
+                let renamed = format!("{prefix}{name}");
+                t["name"] = Value::String(renamed);
+            }
+        }
+    }
+    serde_json::to_string_pretty(&v)
+        .map_err(|e| Error::Internal(format!("re-serialising a tool list: {e}")))
 }
 
 /// The per-call cost of one tool block on one model.

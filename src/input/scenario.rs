@@ -370,6 +370,33 @@ impl RawEvent {
     }
 }
 
+/// What a JSON file given where a scenario is expected is, with the command that reads it
+/// (`pcsim run .mcp.json` said only "invalid key-value pair"); `None` for anything else, which is then
+/// parsed as TOML with TOML's own error.
+fn other_input_kind(text: &str) -> Option<&'static str> {
+    let t = text.trim_start_matches('\u{feff}').trim_start();
+    if !(t.starts_with('{') || t.starts_with('[')) {
+        return None;
+    }
+    let first: serde_json::Value = match serde_json::from_str(t) {
+        Ok(v) => v,
+        // JSON Lines: the first line alone is a record.
+        Err(_) => serde_json::from_str(t.lines().next()?).ok()?,
+    };
+    let has = |k: &str| first.get(k).is_some();
+    Some(
+        if has("mcpServers") || has("servers") || has("context_servers") || has("mcp") {
+            "an MCP client configuration: `pcsim config FILE` captures its servers and prices their tools (`--scenario-out` writes a scenario)"
+        } else if has("tools") || first.is_array() || (has("name") && has("inputSchema")) {
+            "a tool list: `pcsim tools FILE` prices it; a scenario names it in `[tools] files`"
+        } else if has("usage") || has("message") || has("type") || has("request") || has("log") {
+            "a usage log or trace: `pcsim replay FILE` replays it"
+        } else {
+            "a JSON file: a scenario is TOML (see examples/default.toml), a tool list is read by `pcsim tools`, a client configuration by `pcsim config`, a usage log by `pcsim replay`"
+        },
+    )
+}
+
 impl Scenario {
     /// The built-in default scenario.
     pub fn builtin_default() -> Result<Self> {
@@ -383,6 +410,13 @@ impl Scenario {
     /// Loads a scenario file; tool files are resolved relative to its folder.
     pub fn load(path: &Path) -> Result<Self> {
         let text = read_text(path)?;
+        if let Some(kind) = other_input_kind(&text) {
+            return Err(Error::invalid(
+                path.display().to_string(),
+                "scenario",
+                format!("not a scenario (TOML) but {kind}"),
+            ));
+        }
         let base = path.parent().unwrap_or(Path::new("."));
         Self::from_toml_str(&text, &path.display().to_string(), base)
     }

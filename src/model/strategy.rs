@@ -394,6 +394,84 @@ pub struct ResolvedStrategy {
     pub default_tier: Option<ResolvedBreakpoint>,
 }
 
+/// Every caching strategy `model` allows, as candidates: for explicit caching each non-empty set of
+/// anchors (tools, system, last, in prompt order) within `max_breakpoints`, with every assignment of
+/// the TTL tiers in which a longer-lived breakpoint never follows a shorter-lived one (the API's
+/// rule); automatic and implicit caching at each of their tiers. The default tier is written
+/// without `@`, as the other reports name it. Strategies the model refuses are left out.
+pub fn placements(model: &ModelSpec) -> Vec<Strategy> {
+    let mut out = Vec::new();
+    let anchors = [Anchor::Tools, Anchor::System, Anchor::Last];
+    if let Some(rules) = &model.cache.explicit {
+        let max = rules
+            .max_breakpoints
+            .as_ref()
+            .map_or(3, |m| m.value as usize);
+        let tiers: Vec<Option<String>> = rules
+            .tiers
+            .keys()
+            .map(|t| (*t != rules.default_tier).then(|| t.clone()))
+            .collect();
+        for mask in 1u32..8 {
+            let chosen: Vec<Anchor> = (0..3)
+                .filter(|i| mask & (1 << i) != 0)
+                .map(|i| anchors[i])
+                .collect();
+            if chosen.len() > max {
+                continue;
+            }
+            // Every tier for every chosen anchor (tiers^anchors: at most a few dozen).
+            let mut assignments: Vec<Vec<Option<String>>> = vec![Vec::new()];
+            for _ in &chosen {
+                assignments = assignments
+                    .into_iter()
+                    .flat_map(|a| {
+                        tiers.iter().map(move |t| {
+                            let mut a = a.clone();
+                            a.push(t.clone());
+                            a
+                        })
+                    })
+                    .collect();
+            }
+            for a in assignments {
+                out.push(Strategy {
+                    mode: Some(Mode::Explicit),
+                    breakpoints: chosen
+                        .iter()
+                        .zip(a)
+                        .map(|(&anchor, tier)| BreakpointSpec { anchor, tier })
+                        .collect(),
+                    tool_changes: None,
+                });
+            }
+        }
+    }
+    for (mode, rules) in [
+        (Mode::Automatic, &model.cache.automatic),
+        (Mode::Implicit, &model.cache.implicit),
+    ] {
+        let Some(rules) = rules else { continue };
+        for tier in rules.tiers.keys() {
+            let breakpoints = if *tier == rules.default_tier {
+                Vec::new()
+            } else {
+                vec![BreakpointSpec {
+                    anchor: Anchor::Last,
+                    tier: Some(tier.clone()),
+                }]
+            };
+            out.push(Strategy {
+                mode: Some(mode),
+                breakpoints,
+                tool_changes: None,
+            });
+        }
+    }
+    out.retain(|s| s.resolve(model).is_ok());
+    out
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

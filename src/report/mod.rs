@@ -9,6 +9,7 @@ pub(crate) mod csv;
 #[cfg(feature = "cli")]
 pub(crate) mod document;
 pub(crate) mod json;
+pub(crate) mod scenario_file;
 pub(crate) mod table;
 #[cfg(feature = "cli")]
 pub(crate) mod usagelog;

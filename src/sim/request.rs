@@ -8,9 +8,9 @@ use serde::Serialize;
 use crate::error::{Error, Result};
 use crate::input::scenario::Scenario;
 use crate::model::catalog::{Catalog, ModelSpec, ToolChangeRule};
-use crate::model::strategy::{Mode, ResolvedStrategy, Strategy};
+use crate::model::strategy::{placements, Mode, ResolvedStrategy, Strategy};
 use crate::sim::billing::PriceSheet;
-use crate::sim::engine::SimSetup;
+use crate::sim::engine::{PreparedSet, SimSetup, Workspace};
 
 /// Upper bound on the per-call bills a report keeps in memory (about 120 bytes each, plus their rows
 /// in the JSON and CSV reports): sessions x calls x simulated (model, strategy) pairs, twice that for
@@ -225,11 +225,23 @@ impl Selection {
         }
         let models = select_models(catalog, &scenario, &self.models)?;
         let strategies = self.strategies(&scenario)?;
+        // Resolving `cached` simulates the scenario's seed run once per candidate: refused first if
+        // even one pair would be over the limits.
+        check_work(&scenario, 1, 1)?;
         let mut pairs: Vec<Pair<'c>> = Vec::new();
         let mut skipped = Vec::new();
         for &model in &models {
             let first = pairs.len();
             for (text, strategy) in &strategies {
+                // `cached` is the cheapest caching this model allows on this scenario, by one rule
+                // for every command (run, compare, whatif, advise and the charts).
+                let best;
+                let strategy = if strategy.mode.is_none() {
+                    best = best_caching(model, &scenario, strategy.tool_changes);
+                    &best
+                } else {
+                    strategy
+                };
                 let pair = match Pair::resolve(model, text, strategy) {
                     Ok(p) => p,
                     Err(e) => {
@@ -307,6 +319,61 @@ impl Selection {
         }
         Ok(parsed)
     }
+}
+
+/// What `cached` means on `model` for `scenario`: the cheapest caching the model allows, found by
+/// simulating the scenario's seed run under the model's documented default (`default_strategy` in
+/// the catalog) and every placement of [`placements`] (each breakpoint set and TTL tier, automatic
+/// and implicit caching at each tier). Placements that cost the same within rounding are one
+/// answer: the one with the fewest breakpoints, then the earlier one (the default first). The
+/// tool-change rule asked for (`cached/tool-changes=RULE`) applies to every candidate. When no
+/// candidate resolves, the model's default is returned, so resolving it states why. `advise` ranks the same candidates by the same rule, so its best
+/// caching placement on one run is this one.
+pub(crate) fn best_caching(
+    model: &ModelSpec,
+    scenario: &Scenario,
+    tool_changes: Option<ToolChangeRule>,
+) -> Strategy {
+    let default = Strategy::parse(&model.default_strategy).ok().map(|mut s| {
+        if tool_changes.is_some() {
+            s.tool_changes = tool_changes;
+        }
+        s
+    });
+    let mut candidates: Vec<(Strategy, ResolvedStrategy)> = Vec::new();
+    for mut s in default.clone().into_iter().chain(placements(model)) {
+        if s.mode.is_none() || s.mode == Some(Mode::None) {
+            continue;
+        }
+        if tool_changes.is_some() {
+            s.tool_changes = tool_changes;
+        }
+        let Ok(resolved) = s.resolve(model) else {
+            continue;
+        };
+        if !candidates.iter().any(|(_, r)| r.name == resolved.name) {
+            candidates.push((s, resolved));
+        }
+    }
+    match candidates.len() {
+        // Nothing resolves (no caching, or a tool-change rule the model does not offer): the
+        // default, whose resolution then says why, or `none` for a model without caching.
+        0 => return default.unwrap_or_else(Strategy::none),
+        1 => return candidates.remove(0).0,
+        _ => {}
+    }
+    let setups: Vec<SimSetup> = candidates
+        .iter()
+        .map(|(_, r)| SimSetup::new(model, r, scenario.first_token_seconds))
+        .collect();
+    let totals = PreparedSet::new(scenario, &setups).run(0, &mut Workspace::new(), |_, _| {});
+    let min = totals.iter().copied().fold(f64::INFINITY, f64::min);
+    let tie = |x: f64| x - min <= 1e-9 * min.abs().max(1e-9);
+    let best = (0..candidates.len())
+        .filter(|&k| tie(totals[k]))
+        .min_by_key(|&k| candidates[k].0.breakpoints.len())
+        .unwrap_or(0);
+    candidates.swap_remove(best).0
 }
 
 /// The models of `ids` (empty: the scenario's, else the six measured), each once, in order. An

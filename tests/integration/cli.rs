@@ -23,9 +23,12 @@ fn default_job_runs_the_six_measured_models_with_and_without_caching() {
             none["total_usd"].as_f64().unwrap(),
             cached["total_usd"].as_f64().unwrap(),
         );
-        // Gemini's implicit caching never hits by default (measured), so it only ties.
+        // `cached` is the best caching each model offers. Gemini's implicit cache never hits by
+        // default (measured) and its one explicit breakpoint cannot follow the conversation, so
+        // its best (the system prompt cached) saves less than half; every other model saves more.
         if id == "gemini-3.6-flash" {
-            assert!((n - c).abs() < 1e-12);
+            assert!(c < n && c > 0.5 * n, "{id}: cached {c} vs none {n}");
+            assert_eq!(cached["strategy"], "explicit:system");
         } else {
             assert!(c < 0.5 * n, "{id}: cached {c} vs none {n}");
         }

@@ -10,8 +10,13 @@ fn python3() -> bool {
         .arg("--version")
         .output()
         .is_ok_and(|o| o.status.success());
+    // In CI a missing python3 is a failure, not a silent pass; elsewhere the skip is said.
+    assert!(
+        ok || std::env::var_os("CI").is_none(),
+        "python3 is needed to run the fake MCP server (CI is set: not skipping)"
+    );
     if !ok {
-        eprintln!("skipped: python3 is not available to run the fake MCP server");
+        eprintln!("SKIPPED: python3 is not available to run the fake MCP server");
     }
     ok
 }
@@ -194,4 +199,54 @@ fn capture_keeps_the_servers_key_order() {
     let v: Value = serde_json::from_str(&text).unwrap();
     assert_eq!(v["tools"].as_array().unwrap().len(), 3);
     assert!(text.starts_with("{\n  \"tools\": [\n    {\n      \"name\": \"echo\","));
+}
+
+/// Claude Code sends each MCP tool as `mcp__<server>__<tool>`: `config` prices those names (the
+/// prefix is billed on every call), `--save` writes them, and `--scenario-out` writes a scenario
+/// that `run` simulates with exactly those tools.
+#[test]
+fn claude_code_names_are_priced_with_their_prefix_and_become_a_scenario() {
+    if !python3() {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let scenario = dir.path().join("agent.toml");
+    let (v, _) = config(
+        "claude-code/.claude.json",
+        &["--scenario-out", scenario.to_str().unwrap()],
+    );
+    let s = servers(&v);
+    assert!(!s[0].3.is_empty());
+    for name in &s[0].3 {
+        assert!(name.starts_with("mcp__fake-user__"), "{name}");
+    }
+    // The project server is prefixed with its key, not with the listing's annotation.
+    for name in &s[1].3 {
+        assert!(name.starts_with("mcp__fake-project__"), "{name}");
+    }
+    // The saved capture is what the client sends: prefixed names.
+    let plain = crate::common::json_of(&[
+        "tools",
+        dir.path()
+            .join("agent.fake-user.tools.json")
+            .to_str()
+            .unwrap(),
+        "--model",
+        "claude-opus-4.8",
+        "--format",
+        "json",
+    ]);
+    assert!(plain.to_string().contains("mcp__fake-user__"));
+    let text = std::fs::read_to_string(&scenario).unwrap();
+    assert!(text.contains("[[tools.server]]"), "{text}");
+    let run = crate::common::json_of(&[
+        "run",
+        scenario.to_str().unwrap(),
+        "--model",
+        "claude-opus-4.8",
+        "--format",
+        "json",
+    ]);
+    assert_eq!(run["scenario"], "agent");
+    assert!(run["results"][0]["total_usd"].as_f64().unwrap() > 0.0);
 }

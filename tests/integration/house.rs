@@ -48,14 +48,16 @@ fn repeated_model_ids_are_simulated_once() {
 
 #[test]
 fn a_strategy_that_repeats_another_is_a_stated_skip_in_run_as_in_compare() {
-    // On Claude `cached` is explicit:tools+system+last: `run` used to drop the second silently.
+    // On Claude and the built-in scenario `cached` is its cheapest placement, explicit:last (one
+    // conversation: one moving breakpoint covers the whole prefix): `run` used to drop the second
+    // silently.
     let args = [
         "--model",
         "claude-opus-4.8",
         "--strategy",
         "cached",
         "--strategy",
-        "explicit:tools+system+last",
+        "explicit:last",
         "--format",
         "json",
     ];
@@ -65,13 +67,11 @@ fn a_strategy_that_repeats_another_is_a_stated_skip_in_run_as_in_compare() {
         let v = json_of(&all);
         let skipped = v["skipped"].as_array().unwrap();
         assert!(
-            skipped
-                .iter()
-                .any(|s| s["strategy"] == "explicit:tools+system+last"
-                    && s["reason"]
-                        .as_str()
-                        .unwrap()
-                        .contains("the same strategy as `cached`")),
+            skipped.iter().any(|s| s["strategy"] == "explicit:last"
+                && s["reason"]
+                    .as_str()
+                    .unwrap()
+                    .contains("the same strategy as `cached`")),
             "{cmd}: {skipped:?}"
         );
     }
@@ -286,7 +286,9 @@ fn repository_text_files() -> Vec<std::path::PathBuf> {
             let name = e.file_name().to_string_lossy().into_owned();
             let ty = e.file_type().unwrap();
             if ty.is_dir() {
-                if dir == crate::common::root() && (name == "target" || name.starts_with('.') && name != ".ci") {
+                if dir == crate::common::root()
+                    && (name == "target" || name.starts_with('.') && name != ".ci")
+                {
                     continue;
                 }
                 stack.push(p);
@@ -322,6 +324,10 @@ fn no_test_doc_or_script_reads_a_path_outside_the_repository() {
             }
         }
     }
-    assert!(offenders.is_empty(), "paths outside the repository:\n{}", offenders.join("\n"));
+    assert!(
+        offenders.is_empty(),
+        "paths outside the repository:\n{}",
+        offenders.join("\n")
+    );
     assert!(crate::common::capture("server-github").is_file());
 }

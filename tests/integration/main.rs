@@ -8,6 +8,7 @@ mod common;
 mod decisions;
 mod docs;
 mod facts;
+mod first_hour;
 mod fit;
 mod fuzz;
 mod house;

@@ -315,6 +315,7 @@ const CASES: &[(&str, &[&str])] = &[
 
 #[test]
 fn every_command_prints_its_snapshot() {
+    const SNAPSHOT_DAY_EPOCH: u64 = 1_796_342_400; // 2026-12-04T00:00:00Z
     let dir = root().join("tests").join("snapshots");
     let update = std::env::var_os("PCSIM_UPDATE_SNAPSHOTS").is_some_and(|v| v == "1");
     let mut differ = Vec::new();
@@ -322,8 +323,11 @@ fn every_command_prints_its_snapshot() {
         let tmp = tempfile::tempdir().unwrap();
         let tmp_text = tmp.path().to_str().unwrap();
         let args: Vec<String> = args.iter().map(|a| a.replace("{tmp}", tmp_text)).collect();
+        // The snapshots were taken on 2026-12-04: outputs that name today (the pricing day, the
+        // `checked` date of an import) read it from SOURCE_DATE_EPOCH, so they do not change daily.
         let out = pcsim()
             .current_dir(root())
+            .env("SOURCE_DATE_EPOCH", SNAPSHOT_DAY_EPOCH.to_string())
             .args(&args)
             .timeout(std::time::Duration::from_secs(120))
             .assert()

@@ -93,10 +93,12 @@ fn compare_default_set_writes_files_and_states_skips() {
         .map(|c| c["strategies"].as_array().unwrap().len())
         .sum();
     assert_eq!(csv.lines().count(), 1 + rows);
-    // Opus 5: none + 5 explicit layouts; Kimi: none + automatic. The other 8 pairs are stated.
-    assert_eq!(rows, 6 + 2);
+    // Opus 5: none, cached (its cheapest placement, explicit:last, in no other row) and the 5
+    // explicit layouts; Kimi: none and cached (automatic, which is then a stated repeat). The other
+    // pairs are stated skips.
+    assert_eq!(rows, 7 + 2);
     let skipped = v["skipped"].as_array().unwrap();
-    assert_eq!(skipped.len(), 2 * 8 - rows);
+    assert_eq!(skipped.len(), 2 * 9 - rows);
     assert!(skipped.iter().any(|s| s["model"] == "kimi-k3"
         && s["strategy"] == "explicit:tools"
         && s["reason"]

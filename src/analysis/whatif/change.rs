@@ -113,9 +113,15 @@ pub fn apply_change(
         .chain(change.keep.iter().flatten().map(|n| (n, "--keep-tools")))
     {
         if !before.iter().any(|t| &t.name == name) {
-            let hint = closest(name, before.iter().map(|t| t.name.as_str()))
-                .map(|c| format!("; did you mean `{c}`?"))
-                .unwrap_or_default();
+            // A server's name where a tool's is expected: the flag for servers is another one.
+            let is_server = scenario.servers.iter().any(|s| &s.name == name);
+            let hint = if is_server {
+                format!("; `{name}` is a server: use --remove-servers {name} to remove its tools")
+            } else {
+                closest(name, before.iter().map(|t| t.name.as_str()))
+                    .map(|c| format!("; did you mean `{c}`?"))
+                    .unwrap_or_default()
+            };
             return Err(Error::invalid(
                 COMMAND_LINE,
                 f,
