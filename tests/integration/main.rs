@@ -20,6 +20,7 @@ mod money;
 mod prices;
 mod properties;
 mod reliability;
+mod reliability_processes;
 mod replay_logs;
 mod report;
 mod settings;

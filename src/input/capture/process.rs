@@ -94,6 +94,60 @@ pub(super) fn become_subreaper() {
     }
 }
 
+/// Starts, once per process, a watchdog that ends every captured server's process tree when this
+/// process ends in a way that runs no destructor (SIGKILL, an abort, a crash): a `sh` in its own
+/// process group reads a pipe whose only writer is this process (close-on-exec, so no server holds
+/// it), and at end of file kills every process whose environment carries this process's
+/// [`CAPTURE_MARKER`] prefix (`<pid>-`): servers, their children, and orphans that called `setsid`.
+/// After a normal exit it finds nothing left (each [`ChildGuard`] has ended its tree) and exits.
+/// Without `sh`, captures still run and end their servers as before; only the crash path is lost.
+pub(super) fn start_watchdog() {
+    #[cfg(target_os = "linux")]
+    {
+        static ONCE: std::sync::Once = std::sync::Once::new();
+        ONCE.call_once(|| {
+            use std::os::fd::FromRawFd;
+            use std::os::unix::process::CommandExt;
+            let mut fds = [0 as libc::c_int; 2];
+            // SAFETY: pipe2 writes two descriptors into `fds`, a valid array of two ints.
+            if unsafe { libc::pipe2(fds.as_mut_ptr(), libc::O_CLOEXEC) } != 0 {
+                return;
+            }
+            // SAFETY: both descriptors were just created by pipe2 and are owned here alone.
+            let (read, write) = unsafe {
+                (
+                    std::os::fd::OwnedFd::from_raw_fd(fds[0]),
+                    std::os::fd::OwnedFd::from_raw_fd(fds[1]),
+                )
+            };
+            const SCRIPT: &str = r#"trap '' INT TERM HUP
+cat >/dev/null
+for e in /proc/[0-9]*/environ; do
+  if grep -qa "$0=$1-" "$e" 2>/dev/null; then
+    p=${e#/proc/}; kill -9 "${p%/environ}" 2>/dev/null
+  fi
+done"#;
+            let started = std::process::Command::new("sh")
+                .args([
+                    "-c",
+                    SCRIPT,
+                    CAPTURE_MARKER,
+                    &std::process::id().to_string(),
+                ])
+                .env_remove(CAPTURE_MARKER)
+                .stdin(std::process::Stdio::from(read))
+                .stdout(std::process::Stdio::null())
+                .stderr(std::process::Stdio::null())
+                .process_group(0)
+                .spawn();
+            if started.is_ok() {
+                // The write end lives as long as this process: its close at exit is the signal.
+                std::mem::forget(write);
+            }
+        });
+    }
+}
+
 /// The processes of a server's tree (Linux, from /proc): every descendant of `root` by parent
 /// links (whatever group or session it moved to) and every process whose environment carries
 /// `marker` (orphans that lost the link). Never this process.

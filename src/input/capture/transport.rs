@@ -12,7 +12,7 @@ use std::time::{Duration, Instant};
 
 use serde_json::Value;
 
-use super::process::{become_subreaper, ChildGuard, CAPTURE_MARKER};
+use super::process::{become_subreaper, start_watchdog, ChildGuard, CAPTURE_MARKER};
 use super::protocol::{capture_over, server_error, Received, Transport};
 use super::types::{Capture, CaptureOptions};
 use crate::error::Result;
@@ -237,6 +237,7 @@ pub fn capture_command(
         cmd.current_dir(dir);
     }
     become_subreaper();
+    start_watchdog();
     let marker = next_marker();
     cmd.args(args)
         .envs(env)
