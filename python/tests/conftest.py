@@ -47,3 +47,9 @@ def cli_json(cli):
         return json.loads(cli(*args, "--format", "json").stdout)
 
     return run
+
+
+@pytest.fixture(autouse=True)
+def in_repository(monkeypatch):
+    """Relative paths in the tests (`examples/...`) are the repository's, as for the commands."""
+    monkeypatch.chdir(ROOT)
