@@ -418,7 +418,7 @@ def whatif(
     costs and when it pays back, with the ``/tool-changes=append`` variant where a model offers it.
     """
     cat, sc = _catalog(catalog), _scenario(scenario)
-    args = dict(
+    args: Dict[str, Any] = dict(
         add=_tool_texts(add_tools, "add_tools"),
         remove=_strings(remove_tools),
         keep=None if keep_tools is None else _strings(keep_tools),
@@ -473,7 +473,7 @@ def log_files(paths: Union[PathLike, Sequence[PathLike]]) -> List[str]:
     if isinstance(paths, (str, os.PathLike)):
         paths = [paths]
     out: List[str] = []
-    for p in map(os.fspath, paths):
+    for p in (os.fspath(x) for x in paths):
         if os.path.isdir(p):
             before = len(out)
             _walk(p, out)

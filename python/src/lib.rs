@@ -94,7 +94,10 @@ fn invalid(field: &str, problem: impl Into<String>) -> Error {
 }
 
 /// Runs `work` with the GIL released and turns its error into the matching exception.
-fn detached<T: Send>(py: Python<'_>, work: impl FnOnce() -> pcsim::Result<T> + Send) -> PyResult<T> {
+fn detached<T: Send>(
+    py: Python<'_>,
+    work: impl FnOnce() -> pcsim::Result<T> + Send,
+) -> PyResult<T> {
     py.detach(work).map_err(|e| to_py(py, e))
 }
 
@@ -179,19 +182,32 @@ struct PyScenario {
 impl PyScenario {
     /// Parses scenario TOML text; `origin` names it in errors, tool files are relative to `base_dir`.
     #[staticmethod]
-    fn from_toml(py: Python<'_>, text: String, origin: String, base_dir: PathBuf) -> PyResult<Self> {
-        let s = detached(py, move || Scenario::from_toml_str(&text, &origin, &base_dir))?;
+    fn from_toml(
+        py: Python<'_>,
+        text: String,
+        origin: String,
+        base_dir: PathBuf,
+    ) -> PyResult<Self> {
+        let s = detached(py, move || {
+            Scenario::from_toml_str(&text, &origin, &base_dir)
+        })?;
         Ok(Self::wrap(s))
     }
 
     /// Parses a scenario given as JSON text of the TOML document's structure (a Python dict).
     #[staticmethod]
-    fn from_json(py: Python<'_>, json: String, origin: String, base_dir: PathBuf) -> PyResult<Self> {
+    fn from_json(
+        py: Python<'_>,
+        json: String,
+        origin: String,
+        base_dir: PathBuf,
+    ) -> PyResult<Self> {
         let s = detached(py, move || {
-            let value: serde_json::Value = serde_json::from_str(&json).map_err(|e| Error::Parse {
-                file: origin.clone(),
-                message: format!("not a scenario document: {e}"),
-            })?;
+            let value: serde_json::Value =
+                serde_json::from_str(&json).map_err(|e| Error::Parse {
+                    file: origin.clone(),
+                    message: format!("not a scenario document: {e}"),
+                })?;
             let text = toml::to_string(&value).map_err(|e| Error::Parse {
                 file: origin.clone(),
                 message: format!("not a scenario document (it must be a table of TOML values, without None): {e}"),
@@ -326,6 +342,7 @@ fn printed(kept: Kept, json: String, table: String, csv: String) -> Printed {
 }
 
 /// `pcsim run`: the scenario on the selected models and strategies.
+#[allow(clippy::too_many_arguments)]
 #[pyfunction]
 #[pyo3(signature = (catalog, scenario, models, strategies, runs=None, seed=None, per_call=false))]
 fn run(
@@ -469,9 +486,7 @@ fn whatif(
             add: tools_of(&add, "add_tools")?,
             remove,
             keep,
-            replace: replace
-                .map(|r| tools_of(&r, "replace_tools"))
-                .transpose()?,
+            replace: replace.map(|r| tools_of(&r, "replace_tools")).transpose()?,
             remove_servers,
             trim: trim.as_deref().map(trim_named).transpose()?,
         };
@@ -515,7 +530,12 @@ fn block(model: &ModelSpec, tools: &[Tool]) -> (u64, Vec<u64>) {
 /// `pcsim tools --format json`: what the tool lists cost per call on each model, per tool, and what
 /// each trim would save (the same keys).
 #[pyfunction]
-fn tools_cost(py: Python<'_>, catalog: &PyCatalog, lists: ToolTexts, models: Vec<String>) -> PyResult<String> {
+fn tools_cost(
+    py: Python<'_>,
+    catalog: &PyCatalog,
+    lists: ToolTexts,
+    models: Vec<String>,
+) -> PyResult<String> {
     let catalog = catalog.inner.clone();
     detached(py, move || {
         let models = select(&catalog, &models)?;
@@ -530,9 +550,18 @@ fn tools_cost(py: Python<'_>, catalog: &PyCatalog, lists: ToolTexts, models: Vec
         let mut rows = Vec::new();
         for m in models {
             let (total, per) = block(m, &tools);
-            let share = |x: u64| if total == 0 { 0.0 } else { x as f64 / total as f64 };
-            let mut costs: Vec<(&str, u64)> =
-                tools.iter().zip(&per).map(|(t, &n)| (t.name.as_str(), n)).collect();
+            let share = |x: u64| {
+                if total == 0 {
+                    0.0
+                } else {
+                    x as f64 / total as f64
+                }
+            };
+            let mut costs: Vec<(&str, u64)> = tools
+                .iter()
+                .zip(&per)
+                .map(|(t, &n)| (t.name.as_str(), n))
+                .collect();
             costs.sort_by(|a, b| b.1.cmp(&a.1).then_with(|| a.0.cmp(b.0)));
             let trims: Vec<serde_json::Value> = trimmed
                 .iter()
@@ -598,7 +627,10 @@ fn replay_file(
         let strategies: Vec<Strategy> = if strategies.is_empty() {
             vec![Strategy::parse("cached")?]
         } else {
-            strategies.iter().map(|s| Strategy::parse(s)).collect::<pcsim::Result<_>>()?
+            strategies
+                .iter()
+                .map(|s| Strategy::parse(s))
+                .collect::<pcsim::Result<_>>()?
         };
         let log = load_log(&path)?;
         let models = if models.is_empty() {
@@ -676,7 +708,9 @@ fn log_model<'c>(
         Some(n) => match_model(catalog, n).ok_or_else(|| Error::Invalid {
             file: log.origin.clone(),
             field: "model".into(),
-            problem: format!("the log's model `{n}` is not in the catalog; choose one with models=[...]"),
+            problem: format!(
+                "the log's model `{n}` is not in the catalog; choose one with models=[...]"
+            ),
         }),
         None => Err(Error::Invalid {
             file: log.origin.clone(),

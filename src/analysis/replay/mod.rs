@@ -31,8 +31,8 @@ pub(crate) use conversations::conversations;
 // and none is given). Public for programs that replay logs one by one (the Python bindings, a
 // distributed replay) and must choose as the command does.
 pub use conversations::infer_prefix_tokens;
-pub(crate) use pricing::{logged_usd, uncached_usd, ModelMatcher};
 pub use pricing::match_model;
+pub(crate) use pricing::{logged_usd, uncached_usd, ModelMatcher};
 pub use simulate::{content_seed, replay, uses_prefix_anchors};
 pub(crate) use tally::{tally_groups, Tally, GROUPINGS};
 pub use types::{Buckets, CallComparison, ReplayOptions, ReplayResult};
