@@ -43,6 +43,18 @@ def median_time(fn, repeat: int) -> float:
     return statistics.median(times)
 
 
+def median_times(fns, repeat: int):
+    """Medians of several functions timed in turn (interleaved, so load from other work on a
+    shared machine falls on all of them alike)."""
+    times = [[] for _ in fns]
+    for _ in range(repeat):
+        for i, fn in enumerate(fns):
+            t = time.perf_counter()
+            fn()
+            times[i].append(time.perf_counter() - t)
+    return [statistics.median(t) for t in times]
+
+
 def children_cpu() -> float:
     r = resource.getrusage(resource.RUSAGE_CHILDREN)
     return r.ru_utime + r.ru_stime
@@ -65,12 +77,14 @@ def bench_tools(binary: str, repeat: int) -> None:
     for models, label in (([], "six measured models"), (["gpt-5.6"], "gpt-5.6")):
         r = pcsim.tools_cost(doc, models=models, catalog=catalog)
         block = r.models[0].tool_block_tokens
-        row(f"pcsim.tools_cost(dict), {label}", median_time(lambda: pcsim.tools_cost(doc, models=models, catalog=catalog), repeat),
-            f"{r.models[0].model}: {block} tokens, {pcsim.usd(r.models[0].usd_per_call)} per call")
-        text = GITHUB.read_text()
+        text = json.dumps(doc)
         native = pcsim._pcsim.tools_cost
-        row(f"native call only (JSON text in, JSON text out), {label}",
-            median_time(lambda: native(catalog._native, [(text, "github")], models), repeat), "the Rust work")
+        api, raw = median_times([lambda: pcsim.tools_cost(doc, models=models, catalog=catalog),
+                                 lambda: native(catalog._native, [(text, "github")], models)], repeat)
+        row(f"pcsim.tools_cost(dict), {label}", api,
+            f"{r.models[0].model}: {block} tokens, {pcsim.usd(r.models[0].usd_per_call)} per call")
+        row(f"native call only (JSON text in, JSON text out), {label}", raw,
+            f"the Rust work; the Python layer adds {(api - raw) * 1e3:.2f} ms")
         args = [binary, "--quiet", "tools", str(GITHUB), "--format", "json"] + sum((["--model", m] for m in models), [])
         row(f"`pcsim tools --format json` (new process), {label}",
             median_time(lambda: subprocess.run(args, check=True, capture_output=True), max(5, repeat // 5)),

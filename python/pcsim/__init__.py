@@ -508,24 +508,15 @@ def replay_files(
     catalog: Optional[Catalog] = None,
 ) -> ReplayResult:
     """Replays each log file on its own (as ``pcsim replay`` does with several files): the unit of
-    work of a distributed replay. A file that cannot be replayed is skipped with its reason in
+    work of a distributed replay, done in one native call with the GIL released. A file that
+    cannot be read, or whose model the catalog does not know, is skipped with its reason in
     ``.files_skipped`` when ``skip_bad`` (the command's behaviour with several files); otherwise
     its exception is raised."""
     cat = _catalog(catalog)
-    m, s = _strings(models), _strings(strategies)
-    done: List[Dict[str, Any]] = []
-    skipped: List[str] = []
-    for f in files:
-        try:
-            js = _pcsim.replay_file(cat._native, os.fspath(f), m, s, gap_seconds, prefix_tokens,
-                                    session_gap_minutes, seed, keep_calls)
-        except InputError as e:
-            if not skip_bad or e.file == "argument":
-                raise
-            skipped.append(str(e))
-            continue
-        done.append(json.loads(js))
-    return ReplayResult(done, skipped)
+    js = _pcsim.replay_files(cat._native, [os.fspath(f) for f in files], _strings(models),
+                             _strings(strategies), gap_seconds, prefix_tokens, session_gap_minutes,
+                             seed, keep_calls, skip_bad)
+    return ReplayResult(js)
 
 
 def replay(

@@ -102,9 +102,9 @@ def whatif(
     seed: Optional[int] = None,
 ) -> Printed: ...
 def tools_cost(catalog: Catalog, lists: ToolTexts, models: Sequence[str]) -> str: ...
-def replay_file(
+def replay_files(
     catalog: Catalog,
-    path: str,
+    paths: Sequence[str],
     models: Sequence[str],
     strategies: Sequence[str],
     gap_seconds: float = 30.0,
@@ -112,5 +112,6 @@ def replay_file(
     session_gap_minutes: float = 0.0,
     seed: Optional[int] = None,
     keep_calls: bool = False,
+    skip_bad: bool = False,
 ) -> str: ...
 def usd(x: float) -> str: ...

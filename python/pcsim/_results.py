@@ -533,8 +533,8 @@ class ReplayResult(Result):
     files_skipped: List[str]
     results: List[ReplayTotals]
 
-    def __init__(self, files: List[Dict[str, Any]], files_skipped: List[str]) -> None:
-        super().__init__(json.dumps({"files": files, "files_skipped": files_skipped}))
+    def __init__(self, json_text: str) -> None:
+        super().__init__(json_text)
 
     def _parse(self) -> None:
         self.files = self._raw["files"]
@@ -564,7 +564,8 @@ class ReplayResult(Result):
         """One result from the results of disjoint sets of logs, files in log-path order (so the
         merged result is the one a single process gives for all the logs)."""
         files = sorted((f for p in parts for f in p.files), key=lambda f: f["log"])
-        return ReplayResult(files, [s for p in parts for s in p.files_skipped])
+        skipped = [s for p in parts for s in p.files_skipped]
+        return ReplayResult(json.dumps({"files": files, "files_skipped": skipped}))
 
     def to_dicts(self) -> List[Row]:
         rows = []

@@ -597,17 +597,21 @@ fn tools_cost(
     })
 }
 
-/// `pcsim replay` of one log file: the log's counters and one result per (model, strategy), as
-/// JSON. The model is the log's own (matched to the catalog) unless `models` names some; the
-/// stable prefix is inferred from the log when a strategy needs one and `prefix_tokens` is 0.
+/// `pcsim replay LOG...` over log files, each replayed on its own as the command does: JSON
+/// `{"files": [...], "files_skipped": [...]}`, one entry per replayed file with its counters and one
+/// result per (model, strategy). The model is the log's own (matched to the catalog) unless `models`
+/// names some; the stable prefix is inferred from the log when a strategy needs one and
+/// `prefix_tokens` is 0. With `skip_bad`, a file that cannot be read or names no known model is
+/// listed in `files_skipped` with the reason (the command's behaviour with several files); without
+/// it, its error is raised.
 #[pyfunction]
-#[pyo3(signature = (catalog, path, models, strategies, gap_seconds=30.0, prefix_tokens=0,
-    session_gap_minutes=0.0, seed=None, keep_calls=false))]
+#[pyo3(signature = (catalog, paths, models, strategies, gap_seconds=30.0, prefix_tokens=0,
+    session_gap_minutes=0.0, seed=None, keep_calls=false, skip_bad=false))]
 #[allow(clippy::too_many_arguments)]
-fn replay_file(
+fn replay_files(
     py: Python<'_>,
     catalog: &PyCatalog,
-    path: PathBuf,
+    paths: Vec<PathBuf>,
     models: Vec<String>,
     strategies: Vec<String>,
     gap_seconds: f64,
@@ -615,6 +619,7 @@ fn replay_file(
     session_gap_minutes: f64,
     seed: Option<u64>,
     keep_calls: bool,
+    skip_bad: bool,
 ) -> PyResult<String> {
     let catalog = catalog.inner.clone();
     detached(py, move || {
@@ -632,56 +637,90 @@ fn replay_file(
                 .map(|s| Strategy::parse(s))
                 .collect::<pcsim::Result<_>>()?
         };
-        let log = load_log(&path)?;
-        let models = if models.is_empty() {
-            vec![log_model(&catalog, &log)?]
+        let chosen = if models.is_empty() {
+            Vec::new()
         } else {
             select(&catalog, &models)?
         };
-        let mut opts = ReplayOptions {
+        let base = ReplayOptions {
             gap_seconds,
             prefix_tokens,
             session_gap_seconds: session_gap_minutes * 60.0,
             seed,
             ..ReplayOptions::default()
         };
-        let mut prefix_inferred = None;
-        if strategies.iter().any(uses_prefix_anchors) && opts.prefix_tokens == 0 {
-            prefix_inferred = infer_prefix_tokens(&log.calls, &opts);
-            opts.prefix_tokens = prefix_inferred.unwrap_or(0);
-        }
-        let mut results = Vec::new();
-        for m in &models {
-            for s in &strategies {
-                let r = replay(&log, m, s, &opts)?;
-                let mut v = serde_json::json!({
-                    "model": r.model,
-                    "strategy": r.strategy,
-                    "conversations": r.conversations,
-                    "calls_total": r.calls.len(),
-                    "logged": r.logged,
-                    "predicted": r.predicted,
-                    "predicted_write_tokens_by_tier": r.predicted_write_tokens_by_tier,
-                });
-                if keep_calls {
-                    v["calls"] = serde_json::to_value(&r.calls)
-                        .map_err(|e| Error::Internal(format!("replay calls as JSON: {e}")))?;
+        let mut files = Vec::with_capacity(paths.len());
+        let mut skipped = Vec::new();
+        for path in &paths {
+            // As `pcsim replay`: a log that cannot be read, or whose model is unknown, is skipped
+            // among several; a failure of the replay itself is an error.
+            let loaded = load_log(path).and_then(|log| {
+                let models = if chosen.is_empty() {
+                    vec![log_model(&catalog, &log)?]
+                } else {
+                    chosen.clone()
+                };
+                Ok((log, models))
+            });
+            let (log, models) = match loaded {
+                Ok(x) => x,
+                Err(e) if skip_bad => {
+                    skipped.push(e.to_string());
+                    continue;
                 }
-                results.push(v);
-            }
+                Err(e) => return Err(e),
+            };
+            files.push(replay_log(&log, &models, &strategies, &base, keep_calls)?);
         }
-        report::to_json(&serde_json::json!({
-            "log": log.origin,
-            "bytes": log.bytes,
-            "calls_logged": log.calls.len(),
-            "timestamps": log.calls.iter().filter(|c| c.unix_time.is_some()).count(),
-            "sidechain_calls": log.sidechain_calls,
-            "failed_calls": log.failed_calls,
-            "unreadable_records": log.unreadable,
-            "prefix_tokens_inferred": prefix_inferred,
-            "results": results,
-        }))
+        report::to_json(&serde_json::json!({"files": files, "files_skipped": skipped}))
     })
+}
+
+/// One log replayed on every (model, strategy): its counters and results, as JSON.
+fn replay_log(
+    log: &pcsim::input::usagelog::UsageLog,
+    models: &[&ModelSpec],
+    strategies: &[Strategy],
+    base: &ReplayOptions,
+    keep_calls: bool,
+) -> pcsim::Result<serde_json::Value> {
+    let mut opts = base.clone();
+    let mut prefix_inferred = None;
+    if strategies.iter().any(uses_prefix_anchors) && opts.prefix_tokens == 0 {
+        prefix_inferred = infer_prefix_tokens(&log.calls, &opts);
+        opts.prefix_tokens = prefix_inferred.unwrap_or(0);
+    }
+    let mut results = Vec::new();
+    for m in models {
+        for s in strategies {
+            let r = replay(log, m, s, &opts)?;
+            let mut v = serde_json::json!({
+                "model": r.model,
+                "strategy": r.strategy,
+                "conversations": r.conversations,
+                "calls_total": r.calls.len(),
+                "logged": r.logged,
+                "predicted": r.predicted,
+                "predicted_write_tokens_by_tier": r.predicted_write_tokens_by_tier,
+            });
+            if keep_calls {
+                v["calls"] = serde_json::to_value(&r.calls)
+                    .map_err(|e| Error::Internal(format!("replay calls as JSON: {e}")))?;
+            }
+            results.push(v);
+        }
+    }
+    Ok(serde_json::json!({
+        "log": log.origin,
+        "bytes": log.bytes,
+        "calls_logged": log.calls.len(),
+        "timestamps": log.calls.iter().filter(|c| c.unix_time.is_some()).count(),
+        "sidechain_calls": log.sidechain_calls,
+        "failed_calls": log.failed_calls,
+        "unreadable_records": log.unreadable,
+        "prefix_tokens_inferred": prefix_inferred,
+        "results": results,
+    }))
 }
 
 /// The model a log names most often (the first of equals), matched to the catalog, as `pcsim
@@ -737,7 +776,7 @@ fn _pcsim(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(advise, m)?)?;
     m.add_function(wrap_pyfunction!(whatif, m)?)?;
     m.add_function(wrap_pyfunction!(tools_cost, m)?)?;
-    m.add_function(wrap_pyfunction!(replay_file, m)?)?;
+    m.add_function(wrap_pyfunction!(replay_files, m)?)?;
     m.add_function(wrap_pyfunction!(usd, m)?)?;
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
     Ok(())
