@@ -211,20 +211,23 @@ def bench_fleet(binary: str, sessions: int, repeat: int) -> None:
         except ImportError:
             print("\nDask: not installed (pip install 'dask[distributed]'), the partitioned run not measured.")
             return
+        print("\n| Dask LocalCluster | partitions | median wall | CPU of the workers | calls per wall-second | MB/s per wall-second | total predicted (cached) |\n|---|---|---|---|---|---|---|")
         for workers in (1, 2):
             with distributed.LocalCluster(n_workers=workers, processes=True, threads_per_worker=1,
                                           dashboard_address=None) as cluster, distributed.Client(cluster) as client:
                 chunks = [files[i::4 * workers] for i in range(4 * workers)]
                 client.gather(client.map(replay_chunk, chunks, pure=False))  # warm the workers
-                walls = []
+                walls, cpus = [], []
                 for _ in range(repeat):
+                    before = sum(client.run(time.process_time).values())
                     t = time.perf_counter()
                     parts = client.gather(client.map(replay_chunk, chunks, pure=False))
                     walls.append(time.perf_counter() - t)
+                    cpus.append(sum(client.run(time.process_time).values()) - before)
                 merged = pcsim.ReplayResult.merge(parts)
             wall = statistics.median(walls)
-            print(f"| Dask LocalCluster, {workers} worker process{'es' if workers > 1 else ''}, {len(chunks)} partitions | "
-                  f"{wall:.3f} s | - | {calls / wall:,.0f} per wall-second | {mb / wall:.1f} per wall-second | "
+            print(f"| {workers} worker process{'es' if workers > 1 else ''} | {len(chunks)} | {wall:.3f} s | "
+                  f"{statistics.median(cpus):.3f} s | {calls / wall:,.0f} | {mb / wall:.1f} | "
                   f"{pcsim.usd(merged.results[0].predicted.cost_usd)} |")
 
 
@@ -234,13 +237,17 @@ def main() -> None:
     ap.add_argument("--repeat", type=int, default=20)
     ap.add_argument("--runs", type=int, default=10_000, help="Monte Carlo runs")
     ap.add_argument("--sessions", type=int, default=4000, help="session logs of the fleet replay")
+    ap.add_argument("--only", choices=["tools", "montecarlo", "fleet"], help="one part only")
     a = ap.parse_args()
     os.chdir(ROOT)
     print(f"pcsim {pcsim.__version__} (Python {sys.version.split()[0]}), compared with {a.pcsim}; "
           f"{os.cpu_count()} CPUs (shared with other work: medians of {a.repeat} runs)")
-    bench_tools(a.pcsim, a.repeat)
-    bench_monte_carlo(a.pcsim, a.runs, max(3, a.repeat // 4))
-    bench_fleet(a.pcsim, a.sessions, max(3, a.repeat // 4))
+    if a.only in (None, "tools"):
+        bench_tools(a.pcsim, a.repeat)
+    if a.only in (None, "montecarlo"):
+        bench_monte_carlo(a.pcsim, a.runs, max(3, a.repeat // 4))
+    if a.only in (None, "fleet"):
+        bench_fleet(a.pcsim, a.sessions, max(3, a.repeat // 4))
 
 
 if __name__ == "__main__":

@@ -25,9 +25,9 @@ echo "python wheel: $(basename "$wheel"), $(( $(stat -c %s "$wheel") / 1024 )) K
 test_venv=$work/test-venv
 rm -rf "$test_venv"
 python3 -m venv "$test_venv"
-"$test_venv/bin/pip" install -q --disable-pip-version-check pytest dask distributed "$wheel"
+"$test_venv/bin/pip" install -q --disable-pip-version-check pytest dask distributed pandas "$wheel"
 set +e
-PCSIM_REQUIRE_DASK=1 PCSIM_BIN="$PWD/target/debug/pcsim" "$test_venv/bin/pytest" -q -p no:cacheprovider python/tests
+PCSIM_REQUIRE_OPTIONAL=1 PCSIM_BIN="$PWD/target/debug/pcsim" "$test_venv/bin/pytest" -q -p no:cacheprovider python/tests
 status=$?
 set -e
 if [ "$status" -eq 5 ]; then

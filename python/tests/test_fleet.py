@@ -9,7 +9,7 @@ import pytest
 
 import pcsim
 
-if os.environ.get("PCSIM_REQUIRE_DASK"):  # .ci/run sets it: there a missing Dask is a failure
+if os.environ.get("PCSIM_REQUIRE_OPTIONAL"):  # .ci/run sets it: there a missing Dask is a failure
     import distributed
 else:
     distributed = pytest.importorskip("distributed", reason="the fleet test needs dask[distributed]")
