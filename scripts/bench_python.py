@@ -86,7 +86,7 @@ def bench_tools(binary: str, repeat: int) -> None:
         row(f"native call only (JSON text in, JSON text out), {label}", raw,
             f"the Rust work; the Python layer adds {(api - raw) * 1e3:.2f} ms")
         args = [binary, "--quiet", "tools", str(GITHUB), "--format", "json"] + sum((["--model", m] for m in models), [])
-        row(f"`pcsim tools --format json` (new process), {label}",
+        row(f"`pcsim tools FILE --format json` (new process), {label}",
             median_time(lambda: subprocess.run(args, check=True, capture_output=True), max(5, repeat // 5)),
             "process start and catalog load included")
     try:
