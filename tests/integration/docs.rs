@@ -558,12 +558,13 @@ fn join(items: &[&String]) -> String {
 }
 
 /// The pages whose examples are checked: README.md and every page in docs/.
-const PAGES: [&str; 8] = [
+const PAGES: [&str; 9] = [
     "README.md",
     "docs/charts.md",
     "docs/fit.md",
     "docs/inputs.md",
     "docs/prices.md",
+    "docs/python.md",
     "docs/time.md",
     "docs/tools.md",
     "docs/whatif.md",
@@ -609,6 +610,12 @@ fn docs_inputs() {
 #[test]
 fn docs_prices() {
     check("docs/prices.md");
+}
+
+#[test]
+fn docs_python() {
+    // Its Python examples run in python/tests/test_docs.py; here its `pcsim` commands.
+    check("docs/python.md");
 }
 
 #[test]

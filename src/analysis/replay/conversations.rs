@@ -55,7 +55,7 @@ pub(crate) fn conversations(calls: &[LoggedCall], opts: &ReplayOptions) -> (Vec<
 /// The stable prefix (tools + system prompt) the log itself shows: the fewest tokens read from
 /// cache by a main-agent call that starts a conversation (or restarts one), when any such call reads.
 /// A fresh conversation can only read what an earlier one left, which is the shared prefix.
-pub(crate) fn infer_prefix_tokens(calls: &[LoggedCall], opts: &ReplayOptions) -> Option<u64> {
+pub fn infer_prefix_tokens(calls: &[LoggedCall], opts: &ReplayOptions) -> Option<u64> {
     let (conv, _) = conversations(calls, opts);
     let mut prev: HashMap<usize, u64> = HashMap::new();
     let mut best: Option<u64> = None;

@@ -25,8 +25,14 @@ mod tally;
 mod types;
 
 pub(crate) use crate::input::usagelog::{load_log, utc_date, LoggedCall, UsageLog};
-pub(crate) use conversations::{conversations, infer_prefix_tokens};
-pub(crate) use pricing::{logged_usd, match_model, uncached_usd, ModelMatcher};
+pub(crate) use conversations::conversations;
+// What `pcsim replay` does per log before `replay`: the model the log names, matched to the catalog
+// (when no model is given), and the stable prefix inferred from the log (when a strategy needs one
+// and none is given). Public for programs that replay logs one by one (the Python bindings, a
+// distributed replay) and must choose as the command does.
+pub use conversations::infer_prefix_tokens;
+pub use pricing::match_model;
+pub(crate) use pricing::{logged_usd, uncached_usd, ModelMatcher};
 pub use simulate::{content_seed, replay, uses_prefix_anchors};
 pub(crate) use tally::{tally_groups, Tally, GROUPINGS};
 pub use types::{Buckets, CallComparison, ReplayOptions, ReplayResult};

@@ -9,7 +9,7 @@ use super::{LoggedCall, UsageLog};
 /// `claude-opus-4-8-20260501` for `claude-opus-4.8` (dots and dashes alike, date suffix ignored),
 /// with a gateway's provider prefix (`anthropic/`, Bedrock's `us.anthropic.`) and a version suffix
 /// (`-v1:0`) ignored.
-pub(crate) fn match_model<'c>(catalog: &'c Catalog, log_model: &str) -> Option<&'c ModelSpec> {
+pub fn match_model<'c>(catalog: &'c Catalog, log_model: &str) -> Option<&'c ModelSpec> {
     // An available model of that exact id (what `Catalog::model` accepts, without building its
     // error and closest-id hint when there is none: that cost an edit distance per catalog model).
     if let Some(m) = catalog

@@ -1,0 +1,783 @@
+//! `pcsim._pcsim`: the native half of the `pcsim` Python package.
+//!
+//! A thin layer over the library's request step (`pcsim::Selection` and the analyses), never over
+//! the command line: every function here resolves a request exactly as the corresponding `pcsim`
+//! command does and returns what the command prints (the library's JSON, text table and CSV), so
+//! the Python results carry the same figures. The typed, Pythonic API is in `python/pcsim/`.
+//!
+//! Simulations run with the GIL released (`Python::detach`), so Python threads run them in
+//! parallel. Errors become the exceptions of `pcsim._errors`, carrying the file, the field and the
+//! message pcsim produces.
+
+use std::path::PathBuf;
+use std::sync::Arc;
+
+use pcsim::analysis::replay::{
+    infer_prefix_tokens, match_model, replay, uses_prefix_anchors, ReplayOptions,
+};
+use pcsim::analysis::whatif::{self as whatif_analysis, ToolChange};
+use pcsim::analysis::{advise as advise_analysis, compare as compare_analysis};
+use pcsim::base::date::Day;
+use pcsim::input::trim::Trim;
+use pcsim::input::usagelog::load_log;
+use pcsim::model::catalog::{ModelSpec, MEASURED_MODELS};
+use pcsim::model::pricing::{PriceOverride, Pricing};
+use pcsim::model::render::TemplateKind;
+use pcsim::model::tools::{parse_tool_list, Tool, MAX_TOOLS};
+use pcsim::report::chart::{self, ChartFile, ChartOptions};
+use pcsim::{report, Catalog, Error, Scenario, Selection, Strategy};
+use pyo3::prelude::*;
+use pyo3::types::PyBytes;
+
+/// Where the bindings' own arguments are said to come from in errors.
+const ARGUMENT: &str = "argument";
+
+/// The `pcsim._errors` exception for `e`, carrying the message pcsim prints and its parts.
+fn to_py(py: Python<'_>, e: Error) -> PyErr {
+    let message = e.to_string();
+    let (class, file, field, problem): (&str, Option<String>, Option<String>, String) = match e {
+        Error::Io {
+            path,
+            action,
+            source,
+        } => (
+            "FileError",
+            Some(path.display().to_string()),
+            None,
+            format!("{action}: {source}"),
+        ),
+        Error::Parse { file, message } => ("ParseError", Some(file), None, message),
+        Error::Invalid {
+            file,
+            field,
+            problem,
+        } => ("InvalidValueError", Some(file), Some(field), problem),
+        Error::UnknownModel { id, hint } => (
+            "UnknownModelError",
+            None,
+            Some("model".into()),
+            format!("unknown model id `{id}`{hint}"),
+        ),
+        Error::Strategy { strategy, problem } => (
+            "StrategyError",
+            None,
+            Some("strategy".into()),
+            format!("`{strategy}`: {problem}"),
+        ),
+        Error::Server { server, problem } => (
+            "ServerError",
+            None,
+            Some("server".into()),
+            format!("`{server}`: {problem}"),
+        ),
+        Error::Unsupported(m) => ("UnsupportedError", None, None, m),
+        Error::Internal(m) => ("InternalError", None, None, m),
+        other => ("PcsimError", None, None, other.to_string()),
+    };
+    let raised = py
+        .import("pcsim._errors")
+        .and_then(|m| m.getattr(class))
+        .and_then(|cls| cls.call1((message, file, field, problem)));
+    match raised {
+        Ok(exception) => PyErr::from_value(exception),
+        Err(import_failed) => import_failed,
+    }
+}
+
+/// An invalid argument of the bindings, as pcsim words one.
+fn invalid(field: &str, problem: impl Into<String>) -> Error {
+    Error::Invalid {
+        file: ARGUMENT.into(),
+        field: field.into(),
+        problem: problem.into(),
+    }
+}
+
+/// Runs `work` with the GIL released and turns its error into the matching exception.
+fn detached<T: Send>(
+    py: Python<'_>,
+    work: impl FnOnce() -> pcsim::Result<T> + Send,
+) -> PyResult<T> {
+    py.detach(work).map_err(|e| to_py(py, e))
+}
+
+/// A model catalog with its prices chosen (day, price sheet, service tier, overrides).
+#[pyclass(frozen, module = "pcsim._pcsim", name = "Catalog")]
+struct PyCatalog {
+    inner: Arc<Catalog>,
+}
+
+#[pymethods]
+impl PyCatalog {
+    /// Loads the built-in catalog, an overlay on it (`overlay`, a path, or `overlay_text`), or a
+    /// whole catalog instead of it (`only`), then prices it as `--on`, `--price-sheet`,
+    /// `--service-tier`, `--regional` and `--price` do.
+    #[new]
+    #[pyo3(signature = (overlay=None, only=None, overlay_text=None, on=None, price_sheet=None,
+        service_tier=None, regional=false, prices=Vec::new()))]
+    #[allow(clippy::too_many_arguments)]
+    fn new(
+        py: Python<'_>,
+        overlay: Option<PathBuf>,
+        only: Option<PathBuf>,
+        overlay_text: Option<String>,
+        on: Option<String>,
+        price_sheet: Option<String>,
+        service_tier: Option<String>,
+        regional: bool,
+        prices: Vec<String>,
+    ) -> PyResult<Self> {
+        let catalog = detached(py, move || {
+            let catalog = match (&overlay, &only, &overlay_text) {
+                (Some(p), None, None) => Catalog::load_overlay(p)?,
+                (None, Some(p), None) => Catalog::load(p)?,
+                (None, None, Some(text)) => Catalog::overlay_toml_str(text, "overlay_text")?,
+                (None, None, None) => Catalog::embedded()?,
+                _ => {
+                    return Err(invalid(
+                        "overlay",
+                        "give at most one of overlay, only and overlay_text",
+                    ))
+                }
+            };
+            let on = on
+                .map(|d| d.parse::<Day>().map_err(|problem| invalid("on", problem)))
+                .transpose()?;
+            let pricing = Pricing {
+                sheet: price_sheet,
+                on,
+                service_tier,
+                regional,
+                overrides: prices
+                    .iter()
+                    .map(|p| PriceOverride::parse(p))
+                    .collect::<pcsim::Result<_>>()?,
+            };
+            catalog.priced(&pricing)
+        })?;
+        Ok(PyCatalog {
+            inner: Arc::new(catalog),
+        })
+    }
+
+    /// Ids of every model of the catalog, in catalog order.
+    fn model_ids(&self) -> Vec<String> {
+        self.inner.models.iter().map(|m| m.id.clone()).collect()
+    }
+
+    /// The catalog's origin (`built-in models.toml` or the file it was read from).
+    #[getter]
+    fn origin(&self) -> String {
+        self.inner.origin.clone()
+    }
+}
+
+/// A validated scenario.
+#[pyclass(frozen, module = "pcsim._pcsim", name = "Scenario")]
+struct PyScenario {
+    inner: Arc<Scenario>,
+}
+
+#[pymethods]
+impl PyScenario {
+    /// Parses scenario TOML text; `origin` names it in errors, tool files are relative to `base_dir`.
+    #[staticmethod]
+    fn from_toml(
+        py: Python<'_>,
+        text: String,
+        origin: String,
+        base_dir: PathBuf,
+    ) -> PyResult<Self> {
+        let s = detached(py, move || {
+            Scenario::from_toml_str(&text, &origin, &base_dir)
+        })?;
+        Ok(Self::wrap(s))
+    }
+
+    /// Parses a scenario given as JSON text of the TOML document's structure (a Python dict).
+    #[staticmethod]
+    fn from_json(
+        py: Python<'_>,
+        json: String,
+        origin: String,
+        base_dir: PathBuf,
+    ) -> PyResult<Self> {
+        let s = detached(py, move || {
+            let value: serde_json::Value =
+                serde_json::from_str(&json).map_err(|e| Error::Parse {
+                    file: origin.clone(),
+                    message: format!("not a scenario document: {e}"),
+                })?;
+            let text = toml::to_string(&value).map_err(|e| Error::Parse {
+                file: origin.clone(),
+                message: format!("not a scenario document (it must be a table of TOML values, without None): {e}"),
+            })?;
+            Scenario::from_toml_str(&text, &origin, &base_dir)
+        })?;
+        Ok(Self::wrap(s))
+    }
+
+    /// Loads a scenario file.
+    #[staticmethod]
+    fn load(py: Python<'_>, path: PathBuf) -> PyResult<Self> {
+        let s = detached(py, move || Scenario::load(&path))?;
+        Ok(Self::wrap(s))
+    }
+
+    /// The built-in default scenario (what `pcsim run` simulates without a file).
+    #[staticmethod]
+    fn builtin_default(py: Python<'_>) -> PyResult<Self> {
+        let s = detached(py, Scenario::builtin_default)?;
+        Ok(Self::wrap(s))
+    }
+
+    /// The scenario's name.
+    #[getter]
+    fn name(&self) -> String {
+        self.inner.name.clone()
+    }
+    /// The scenario's one-line description.
+    #[getter]
+    fn description(&self) -> String {
+        self.inner.description.clone()
+    }
+    /// Where it was read from.
+    #[getter]
+    fn origin(&self) -> String {
+        self.inner.origin.clone()
+    }
+    /// Calls per session.
+    #[getter]
+    fn calls(&self) -> usize {
+        self.inner.calls
+    }
+    /// Sessions.
+    #[getter]
+    fn sessions(&self) -> usize {
+        self.inner.sessions
+    }
+    /// Monte Carlo runs.
+    #[getter]
+    fn runs(&self) -> usize {
+        self.inner.runs
+    }
+    /// Seed of the random draws.
+    #[getter]
+    fn seed(&self) -> u64 {
+        self.inner.seed
+    }
+    /// The scenario's model ids (empty: the six measured models).
+    #[getter]
+    fn models(&self) -> Vec<String> {
+        self.inner.models.clone()
+    }
+    /// The scenario's strategies.
+    #[getter]
+    fn strategies(&self) -> Vec<String> {
+        self.inner.strategies.clone()
+    }
+    /// Names of the scenario's tools at the start.
+    fn tool_names(&self) -> Vec<String> {
+        self.inner.tools.iter().map(|t| t.name.clone()).collect()
+    }
+}
+
+impl PyScenario {
+    fn wrap(s: Scenario) -> Self {
+        PyScenario { inner: Arc::new(s) }
+    }
+}
+
+/// A finished report kept in memory, for its charts.
+enum Kept {
+    Run(pcsim::RunReport),
+    Compare(pcsim::CompareReport),
+    Whatif(pcsim::analysis::whatif::WhatifReport),
+    Advise(pcsim::analysis::advise::AdviceReport),
+}
+
+/// A report of `run`, `compare`, `whatif` or `advise`, for its charts (not picklable: the Python
+/// result re-runs its request when unpickled and asked for charts).
+#[pyclass(frozen, module = "pcsim._pcsim", name = "Report")]
+struct PyReport {
+    kept: Kept,
+}
+
+#[pymethods]
+impl PyReport {
+    /// The report's charts as `(file name, PNG or SVG bytes)`, as `--out DIR` writes them.
+    #[pyo3(signature = (width=1600, height=1000, svg=false, log_scale=false))]
+    fn charts<'py>(
+        &self,
+        py: Python<'py>,
+        width: u32,
+        height: u32,
+        svg: bool,
+        log_scale: bool,
+    ) -> PyResult<Vec<(String, Bound<'py, PyBytes>)>> {
+        let opts = ChartOptions {
+            width,
+            height,
+            svg,
+            log_scale,
+        };
+        let files: Vec<ChartFile> = detached(py, || match &self.kept {
+            Kept::Run(r) => chart::run_charts(r, &opts),
+            Kept::Compare(r) => chart::compare_charts(r, &opts),
+            Kept::Whatif(r) => chart::whatif_charts(r, &opts),
+            Kept::Advise(r) => chart::advise_charts(r, &opts),
+        })?;
+        Ok(files
+            .into_iter()
+            .map(|f| (f.name, PyBytes::new(py, &f.bytes)))
+            .collect())
+    }
+}
+
+/// What a command prints: its report kept for charts, the JSON, the text table and the CSV.
+type Printed = (PyReport, String, String, String);
+
+fn printed(kept: Kept, json: String, table: String, csv: String) -> Printed {
+    (PyReport { kept }, json, table, csv)
+}
+
+/// `pcsim run`: the scenario on the selected models and strategies.
+#[allow(clippy::too_many_arguments)]
+#[pyfunction]
+#[pyo3(signature = (catalog, scenario, models, strategies, runs=None, seed=None, per_call=false))]
+fn run(
+    py: Python<'_>,
+    catalog: &PyCatalog,
+    scenario: &PyScenario,
+    models: Vec<String>,
+    strategies: Vec<String>,
+    runs: Option<u64>,
+    seed: Option<u64>,
+    per_call: bool,
+) -> PyResult<Printed> {
+    let (catalog, scenario) = (catalog.inner.clone(), scenario.inner.clone());
+    detached(py, move || {
+        let request = Selection::new(&models, &strategies)
+            .overrides(runs, seed)
+            .resolve(&catalog, (*scenario).clone())?;
+        let rep = pcsim::run_request(&request, &|_| {})?;
+        let json = report::to_json(&rep)?;
+        let table = report::run_table(&rep, per_call);
+        let csv = report::run_csv(&rep);
+        Ok(printed(Kept::Run(rep), json, table, csv))
+    })
+}
+
+/// `pcsim compare`: the scenario under several strategies, `none` as the baseline.
+#[pyfunction]
+#[pyo3(signature = (catalog, scenario, models, strategies, runs=None, seed=None))]
+fn compare(
+    py: Python<'_>,
+    catalog: &PyCatalog,
+    scenario: &PyScenario,
+    models: Vec<String>,
+    strategies: Vec<String>,
+    runs: Option<u64>,
+    seed: Option<u64>,
+) -> PyResult<Printed> {
+    let (catalog, scenario) = (catalog.inner.clone(), scenario.inner.clone());
+    detached(py, move || {
+        let request = compare_analysis::selection(&models, &strategies)
+            .overrides(runs, seed)
+            .resolve(&catalog, (*scenario).clone())?;
+        let rep = compare_analysis::compare_request(&request)?;
+        let (json, table, csv) = (report::to_json(&rep)?, rep.table(), rep.csv());
+        Ok(printed(Kept::Compare(rep), json, table, csv))
+    })
+}
+
+/// `pcsim advise`: breakpoints, TTL tier and tools to drop per model.
+#[pyfunction]
+#[pyo3(signature = (catalog, scenario, models, runs=None, seed=None))]
+fn advise(
+    py: Python<'_>,
+    catalog: &PyCatalog,
+    scenario: &PyScenario,
+    models: Vec<String>,
+    runs: Option<u64>,
+    seed: Option<u64>,
+) -> PyResult<Printed> {
+    let (catalog, scenario) = (catalog.inner.clone(), scenario.inner.clone());
+    detached(py, move || {
+        let request = advise_analysis::selection(&models)
+            .overrides(runs, seed)
+            .resolve(&catalog, (*scenario).clone())?;
+        let rep = advise_analysis::advise_request(&request)?;
+        let (json, table) = (report::to_json(&rep)?, rep.table());
+        Ok(printed(Kept::Advise(rep), json, table, String::new()))
+    })
+}
+
+/// Tool lists given to the bindings: JSON texts with the names that identify them in errors.
+type ToolTexts = Vec<(String, String)>;
+
+/// The tools of several lists together, as `pcsim tools FILE...` loads several files: in order,
+/// names unique over all of them, at most [`MAX_TOOLS`].
+fn tools_of(lists: &ToolTexts, field: &str) -> pcsim::Result<Vec<Tool>> {
+    let mut all: Vec<Tool> = Vec::new();
+    for (text, origin) in lists {
+        for tool in parse_tool_list(text, origin)? {
+            if all.iter().any(|t| t.name == tool.name) {
+                return Err(Error::Invalid {
+                    file: origin.clone(),
+                    field: field.into(),
+                    problem: format!(
+                        "tool `{}` is defined twice in the given lists; a request cannot carry two tools of one name",
+                        tool.name
+                    ),
+                });
+            }
+            all.push(tool);
+        }
+        if all.len() > MAX_TOOLS {
+            return Err(invalid(
+                field,
+                format!("{} tools, more than the limit of {MAX_TOOLS}", all.len()),
+            ));
+        }
+    }
+    Ok(all)
+}
+
+fn trim_named(name: &str) -> pcsim::Result<Trim> {
+    Ok(match name {
+        "first-sentence" => Trim::FirstSentence,
+        "no-param-descriptions" => Trim::NoParamDescriptions,
+        "required-only" => Trim::RequiredOnly,
+        "all" => Trim::All,
+        _ => {
+            return Err(invalid(
+                "trim",
+                format!("unknown trim `{name}` (one of first-sentence, no-param-descriptions, required-only, all)"),
+            ))
+        }
+    })
+}
+
+/// `pcsim whatif`: the scenario against the same scenario with a tool-list change before `at_call`.
+#[pyfunction]
+#[pyo3(signature = (catalog, scenario, at_call, add, remove, keep, remove_servers, trim, replace,
+    models, strategies, runs=None, seed=None))]
+#[allow(clippy::too_many_arguments)]
+fn whatif(
+    py: Python<'_>,
+    catalog: &PyCatalog,
+    scenario: &PyScenario,
+    at_call: usize,
+    add: ToolTexts,
+    remove: Vec<String>,
+    keep: Option<Vec<String>>,
+    remove_servers: Vec<String>,
+    trim: Option<String>,
+    replace: Option<ToolTexts>,
+    models: Vec<String>,
+    strategies: Vec<String>,
+    runs: Option<u64>,
+    seed: Option<u64>,
+) -> PyResult<Printed> {
+    let (catalog, scenario) = (catalog.inner.clone(), scenario.inner.clone());
+    detached(py, move || {
+        let change = ToolChange {
+            add: tools_of(&add, "add_tools")?,
+            remove,
+            keep,
+            replace: replace.map(|r| tools_of(&r, "replace_tools")).transpose()?,
+            remove_servers,
+            trim: trim.as_deref().map(trim_named).transpose()?,
+        };
+        let (changed, summary) = whatif_analysis::apply_change(&scenario, at_call, &change)?;
+        let request = whatif_analysis::selection_at(&models, &strategies, at_call)
+            .overrides(runs, seed)
+            .resolve(&catalog, (*scenario).clone())?;
+        let rep = whatif_analysis::whatif_request(&request, &changed, at_call, summary)?;
+        let (json, table, csv) = (report::to_json(&rep)?, rep.table(), rep.csv());
+        Ok(printed(Kept::Whatif(rep), json, table, csv))
+    })
+}
+
+/// Models for a list of ids (each once, in the order first named), or the measured six when empty:
+/// what `pcsim tools` and `pcsim replay --model` price.
+fn select<'c>(catalog: &'c Catalog, ids: &[String]) -> pcsim::Result<Vec<&'c ModelSpec>> {
+    if ids.is_empty() {
+        return MEASURED_MODELS.iter().map(|id| catalog.model(id)).collect();
+    }
+    let mut seen = std::collections::HashSet::new();
+    ids.iter()
+        .filter(|id| seen.insert(id.as_str()))
+        .map(|id| catalog.model(id))
+        .collect()
+}
+
+/// The tool block of `tools` on `model` (preamble included) and each tool's tokens, as `pcsim tools`
+/// counts them.
+fn block(model: &ModelSpec, tools: &[Tool]) -> (u64, Vec<u64>) {
+    let r = model.rendering();
+    if r.template == TemplateKind::Linear {
+        let per: Vec<u64> = tools.iter().map(|t| r.tool_tokens(t)).collect();
+        let sum: u64 = per.iter().sum();
+        return (r.preamble_for(tools, sum) + sum, per);
+    }
+    let (block, per) = r.block_and_tool_tokens(tools);
+    let sum: u64 = per.iter().sum();
+    (block.max(sum), per)
+}
+
+/// `pcsim tools --format json`: what the tool lists cost per call on each model, per tool, and what
+/// each trim would save (the same keys).
+#[pyfunction]
+fn tools_cost(
+    py: Python<'_>,
+    catalog: &PyCatalog,
+    lists: ToolTexts,
+    models: Vec<String>,
+) -> PyResult<String> {
+    let catalog = catalog.inner.clone();
+    detached(py, move || {
+        let models = select(&catalog, &models)?;
+        let tools = tools_of(&lists, "tools")?;
+        let trims = [
+            Trim::FirstSentence,
+            Trim::NoParamDescriptions,
+            Trim::RequiredOnly,
+            Trim::All,
+        ];
+        let trimmed: Vec<(Trim, Vec<Tool>)> = trims.iter().map(|t| (*t, t.apply(&tools))).collect();
+        let mut rows = Vec::new();
+        for m in models {
+            let (total, per) = block(m, &tools);
+            let share = |x: u64| {
+                if total == 0 {
+                    0.0
+                } else {
+                    x as f64 / total as f64
+                }
+            };
+            let mut costs: Vec<(&str, u64)> = tools
+                .iter()
+                .zip(&per)
+                .map(|(t, &n)| (t.name.as_str(), n))
+                .collect();
+            costs.sort_by(|a, b| b.1.cmp(&a.1).then_with(|| a.0.cmp(b.0)));
+            let trims: Vec<serde_json::Value> = trimmed
+                .iter()
+                .map(|(trim, ts)| {
+                    let after = block(m, ts).0;
+                    let saved = total as i64 - after as i64;
+                    serde_json::json!({
+                        "trim": trim,
+                        "tool_block_tokens": after,
+                        "saved_tokens": saved,
+                        "saved_percent": if total == 0 { 0.0 } else { 100.0 * saved as f64 / total as f64 },
+                        "saved_usd_per_call": m.input_usd(saved as f64),
+                    })
+                })
+                .collect();
+            let usd_per_call = m.input_usd(total as f64);
+            rows.push(serde_json::json!({
+                "model": m.id,
+                "model_name": m.name,
+                "family": m.family,
+                "input_usd_per_mtok": m.input_usd_per_mtok.value,
+                "tool_block_tokens": total,
+                "preamble_tokens": total - per.iter().sum::<u64>(),
+                "usd_per_call": usd_per_call,
+                "usd_per_10_calls": usd_per_call * 10.0,
+                "tools": costs.iter().map(|(name, tokens)| serde_json::json!({
+                    "name": name, "tokens": tokens, "share": share(*tokens),
+                })).collect::<Vec<_>>(),
+                "trims": trims,
+            }));
+        }
+        report::to_json(&serde_json::json!({"tool_count": tools.len(), "models": rows}))
+    })
+}
+
+/// `pcsim replay LOG...` over log files, each replayed on its own as the command does: JSON
+/// `{"files": [...], "files_skipped": [...]}`, one entry per replayed file with its counters and one
+/// result per (model, strategy). The model is the log's own (matched to the catalog) unless `models`
+/// names some; the stable prefix is inferred from the log when a strategy needs one and
+/// `prefix_tokens` is 0. With `skip_bad`, a file that cannot be read or names no known model is
+/// listed in `files_skipped` with the reason (the command's behaviour with several files); without
+/// it, its error is raised.
+#[pyfunction]
+#[pyo3(signature = (catalog, paths, models, strategies, gap_seconds=30.0, prefix_tokens=0,
+    session_gap_minutes=0.0, seed=None, keep_calls=false, skip_bad=false))]
+#[allow(clippy::too_many_arguments)]
+fn replay_files(
+    py: Python<'_>,
+    catalog: &PyCatalog,
+    paths: Vec<PathBuf>,
+    models: Vec<String>,
+    strategies: Vec<String>,
+    gap_seconds: f64,
+    prefix_tokens: u64,
+    session_gap_minutes: f64,
+    seed: Option<u64>,
+    keep_calls: bool,
+    skip_bad: bool,
+) -> PyResult<String> {
+    let catalog = catalog.inner.clone();
+    detached(py, move || {
+        if !(session_gap_minutes.is_finite() && session_gap_minutes >= 0.0) {
+            return Err(invalid(
+                "session_gap_minutes",
+                format!("value {session_gap_minutes} must be a non-negative number"),
+            ));
+        }
+        let strategies: Vec<Strategy> = if strategies.is_empty() {
+            vec![Strategy::parse("cached")?]
+        } else {
+            strategies
+                .iter()
+                .map(|s| Strategy::parse(s))
+                .collect::<pcsim::Result<_>>()?
+        };
+        let chosen = if models.is_empty() {
+            Vec::new()
+        } else {
+            select(&catalog, &models)?
+        };
+        let base = ReplayOptions {
+            gap_seconds,
+            prefix_tokens,
+            session_gap_seconds: session_gap_minutes * 60.0,
+            seed,
+            ..ReplayOptions::default()
+        };
+        let mut files = Vec::with_capacity(paths.len());
+        let mut skipped = Vec::new();
+        for path in &paths {
+            // As `pcsim replay`: a log that cannot be read, or whose model is unknown, is skipped
+            // among several; a failure of the replay itself is an error.
+            let loaded = load_log(path).and_then(|log| {
+                let models = if chosen.is_empty() {
+                    vec![log_model(&catalog, &log)?]
+                } else {
+                    chosen.clone()
+                };
+                Ok((log, models))
+            });
+            let (log, models) = match loaded {
+                Ok(x) => x,
+                Err(e) if skip_bad => {
+                    skipped.push(e.to_string());
+                    continue;
+                }
+                Err(e) => return Err(e),
+            };
+            files.push(replay_log(&log, &models, &strategies, &base, keep_calls)?);
+        }
+        report::to_json(&serde_json::json!({"files": files, "files_skipped": skipped}))
+    })
+}
+
+/// One log replayed on every (model, strategy): its counters and results, as JSON.
+fn replay_log(
+    log: &pcsim::input::usagelog::UsageLog,
+    models: &[&ModelSpec],
+    strategies: &[Strategy],
+    base: &ReplayOptions,
+    keep_calls: bool,
+) -> pcsim::Result<serde_json::Value> {
+    let mut opts = base.clone();
+    let mut prefix_inferred = None;
+    if strategies.iter().any(uses_prefix_anchors) && opts.prefix_tokens == 0 {
+        prefix_inferred = infer_prefix_tokens(&log.calls, &opts);
+        opts.prefix_tokens = prefix_inferred.unwrap_or(0);
+    }
+    let mut results = Vec::new();
+    for m in models {
+        for s in strategies {
+            let r = replay(log, m, s, &opts)?;
+            let mut v = serde_json::json!({
+                "model": r.model,
+                "strategy": r.strategy,
+                "conversations": r.conversations,
+                "calls_total": r.calls.len(),
+                "logged": r.logged,
+                "predicted": r.predicted,
+                "predicted_write_tokens_by_tier": r.predicted_write_tokens_by_tier,
+            });
+            if keep_calls {
+                v["calls"] = serde_json::to_value(&r.calls)
+                    .map_err(|e| Error::Internal(format!("replay calls as JSON: {e}")))?;
+            }
+            results.push(v);
+        }
+    }
+    Ok(serde_json::json!({
+        "log": log.origin,
+        "bytes": log.bytes,
+        "calls_logged": log.calls.len(),
+        "timestamps": log.calls.iter().filter(|c| c.unix_time.is_some()).count(),
+        "sidechain_calls": log.sidechain_calls,
+        "failed_calls": log.failed_calls,
+        "unreadable_records": log.unreadable,
+        "prefix_tokens_inferred": prefix_inferred,
+        "results": results,
+    }))
+}
+
+/// The model a log names most often (the first of equals), matched to the catalog, as `pcsim
+/// replay` chooses it when no model is given.
+fn log_model<'c>(
+    catalog: &'c Catalog,
+    log: &pcsim::input::usagelog::UsageLog,
+) -> pcsim::Result<&'c ModelSpec> {
+    let mut named: Vec<(&str, usize)> = Vec::new();
+    for m in log.calls.iter().filter_map(|c| c.model.as_deref()) {
+        match named.iter_mut().find(|(n, _)| *n == m) {
+            Some((_, k)) => *k += 1,
+            None => named.push((m, 1)),
+        }
+    }
+    let best = named
+        .iter()
+        .fold(None::<&(&str, usize)>, |best, x| match best {
+            Some(b) if b.1 >= x.1 => Some(b),
+            _ => Some(x),
+        })
+        .map(|(n, _)| *n);
+    match best {
+        Some(n) => match_model(catalog, n).ok_or_else(|| Error::Invalid {
+            file: log.origin.clone(),
+            field: "model".into(),
+            problem: format!(
+                "the log's model `{n}` is not in the catalog; choose one with models=[...]"
+            ),
+        }),
+        None => Err(Error::Invalid {
+            file: log.origin.clone(),
+            field: "model".into(),
+            problem: "the log names no model; choose one with models=[...]".into(),
+        }),
+    }
+}
+
+/// Dollars as pcsim prints them (`$0.000388`: six decimals).
+#[pyfunction]
+fn usd(x: f64) -> String {
+    report::usd(x)
+}
+
+/// The native module.
+#[pymodule]
+fn _pcsim(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    m.add_class::<PyCatalog>()?;
+    m.add_class::<PyScenario>()?;
+    m.add_class::<PyReport>()?;
+    m.add_function(wrap_pyfunction!(run, m)?)?;
+    m.add_function(wrap_pyfunction!(compare, m)?)?;
+    m.add_function(wrap_pyfunction!(advise, m)?)?;
+    m.add_function(wrap_pyfunction!(whatif, m)?)?;
+    m.add_function(wrap_pyfunction!(tools_cost, m)?)?;
+    m.add_function(wrap_pyfunction!(replay_files, m)?)?;
+    m.add_function(wrap_pyfunction!(usd, m)?)?;
+    m.add("__version__", env!("CARGO_PKG_VERSION"))?;
+    Ok(())
+}
