@@ -385,6 +385,9 @@ pub fn main() -> std::process::ExitCode {
     let cli = Cli::parse();
     // Every input file read from here on is remembered, so no report can be written over one.
     crate::base::files::protect_inputs();
+    // An interruption removes the temporary files of reports being written (the program's own
+    // choice: the library installs no signal handler).
+    crate::error::files::install_interrupt_cleanup();
     let stdout = std::io::stdout();
     use std::io::IsTerminal;
     // Names and descriptions from inputs may hold escape sequences: a terminal gets them escaped

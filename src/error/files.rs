@@ -210,7 +210,9 @@ mod cleanup {
         }
     }
 
-    fn install() {
+    /// Installs the handlers (once). Only the `pcsim` program calls it ([`install_interrupt_cleanup`]):
+    /// a library must not take over a host program's signals.
+    pub(crate) fn install() {
         INSTALL.call_once(|| {
             for sig in [libc::SIGINT, libc::SIGTERM, libc::SIGHUP] {
                 // SAFETY: installs a handler that only calls async-signal-safe functions. A signal
@@ -234,7 +236,6 @@ mod cleanup {
     /// Registers a temporary file; returns its slot (`None` when all slots are taken: best effort).
     pub(crate) fn register(path: &Path) -> Option<usize> {
         use std::os::unix::ffi::OsStrExt;
-        install();
         let c = CString::new(path.as_os_str().as_bytes()).ok()?;
         let p = c.into_raw();
         for (i, slot) in TEMPS.iter().enumerate() {
@@ -256,14 +257,24 @@ mod cleanup {
 
 #[cfg(not(unix))]
 mod cleanup {
+    pub(crate) fn install() {}
     pub(crate) fn register(_path: &std::path::Path) -> Option<usize> {
         None
     }
     pub(crate) fn unregister(_slot: usize) {}
 }
 
-/// A temporary file that is removed when dropped (unless [`TempFile::keep`] was called) and when the
-/// process is interrupted by SIGINT, SIGTERM or SIGHUP.
+/// Makes an interruption (SIGINT, SIGTERM, SIGHUP) remove the temporary files of reports being
+/// written, then end the process by the signal as it would have. Process-wide, so only the `pcsim`
+/// program installs it (`cli::main`); a program embedding the library keeps its own handlers, and
+/// its temporary files are removed when their writers are dropped.
+pub(crate) fn install_interrupt_cleanup() {
+    cleanup::install();
+}
+
+/// A temporary file that is removed when dropped (unless [`TempFile::keep`] was called) and, in the
+/// `pcsim` program ([`install_interrupt_cleanup`]), when the process is interrupted by SIGINT,
+/// SIGTERM or SIGHUP.
 #[derive(Debug)]
 pub(crate) struct TempFile {
     path: PathBuf,

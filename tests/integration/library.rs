@@ -195,3 +195,42 @@ fn the_library_without_the_cli_feature_does_not_depend_on_the_cli_crates() {
     }
     assert!(without.contains("tiktoken-rs") && without.contains("serde"));
 }
+
+static HOST_SIGNALS: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+
+#[cfg(unix)]
+extern "C" fn host_handler(_sig: libc::c_int) {
+    HOST_SIGNALS.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+}
+
+/// A program that embeds the library and handles SIGINT itself keeps its handler: writing reports
+/// installs none (the `pcsim` program installs its temporary-file cleanup in `cli::main`).
+#[cfg(unix)]
+#[test]
+fn a_program_embedding_the_library_keeps_its_own_sigint_handler() {
+    // SAFETY: sigaction with valid pointers; the handler only touches an atomic.
+    let old = unsafe {
+        let mut action: libc::sigaction = std::mem::zeroed();
+        action.sa_sigaction = host_handler as *const () as libc::sighandler_t;
+        libc::sigemptyset(&mut action.sa_mask);
+        let mut old: libc::sigaction = std::mem::zeroed();
+        assert_eq!(libc::sigaction(libc::SIGINT, &action, &mut old), 0);
+        old
+    };
+    let dir = tempfile::tempdir().unwrap();
+    pcsim::report::write_atomic(&dir.path().join("a.txt"), b"report").unwrap();
+    let catalog = pcsim::Catalog::embedded().unwrap();
+    let scenario = pcsim::Scenario::builtin_default().unwrap();
+    pcsim::run_scenario(&catalog, &scenario, &["gpt-5.6".into()], &[]).unwrap();
+    // SAFETY: reads the current action into a valid struct, then restores the test's old one.
+    let now = unsafe {
+        let mut now: libc::sigaction = std::mem::zeroed();
+        assert_eq!(libc::sigaction(libc::SIGINT, std::ptr::null(), &mut now), 0);
+        libc::sigaction(libc::SIGINT, &old, std::ptr::null_mut());
+        now
+    };
+    assert_eq!(
+        now.sa_sigaction, host_handler as *const () as libc::sighandler_t,
+        "the library replaced the host program's SIGINT handler"
+    );
+}
