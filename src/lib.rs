@@ -41,7 +41,10 @@
 //! )?;
 //! let report = run_scenario(&catalog, &scenario, &[], &[])?;
 //! let (none, cached) = (&report.results[0], &report.results[1]);
-//! assert_eq!(cached.strategy, "explicit:tools+system+last"); // what `cached` means on this model
+//! // `cached` is the cheapest caching the model allows on this session: one breakpoint on the
+//! // newest message covers the whole prefix of a single conversation.
+//! assert_eq!(cached.strategy, "explicit:last");
+//! assert_eq!(cached.strategy_requested, "cached");
 //! assert!(cached.total_usd < none.total_usd);
 //! # Ok::<(), pcsim::Error>(())
 //! ```
