@@ -40,8 +40,11 @@ pub(crate) fn saving_percent(x: f64) -> String {
     }
 }
 
-/// Quotes a CSV field when it needs it.
+/// Quotes a CSV field when it needs it. Control characters from inputs (an ESC in a catalog id, a
+/// C1 CSI in a tool name) are written as `\u{1b}` and the like, so a CSV file shown with `cat` or
+/// opened in a spreadsheet cannot drive the terminal; newlines stay (quoted).
 pub(crate) fn field(s: &str) -> String {
+    let s = crate::base::terminal::escape(s);
     if s.contains([',', '"', '\n', '\r']) {
         format!("\"{}\"", s.replace('"', "\"\""))
     } else {

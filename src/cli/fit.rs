@@ -34,7 +34,7 @@ pub(crate) struct FitArgs {
     pub model: Option<String>,
     /// Stable prefix tokens (tools + system prompt); default: inferred from the cache reads of
     /// conversation starts.
-    #[arg(long, value_name = "N")]
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(..=super::MAX_FLAG_TOKENS as u64))]
     pub prefix_tokens: Option<u64>,
     /// A pause longer than this many minutes between two calls of a session starts a new session.
     #[arg(long, value_name = "M", default_value_t = 0.0)]

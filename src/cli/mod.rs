@@ -115,6 +115,11 @@ pub(crate) struct Cli {
     pub command: Option<Command>,
 }
 
+/// The largest token count a flag takes (`--prefix-tokens`, `--tool-tokens-delta`): a thousand times
+/// the largest context window, so no real value is refused, and sums of it with logged counts stay far
+/// from overflowing (`18446744073709551615` used to wrap to 99).
+pub(crate) const MAX_FLAG_TOKENS: i64 = 1_000_000_000;
+
 /// Output formats of tables.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum, Default)]
 pub(crate) enum Format {

@@ -39,7 +39,7 @@ pub(crate) struct ReplayArgs {
     pub gap_seconds: f64,
     /// Tokens at the start of every prompt that never change (tools + system prompt), where the
     /// `tools` and `system` breakpoints go; 0: inferred from the log's cache reads where it can be.
-    #[arg(long, value_name = "N", default_value_t = 0)]
+    #[arg(long, value_name = "N", default_value_t = 0, value_parser = clap::value_parser!(u64).range(..=super::MAX_FLAG_TOKENS as u64))]
     pub prefix_tokens: u64,
     /// A pause longer than this many minutes between two calls of a session starts a new
     /// conversation; 0: never (sessions split by their id and agent only).

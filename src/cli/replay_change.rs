@@ -29,7 +29,7 @@ pub(crate) struct ChangeArgs {
     pub keep_tools: Option<Vec<String>>,
     /// Counterfactual: the tool block of every logged call grows by N tokens (negative: shrinks),
     /// without tool files.
-    #[arg(long, value_name = "N", allow_hyphen_values = true, conflicts_with_all = ["add_tools", "remove_tools", "keep_tools"])]
+    #[arg(long, value_name = "N", allow_hyphen_values = true, conflicts_with_all = ["add_tools", "remove_tools", "keep_tools"], value_parser = clap::value_parser!(i64).range(-super::MAX_FLAG_TOKENS..=super::MAX_FLAG_TOKENS))]
     pub tool_tokens_delta: Option<i64>,
     /// Reconcile the logged total (each call at its own model's prices) with an invoice of this many
     /// dollars: the difference, its share, and what could explain it.

@@ -475,3 +475,40 @@ fn synthetic_parameters_are_bounded_over_the_whole_scenario() {
         .join("[[event]]");
     assert!(Scenario::from_toml_str(&fits, "syn.toml", Path::new(".")).is_ok());
 }
+
+/// Token counts on the command line are bounded (a thousand times the largest context window):
+/// `--prefix-tokens 18446744073709551615` used to wrap and print 99; now it is refused, naming the
+/// flag and the range, before any log is read.
+#[test]
+fn token_flags_beyond_the_limit_are_refused_not_wrapped() {
+    for args in [
+        &[
+            "replay",
+            "tests/fixtures/usage/anthropic_messages.jsonl",
+            "--prefix-tokens",
+            "18446744073709551615",
+        ][..],
+        &[
+            "replay",
+            "tests/fixtures/usage/anthropic_messages.jsonl",
+            "--tool-tokens-delta",
+            "-9223372036854775808",
+        ][..],
+        &[
+            "fit",
+            "tests/fixtures/usage/anthropic_messages.jsonl",
+            "--prefix-tokens",
+            "1000000001",
+        ][..],
+    ] {
+        let err = crate::common::refused(
+            crate::common::pcsim()
+                .current_dir(crate::common::root())
+                .args(args),
+        );
+        assert!(
+            err.contains(args[2]) && err.contains("1000000000"),
+            "{args:?}: {err}"
+        );
+    }
+}

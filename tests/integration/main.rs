@@ -20,7 +20,7 @@ mod money;
 mod prices;
 mod properties;
 mod reliability;
-mod reliability_processes;
+mod reliability_third;
 mod replay_logs;
 mod report;
 mod settings;

@@ -136,7 +136,11 @@ pub(crate) fn render(title: &str, opts: &ChartOptions, chart: &impl Draw) -> Res
             chart.draw(&root, &sc).map_err(fail)?;
             root.present().map_err(style::err).map_err(fail)?;
         }
-        Ok(text.into_bytes())
+        // XML 1.0 allows no C0 control but tab and line breaks: a control character in a scenario,
+        // model or tool name made the whole file invalid. Shown as `\u{1b}`, as on a terminal.
+        Ok(crate::base::terminal::escape(&text)
+            .into_owned()
+            .into_bytes())
     } else {
         let mut pixels = vec![255u8; opts.width as usize * opts.height as usize * 3];
         {

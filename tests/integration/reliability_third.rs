@@ -1,5 +1,5 @@
-//! Issue 29: processes never outlive pcsim. Every captured server and its descendants end when pcsim
-//! ends, however it ends: here by SIGKILL, which runs no destructor (the watchdog's case).
+//! Issue 29, the third attack: processes never outlive pcsim (here ended by SIGKILL, which runs no
+//! destructor: the watchdog's case), and control characters from inputs never reach SVG or CSV raw.
 
 use std::time::{Duration, Instant};
 
@@ -77,4 +77,59 @@ fn kill_9_during_config_with_20_servers_leaves_no_server_process() {
         "{} server processes outlived pcsim: {left:?}",
         left.len()
     );
+}
+
+/// A control character in a scenario or tool name made every SVG invalid XML (exit 0), and an ESC
+/// reached the CSV raw: both now show it as `\u{1b}`.
+#[test]
+fn control_characters_in_names_leave_svg_valid_and_csv_free_of_them() {
+    let dir = tempfile::tempdir().unwrap();
+    let tools = dir.path().join("t.json");
+    std::fs::write(
+        &tools,
+        r#"[{"name": "evil\u001b[31m\u0001tool", "description": "d", "inputSchema": {"type": "object"}}]"#,
+    )
+    .unwrap();
+    let scenario = dir.path().join("s.toml");
+    std::fs::write(
+        &scenario,
+        "name = \"bad\\u001b[2Jname\\u0007\"\nmodels = [\"claude-opus-4.8\"]\n[tools]\nfiles = [\"t.json\"]\n[session]\ncalls = 3\n",
+    )
+    .unwrap();
+    let out = dir.path().join("out");
+    crate::common::pcsim()
+        .args([
+            "run",
+            scenario.to_str().unwrap(),
+            "--out",
+            out.to_str().unwrap(),
+            "--svg",
+        ])
+        .assert()
+        .success();
+    let mut svgs = 0;
+    for e in std::fs::read_dir(&out).unwrap().flatten() {
+        let p = e.path();
+        if !p.extension().is_some_and(|x| x == "csv" || x == "svg") {
+            continue;
+        }
+        let text = std::fs::read_to_string(&p).unwrap();
+        if p.extension().is_some_and(|x| x == "svg") {
+            svgs += 1;
+            roxmltree::Document::parse(&text)
+                .unwrap_or_else(|err| panic!("{} is not valid XML: {err}", p.display()));
+        }
+        {
+            assert!(
+                !text
+                    .chars()
+                    .any(|c| c.is_control() && !matches!(c, '\n' | '\t')),
+                "{} holds a raw control character",
+                p.display()
+            );
+        }
+    }
+    assert!(svgs > 0);
+    let csv = crate::common::stdout_of(&["run", scenario.to_str().unwrap(), "--format", "csv"]);
+    assert!(!csv.contains('\u{1b}'), "{csv}");
 }
