@@ -512,3 +512,31 @@ fn token_flags_beyond_the_limit_are_refused_not_wrapped() {
         );
     }
 }
+
+/// Variable expansion is bounded before it is built: a 120 KB configuration repeating a 100 KB
+/// `${BIG}` 2,000 times asked for 200 MB per argument (3 GiB over the formats tried); now the server
+/// is skipped with the limit named (one argument cannot exceed Linux's MAX_ARG_STRLEN anyway).
+#[test]
+fn a_configuration_whose_variables_expand_past_the_argument_limit_is_refused_by_name() {
+    let dir = tempfile::tempdir().unwrap();
+    let config = dir.path().join(".mcp.json");
+    let arg = "${BIG}".repeat(20_000);
+    std::fs::write(
+        &config,
+        format!(r#"{{"mcpServers": {{"huge": {{"command": "cat", "args": ["{arg}"]}}}}}}"#),
+    )
+    .unwrap();
+    let out = crate::common::pcsim()
+        .env("BIG", "x".repeat(100_000))
+        .args(["config", config.to_str().unwrap()])
+        .timeout(std::time::Duration::from_secs(20))
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("huge")
+            && err.contains(&pcsim::input::mcpconfig::MAX_EXPANDED_BYTES.to_string()),
+        "{err}"
+    );
+}
