@@ -15,10 +15,13 @@
 //! - `pricing.rs`: the log's model matched to the catalog, logged buckets at its prices.
 //! - `types.rs`: [`ReplayOptions`], [`Buckets`], [`CallComparison`], [`ReplayResult`].
 //! - `conversations.rs`: calls split into conversations, their start times, the inferred prefix.
+//! - `own.rs`: a log split by each call's own model, the parts' replays merged back; calls of models
+//!   outside the catalog named and left out.
 //! - `simulate.rs`: [`replay`] itself, and its content seed.
 //! - `tally.rs`: totals by day, session, project and model.
 
 mod conversations;
+mod own;
 mod pricing;
 mod simulate;
 mod tally;
@@ -26,6 +29,7 @@ mod types;
 
 pub(crate) use crate::input::usagelog::{load_log, utc_date, LoggedCall, UsageLog};
 pub(crate) use conversations::{conversations, infer_prefix_tokens};
+pub(crate) use own::{merge_parts, split_by_model, sub_log, ModelSplit, UnpricedCalls};
 pub(crate) use pricing::{logged_usd, match_model, uncached_usd, ModelMatcher};
 pub use simulate::{content_seed, replay, uses_prefix_anchors};
 pub(crate) use tally::{tally_groups, Tally, GROUPINGS};

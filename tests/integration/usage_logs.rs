@@ -1,0 +1,300 @@
+//! Issue 27: every usage log read right or refused loudly. Each call at its own model's prices; a
+//! model outside the catalog named with its usage and left out (or priced by an explicit catalog
+//! entry); folders keep every file's warnings and count every call. Every expected total is computed
+//! here by hand from the rows and the catalog's prices.
+
+use std::path::{Path, PathBuf};
+
+use serde_json::Value;
+
+use crate::common::{catalog_model, pcsim, refused, replay_json, root};
+
+fn fixture(name: &str) -> PathBuf {
+    root().join("tests/fixtures/usage").join(name)
+}
+
+fn s(p: &Path) -> &str {
+    p.to_str().unwrap()
+}
+
+/// Dollars of logged buckets at a catalog model's prices: uncached at the base rate, 5-minute
+/// writes, 1-hour writes and reads at the model's multipliers, output at the output rate.
+struct Rates {
+    input: f64,
+    output: f64,
+    w5: f64,
+    w1h: f64,
+    read: f64,
+}
+
+impl Rates {
+    fn of(model: &Value) -> Rates {
+        let e = &model["cache"]["explicit"];
+        let num = |v: &Value| v["value"].as_f64().unwrap();
+        Rates {
+            input: num(&model["input_usd_per_mtok"]),
+            output: num(&model["output_usd_per_mtok"]),
+            w5: num(&e["tiers"]["5m"]["write_multiplier"]),
+            w1h: num(&e["tiers"]["1h"]["write_multiplier"]),
+            read: num(&e["read_multiplier"]),
+        }
+    }
+
+    fn catalog(id: &str) -> Rates {
+        Rates::of(&catalog_model(id))
+    }
+
+    /// (uncached, 5m written, 1h written, read, output) tokens.
+    fn usd(&self, (u, w5, w1h, r, o): (u64, u64, u64, u64, u64)) -> f64 {
+        (u as f64 + w5 as f64 * self.w5 + w1h as f64 * self.w1h + r as f64 * self.read) * self.input
+            / 1e6
+            + o as f64 * self.output / 1e6
+    }
+}
+
+fn close(got: f64, want: f64) {
+    assert!(
+        (got - want).abs() < 1e-9 * want.abs().max(1.0),
+        "got {got}, want {want}"
+    );
+}
+
+fn f(v: &Value) -> f64 {
+    v.as_f64().unwrap_or_else(|| panic!("not a number: {v}"))
+}
+
+/// `claude_code_model_switch.jsonl`: three calls on `claude-sonnet-4-20250514` (not in the catalog),
+/// then `/model opus` and two calls on Opus 4.8. The Opus rows: (6, 13,800 written, 0 read, 300 out)
+/// and (2, 700 written, 13,800 read, 120 out).
+fn opus_rows() -> [(u64, u64, u64, u64, u64); 2] {
+    [(6, 13_800, 0, 0, 300), (2, 700, 0, 13_800, 120)]
+}
+
+#[test]
+fn a_model_outside_the_catalog_is_named_and_left_out_never_priced_at_another() {
+    let (v, err) = replay_json(&[s(&fixture("claude_code_model_switch.jsonl"))]);
+    let opus = Rates::catalog("claude-opus-4.8");
+    let want: f64 = opus_rows().iter().map(|r| opus.usd(*r)).sum();
+    let r = &v["results"][0];
+    assert_eq!(r["model"], "claude-opus-4.8");
+    assert_eq!(r["calls_total"], 2);
+    close(f(&r["logged"]["cost_usd"]), want);
+    close(f(&v["logged_own_models_usd"]), want);
+    // The Sonnet 4 calls: named with their count and the usage left out of the totals.
+    // Prompts 12,003 + 12,805 + 13,304 = 38,112 tokens; outputs 150 + 220 + 90 = 460.
+    let u = &v["unpriced_models"][0];
+    assert_eq!(u["model"], "claude-sonnet-4-20250514");
+    assert_eq!(u["calls"], 3);
+    assert_eq!(u["prompt_tokens"], 38_112);
+    assert_eq!(u["output_tokens"], 460);
+    assert_eq!(u["cache_read_tokens"], 24_800);
+    assert!(
+        err.contains(
+            "`claude-sonnet-4-20250514` (3 calls, 38112 prompt tokens, 460 output tokens)"
+        ) && err.contains("left out of the totals")
+            && err.contains("--catalog"),
+        "{err}"
+    );
+    // Every call is counted (5 read, 2 priced) and the one session is one conversation.
+    assert_eq!(v["calls_logged"], 5);
+    assert_eq!(v["calls_priced"], 2);
+    assert_eq!(v["conversations"], 1);
+    // The table says so too, under the totals.
+    let out = pcsim()
+        .args(["replay", s(&fixture("claude_code_model_switch.jsonl"))])
+        .assert()
+        .success();
+    let text = String::from_utf8_lossy(&out.get_output().stdout).into_owned();
+    assert!(
+        text.contains("not in these totals") && text.contains("claude-sonnet-4-20250514"),
+        "{text}"
+    );
+}
+
+/// The `[[model]]` block of `id` in the built-in catalog, renamed to `new_id` (a catalog overlay
+/// entry for a model the catalog does not have).
+fn renamed_model_block(id: &str, new_id: &str) -> String {
+    let text = std::fs::read_to_string(root().join("models.toml")).unwrap();
+    let at = text.find(&format!("id = \"{id}\"")).unwrap();
+    let start = text[..at].rfind("[[model]]").unwrap();
+    let end = text[at..].find("\n[[").map_or(text.len(), |e| at + e + 1);
+    text[start..end]
+        .replacen(&format!("id = \"{id}\""), &format!("id = \"{new_id}\""), 1)
+        .replacen("name = \"", "name = \"Overlay of ", 1)
+}
+
+#[test]
+fn a_catalog_entry_prices_the_model_and_price_sets_its_rates() {
+    let dir = tempfile::tempdir().unwrap();
+    let overlay = dir.path().join("sonnet4.toml");
+    std::fs::write(
+        &overlay,
+        renamed_model_block("claude-sonnet-4.6", "claude-sonnet-4"),
+    )
+    .unwrap();
+    let log = fixture("claude_code_model_switch.jsonl");
+    let sonnet_rows = [
+        (3, 12_000, 0, 0, 150),
+        (5, 800, 0, 12_000, 220),
+        (4, 500, 0, 12_800, 90),
+    ];
+    let opus = Rates::catalog("claude-opus-4.8");
+    let opus_usd: f64 = opus_rows().iter().map(|r| opus.usd(*r)).sum();
+    // The overlay's model has Sonnet 4.6's rates.
+    let sonnet = Rates::catalog("claude-sonnet-4.6");
+    let (v, err) = replay_json(&["--catalog", s(&overlay), s(&log)]);
+    assert!(!err.contains("left out"), "{err}");
+    assert_eq!(v["unpriced_models"].as_array().unwrap().len(), 0);
+    let want = opus_usd + sonnet_rows.iter().map(|r| sonnet.usd(*r)).sum::<f64>();
+    close(f(&v["results"][0]["logged"]["cost_usd"]), want);
+    assert_eq!(v["results"][0]["calls_total"], 5);
+    // --price sets its input and output rates; the cache multipliers stay the entry's.
+    let (v, _) = replay_json(&[
+        "--catalog",
+        s(&overlay),
+        "--price",
+        "claude-sonnet-4=2,10",
+        s(&log),
+    ]);
+    let priced = Rates {
+        input: 2.0,
+        output: 10.0,
+        ..sonnet
+    };
+    let want = opus_usd + sonnet_rows.iter().map(|r| priced.usd(*r)).sum::<f64>();
+    close(f(&v["results"][0]["logged"]["cost_usd"]), want);
+}
+
+#[test]
+fn a_log_with_no_model_the_catalog_prices_is_refused_naming_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let p = dir.path().join("old.jsonl");
+    let text: String = std::fs::read_to_string(fixture("claude_code_model_switch.jsonl"))
+        .unwrap()
+        .lines()
+        .filter(|l| !l.contains("claude-opus-4-8"))
+        .map(|l| format!("{l}\n"))
+        .collect();
+    std::fs::write(&p, text).unwrap();
+    let err = refused(pcsim().args(["replay", s(&p)]));
+    assert!(
+        err.contains("old.jsonl")
+            && err.contains("`claude-sonnet-4-20250514` (3 calls")
+            && err.contains("--model"),
+        "{err}"
+    );
+    // --model replays every call on a catalog model, as asked.
+    let (v, _) = replay_json(&[s(&p), "--model", "claude-sonnet-4.6"]);
+    assert_eq!(v["results"][0]["calls_total"], 3);
+}
+
+/// A folder: the model-switch session, the Claude Code session (Opus 4.8 main agent, a Haiku 4.5
+/// sub-agent), a file wholly on an unknown model, and two files with an unreadable row each.
+fn folder(dir: &Path) {
+    let sub = dir.join("projects/ledger");
+    std::fs::create_dir_all(&sub).unwrap();
+    std::fs::copy(
+        fixture("claude_code_model_switch.jsonl"),
+        sub.join("a-switch.jsonl"),
+    )
+    .unwrap();
+    std::fs::copy(
+        fixture("claude_code_session.jsonl"),
+        sub.join("b-session.jsonl"),
+    )
+    .unwrap();
+    let line = |sess: &str, t: &str, m: &str, u: u64, o: u64| {
+        format!("{{\"session_id\":\"{sess}\",\"timestamp\":\"{t}\",\"model\":\"{m}\",\"usage\":{{\"input_tokens\":{u},\"output_tokens\":{o}}}}}\n")
+    };
+    // Two sessions on Claude 3 Opus, which the catalog does not have.
+    std::fs::write(
+        sub.join("c-old.jsonl"),
+        line(
+            "o1",
+            "2025-02-01T10:00:00Z",
+            "claude-3-opus-20240229",
+            1000,
+            10,
+        ) + &line(
+            "o2",
+            "2025-02-02T10:00:00Z",
+            "claude-3-opus-20240229",
+            2000,
+            20,
+        ),
+    )
+    .unwrap();
+    // An unreadable row in each of two files.
+    std::fs::write(
+        sub.join("d-bad.jsonl"),
+        line("d", "2026-01-05T10:00:00Z", "claude-haiku-4-5", 3000, 30) + "{not json\n",
+    )
+    .unwrap();
+    std::fs::write(
+        sub.join("e-bad.jsonl"),
+        line("e", "2026-01-06T10:00:00Z", "claude-haiku-4-5", 4000, 40)
+            + "{\"usage\":{\"input_tokens\":-1}}\n",
+    )
+    .unwrap();
+}
+
+#[test]
+fn a_folder_keeps_every_warning_counts_every_conversation_and_tallies_every_call() {
+    let dir = tempfile::tempdir().unwrap();
+    folder(dir.path());
+    let (v, err) = replay_json(&[s(dir.path())]);
+    assert_eq!(v["files"], 5);
+    assert_eq!(v["files_skipped"].as_array().unwrap().len(), 0);
+    // Calls: 5 + 8 + 2 + 1 + 1; conversations: 1 + 2 (main agent, sub-agent) + 2 + 1 + 1.
+    assert_eq!(v["calls_logged"], 17);
+    assert_eq!(v["conversations"], 7);
+    // Priced: all but the 3 Sonnet 4 calls and the 2 Claude 3 Opus calls.
+    assert_eq!(v["calls_priced"], 12);
+    let r = &v["results"][0];
+    assert_eq!(r["calls_total"], 12);
+    // The by-day, by-session, by-project and by-model tables each cover every priced call.
+    for by in ["day", "session", "project", "model"] {
+        let n: u64 = r["totals_by"][by]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|g| g["calls"].as_u64().unwrap())
+            .sum();
+        assert_eq!(n, 12, "totals by {by}");
+    }
+    // Every file's warning is kept: the switch file mixes models, both bad files are named.
+    assert!(err.contains("a-switch.jsonl mixes models"), "{err}");
+    assert!(
+        err.contains("d-bad.jsonl: 1 record could not be read")
+            && err.contains("e-bad.jsonl: 1 record could not be read"),
+        "{err}"
+    );
+    let unpriced: Vec<(String, u64)> = v["unpriced_models"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|u| {
+            (
+                u["model"].as_str().unwrap().to_string(),
+                u["calls"].as_u64().unwrap(),
+            )
+        })
+        .collect();
+    assert_eq!(
+        unpriced,
+        [
+            ("claude-sonnet-4-20250514".to_string(), 3),
+            ("claude-3-opus-20240229".to_string(), 2)
+        ]
+    );
+    // The folder's logged total is the sum of its files' at their own models: the Haiku rows by
+    // hand, the other files as replayed alone.
+    let haiku = Rates::catalog("claude-haiku-4.5");
+    let mut want = haiku.usd((3000, 0, 0, 0, 30)) + haiku.usd((4000, 0, 0, 0, 40));
+    for f_ in ["a-switch.jsonl", "b-session.jsonl"] {
+        let (one, _) = replay_json(&[s(&dir.path().join("projects/ledger").join(f_))]);
+        want += f(&one["results"][0]["logged"]["cost_usd"]);
+    }
+    close(f(&r["logged"]["cost_usd"]), want);
+    close(f(&v["logged_own_models_usd"]), want);
+}
