@@ -31,6 +31,12 @@ use serde_json::{Map, Value};
 
 use crate::error::{Error, Result};
 
+mod codex;
+mod litellm;
+
+use codex::codex_line;
+use litellm::litellm_payload;
+
 /// One logged call.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct LoggedCall {
@@ -580,118 +586,6 @@ fn response_record(o: &Obj, at: &str, origin: &str, log: &mut UsageLog) -> Resul
     let mut call = read_usage(&usage, at, origin, "usage", log, hint)?;
     context(&mut call, &[o]);
     Ok(Some((call, string(o, "id"))))
-}
-
-fn litellm_payload(o: &Obj, at: &str, origin: &str, log: &mut UsageLog) -> Result<Found> {
-    if string(o, "status").as_deref() == Some("failure") {
-        log.failed_calls += 1;
-        return Ok(None);
-    }
-    let metadata = sub(o, "metadata");
-    // The full usage object (cache counts included) is kept in metadata.usage_object; the top-level
-    // counts are a fallback.
-    let usage = metadata
-        .as_ref()
-        .and_then(|m| m.get("usage_object"))
-        .and_then(|r| as_map(r.get()));
-    let mut call = match usage {
-        Some(u) => read_usage(&u, at, origin, "metadata.usage_object", log, Hint::None)?,
-        None => {
-            let mut m = Map::new();
-            for k in ["prompt_tokens", "completion_tokens", "total_tokens"] {
-                if let Some(v) = value(o, k) {
-                    m.insert(k.into(), v);
-                }
-            }
-            if m.is_empty() {
-                return Ok(None);
-            }
-            read_usage(&m, at, origin, "", log, Hint::None)?
-        }
-    };
-    call.format = "litellm";
-    call.unix_time = first_time(o, &["startTime"]);
-    let mut layers: Vec<&Obj> = vec![o];
-    if let Some(m) = &metadata {
-        layers.push(m);
-    }
-    context(&mut call, &layers);
-    if call.session.is_none() {
-        call.session = string(o, "trace_id");
-    }
-    Ok(Some((call, string(o, "id"))))
-}
-
-fn codex_line(
-    kind: &str,
-    payload: &Obj,
-    o: &Obj,
-    at: &str,
-    origin: &str,
-    log: &mut UsageLog,
-    state: &mut FileState,
-) -> Result<Found> {
-    match kind {
-        "session_meta" => {
-            state.codex_session = string(payload, "id");
-            state.codex_cwd = string(payload, "cwd");
-            if let Some(m) = string(payload, "model") {
-                state.codex_model = Some(m);
-            }
-            Ok(None)
-        }
-        "turn_context" => {
-            if let Some(m) = string(payload, "model") {
-                state.codex_model = Some(m);
-            }
-            if let Some(c) = string(payload, "cwd") {
-                state.codex_cwd = Some(c);
-            }
-            Ok(None)
-        }
-        "event_msg" if string(payload, "type").as_deref() == Some("token_count") => {
-            let Some(info) = sub(payload, "info") else {
-                return Ok(None);
-            };
-            // Codex repeats a token_count event without a new call (the totals unchanged).
-            let total = value(&info, "total_token_usage");
-            if total.is_some() && total == state.codex_last_total {
-                log.duplicates_merged += 1;
-                return Ok(None);
-            }
-            state.codex_last_total = total;
-            let Some(last) = info.get("last_token_usage").and_then(|r| as_map(r.get())) else {
-                return Ok(None);
-            };
-            let n = |k: &str| -> Result<u64> {
-                match last.get(k) {
-                    None | Some(Value::Null) => Ok(0),
-                    Some(v) => token_count(
-                        v,
-                        origin,
-                        format!("{at}: payload.info.last_token_usage.{k}"),
-                    ),
-                }
-            };
-            let input = n("input_tokens")?;
-            let cached = n("cached_input_tokens")?;
-            if cached > input {
-                return Err(Error::invalid(
-                    origin,
-                    format!("{at}: payload.info.last_token_usage"),
-                    format!("{input} input tokens but {cached} cached"),
-                ));
-            }
-            let mut call = LoggedCall::empty(at, "codex");
-            call.set(input - cached, 0, 0, cached, n("output_tokens")?);
-            call.model = state.codex_model.clone();
-            call.session = state.codex_session.clone();
-            call.project = state.codex_cwd.clone();
-            call.unix_time = first_time(o, &["timestamp"]);
-            Ok(Some((call, None)))
-        }
-        _ => Ok(None),
-    }
 }
 
 fn as_map(text: &str) -> Option<Map<String, Value>> {
