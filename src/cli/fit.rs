@@ -90,8 +90,25 @@ pub(crate) fn cmd_fit(catalog: &Catalog, a: FitArgs, out: &mut dyn Write) -> Res
     let files = expand_logs(&a.logs)?;
     // One log at a time: only a few numbers per call stay in memory.
     let mut reader = HistoryReader::new(&opts)?;
+    let mut read = 0usize;
     for f in &files {
-        reader.add_log(&load_log(f)?);
+        // One unreadable file of many is skipped with a warning (a single log's problem is the
+        // error), as `replay` does.
+        match load_log(f) {
+            Ok(log) => {
+                reader.add_log(&log);
+                read += 1;
+            }
+            Err(e) if files.len() > 1 => eprintln_safe!("warning: skipped {e}"),
+            Err(e) => return Err(e.into()),
+        }
+    }
+    if read == 0 {
+        anyhow::bail!(crate::Error::invalid(
+            "LOG",
+            "usage",
+            "no log could be read (each is named above)"
+        ));
     }
     let tools = load_tool_files(&a.tools)?;
     // Again now that the inputs are known: never over a log or a tool file.

@@ -145,6 +145,8 @@ struct Read {
     /// Logged buckets, each call at its own logged model's prices (calls of models the catalog does
     /// not know are left out and named in `unpriced`): what the log says was billed.
     own_models_usd: f64,
+    /// Calls whose record gives only the total prompt (cache reads and writes unknown).
+    cache_split_unknown: usize,
     /// Conversations of every file, every call counted (priced or not).
     conversations: usize,
     /// Calls a catalog model prices.
@@ -167,6 +169,7 @@ impl Read {
         self.duplicates_merged += log.duplicates_merged;
         self.sidechain_calls += log.sidechain_calls;
         self.failed_calls += log.failed_calls;
+        self.cache_split_unknown += log.cache_split_unknown;
         self.unreadable += log.unreadable;
         for e in &log.unreadable_examples {
             if self.unreadable_examples.len() < crate::input::usagelog::UNREADABLE_EXAMPLES {
@@ -414,6 +417,7 @@ pub(crate) fn cmd_replay(catalog: &Catalog, a: ReplayArgs, out: &mut dyn Write) 
                 "prefix_tokens_inferred": read.prefix_inferred,
                 "logged_own_models_usd": read.own_models_usd,
                 "conversations": read.conversations,
+                "cache_split_unknown_calls": read.cache_split_unknown,
                 "calls_priced": read.priced_calls,
                 "unpriced_models": read.unpriced,
                 "calls_without_model_at_file_model": read.unnamed_at_file_model,
@@ -754,6 +758,13 @@ fn warn(read: &Read, needs_prefix: bool, prefix_given: u64) {
             "note: {} call{} logged as failed (not billed) left out",
             read.failed_calls,
             if read.failed_calls == 1 { "" } else { "s" }
+        );
+    }
+    if read.cache_split_unknown > 0 {
+        eprintln_safe!(
+            "warning: {} call{} only the total prompt tokens (LiteLLM rows without metadata.usage_object): any cache reads and writes in them are billed at the base input rate",
+            read.cache_split_unknown,
+            if read.cache_split_unknown == 1 { " gives" } else { "s give" }
         );
     }
     if read.sidechain_calls > 0 {

@@ -31,11 +31,17 @@ impl Rates {
     fn of(model: &Value) -> Rates {
         let e = &model["cache"]["explicit"];
         let num = |v: &Value| v["value"].as_f64().unwrap();
+        // A model without a 5m or 1h tier: NaN, so a test that bills such writes fails loudly.
+        let tier = |t: &str| {
+            e["tiers"][t]["write_multiplier"]["value"]
+                .as_f64()
+                .unwrap_or(f64::NAN)
+        };
         Rates {
             input: num(&model["input_usd_per_mtok"]),
             output: num(&model["output_usd_per_mtok"]),
-            w5: num(&e["tiers"]["5m"]["write_multiplier"]),
-            w1h: num(&e["tiers"]["1h"]["write_multiplier"]),
+            w5: tier("5m"),
+            w1h: tier("1h"),
             read: num(&e["read_multiplier"]),
         }
     }
@@ -46,9 +52,15 @@ impl Rates {
 
     /// (uncached, 5m written, 1h written, read, output) tokens.
     fn usd(&self, (u, w5, w1h, r, o): (u64, u64, u64, u64, u64)) -> f64 {
-        (u as f64 + w5 as f64 * self.w5 + w1h as f64 * self.w1h + r as f64 * self.read) * self.input
-            / 1e6
-            + o as f64 * self.output / 1e6
+        let mut weighted = u as f64 + r as f64 * self.read;
+        // Only the tiers a row writes to are priced (a model may lack one).
+        if w5 > 0 {
+            weighted += w5 as f64 * self.w5;
+        }
+        if w1h > 0 {
+            weighted += w1h as f64 * self.w1h;
+        }
+        weighted * self.input / 1e6 + o as f64 * self.output / 1e6
     }
 }
 
@@ -297,4 +309,116 @@ fn a_folder_keeps_every_warning_counts_every_conversation_and_tallies_every_call
     }
     close(f(&r["logged"]["cost_usd"]), want);
     close(f(&v["logged_own_models_usd"]), want);
+}
+
+fn logged_rows(v: &Value) -> Vec<(u64, u64, u64, u64)> {
+    v["results"][0]["calls"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| {
+            let l = &c["logged"];
+            (
+                l["uncached_tokens"].as_u64().unwrap(),
+                l["cache_write_tokens"].as_u64().unwrap(),
+                l["cache_read_tokens"].as_u64().unwrap(),
+                c["output_tokens"].as_u64().unwrap(),
+            )
+        })
+        .collect()
+}
+
+#[test]
+fn litellm_spendlogs_rows_keep_their_cache_counts_whether_metadata_is_an_object_or_a_string() {
+    let (v, err) = replay_json(&[s(&fixture("litellm_spendlogs.jsonl"))]);
+    // Rows 1-2: the database row (metadata an object); rows 3-5: the PubSub payload (metadata a
+    // JSON string); row 4 failed. Row 5 has no usage_object: only its total prompt is known.
+    assert_eq!(v["failed_calls"], 1);
+    assert_eq!(v["cache_split_unknown_calls"], 1);
+    assert!(
+        err.contains("1 call gives only the total prompt tokens"),
+        "{err}"
+    );
+    assert_eq!(v["unknown_fields"].as_object().unwrap().len(), 0);
+    // prompt_tokens = uncached + written + read (LiteLLM's normalised Anthropic usage).
+    assert_eq!(
+        logged_rows(&v),
+        [
+            (10, 24_000, 0, 400),
+            (20, 1000, 24_000, 300),
+            (30, 1500, 25_000, 250),
+            (26_800, 0, 0, 120)
+        ]
+    );
+    let sonnet = Rates::catalog("claude-sonnet-4.5");
+    let want = sonnet.usd((10, 24_000, 0, 0, 400))
+        + sonnet.usd((20, 1000, 0, 24_000, 300))
+        + sonnet.usd((30, 1500, 0, 25_000, 250))
+        + sonnet.usd((26_800, 0, 0, 0, 120));
+    assert_eq!(v["results"][0]["model"], "claude-sonnet-4.5");
+    close(f(&v["results"][0]["logged"]["cost_usd"]), want);
+    // The session column is the session.
+    assert_eq!(
+        v["results"][0]["totals_by"]["session"][0]["key"],
+        "sess-ledger-01"
+    );
+}
+
+#[test]
+fn codex_rollouts_with_only_running_totals_are_differenced() {
+    let (v, _) = replay_json(&[s(&fixture("codex_rollout_cumulative.jsonl"))]);
+    // Running totals (input, cached, output): (9,000, 0, 400), (19,200, 8,960, 750),
+    // (30,200, 19,072, 950), each repeated once or not: the calls are their differences.
+    assert_eq!(v["calls_logged"], 3);
+    assert_eq!(v["duplicates_merged"], 2);
+    assert_eq!(
+        logged_rows(&v),
+        [
+            (9000, 0, 0, 400),
+            (10_200 - 8960, 0, 8960, 350),
+            (11_000 - 10_112, 0, 10_112, 200)
+        ]
+    );
+    let gpt = Rates::catalog("gpt-5.6");
+    let want = gpt.usd((9000, 0, 0, 0, 400))
+        + gpt.usd((1240, 0, 0, 8960, 350))
+        + gpt.usd((888, 0, 0, 10_112, 200));
+    close(f(&v["results"][0]["logged"]["cost_usd"]), want);
+}
+
+#[test]
+fn fit_on_a_folder_skips_an_unreadable_file_with_a_warning() {
+    let dir = tempfile::tempdir().unwrap();
+    let logs = dir.path().join("logs");
+    std::fs::create_dir_all(&logs).unwrap();
+    std::fs::copy(
+        fixture("codex_rollout_cumulative.jsonl"),
+        logs.join("rollout-a.jsonl"),
+    )
+    .unwrap();
+    std::fs::copy(fixture("two_sessions.jsonl"), logs.join("b.jsonl")).unwrap();
+    std::fs::write(logs.join("c-broken.jsonl"), "not a log\n").unwrap();
+    let out = dir.path().join("fitted.toml");
+    let a = pcsim()
+        .args(["fit", s(&logs), "--out", s(&out), "--model", "gpt-5.6"])
+        .assert()
+        .success();
+    let err = String::from_utf8_lossy(&a.get_output().stderr).into_owned();
+    assert!(
+        err.contains("warning: skipped") && err.contains("c-broken.jsonl"),
+        "{err}"
+    );
+    let text = String::from_utf8_lossy(&a.get_output().stdout).into_owned();
+    // 3 Codex calls and 9 gateway calls are fitted.
+    assert!(text.contains(": 12 calls"), "{text}");
+    // A single unreadable log is still the error.
+    let err = refused(pcsim().args([
+        "fit",
+        s(&logs.join("c-broken.jsonl")),
+        "--out",
+        s(&out),
+        "--model",
+        "gpt-5.6",
+    ]));
+    assert!(err.contains("c-broken.jsonl"), "{err}");
 }

@@ -48,30 +48,57 @@ pub(super) fn codex_line(
                 return Ok(None);
             }
             state.codex_last_total = total;
-            let Some(last) = info.get("last_token_usage").and_then(|r| as_map(r.get())) else {
-                return Ok(None);
-            };
-            let n = |k: &str| -> Result<u64> {
-                match last.get(k) {
-                    None | Some(Value::Null) => Ok(0),
-                    Some(v) => token_count(
-                        v,
+            let read = |key: &str| -> Result<Option<[u64; 3]>> {
+                let Some(m) = info.get(key).and_then(|r| as_map(r.get())) else {
+                    return Ok(None);
+                };
+                let n = |k: &str| -> Result<u64> {
+                    match m.get(k) {
+                        None | Some(Value::Null) => Ok(0),
+                        Some(v) => token_count(v, origin, format!("{at}: payload.info.{key}.{k}")),
+                    }
+                };
+                let counts = [
+                    n("input_tokens")?,
+                    n("cached_input_tokens")?,
+                    n("output_tokens")?,
+                ];
+                if counts[1] > counts[0] {
+                    return Err(Error::invalid(
                         origin,
-                        format!("{at}: payload.info.last_token_usage.{k}"),
-                    ),
+                        format!("{at}: payload.info.{key}"),
+                        format!("{} input tokens but {} cached", counts[0], counts[1]),
+                    ));
                 }
+                Ok(Some(counts))
             };
-            let input = n("input_tokens")?;
-            let cached = n("cached_input_tokens")?;
-            if cached > input {
-                return Err(Error::invalid(
-                    origin,
-                    format!("{at}: payload.info.last_token_usage"),
-                    format!("{input} input tokens but {cached} cached"),
-                ));
-            }
+            let cumulative = read("total_token_usage")?;
+            let previous = std::mem::replace(&mut state.codex_prev_total, cumulative);
+            let [input, cached, output] = match (read("last_token_usage")?, cumulative) {
+                (Some(last), _) => last,
+                // Only the running total (older rollouts): the call is its growth since the last
+                // event. A total below the previous one starts a new count.
+                (None, Some(now)) => match previous {
+                    Some(p) if (0..3).all(|i| now[i] >= p[i]) => {
+                        let d = [now[0] - p[0], now[1] - p[1], now[2] - p[2]];
+                        if d[1] > d[0] {
+                            return Err(Error::invalid(
+                                origin,
+                                format!("{at}: payload.info.total_token_usage"),
+                                format!(
+                                    "the running total grew by {} input tokens but by {} cached",
+                                    d[0], d[1]
+                                ),
+                            ));
+                        }
+                        d
+                    }
+                    _ => now,
+                },
+                (None, None) => return Ok(None),
+            };
             let mut call = LoggedCall::empty(at, "codex");
-            call.set(input - cached, 0, 0, cached, n("output_tokens")?);
+            call.set(input - cached, 0, 0, cached, output);
             call.model = state.codex_model.clone();
             call.session = state.codex_session.clone();
             call.project = state.codex_cwd.clone();

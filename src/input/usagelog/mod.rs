@@ -73,6 +73,10 @@ pub struct LoggedCall {
     pub cache_read_tokens: u64,
     /// Output tokens.
     pub output_tokens: u64,
+    /// What the log itself says the call cost in USD (`costUSD`, `spend`, `response_cost`,
+    /// `cost_usd`, ...), if it says.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub stated_usd: Option<f64>,
 }
 
 impl LoggedCall {
@@ -92,6 +96,7 @@ impl LoggedCall {
             cache_write_1h_tokens: 0,
             cache_read_tokens: 0,
             output_tokens: 0,
+            stated_usd: None,
         }
     }
 
@@ -137,6 +142,10 @@ pub struct UsageLog {
     pub truncated_last_line: bool,
     /// Bytes read.
     pub bytes: u64,
+    /// Calls whose record gives only the total prompt tokens where its format can split them (a
+    /// LiteLLM row without `metadata.usage_object`): any cache reads and writes in them are billed
+    /// at the base input rate.
+    pub cache_split_unknown: usize,
 }
 
 impl UsageLog {
@@ -329,6 +338,8 @@ struct FileState {
     codex_cwd: Option<String>,
     codex_model: Option<String>,
     codex_last_total: Option<Value>,
+    /// The last running total of a Codex rollout: (input, cached input, output) tokens.
+    codex_prev_total: Option<[u64; 3]>,
 }
 
 type Obj<'a> = BTreeMap<String, &'a RawValue>;
