@@ -422,3 +422,85 @@ fn fit_on_a_folder_skips_an_unreadable_file_with_a_warning() {
     ]));
     assert!(err.contains("c-broken.jsonl"), "{err}");
 }
+
+fn predicted_rows(v: &Value) -> Vec<(u64, u64, u64)> {
+    v["results"][0]["calls"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| {
+            let p = &c["predicted"];
+            (
+                p["uncached_tokens"].as_u64().unwrap(),
+                p["cache_write_tokens"].as_u64().unwrap(),
+                p["cache_read_tokens"].as_u64().unwrap(),
+            )
+        })
+        .collect()
+}
+
+/// `claude_code_progress_1h.jsonl`: an Opus 4.8 main agent that writes only 1-hour entries, its
+/// calls 10 minutes apart (past a 5-minute lifetime); a Haiku 4.5 sub-agent whose two calls exist
+/// only as `progress` lines (`data.message.message.usage`), the first relayed twice.
+#[test]
+fn replay_honours_the_logged_one_hour_lifetime_and_reads_progress_usage() {
+    let (v, err) = replay_json(&[s(&fixture("claude_code_progress_1h.jsonl"))]);
+    assert_eq!(v["calls_logged"], 5);
+    assert_eq!(v["sidechain_calls"], 2);
+    assert_eq!(v["duplicates_merged"], 1);
+    assert!(err.contains("2 sub-agent (sidechain) calls"), "{err}");
+    // Log order: main call 1, the sub-agent's two calls, main calls 2 and 3.
+    assert_eq!(
+        logged_rows(&v),
+        [
+            (3, 20_000, 0, 200),
+            (5, 8000, 0, 120),
+            (4, 600, 8000, 90),
+            (2, 1500, 20_000, 150),
+            (2, 900, 21_500, 100)
+        ]
+    );
+    // The logged total by hand: the main agent at Opus 4.8 with 1-hour writes, the sub-agent at
+    // Haiku 4.5 with 5-minute writes.
+    let (opus, haiku) = (
+        Rates::catalog("claude-opus-4.8"),
+        Rates::catalog("claude-haiku-4.5"),
+    );
+    let logged = opus.usd((3, 0, 20_000, 0, 200))
+        + opus.usd((2, 0, 1500, 20_000, 150))
+        + opus.usd((2, 0, 900, 21_500, 100))
+        + haiku.usd((5, 8000, 0, 0, 120))
+        + haiku.usd((4, 600, 0, 8000, 90));
+    close(f(&v["results"][0]["logged"]["cost_usd"]), logged);
+    // The replay writes where the log wrote, with the log's lifetimes: the main agent's prompts of
+    // 20,003, 21,502 and 22,402 tokens are each read 10 minutes later from a 1-hour entry (with
+    // 5-minute entries calls 4 and 5 would write their whole prompts again); the sub-agent's
+    // 8,005 and 8,604 at 5 minutes.
+    assert_eq!(
+        predicted_rows(&v),
+        [
+            (0, 20_003, 0),
+            (0, 8005, 0),
+            (0, 599, 8005),
+            (0, 1499, 20_003),
+            (0, 900, 21_502)
+        ]
+    );
+    let tiers = &v["results"][0]["predicted_write_tokens_by_tier"];
+    assert_eq!(tiers["1h"], 20_003 + 1499 + 900);
+    assert_eq!(tiers["5m"], 8005 + 599);
+    let predicted = opus.usd((0, 0, 20_003, 0, 200))
+        + opus.usd((0, 0, 1499, 20_003, 150))
+        + opus.usd((0, 0, 900, 21_502, 100))
+        + haiku.usd((0, 8005, 0, 0, 120))
+        + haiku.usd((0, 599, 0, 8005, 90));
+    close(f(&v["results"][0]["predicted"]["cost_usd"]), predicted);
+    // A tier the strategy names is kept: at 5 minutes, the 10-minute pauses lose the main cache.
+    let (v, _) = replay_json(&[
+        s(&fixture("claude_code_progress_1h.jsonl")),
+        "--strategy",
+        "explicit:last@5m",
+    ]);
+    let p = predicted_rows(&v);
+    assert_eq!((p[3], p[4]), ((0, 21_502, 0), (0, 22_402, 0)));
+}

@@ -31,9 +31,11 @@ use serde_json::{Map, Value};
 
 use crate::error::{Error, Result};
 
+mod claude_code;
 mod codex;
 mod litellm;
 
+use claude_code::progress_line;
 use codex::codex_line;
 use litellm::litellm_payload;
 
@@ -497,6 +499,10 @@ fn read_record(o: &Obj, at: &str, log: &mut UsageLog, state: &mut FileState) -> 
         if !o.contains_key("usage") && !o.contains_key("meta") {
             return Ok(None);
         }
+    }
+    // Claude Code progress line: a sub-agent's message relayed into the parent transcript.
+    if string(o, "type").as_deref() == Some("progress") {
+        return progress_line(o, at, &origin, log);
     }
     // Codex CLI rollout lines.
     if let (Some(kind), Some(payload)) = (string(o, "type"), sub(o, "payload")) {
