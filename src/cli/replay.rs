@@ -151,6 +151,8 @@ struct Read {
     conversations: usize,
     /// Calls a catalog model prices.
     priced_calls: usize,
+    /// What the logs themselves say their priced calls cost, beside pcsim's repricing of them.
+    stated: StatedCost,
     /// Calls of models the catalog does not know, by logged name, summed over files.
     unpriced: Vec<UnpricedCalls>,
     /// Calls naming no model that took their file's only model.
@@ -206,6 +208,13 @@ impl Read {
             .filter_map(|(c, m)| m.map(|m| logged_usd(m, c)))
             .sum::<f64>();
         self.priced_calls += split.priced_calls();
+        for (c, m) in log.calls.iter().zip(&split.per_call) {
+            if let (Some(stated), Some(m)) = (c.stated_usd, m) {
+                self.stated.calls += 1;
+                self.stated.stated_usd += stated;
+                self.stated.repriced_usd += logged_usd(m, c);
+            }
+        }
         self.unnamed_at_file_model += split.unnamed_at_file_model;
         for u in &split.unpriced {
             match self.unpriced.iter_mut().find(|x| x.model == u.model) {
@@ -238,6 +247,58 @@ impl Read {
                     .join(", ")
             ));
         }
+    }
+}
+
+/// The cost a log states for its calls (`costUSD`, `spend`, `cost_usd`, ...) against pcsim's
+/// prices for the same calls.
+#[derive(Debug, Default, serde::Serialize)]
+struct StatedCost {
+    /// Calls whose record states a cost (and whose model the catalog prices).
+    calls: usize,
+    /// The costs the records state, summed.
+    stated_usd: f64,
+    /// The same calls' logged buckets at pcsim's prices of each call's own model.
+    repriced_usd: f64,
+}
+
+impl StatedCost {
+    /// `repriced - stated`, and that in percent of the stated cost.
+    fn gap(&self) -> (f64, Option<f64>) {
+        let gap = self.repriced_usd - self.stated_usd;
+        (
+            gap,
+            (self.stated_usd > 0.0).then(|| gap / self.stated_usd * 100.0),
+        )
+    }
+
+    fn json(&self) -> serde_json::Value {
+        let (gap, pct) = self.gap();
+        serde_json::json!({
+            "calls": self.calls,
+            "stated_usd": self.stated_usd,
+            "repriced_usd": self.repriced_usd,
+            "gap_usd": gap,
+            "gap_percent": pct,
+        })
+    }
+
+    fn line(&self) -> Option<String> {
+        if self.calls == 0 {
+            return None;
+        }
+        let (gap, pct) = self.gap();
+        Some(format!(
+            "the logs state {} for {} of these calls; pcsim's prices give {} for them (gap {}{})",
+            usd(self.stated_usd),
+            self.calls,
+            usd(self.repriced_usd),
+            if gap < 0.0 { "-" } else { "+" },
+            match pct {
+                Some(p) => format!("{}, {p:+.1}%", usd(gap.abs())),
+                None => usd(gap.abs()),
+            }
+        ))
     }
 }
 
@@ -418,6 +479,7 @@ pub(crate) fn cmd_replay(catalog: &Catalog, a: ReplayArgs, out: &mut dyn Write) 
                 "logged_own_models_usd": read.own_models_usd,
                 "conversations": read.conversations,
                 "cache_split_unknown_calls": read.cache_split_unknown,
+                "stated_cost": read.stated.json(),
                 "calls_priced": read.priced_calls,
                 "unpriced_models": read.unpriced,
                 "calls_without_model_at_file_model": read.unnamed_at_file_model,
@@ -486,6 +548,9 @@ pub(crate) fn cmd_replay(catalog: &Catalog, a: ReplayArgs, out: &mut dyn Write) 
                 "\nlogged, each call at its own model's prices: {}",
                 usd(read.own_models_usd)
             )?;
+            if let Some(line) = read.stated.line() {
+                writeln!(out, "{line}")?;
+            }
             if !read.unpriced.is_empty() {
                 writeln!(
                     out,

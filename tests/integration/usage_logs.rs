@@ -311,7 +311,10 @@ fn a_folder_keeps_every_warning_counts_every_conversation_and_tallies_every_call
     close(f(&v["logged_own_models_usd"]), want);
 }
 
-fn logged_rows(v: &Value) -> Vec<(u64, u64, u64, u64)> {
+/// Logged (uncached, written, read, output) tokens of one call.
+type Row = (u64, u64, u64, u64);
+
+fn logged_rows(v: &Value) -> Vec<Row> {
     v["results"][0]["calls"]
         .as_array()
         .unwrap()
@@ -503,4 +506,167 @@ fn replay_honours_the_logged_one_hour_lifetime_and_reads_progress_usage() {
     ]);
     let p = predicted_rows(&v);
     assert_eq!((p[3], p[4]), ((0, 21_502, 0), (0, 22_402, 0)));
+}
+
+/// The logged buckets of every call (uncached, written, read, output) and the logged dollars.
+fn read_fixture(name: &str) -> (Vec<Row>, f64, Value, String) {
+    let (v, err) = replay_json(&[s(&fixture(name))]);
+    (
+        logged_rows(&v),
+        f(&v["results"][0]["logged"]["cost_usd"]),
+        v,
+        err,
+    )
+}
+
+#[test]
+fn opentelemetry_genai_spans_are_read_from_otlp_json() {
+    let (rows, usd, v, _) = read_fixture("otel_genai_spans.jsonl");
+    // Three chat spans; the agent span (which sums them) and the tool span are not calls.
+    // input_tokens counts the cached tokens: 12,010 = 10 + 12,000 written; 12,520 = 20 + 500 +
+    // 12,000 read; the older spelling: prompt 13,000 = 20 + 480 + 12,500.
+    assert_eq!(
+        rows,
+        [
+            (10, 12_000, 0, 300),
+            (20, 500, 12_000, 200),
+            (20, 480, 12_500, 150)
+        ]
+    );
+    assert_eq!(v["records_without_usage"], 2);
+    let sonnet = Rates::catalog("claude-sonnet-4.5");
+    let want = sonnet.usd((10, 12_000, 0, 0, 300))
+        + sonnet.usd((20, 500, 0, 12_000, 200))
+        + sonnet.usd((20, 480, 0, 12_500, 150));
+    close(usd, want);
+    let r = &v["results"][0];
+    assert_eq!(r["totals_by"]["session"][0]["key"], "conv-ledger-7");
+    assert_eq!(r["totals_by"]["project"][0]["key"], "ledger-agent");
+    // startTimeUnixNano: the spans start 1 s, 10 s and 20 s after the agent's start.
+    let t: Vec<f64> = r["calls"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| f(&c["time_s"]))
+        .collect();
+    assert_eq!(t, [0.0, 9.0, 19.0]);
+}
+
+#[test]
+fn langfuse_observations_keep_their_cache_buckets_and_stated_costs() {
+    let (rows, usd, v, err) = read_fixture("langfuse_observations.json");
+    // usageDetails buckets are disjoint: input is the uncached part; reasoning is output.
+    assert_eq!(
+        rows,
+        [
+            (8, 15_000, 0, 410),
+            (12, 900, 15_000, 230),
+            (1200, 0, 6400, 180 + 64)
+        ]
+    );
+    assert!(!err.contains("unknown"), "{err}");
+    let (sonnet, gpt) = (
+        Rates::catalog("claude-sonnet-4.5"),
+        Rates::catalog("gpt-5.6"),
+    );
+    let want = sonnet.usd((8, 15_000, 0, 0, 410))
+        + sonnet.usd((12, 900, 0, 15_000, 230))
+        + gpt.usd((1200, 0, 0, 6400, 244));
+    close(usd, want);
+    // costDetails.total of each observation, beside pcsim's repricing of the same calls.
+    let st = &v["stated_cost"];
+    assert_eq!(st["calls"], 3);
+    close(f(&st["stated_usd"]), 0.062424 + 0.011361 + 0.01652);
+    close(f(&st["repriced_usd"]), want);
+    close(f(&st["gap_usd"]), want - (0.062424 + 0.011361 + 0.01652));
+}
+
+#[test]
+fn helicone_exports_keep_the_cache_fields() {
+    let (rows, usd, v, err) = read_fixture("helicone_export.json");
+    // Anthropic rows: prompt_tokens is the uncached input; OpenAI's holds the cached tokens.
+    assert_eq!(
+        rows,
+        [
+            (6, 9000, 0, 250),
+            (9, 700, 9000, 180),
+            (5200 - 4096, 0, 4096, 90)
+        ]
+    );
+    assert!(!err.contains("unknown"), "{err}");
+    assert_eq!(v["unknown_fields"].as_object().unwrap().len(), 0);
+    let (sonnet, gpt) = (
+        Rates::catalog("claude-sonnet-4.5"),
+        Rates::catalog("gpt-5.6"),
+    );
+    let want = sonnet.usd((6, 9000, 0, 0, 250))
+        + sonnet.usd((9, 700, 0, 9000, 180))
+        + gpt.usd((1104, 0, 0, 4096, 90));
+    close(usd, want);
+    assert_eq!(v["results"][0]["totals_by"]["session"][0]["key"], "sess-h1");
+    close(
+        f(&v["stated_cost"]["stated_usd"]),
+        0.038768 + 0.008952 + 0.010268,
+    );
+}
+
+#[test]
+fn gemini_cli_chat_files_are_read() {
+    let (rows, usd, v, _) = read_fixture("gemini_cli_chat.json");
+    // input includes the cached tokens; tool-use prompt tokens are input, thoughts output.
+    assert_eq!(
+        rows,
+        [
+            (9800, 0, 0, 320 + 410),
+            (11_200 + 64 - 9100, 0, 9100, 150 + 220)
+        ]
+    );
+    assert_eq!(v["results"][0]["model"], "gemini-2.5-pro");
+    let m = catalog_model("gemini-2.5-pro");
+    let num = |x: &Value| f(&x["value"]);
+    let (inp, out, read) = (
+        num(&m["input_usd_per_mtok"]),
+        num(&m["output_usd_per_mtok"]),
+        num(&m["cache"]["explicit"]["read_multiplier"]),
+    );
+    let want = ((9800.0 + 2164.0 + 9100.0 * read) * inp + (730.0 + 370.0) * out) / 1e6;
+    close(usd, want);
+}
+
+#[test]
+fn opencode_exports_and_message_files_are_read_with_their_costs() {
+    let sonnet = Rates::catalog("claude-sonnet-4.5");
+    let (rows, usd, v, _) = read_fixture("opencode_export.json");
+    // Buckets as OpenCode prices them: input uncached, cache.write, cache.read, output + reasoning.
+    assert_eq!(rows, [(10, 14_000, 0, 280), (7, 600, 14_000, 190 + 40)]);
+    let want = sonnet.usd((10, 14_000, 0, 0, 280)) + sonnet.usd((7, 600, 0, 14_000, 230));
+    close(usd, want);
+    assert_eq!(v["records_without_usage"], 2);
+    let r = &v["results"][0];
+    assert_eq!(r["totals_by"]["session"][0]["key"], "ses_5e2b7c9d1a");
+    assert_eq!(r["totals_by"]["project"][0]["key"], "/home/dev/ledger");
+    close(f(&v["stated_cost"]["stated_usd"]), 0.05673 + 0.009621);
+    let (rows, usd, _, _) = read_fixture("opencode_message.json");
+    assert_eq!(rows, [(5, 350, 14_600, 120)]);
+    close(usd, sonnet.usd((5, 350, 0, 14_600, 120)));
+}
+
+#[test]
+fn a_stated_cost_is_shown_beside_the_repricing_with_the_gap() {
+    let log = fixture("litellm_spendlogs.jsonl");
+    let (v, _) = replay_json(&[s(&log)]);
+    // `spend` of the four successful rows.
+    let stated = 0.09603 + 0.01551 + 0.016965 + 0.0098;
+    let st = &v["stated_cost"];
+    assert_eq!(st["calls"], 4);
+    close(f(&st["stated_usd"]), stated);
+    let repriced = f(&v["results"][0]["logged"]["cost_usd"]);
+    close(f(&st["repriced_usd"]), repriced);
+    close(f(&st["gap_percent"]), (repriced - stated) / stated * 100.0);
+    let out = pcsim().args(["replay", s(&log)]).assert().success();
+    let text = String::from_utf8_lossy(&out.get_output().stdout).into_owned();
+    assert!(
+        text.contains("the logs state $0.138305 for 4 of these calls"),
+        "{text}"
+    );
 }

@@ -15,7 +15,20 @@
 //!   and Bedrock model-invocation log records (`input.inputTokenCount`, ...);
 //! - Cohere `billed_units` (v2 `usage`, v1 `meta`);
 //! - Claude Code session transcripts (`message.usage`, `sessionId`, `cwd`, `isSidechain`, `agentId`);
-//! - Codex CLI rollouts (`session_meta`, `turn_context`, `event_msg` of type `token_count`).
+//! - Codex CLI rollouts (`session_meta`, `turn_context`, `event_msg` of type `token_count`, with
+//!   each call's `last_token_usage` or only the running `total_token_usage`), in `codex.rs`;
+//! - LiteLLM `SpendLogs` rows (the proxy's table; the GCS / PubSub payload with `metadata` a JSON
+//!   string), in `litellm.rs` with the logging payload;
+//! - Claude Code `progress` lines (a sub-agent's `data.message.message.usage`), in `claude_code.rs`;
+//! - OpenTelemetry GenAI spans (`gen_ai.usage.*`, OTLP JSON), in `otel.rs`;
+//! - Langfuse observations (`usageDetails`, `costDetails`), in `langfuse.rs`;
+//! - Helicone request exports (`prompt_cache_read_tokens`, `prompt_cache_write_tokens`), in
+//!   `helicone.rs`;
+//! - Gemini CLI chat files (`messages[].tokens`), in `gemini_cli.rs`;
+//! - OpenCode message files and exports (`tokens.cache.read/write`, `cost`), in `opencode.rs`.
+//!
+//! Where a record states what the call cost (`costUSD`, `spend`, `response_cost`, `cost_usd`,
+//! `costDetails.total`, `cost`), it is kept beside the counts.
 //!
 //! Every call keeps its session, agent, project and time where the record has them, so a replay can
 //! split the log into conversations. A record pcsim cannot read is counted, and the first few are
@@ -33,7 +46,12 @@ use crate::error::{Error, Result};
 
 mod claude_code;
 mod codex;
+mod gemini_cli;
+mod helicone;
+mod langfuse;
 mod litellm;
+mod opencode;
+mod otel;
 
 use claude_code::progress_line;
 use codex::codex_line;
@@ -292,7 +310,7 @@ pub(crate) fn read_log(reader: impl Read, origin: &str) -> Result<UsageLog> {
     }
     if log.calls.is_empty() {
         let mut problem = String::from(
-            "no usage record found (expected Anthropic, OpenAI, LiteLLM, Gemini, Bedrock or Cohere usage, or Claude Code / Codex CLI transcript lines)",
+            "no usage record found (expected Anthropic, OpenAI, LiteLLM, Gemini, Bedrock or Cohere usage, OpenTelemetry GenAI spans, Langfuse observations, Helicone requests, or Claude Code / Codex CLI / Gemini CLI / OpenCode session logs)",
         );
         if log.unreadable > 0 {
             problem.push_str(&format!(
@@ -447,13 +465,77 @@ fn record(text: &str, at: &str, log: &mut UsageLog, state: &mut FileState) {
         }
         return;
     };
+    // Formats whose one record holds any number of calls (an OTLP export, a Gemini CLI chat, an
+    // OpenCode export), or whose fields other readers would misread (Langfuse, Helicone).
+    match many_calls(&o, at, log) {
+        Ok(Some(calls)) => {
+            if calls.is_empty() {
+                log.records_without_usage += 1;
+            }
+            for (call, id) in calls {
+                push(call, id, log, state);
+            }
+            return;
+        }
+        Ok(None) => {}
+        Err(e) => {
+            log.unreadable(e.to_string());
+            return;
+        }
+    }
     match read_record(&o, at, log, state) {
-        Ok(Some((call, id))) => push(call, id, log, state),
+        Ok(Some((mut call, id))) => {
+            if call.stated_usd.is_none() {
+                call.stated_usd = stated_cost(&o);
+            }
+            push(call, id, log, state)
+        }
         Ok(None) => log.records_without_usage += 1,
         Err(e) => {
             let msg = e.to_string();
             log.unreadable(msg);
         }
+    }
+}
+
+/// What the record itself says the call cost: Claude Code's `costUSD` (older transcripts), a
+/// gateway's `cost_usd`, LiteLLM's `response_cost`.
+fn stated_cost(o: &Obj) -> Option<f64> {
+    ["costUSD", "cost_usd", "response_cost"]
+        .iter()
+        .find_map(|k| value(o, k).and_then(|v| v.as_f64()))
+}
+
+/// Calls of one record, each with the id that merges its repeats.
+type Many = Vec<(LoggedCall, Option<String>)>;
+
+/// The readers of formats in their own files, tried in turn; `None` when none of them reads `o`.
+fn many_calls(o: &Obj, at: &str, log: &mut UsageLog) -> Result<Option<Many>> {
+    let origin = log.origin.clone();
+    if let Some(c) = otel::read(o, at, &origin, log)? {
+        return Ok(Some(c));
+    }
+    if let Some(c) = langfuse::read(o, at, &origin, log)? {
+        return Ok(Some(c));
+    }
+    if let Some(c) = helicone::read(o, at, &origin)? {
+        return Ok(Some(c));
+    }
+    if let Some(c) = gemini_cli::read(o, at, &origin, log)? {
+        return Ok(Some(c));
+    }
+    opencode::read(o, at, &origin, log)
+}
+
+/// A token count given as a number or as a decimal string (OTLP JSON writes 64-bit integers as
+/// strings).
+fn count_value(v: &Value, origin: &str, field: String) -> Result<u64> {
+    match v {
+        Value::String(s) => match s.parse::<u64>() {
+            Ok(n) => token_count(&Value::from(n), origin, field),
+            Err(_) => token_count(v, origin, field),
+        },
+        _ => token_count(v, origin, field),
     }
 }
 
@@ -721,6 +803,7 @@ const COHERE_FIELDS: [&str; 4] = ["billed_units", "tokens", "cached_tokens", "ap
 /// context keys that `context` reads (kept in one list each, so the two cannot drift apart).
 fn is_record_field(k: &str) -> bool {
     k == "model"
+        || ["costUSD", "cost_usd", "response_cost"].contains(&k)
         || [&TIME_KEYS[..], &SESSION_KEYS, &AGENT_KEYS, &PROJECT_KEYS]
             .iter()
             .any(|keys| keys.contains(&k))
