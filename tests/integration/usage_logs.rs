@@ -670,3 +670,40 @@ fn a_stated_cost_is_shown_beside_the_repricing_with_the_gap() {
         "{text}"
     );
 }
+
+#[test]
+fn a_scenario_draws_each_session_length_from_an_empirical_list() {
+    let dir = tempfile::tempdir().unwrap();
+    let sc = dir.path().join("lengths.toml");
+    std::fs::write(
+        &sc,
+        "models = [\"claude-opus-4.8\"]\nstrategies = [\"cached\"]\n[session]\ncalls = { dist = \"empirical\", values = [1, 4, 30] }\nsystem_tokens = 3000\n[sessions]\ncount = 60\nevery_seconds = 600\n",
+    )
+    .unwrap();
+    let log = dir.path().join("run.jsonl");
+    pcsim()
+        .args(["run", s(&sc), "--usage-log", s(&log)])
+        .assert()
+        .success();
+    let mut per_session: std::collections::BTreeMap<String, usize> = Default::default();
+    for line in std::fs::read_to_string(&log).unwrap().lines() {
+        let v: Value = serde_json::from_str(line).unwrap();
+        *per_session
+            .entry(v["session_id"].as_str().unwrap().to_string())
+            .or_default() += 1;
+    }
+    assert_eq!(per_session.len(), 60);
+    let mut lengths: Vec<usize> = per_session.values().copied().collect();
+    lengths.sort_unstable();
+    lengths.dedup();
+    // Every session makes one of the listed lengths, and each length is drawn.
+    assert_eq!(lengths, [1, 4, 30]);
+    // A list with a zero-call session is refused, naming the field.
+    std::fs::write(
+        &sc,
+        "[session]\ncalls = { dist = \"empirical\", values = [3, 0] }\n",
+    )
+    .unwrap();
+    let err = refused(pcsim().args(["run", s(&sc)]));
+    assert!(err.contains("session.calls"), "{err}");
+}
