@@ -707,3 +707,167 @@ fn a_scenario_draws_each_session_length_from_an_empirical_list() {
     let err = refused(pcsim().args(["run", s(&sc)]));
     assert!(err.contains("session.calls"), "{err}");
 }
+
+/// A small deterministic generator (xorshift64*), so the history is the same on every machine.
+struct Gen(u64);
+
+impl Gen {
+    fn next(&mut self) -> f64 {
+        self.0 ^= self.0 >> 12;
+        self.0 ^= self.0 << 25;
+        self.0 ^= self.0 >> 27;
+        (self.0.wrapping_mul(0x2545_f491_4f6c_dd1d) >> 11) as f64 / (1u64 << 53) as f64
+    }
+    fn uniform(&mut self, lo: f64, hi: f64) -> f64 {
+        lo + (hi - lo) * self.next()
+    }
+    fn normal(&mut self) -> f64 {
+        let (u, v) = (self.next().max(1e-12), self.next());
+        (-2.0 * u.ln()).sqrt() * (2.0 * std::f64::consts::PI * v).cos()
+    }
+}
+
+/// `YYYY-MM-DDTHH:MM:SS.mmmZ` of Unix seconds (civil from days, Howard Hinnant's algorithm).
+fn iso(unix: f64) -> String {
+    let ms = (unix * 1000.0).round() as i64;
+    let (days, rest) = (ms.div_euclid(86_400_000), ms.rem_euclid(86_400_000));
+    let z = days + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z - era * 146_097;
+    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let d = doy - (153 * mp + 2) / 5 + 1;
+    let m = if mp < 10 { mp + 3 } else { mp - 9 };
+    let y = yoe + era * 400 + i64::from(m <= 2);
+    format!(
+        "{y:04}-{m:02}-{d:02}T{:02}:{:02}:{:02}.{:03}Z",
+        rest / 3_600_000,
+        rest / 60_000 % 60,
+        rest / 1000 % 60,
+        rest % 1000
+    )
+}
+
+/// A Claude Code-shaped history from a known heavy-tailed scenario with compaction: 40 sessions
+/// (Poisson arrivals, 4 minutes apart on average) on a 10,000-token stable prefix; session lengths
+/// ceil(exp(N(2.3, 1.1))) calls (median 10, a tail to 400); first message U(200, 2,000) tokens;
+/// each later call grows by the previous output (U(50, 800)) and a tool result (exponential, mean
+/// 1,500); gaps U(5, 120) s; a prompt past 150,000 tokens is compacted to the prefix and a summary
+/// of U(2,000, 5,000). Billed as Anthropic's 5-minute cache bills it: a call reads the previous
+/// prompt and writes the rest; a session start (and a compaction) reads the prefix when a call of
+/// any session was made in the last 5 minutes; 3 uncached tokens per call.
+fn heavy_tailed_history(path: &Path) {
+    let mut g = Gen(0x9e37_79b9_7f4a_7c15);
+    let prefix = 10_000u64;
+    let t0 = 1_767_225_600.0; // 2026-01-01T00:00:00Z
+                              // Calls of all sessions: (time, line), sorted by time at the end.
+    let mut lines: Vec<(f64, String)> = Vec::new();
+    let mut start = t0;
+    let mut last_call_times: Vec<f64> = Vec::new();
+    for s in 0..40 {
+        start += -g.next().max(1e-12).ln() * 240.0;
+        let n = ((2.3 + 1.1 * g.normal()).exp().ceil() as usize).clamp(1, 400);
+        let (mut t, mut prev_prompt, mut prev_out) = (start, 0u64, 0u64);
+        for k in 0..n {
+            // The prefix is alive when any call of the history was made in the last 5 minutes.
+            let prefix_alive = last_call_times.iter().any(|&x| x <= t && t - x < 300.0);
+            let (prompt, read) = if k == 0 {
+                let p = prefix + g.uniform(200.0, 2000.0) as u64;
+                (p, if prefix_alive { prefix } else { 0 })
+            } else {
+                let grown = prev_prompt + prev_out + (-g.next().max(1e-12).ln() * 1500.0) as u64;
+                if grown > 150_000 {
+                    (prefix + g.uniform(2000.0, 5000.0) as u64, prefix)
+                } else {
+                    (grown, prev_prompt)
+                }
+            };
+            let out = g.uniform(50.0, 800.0) as u64;
+            let (uncached, write) = (3, prompt - read - 3);
+            lines.push((
+                t,
+                format!(
+                    "{{\"type\":\"assistant\",\"isSidechain\":false,\"sessionId\":\"sess-{s:02}\",\"cwd\":\"/home/dev/ledger\",\"timestamp\":\"{}\",\"message\":{{\"id\":\"msg_{s:02}_{k:03}\",\"type\":\"message\",\"role\":\"assistant\",\"model\":\"claude-opus-4-8-20260501\",\"usage\":{{\"input_tokens\":{uncached},\"cache_creation_input_tokens\":{write},\"cache_read_input_tokens\":{read},\"output_tokens\":{out}}}}}}}",
+                    iso(t)
+                ),
+            ));
+            last_call_times.push(t);
+            prev_prompt = prompt;
+            prev_out = out;
+            t += g.uniform(5.0, 120.0);
+        }
+    }
+    lines.sort_by(|a, b| a.0.total_cmp(&b.0));
+    let text: String = lines.into_iter().map(|(_, l)| l + "\n").collect();
+    std::fs::write(path, text).unwrap();
+}
+
+#[test]
+fn fit_reproduces_a_heavy_tailed_history_with_compaction_where_the_old_fit_fails() {
+    let dir = tempfile::tempdir().unwrap();
+    let log = dir.path().join("history.jsonl");
+    heavy_tailed_history(&log);
+    let fit = |out: &str, extra: &[&str]| -> (Value, String) {
+        let a = pcsim()
+            .current_dir(dir.path())
+            .args(["fit", "history.jsonl", "--out", out, "--format", "json"])
+            .args(extra)
+            .assert()
+            .success();
+        (
+            serde_json::from_slice(&a.get_output().stdout).unwrap(),
+            String::from_utf8_lossy(&a.get_output().stderr).into_owned(),
+        )
+    };
+    let (v, err) = fit("fitted.toml", &[]);
+    // The history's own total: every call at Opus 4.8's prices, as replay bills it.
+    let (r, _) = replay_json(&[s(&log)]);
+    close(
+        f(&v["logged_usd"]),
+        f(&r["results"][0]["logged"]["cost_usd"]),
+    );
+    assert!(f(&v["compactions"]) > 0.0, "the history compacts");
+    assert!(v["calls"]["lengths"].is_array());
+    let check = &v["check"];
+    assert_eq!(check["runs"], 40);
+    assert_eq!(
+        check["reproduces"], true,
+        "the fitted scenario's p5-p95 holds the history's total: {check}; {err}"
+    );
+    // The fit before this issue (every session the mean length, compactions inside their
+    // conversations) does not: the check says so in a FAIL line.
+    let (old, err) = fit(
+        "old.toml",
+        &["--session-lengths", "mean", "--compactions", "keep"],
+    );
+    assert_eq!(old["check"]["reproduces"], false, "{}", old["check"]);
+    assert!(err.contains("FAIL: the history's logged total"), "{err}");
+    let out = pcsim()
+        .current_dir(dir.path())
+        .args(["fit", "history.jsonl", "--out", "old2.toml"])
+        .args(["--session-lengths", "mean", "--compactions", "keep"])
+        .assert()
+        .success();
+    let text = String::from_utf8_lossy(&out.get_output().stdout).into_owned();
+    assert!(text.contains("FAIL:"), "{text}");
+    // The fitted scenario runs as `run --runs 40` runs it, with the same range.
+    let a = pcsim()
+        .current_dir(dir.path())
+        .args([
+            "-q",
+            "run",
+            "fitted.toml",
+            "--runs",
+            "40",
+            "--strategy",
+            "cached",
+        ])
+        .args(["--model", "claude-opus-4.8", "--format", "json"])
+        .assert()
+        .success();
+    let run: Value = serde_json::from_slice(&a.get_output().stdout).unwrap();
+    let mc = &run["results"][0]["montecarlo"];
+    close(f(&mc["p5_usd"]), f(&check["p5_usd"]));
+    close(f(&mc["p95_usd"]), f(&check["p95_usd"]));
+}
