@@ -590,31 +590,6 @@ pub(crate) struct FitCheck {
     pub reproduces: bool,
 }
 
-impl FitCheck {
-    /// The verdict as one line: `check:` when the scenario reproduces the history, `FAIL:` when not.
-    pub(crate) fn line(&self) -> String {
-        let range = format!(
-            "{} to {} (p5 to p95 of {} runs, {})",
-            crate::report::usd(self.p5_usd),
-            crate::report::usd(self.p95_usd),
-            self.runs,
-            self.strategy
-        );
-        if self.reproduces {
-            format!(
-                "check: the history's logged total {} is within the fitted scenario's {range}",
-                crate::report::usd(self.logged_usd)
-            )
-        } else {
-            format!(
-                "FAIL: the history's logged total {} is outside the fitted scenario's {range}: this scenario does not reproduce the history ({:+.1}% from the runs' mean)",
-                crate::report::usd(self.logged_usd),
-                (self.mean_usd / self.logged_usd - 1.0) * 100.0
-            )
-        }
-    }
-}
-
 /// Runs `scenario` (as fitted, on `model`) `runs` times under `cached` and checks the history's
 /// logged total against the runs' p5–p95.
 pub(crate) fn check_fit(

@@ -200,7 +200,7 @@ pub(crate) fn cmd_fit(catalog: &Catalog, a: FitArgs, out: &mut dyn Write) -> Res
         TextFormat::Table => {
             out.write_all(fit.table().as_bytes())?;
             if let Some(c) = &check {
-                writeln!(out, "\n{}", c.line())?;
+                writeln!(out, "\n{}", report::fit::check_line(c))?;
             }
         }
         TextFormat::Json => {
@@ -211,7 +211,7 @@ pub(crate) fn cmd_fit(catalog: &Catalog, a: FitArgs, out: &mut dyn Write) -> Res
     }
     if let Some(c) = check.as_ref().filter(|c| !c.reproduces) {
         if a.format == TextFormat::Json {
-            eprintln_safe!("{}", c.line());
+            eprintln_safe!("{}", report::fit::check_line(c));
         }
     }
     out.flush()?;

@@ -109,11 +109,11 @@ pub(crate) fn expand_opencode(
             match std::fs::read_to_string(&p) {
                 Ok(t) => out.push_str(t.trim()),
                 Err(e) => {
+                    // The caller names the field after the reason.
                     return Err(format!(
-                        "reads `{{file:{file}}}` {}, which cannot be read ({}: {e})",
-                        super::mcpconfig::IN,
+                        "reads `{{file:{file}}}`, which cannot be read ({}: {e})",
                         p.display()
-                    ))
+                    ));
                 }
             }
         } else {

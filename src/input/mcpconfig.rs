@@ -454,7 +454,7 @@ fn workspace_of(path: Option<&Path>, opts: &LoadOptions) -> PathBuf {
 }
 
 /// Where a reason names the field it comes from.
-pub(crate) const IN: &str = "{IN}";
+const IN: &str = "{IN}";
 
 /// What expanding a value needs from outside the file.
 struct Ctx<'a> {
