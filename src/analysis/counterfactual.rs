@@ -12,9 +12,9 @@
 
 use serde::Serialize;
 
-use super::replay::{logged_usd, replay, ModelMatcher, ReplayOptions, ReplayResult, UsageLog};
+use super::replay::{logged_usd, replay, ReplayOptions, ReplayResult, UsageLog};
 use crate::error::{closest, Error, Result};
-use crate::model::catalog::{Catalog, ModelSpec};
+use crate::model::catalog::ModelSpec;
 use crate::model::strategy::Strategy;
 use crate::model::tools::Tool;
 
@@ -277,18 +277,14 @@ pub(crate) struct LoggedTotals {
 }
 
 impl LoggedTotals {
-    /// Adds a log: each call at its own logged model's prices (`fallback` where the catalog does not
-    /// know it).
-    pub(crate) fn add_log(&mut self, catalog: &Catalog, fallback: &ModelSpec, log: &UsageLog) {
+    /// Adds a log: each call at its own logged model's prices (`models`: the model of each call, as
+    /// [`super::replay::split_by_model`] gives it); a call whose model the catalog does not price is
+    /// left out (the replay names it), never priced at another model's rates.
+    pub(crate) fn add_log(&mut self, models: &[Option<&ModelSpec>], log: &UsageLog) {
         self.unreadable += log.unreadable;
         self.failed += log.failed_calls;
-        let mut matcher = ModelMatcher::new(catalog);
-        for c in &log.calls {
-            let m = c
-                .model
-                .as_deref()
-                .and_then(|n| matcher.get(n))
-                .unwrap_or(fallback);
+        for (c, m) in log.calls.iter().zip(models) {
+            let Some(m) = *m else { continue };
             let usd = logged_usd(m, c);
             let out = m.output_usd(c.output_tokens as f64);
             self.total_usd += usd;

@@ -39,6 +39,12 @@ pub(crate) struct FitOptions {
     pub session_gap_seconds: f64,
     /// Confidence level of the intervals (e.g. 0.95).
     pub confidence: f64,
+    /// How session lengths are fitted.
+    pub lengths: SessionLengths,
+    /// A compaction (a prompt shorter than the one before) ends a scenario session and starts the
+    /// next, which shares only the stable prefix, as the cache sees it; `false`: kept inside its
+    /// conversation (no growth value), as `fit` did before.
+    pub split_compactions: bool,
 }
 
 impl Default for FitOptions {
@@ -47,8 +53,20 @@ impl Default for FitOptions {
             prefix_tokens: None,
             session_gap_seconds: 0.0,
             confidence: 0.95,
+            lengths: SessionLengths::Empirical,
+            split_compactions: true,
         }
     }
+}
+
+/// How the fitted scenario's session lengths are drawn.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub(crate) enum SessionLengths {
+    /// Each session's length drawn from the history's lengths (`calls = { dist = "empirical" }`).
+    Empirical,
+    /// Every session the history's mean length, rounded (`fit` before heavy-tailed histories).
+    Mean,
 }
 
 /// Where the stable prefix came from.
@@ -86,8 +104,11 @@ pub(crate) struct FittedCalls {
     /// Mean calls per session, with its interval; the estimate is written rounded (a scenario has
     /// one call count per session).
     pub mean: ParamEstimate,
-    /// What the scenario gets.
+    /// What the scenario gets: the most calls of a session (with `lengths`), else every
+    /// session's.
     pub calls: usize,
+    /// The session lengths the scenario draws from (`null`: every session makes `calls`).
+    pub lengths: Option<Vec<usize>>,
 }
 
 /// How sessions arrive.
@@ -116,8 +137,14 @@ pub(crate) struct HistoryFit {
     pub calls_logged: usize,
     /// Sub-agent (sidechain) calls left out: the scenario format has no sub-agents.
     pub sidechain_calls_left_out: usize,
-    /// Calls whose prompt is shorter than the previous one (compaction, `/clear`): no growth value.
+    /// Calls whose prompt is shorter than the previous one (compaction, `/clear`) kept inside
+    /// their conversation: no growth value.
     pub restarts: usize,
+    /// Compactions that ended a scenario session and started the next.
+    pub compactions: usize,
+    /// The main-agent calls' logged buckets at the scenario model's prices: what the scenario
+    /// should reproduce.
+    pub logged_usd: f64,
     /// Calls whose prompt grew by less than the previous call's output (e.g. thinking tokens not
     /// sent back): no growth value.
     pub growth_below_output: usize,
@@ -146,6 +173,8 @@ pub(crate) struct HistoryFit {
 struct Conv {
     /// Calls in time order: (prompt, output, time from the file's first call, timestamped).
     calls: Vec<(u64, u64, f64, bool)>,
+    /// The logged buckets of each call: uncached, 5-minute and 1-hour writes, reads, output.
+    buckets: Vec<[u64; 5]>,
     /// The first call reads from cache.
     start_reads: bool,
 }
@@ -163,6 +192,8 @@ pub(crate) struct HistoryReader {
     calls_logged: usize,
     any_read: bool,
     models: Vec<(String, usize)>,
+    split_compactions: bool,
+    compactions: usize,
 }
 
 impl HistoryReader {
@@ -188,6 +219,8 @@ impl HistoryReader {
             calls_logged: 0,
             any_read: false,
             models: Vec::new(),
+            split_compactions: opts.split_compactions,
+            compactions: 0,
         })
     }
 
@@ -213,26 +246,53 @@ impl HistoryReader {
                 continue;
             }
             idx.sort_by(|&a, &b| times[a].total_cmp(&times[b]).then(a.cmp(&b)));
-            let first = &log.calls[idx[0]];
-            if first.unix_time.is_some() {
-                starts.push(times[idx[0]]);
-            }
             self.any_read |= idx.iter().any(|&i| log.calls[i].cache_read_tokens > 0);
-            self.convs.push(Conv {
-                calls: idx
-                    .iter()
-                    .map(|&i| {
-                        let c = &log.calls[i];
-                        (
-                            c.prompt_tokens,
-                            c.output_tokens,
-                            times[i],
-                            c.unix_time.is_some(),
-                        )
-                    })
-                    .collect(),
-                start_reads: first.cache_read_tokens > 0,
-            });
+            // A compaction (the prompt shrinks) starts the next scenario session.
+            let mut segments: Vec<&[usize]> = Vec::new();
+            let mut from = 0;
+            for k in 1..idx.len() {
+                let shrinks = log.calls[idx[k]].prompt_tokens < log.calls[idx[k - 1]].prompt_tokens;
+                if shrinks && self.split_compactions {
+                    segments.push(&idx[from..k]);
+                    from = k;
+                }
+            }
+            segments.push(&idx[from..]);
+            self.compactions += segments.len() - 1;
+            for seg in segments {
+                let first = &log.calls[seg[0]];
+                if first.unix_time.is_some() {
+                    starts.push(times[seg[0]]);
+                }
+                self.convs.push(Conv {
+                    calls: seg
+                        .iter()
+                        .map(|&i| {
+                            let c = &log.calls[i];
+                            (
+                                c.prompt_tokens,
+                                c.output_tokens,
+                                times[i],
+                                c.unix_time.is_some(),
+                            )
+                        })
+                        .collect(),
+                    buckets: seg
+                        .iter()
+                        .map(|&i| {
+                            let c = &log.calls[i];
+                            [
+                                c.uncached_tokens,
+                                c.cache_write_5m_tokens,
+                                c.cache_write_1h_tokens,
+                                c.cache_read_tokens,
+                                c.output_tokens,
+                            ]
+                        })
+                        .collect(),
+                    start_reads: first.cache_read_tokens > 0,
+                });
+            }
         }
         starts.sort_by(f64::total_cmp);
         self.session_starts.push(starts);
@@ -296,6 +356,7 @@ fn fit_read(
         inferred,
         calls_logged,
         any_read,
+        compactions,
         ..
     } = r;
     if convs.is_empty() {
@@ -434,48 +495,19 @@ fn fit_read(
     }
 
     let n_sessions = convs.len();
-    let count_fit = fit_quantity(&counts, c, &[])
-        .ok_or_else(|| Error::Internal("no conversation to count calls of".into()))?;
-    let mean_calls = count_fit.sample_mean;
-    let calls = mean_calls.round().max(1.0) as usize;
-    let all_equal = counts.iter().all(|&x| x == counts[0]);
-    let calls_mean = if all_equal {
-        count_fit.params[0].clone()
-    } else {
-        let sd = (counts.iter().map(|x| (x - mean_calls).powi(2)).sum::<f64>()
-            / (n_sessions as f64 - 1.0))
-            .sqrt();
-        let t = statrs::distribution::StudentsT::new(0.0, 1.0, n_sessions as f64 - 1.0).map_or(
-            1.96,
-            |d| {
-                use statrs::distribution::ContinuousCDF;
-                d.inverse_cdf(1.0 - (1.0 - c) / 2.0)
-            },
-        );
-        let half = t * sd / (n_sessions as f64).sqrt();
+    let fitted_calls = fit_calls(&counts, c, opts.lengths, &mut notes)?;
+    if compactions > 0 {
         notes.push(format!(
-            "sessions have {} to {} calls; a scenario has one call count per session: {calls} (the mean, rounded)",
-            counts.iter().copied().fold(f64::INFINITY, f64::min),
-            counts.iter().copied().fold(0.0, f64::max)
+            "{compactions} compaction{} (a prompt shorter than the one before) each end a session and start the next, which shares only the stable prefix: the scenario has {n_sessions} sessions",
+            if compactions == 1 { "" } else { "s" }
         ));
-        ParamEstimate {
-            name: "calls".into(),
-            estimate: mean_calls,
-            // A session has at least one call.
-            low: (mean_calls - half).max(1.0),
-            high: mean_calls + half,
-        }
-    };
-    let fitted_calls = FittedCalls {
-        sessions: n_sessions,
-        min: counts.iter().copied().fold(f64::INFINITY, f64::min) as usize,
-        max: counts.iter().copied().fold(0.0, f64::max) as usize,
-        mean: ParamEstimate {
-            name: "calls".into(),
-            ..calls_mean
-        },
-        calls,
-    };
+    }
+    // The history's own bill on the scenario's model, for the check of the fit.
+    let logged_usd: f64 = convs
+        .iter()
+        .flat_map(|c| c.buckets.iter())
+        .map(|b| logged_bucket_usd(model, b))
+        .sum();
 
     let between: Vec<f64> = session_starts
         .iter()
@@ -522,6 +554,8 @@ fn fit_read(
         calls_logged,
         sidechain_calls_left_out: sidechain,
         restarts,
+        compactions,
+        logged_usd,
         growth_below_output: below_output,
         prefix_tokens,
         prefix_source,
@@ -533,6 +567,150 @@ fn fit_read(
         arrivals,
         fields,
         notes,
+    })
+}
+
+/// The fitted scenario run on its model under its `cached` strategy: the history's logged total
+/// against the runs' 5th to 95th percentiles.
+#[derive(Debug, Clone, Serialize)]
+pub(crate) struct FitCheck {
+    /// Monte Carlo runs of the fitted scenario.
+    pub runs: u64,
+    /// The strategy simulated (`cached`, resolved).
+    pub strategy: String,
+    /// The history's main-agent calls at the model's prices.
+    pub logged_usd: f64,
+    /// 5th percentile of the runs' totals.
+    pub p5_usd: f64,
+    /// 95th percentile of the runs' totals.
+    pub p95_usd: f64,
+    /// Mean of the runs' totals.
+    pub mean_usd: f64,
+    /// Whether the logged total lies within p5–p95: the scenario reproduces the history.
+    pub reproduces: bool,
+}
+
+/// Runs `scenario` (as fitted, on `model`) `runs` times under `cached` and checks the history's
+/// logged total against the runs' p5–p95.
+pub(crate) fn check_fit(
+    catalog: &crate::model::catalog::Catalog,
+    scenario: crate::input::scenario::Scenario,
+    model: &str,
+    logged_usd: f64,
+    runs: u64,
+) -> Result<FitCheck> {
+    let request = crate::sim::request::Selection::new(&[model.to_string()], &["cached".into()])
+        .overrides(Some(runs), None)
+        .resolve(catalog, scenario)?;
+    let report = crate::sim::simulate::run_request(&request, &|_| {})?;
+    let r = report
+        .results
+        .first()
+        .ok_or_else(|| Error::Internal("the fitted scenario simulated nothing".into()))?;
+    let (p5, p95, mean) = match &r.montecarlo {
+        Some(mc) => (mc.p5_usd, mc.p95_usd, mc.mean_usd),
+        None => (r.total_usd, r.total_usd, r.total_usd),
+    };
+    Ok(FitCheck {
+        runs,
+        strategy: r.strategy.clone(),
+        logged_usd,
+        p5_usd: p5,
+        p95_usd: p95,
+        mean_usd: mean,
+        reproduces: p5 <= logged_usd && logged_usd <= p95,
+    })
+}
+
+/// Dollars of one call's logged buckets (uncached, 5-minute and 1-hour writes, reads, output) at
+/// `model`'s prices, as `replay` bills them.
+fn logged_bucket_usd(model: &ModelSpec, b: &[u64; 5]) -> f64 {
+    let call = crate::input::usagelog::LoggedCall {
+        at: String::new(),
+        format: "fit",
+        model: None,
+        unix_time: None,
+        session: None,
+        agent: None,
+        sidechain: false,
+        project: None,
+        prompt_tokens: b[0] + b[1] + b[2] + b[3],
+        uncached_tokens: b[0],
+        cache_write_5m_tokens: b[1],
+        cache_write_1h_tokens: b[2],
+        cache_read_tokens: b[3],
+        output_tokens: b[4],
+        stated_usd: None,
+    };
+    super::replay::logged_usd(model, &call)
+}
+
+/// The calls per session: the history's lengths to draw from (`Empirical`, when they differ), or
+/// their mean rounded (`Mean`), with the mean's interval.
+fn fit_calls(
+    counts: &[f64],
+    c: f64,
+    lengths: SessionLengths,
+    notes: &mut Vec<String>,
+) -> Result<FittedCalls> {
+    let n_sessions = counts.len();
+    let count_fit = fit_quantity(counts, c, &[])
+        .ok_or_else(|| Error::Internal("no conversation to count calls of".into()))?;
+    let mean_calls = count_fit.sample_mean;
+    let all_equal = counts.iter().all(|&x| x == counts[0]);
+    let (min, max) = (
+        counts.iter().copied().fold(f64::INFINITY, f64::min),
+        counts.iter().copied().fold(0.0, f64::max),
+    );
+    let calls_mean = if all_equal {
+        count_fit.params[0].clone()
+    } else {
+        let sd = (counts.iter().map(|x| (x - mean_calls).powi(2)).sum::<f64>()
+            / (n_sessions as f64 - 1.0))
+            .sqrt();
+        let t = statrs::distribution::StudentsT::new(0.0, 1.0, n_sessions as f64 - 1.0).map_or(
+            1.96,
+            |d| {
+                use statrs::distribution::ContinuousCDF;
+                d.inverse_cdf(1.0 - (1.0 - c) / 2.0)
+            },
+        );
+        let half = t * sd / (n_sessions as f64).sqrt();
+        ParamEstimate {
+            name: "calls".into(),
+            estimate: mean_calls,
+            // A session has at least one call.
+            low: (mean_calls - half).max(1.0),
+            high: mean_calls + half,
+        }
+    };
+    let (calls, lengths) = match lengths {
+        _ if all_equal => (mean_calls.round().max(1.0) as usize, None),
+        SessionLengths::Empirical => {
+            notes.push(format!(
+                "sessions have {min} to {max} calls (mean {mean_calls:.1}): each scenario session draws its length from these {n_sessions}"
+            ));
+            let values: Vec<usize> = counts.iter().map(|&x| x as usize).collect();
+            (max as usize, Some(values))
+        }
+        SessionLengths::Mean => {
+            let calls = mean_calls.round().max(1.0) as usize;
+            notes.push(format!(
+                "sessions have {min} to {max} calls; --session-lengths mean gives every scenario session {calls} (the mean, rounded)"
+            ));
+            (calls, None)
+        }
+    };
+    Ok(FittedCalls {
+        sessions: n_sessions,
+        min: min as usize,
+        max: max as usize,
+        mean: ParamEstimate {
+            name: "calls".into(),
+            ..calls_mean
+        },
+        calls,
+        lengths,
     })
 }
 
@@ -631,12 +809,28 @@ impl HistoryFit {
             );
         }
         let _ = writeln!(s, "\n[session]");
-        let _ = writeln!(
-            s,
-            "calls = {}   # {}",
-            self.calls.calls,
-            interval_text(&self.calls.mean)
-        );
+        match &self.calls.lengths {
+            Some(values) => {
+                let list: Vec<String> = values.iter().map(usize::to_string).collect();
+                let _ = writeln!(
+                    s,
+                    "calls = {{ dist = \"empirical\", values = [{}] }}   # {} sessions of {} to {} calls; mean {}",
+                    list.join(", "),
+                    values.len(),
+                    self.calls.min,
+                    self.calls.max,
+                    interval_text(&self.calls.mean)
+                );
+            }
+            None => {
+                let _ = writeln!(
+                    s,
+                    "calls = {}   # {}",
+                    self.calls.calls,
+                    interval_text(&self.calls.mean)
+                );
+            }
+        }
         let _ = writeln!(
             s,
             "system_tokens = {}   # stable prefix {} tokens ({}) minus the tool block",

@@ -8,7 +8,7 @@ use anyhow::{Context, Result};
 
 use super::replay::expand_logs;
 use super::TextFormat;
-use crate::analysis::fit::{FitOptions, HistoryReader};
+use crate::analysis::fit::{check_fit, FitOptions, HistoryReader, SessionLengths};
 use crate::analysis::replay::{load_log, match_model};
 use crate::input::scenario::Scenario;
 use crate::model::catalog::Catalog;
@@ -48,6 +48,37 @@ pub(crate) struct FitArgs {
     /// Output format of the fit report (table or json).
     #[arg(long, value_enum, default_value_t = TextFormat::Table)]
     pub format: TextFormat,
+    /// Session lengths of the scenario: `empirical` (each session draws its length from the
+    /// history's) or `mean` (every session the mean length, rounded, as `fit` did before).
+    #[arg(long, value_enum, default_value_t = LengthsArg::Empirical)]
+    pub session_lengths: LengthsArg,
+    /// Compactions (a prompt shorter than the one before): `split` (each ends a scenario session
+    /// and starts the next, sharing only the stable prefix) or `keep` (inside their conversation,
+    /// no growth value, as `fit` did before).
+    #[arg(long, value_enum, default_value_t = CompactionsArg::Split)]
+    pub compactions: CompactionsArg,
+    /// Monte Carlo runs of the fitted scenario checked against the history's logged total (its
+    /// p5–p95 must hold it, else a FAIL line); 0: no check.
+    #[arg(long, value_name = "N", default_value_t = 40)]
+    pub check_runs: u64,
+}
+
+/// `--session-lengths`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub(crate) enum LengthsArg {
+    /// Drawn from the history's session lengths.
+    Empirical,
+    /// The mean length for every session.
+    Mean,
+}
+
+/// `--compactions`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub(crate) enum CompactionsArg {
+    /// A compaction starts a new session.
+    Split,
+    /// A compaction stays inside its conversation.
+    Keep,
 }
 
 /// `to` relative to the folder `from` (both made absolute first), for tool paths in the scenario;
@@ -79,6 +110,11 @@ pub(crate) fn cmd_fit(catalog: &Catalog, a: FitArgs, out: &mut dyn Write) -> Res
         prefix_tokens: a.prefix_tokens,
         session_gap_seconds: a.session_gap_minutes * 60.0,
         confidence: a.confidence,
+        lengths: match a.session_lengths {
+            LengthsArg::Empirical => SessionLengths::Empirical,
+            LengthsArg::Mean => SessionLengths::Mean,
+        },
+        split_compactions: a.compactions == CompactionsArg::Split,
     };
     if !(opts.confidence > 0.0 && opts.confidence < 1.0) {
         anyhow::bail!(crate::Error::invalid(
@@ -90,8 +126,25 @@ pub(crate) fn cmd_fit(catalog: &Catalog, a: FitArgs, out: &mut dyn Write) -> Res
     let files = expand_logs(&a.logs)?;
     // One log at a time: only a few numbers per call stay in memory.
     let mut reader = HistoryReader::new(&opts)?;
+    let mut read = 0usize;
     for f in &files {
-        reader.add_log(&load_log(f)?);
+        // One unreadable file of many is skipped with a warning (a single log's problem is the
+        // error), as `replay` does.
+        match load_log(f) {
+            Ok(log) => {
+                reader.add_log(&log);
+                read += 1;
+            }
+            Err(e) if files.len() > 1 => eprintln_safe!("warning: skipped {e}"),
+            Err(e) => return Err(e.into()),
+        }
+    }
+    if read == 0 {
+        anyhow::bail!(crate::Error::invalid(
+            "LOG",
+            "usage",
+            "no log could be read (each is named above)"
+        ));
     }
     let tools = load_tool_files(&a.tools)?;
     // Again now that the inputs are known: never over a log or a tool file.
@@ -130,11 +183,36 @@ pub(crate) fn cmd_fit(catalog: &Catalog, a: FitArgs, out: &mut dyn Write) -> Res
     });
     let toml = fit.scenario_toml(&name, &tool_files);
     // The scenario must load as written (a fit that the loader refuses is pcsim's bug).
-    Scenario::from_toml_str(&toml, &a.out.display().to_string(), &dir)
+    let scenario = Scenario::from_toml_str(&toml, &a.out.display().to_string(), &dir)
         .map_err(|e| crate::Error::Internal(format!("the fitted scenario does not load: {e}")))?;
+    // Does the scenario reproduce the history? Its runs' p5–p95 against the logged total.
+    let check = match a.check_runs {
+        0 => None,
+        runs => Some(check_fit(
+            catalog,
+            scenario,
+            &fit.model,
+            fit.logged_usd,
+            runs,
+        )?),
+    };
     match a.format {
-        TextFormat::Table => out.write_all(fit.table().as_bytes())?,
-        TextFormat::Json => out.write_all(report::to_json(&fit)?.as_bytes())?,
+        TextFormat::Table => {
+            out.write_all(fit.table().as_bytes())?;
+            if let Some(c) = &check {
+                writeln!(out, "\n{}", report::fit::check_line(c))?;
+            }
+        }
+        TextFormat::Json => {
+            let mut v = serde_json::to_value(&fit)?;
+            v["check"] = serde_json::to_value(&check)?;
+            out.write_all(report::to_json(&v)?.as_bytes())?;
+        }
+    }
+    if let Some(c) = check.as_ref().filter(|c| !c.reproduces) {
+        if a.format == TextFormat::Json {
+            eprintln_safe!("{}", report::fit::check_line(c));
+        }
     }
     out.flush()?;
     report::write_atomic(&a.out, toml.as_bytes())

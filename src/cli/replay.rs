@@ -9,8 +9,9 @@ use anyhow::Result;
 
 use super::{Format, TextFormat};
 use crate::analysis::replay::{
-    infer_prefix_tokens, load_log, logged_usd, match_model, replay, tally_groups, uncached_usd,
-    uses_prefix_anchors, ReplayOptions, ReplayResult, Tally, UsageLog, GROUPINGS,
+    conversations, infer_prefix_tokens, load_log, logged_usd, merge_parts, replay, split_by_model,
+    sub_log, tally_groups, uncached_usd, uses_prefix_anchors, ModelMatcher, ModelSplit,
+    ReplayOptions, ReplayResult, Tally, UnpricedCalls, UsageLog, GROUPINGS,
 };
 use crate::model::catalog::{Catalog, ModelSpec};
 use crate::model::strategy::Strategy;
@@ -109,10 +110,13 @@ fn walk(dir: &Path, out: &mut Vec<PathBuf>) -> Result<()> {
     Ok(())
 }
 
-/// One (model, strategy) summed over files.
+/// One (model, strategy) summed over files; with each call at its own model, one strategy summed
+/// over every model the files name.
 struct Acc {
-    model: String,
-    strategy: String,
+    /// The models replayed (one, or each call's own over the files).
+    models: Vec<String>,
+    /// The resolved strategy names (one per model kind).
+    strategies: Vec<String>,
     conversations: usize,
     total: Tally,
     uncached_usd: f64,
@@ -138,9 +142,23 @@ struct Read {
     truncated: Vec<String>,
     prefix_inferred: Vec<u64>,
     prefix_unknown: usize,
-    /// Logged buckets, each call at its own logged model's prices (the replay model where the
-    /// catalog does not know the logged one): what the log says was billed.
+    /// Logged buckets, each call at its own logged model's prices (calls of models the catalog does
+    /// not know are left out and named in `unpriced`): what the log says was billed.
     own_models_usd: f64,
+    /// Calls whose record gives only the total prompt (cache reads and writes unknown).
+    cache_split_unknown: usize,
+    /// Conversations of every file, every call counted (priced or not).
+    conversations: usize,
+    /// Calls a catalog model prices.
+    priced_calls: usize,
+    /// What the logs themselves say their priced calls cost, beside pcsim's repricing of them.
+    stated: StatedCost,
+    /// Calls of models the catalog does not know, by logged name, summed over files.
+    unpriced: Vec<UnpricedCalls>,
+    /// Calls naming no model that took their file's only model.
+    unnamed_at_file_model: usize,
+    /// Warnings about one file each (mixed models, unreadable records), every file kept.
+    file_warnings: Vec<String>,
 }
 
 impl Read {
@@ -153,6 +171,7 @@ impl Read {
         self.duplicates_merged += log.duplicates_merged;
         self.sidechain_calls += log.sidechain_calls;
         self.failed_calls += log.failed_calls;
+        self.cache_split_unknown += log.cache_split_unknown;
         self.unreadable += log.unreadable;
         for e in &log.unreadable_examples {
             if self.unreadable_examples.len() < crate::input::usagelog::UNREADABLE_EXAMPLES {
@@ -165,26 +184,122 @@ impl Read {
         if log.truncated_last_line {
             self.truncated.push(log.origin.clone());
         }
+        if log.unreadable > 0 {
+            self.file_warnings.push(format!(
+                "{}: {} record{} could not be read and {} left out{}",
+                log.origin,
+                log.unreadable,
+                if log.unreadable == 1 { "" } else { "s" },
+                if log.unreadable == 1 { "is" } else { "are" },
+                log.unreadable_examples
+                    .first()
+                    .map_or(String::new(), |e| format!(" (first: {e})"))
+            ));
+        }
+    }
+
+    /// Adds what the split of one log by model shows: the logged dollars at each call's own model,
+    /// the calls left out, and a warning when the file mixes models.
+    fn add_split(&mut self, log: &UsageLog, split: &ModelSplit, chosen: &[&ModelSpec]) {
+        self.own_models_usd += log
+            .calls
+            .iter()
+            .zip(&split.per_call)
+            .filter_map(|(c, m)| m.map(|m| logged_usd(m, c)))
+            .sum::<f64>();
+        self.priced_calls += split.priced_calls();
+        for (c, m) in log.calls.iter().zip(&split.per_call) {
+            if let (Some(stated), Some(m)) = (c.stated_usd, m) {
+                self.stated.calls += 1;
+                self.stated.stated_usd += stated;
+                self.stated.repriced_usd += logged_usd(m, c);
+            }
+        }
+        self.unnamed_at_file_model += split.unnamed_at_file_model;
+        for u in &split.unpriced {
+            match self.unpriced.iter_mut().find(|x| x.model == u.model) {
+                Some(x) => x.add(u),
+                None => self.unpriced.push(u.clone()),
+            }
+        }
+        if split.named.len() > 1 {
+            let how = if chosen.is_empty() {
+                "each call is billed and replayed on its own model (no cache is shared across models)"
+                    .to_string()
+            } else {
+                format!(
+                    "every call is replayed on {} as --model asks",
+                    chosen
+                        .iter()
+                        .map(|m| m.id.as_str())
+                        .collect::<Vec<_>>()
+                        .join(", ")
+                )
+            };
+            self.file_warnings.push(format!(
+                "{} mixes models: {}; {how}",
+                log.origin,
+                split
+                    .named
+                    .iter()
+                    .map(|(n, k)| format!("{n} ({k} call{})", if *k == 1 { "" } else { "s" }))
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            ));
+        }
     }
 }
 
-/// The log's most frequent model (the first of equals), with every model it names.
-fn log_models(log: &UsageLog) -> (Option<String>, Vec<(String, usize)>) {
-    let mut named: Vec<(String, usize)> = Vec::new();
-    for m in log.calls.iter().filter_map(|c| c.model.as_ref()) {
-        match named.iter_mut().find(|(n, _)| n == m) {
-            Some((_, k)) => *k += 1,
-            None => named.push((m.clone(), 1)),
-        }
+/// The cost a log states for its calls (`costUSD`, `spend`, `cost_usd`, ...) against pcsim's
+/// prices for the same calls.
+#[derive(Debug, Default, serde::Serialize)]
+struct StatedCost {
+    /// Calls whose record states a cost (and whose model the catalog prices).
+    calls: usize,
+    /// The costs the records state, summed.
+    stated_usd: f64,
+    /// The same calls' logged buckets at pcsim's prices of each call's own model.
+    repriced_usd: f64,
+}
+
+impl StatedCost {
+    /// `repriced - stated`, and that in percent of the stated cost.
+    fn gap(&self) -> (f64, Option<f64>) {
+        let gap = self.repriced_usd - self.stated_usd;
+        (
+            gap,
+            (self.stated_usd > 0.0).then(|| gap / self.stated_usd * 100.0),
+        )
     }
-    let best = named
-        .iter()
-        .fold(None::<&(String, usize)>, |best, x| match best {
-            Some(b) if b.1 >= x.1 => Some(b),
-            _ => Some(x),
+
+    fn json(&self) -> serde_json::Value {
+        let (gap, pct) = self.gap();
+        serde_json::json!({
+            "calls": self.calls,
+            "stated_usd": self.stated_usd,
+            "repriced_usd": self.repriced_usd,
+            "gap_usd": gap,
+            "gap_percent": pct,
         })
-        .map(|(n, _)| n.clone());
-    (best, named)
+    }
+
+    fn line(&self) -> Option<String> {
+        if self.calls == 0 {
+            return None;
+        }
+        let (gap, pct) = self.gap();
+        Some(format!(
+            "the logs state {} for {} of these calls; pcsim's prices give {} for them (gap {}{})",
+            usd(self.stated_usd),
+            self.calls,
+            usd(self.repriced_usd),
+            if gap < 0.0 { "-" } else { "+" },
+            match pct {
+                Some(p) => format!("{}, {p:+.1}%", usd(gap.abs())),
+                None => usd(gap.abs()),
+            }
+        ))
+    }
 }
 
 /// Runs `pcsim replay`.
@@ -240,6 +355,14 @@ pub(crate) fn cmd_replay(catalog: &Catalog, a: ReplayArgs, out: &mut dyn Write) 
     let mut accs: Vec<Acc> = Vec::new();
     let mut context: Vec<crate::sim::simulate::ContextWarning> = Vec::new();
     let mut kept: Option<(UsageLog, Vec<ReplayResult>)> = None;
+    let run = RunSetup {
+        chosen: &chosen,
+        strategies: &strategies,
+        change: change.as_ref(),
+        needs_prefix,
+        base_opts: &base_opts,
+        single,
+    };
     for f in &files {
         // One unreadable file of many is reported and skipped; a single log's problem is the error.
         let log = match load_log(f) {
@@ -250,128 +373,44 @@ pub(crate) fn cmd_replay(catalog: &Catalog, a: ReplayArgs, out: &mut dyn Write) 
             }
             Err(e) => return Err(e.into()),
         };
-        let (named, all_named) = log_models(&log);
-        if all_named.len() > 1 && single {
-            // One conversation on several models shares no cache across them; the replay bills
-            // every call on the replay model.
-            eprintln_safe!(
-                "warning: the log mixes models: {}; all calls are replayed on one model",
-                all_named
-                    .iter()
-                    .map(|(n, k)| format!("{n} ({k} calls)"))
-                    .collect::<Vec<_>>()
-                    .join(", ")
-            );
-        }
-        let models: Vec<&ModelSpec> = if !chosen.is_empty() {
-            chosen.clone()
-        } else {
-            match named.as_deref().and_then(|n| match_model(catalog, n)) {
-                Some(m) => vec![m],
-                None => {
-                    let problem = match named {
-                        Some(n) => format!("the log's model `{n}` is not in the catalog; choose one with --model (see `pcsim models`)"),
-                        None => "the log names no model; choose one with --model (see `pcsim models`)".into(),
-                    };
-                    let e = crate::Error::invalid(log.origin.clone(), "model", problem);
-                    if single {
-                        anyhow::bail!(e);
-                    }
-                    read.files_skipped.push(e.to_string());
-                    continue;
-                }
-            }
-        };
+        let mut matcher = ModelMatcher::new(catalog);
+        let split = split_by_model(&log, &mut matcher);
         read.add(&log);
-        logged_totals.add_log(catalog, models[0], &log);
-        let mut matcher = crate::analysis::replay::ModelMatcher::new(catalog);
-        read.own_models_usd += log
-            .calls
+        read.add_split(&log, &split, &chosen);
+        read.conversations += conversations(&log.calls, &base_opts)
+            .0
             .iter()
-            .map(|c| {
-                let m = c
-                    .model
-                    .as_deref()
-                    .and_then(|n| matcher.get(n))
-                    .unwrap_or(models[0]);
-                logged_usd(m, c)
-            })
-            .sum::<f64>();
-        let mut opts = base_opts.clone();
-        if needs_prefix && opts.prefix_tokens == 0 {
-            match infer_prefix_tokens(&log.calls, &opts) {
-                Some(n) => {
-                    opts.prefix_tokens = n;
-                    read.prefix_inferred.push(n);
-                }
-                None => read.prefix_unknown += 1,
-            }
-        }
-        let mut results = Vec::new();
-        for m in &models {
-            for s in &strategies {
-                let r = match &change {
-                    Some(ch) => {
-                        let (r, cf) =
-                            crate::analysis::counterfactual::counterfactual(&log, m, s, &opts, ch)?;
-                        super::replay_change::add(&mut counterfactuals, cf);
-                        r
-                    }
-                    None => replay(&log, m, s, &opts)?,
-                };
-                // The logged prompts (every strategy sends the same ones) against the window.
-                let mut nth: BTreeMap<usize, u32> = BTreeMap::new();
-                let prompts = r.calls.iter().map(|c| {
-                    let k = nth.entry(c.conversation).or_default();
-                    *k += 1;
-                    (c.conversation as u32, *k, c.prompt_tokens)
-                });
-                crate::sim::simulate::merge_context_warnings(
-                    &mut context,
-                    crate::sim::simulate::context_warning(m, prompts, Some(&log.origin))
-                        .into_iter()
-                        .collect(),
-                );
-                let i = match accs
-                    .iter()
-                    .position(|x| x.model == r.model && x.strategy == r.strategy)
-                {
-                    Some(i) => i,
-                    None => {
-                        accs.push(Acc {
-                            model: r.model.clone(),
-                            strategy: r.strategy.clone(),
-                            conversations: 0,
-                            total: Tally::default(),
-                            uncached_usd: 0.0,
-                            by_tier: BTreeMap::new(),
-                            groups: BTreeMap::new(),
-                        });
-                        accs.len() - 1
-                    }
-                };
-                let acc = &mut accs[i];
-                acc.conversations += r.conversations;
-                for c in &r.calls {
-                    acc.total.add_call(c);
-                }
-                acc.uncached_usd += uncached_usd(m, &log);
-                for (k, n) in &r.predicted_write_tokens_by_tier {
-                    *acc.by_tier.entry(k.clone()).or_default() += n;
-                }
-                for (k, t) in tally_groups(&log, &r) {
-                    acc.groups.entry(k).or_default().add(&t);
-                }
-                if single {
-                    results.push(r);
-                }
-            }
-        }
+            .max()
+            .map_or(0, |m| m + 1);
+        logged_totals.add_log(&split.per_call, &log);
+        let results = run.file(
+            &log,
+            &split,
+            &mut read,
+            &mut accs,
+            &mut context,
+            &mut counterfactuals,
+        )?;
         if single {
             kept = Some((log, results));
         }
     }
-    if accs.is_empty() {
+    if read.priced_calls == 0 && chosen.is_empty() {
+        let mut problem = if read.unpriced.is_empty() {
+            "no log could be replayed".to_string()
+        } else {
+            format!("no call can be priced: {}", unpriced_text(&read.unpriced))
+        };
+        if !read.files_skipped.is_empty() {
+            problem.push_str(&format!("; {}", read.files_skipped.join("; ")));
+        }
+        let origin = match files.as_slice() {
+            [one] => one.display().to_string(),
+            _ => "LOG".to_string(),
+        };
+        anyhow::bail!(crate::Error::invalid(origin, "model", problem));
+    }
+    if accs.iter().all(|a| a.total.calls == 0) {
         anyhow::bail!(crate::Error::Unsupported(format!(
             "no log could be replayed: {}",
             read.files_skipped.join("; ")
@@ -404,8 +443,9 @@ pub(crate) fn cmd_replay(catalog: &Catalog, a: ReplayArgs, out: &mut dyn Write) 
                 .enumerate()
                 .map(|(i, acc)| {
                     let mut v = serde_json::json!({
-                        "model": acc.model,
-                        "strategy": acc.strategy,
+                        "model": acc.models.join("+"),
+                        "models": acc.models,
+                        "strategy": acc.strategies.join(" / "),
                         "conversations": acc.conversations,
                         "logged": acc.total.logged,
                         "predicted": acc.total.predicted,
@@ -437,6 +477,13 @@ pub(crate) fn cmd_replay(catalog: &Catalog, a: ReplayArgs, out: &mut dyn Write) 
                 "unknown_fields": read.unknown_fields,
                 "prefix_tokens_inferred": read.prefix_inferred,
                 "logged_own_models_usd": read.own_models_usd,
+                "conversations": read.conversations,
+                "cache_split_unknown_calls": read.cache_split_unknown,
+                "stated_cost": read.stated.json(),
+                "calls_priced": read.priced_calls,
+                "unpriced_models": read.unpriced,
+                "calls_without_model_at_file_model": read.unnamed_at_file_model,
+                "file_warnings": read.file_warnings,
                 "results": results,
             });
             let mut v = v;
@@ -452,7 +499,7 @@ pub(crate) fn cmd_replay(catalog: &Catalog, a: ReplayArgs, out: &mut dyn Write) 
             out.write_all(report::to_json(&v)?.as_bytes())?;
         }
         Format::Table | Format::Csv => {
-            let conv = accs.first().map_or(0, |x| x.conversations);
+            let conv = read.conversations;
             writeln!(
                 out,
                 "{origin}: {} calls in {conv} conversation{} ({} with timestamps; {} sub-agent calls; {} records without usage, {} repeated transcript lines merged)\n",
@@ -478,8 +525,8 @@ pub(crate) fn cmd_replay(catalog: &Catalog, a: ReplayArgs, out: &mut dyn Write) 
             );
             for acc in &accs {
                 t.row(vec![
-                    acc.model.clone(),
-                    acc.strategy.clone(),
+                    acc.models.join("+"),
+                    acc.strategies.join(" / "),
                     usd(acc.total.logged.cost_usd),
                     usd(acc.total.predicted.cost_usd),
                     diff(&acc.total),
@@ -501,11 +548,22 @@ pub(crate) fn cmd_replay(catalog: &Catalog, a: ReplayArgs, out: &mut dyn Write) 
                 "\nlogged, each call at its own model's prices: {}",
                 usd(read.own_models_usd)
             )?;
+            if let Some(line) = read.stated.line() {
+                writeln!(out, "{line}")?;
+            }
+            if !read.unpriced.is_empty() {
+                writeln!(
+                    out,
+                    "not in these totals: {}",
+                    unpriced_text(&read.unpriced)
+                )?;
+            }
             if let Some(acc) = accs.first() {
                 writeln!(
                     out,
                     "\nTotals by day, session, project and model, {} / {}:\n",
-                    acc.model, acc.strategy
+                    acc.models.join("+"),
+                    acc.strategies.join(" / ")
                 )?;
                 let mut t = TextTable::new(
                     &["by", "key", "calls", "logged $", "predicted $", "diff"],
@@ -540,6 +598,163 @@ pub(crate) fn cmd_replay(catalog: &Catalog, a: ReplayArgs, out: &mut dyn Write) 
         }
     }
     Ok(())
+}
+
+/// What every file of a replay is run with.
+struct RunSetup<'a> {
+    chosen: &'a [&'a ModelSpec],
+    strategies: &'a [Strategy],
+    change: Option<&'a crate::analysis::counterfactual::ToolListChange>,
+    needs_prefix: bool,
+    base_opts: &'a ReplayOptions,
+    single: bool,
+}
+
+impl RunSetup<'_> {
+    /// Replays one log on every (model, strategy) and adds it to the sums: on the chosen models
+    /// (every call), else each call on its own model (the parts merged back in log order). The
+    /// results of a single log are returned for its per-call tables.
+    fn file(
+        &self,
+        log: &UsageLog,
+        split: &ModelSplit,
+        read: &mut Read,
+        accs: &mut Vec<Acc>,
+        context: &mut Vec<crate::sim::simulate::ContextWarning>,
+        counterfactuals: &mut Vec<crate::analysis::counterfactual::Counterfactual>,
+    ) -> Result<Vec<ReplayResult>> {
+        let whole: Vec<usize> = (0..log.calls.len()).collect();
+        // Each run: the parts of the log and the model each is replayed on.
+        let runs: Vec<Vec<(&ModelSpec, &[usize])>> = if self.chosen.is_empty() {
+            vec![split
+                .priced
+                .iter()
+                .map(|(m, idx)| (*m, idx.as_slice()))
+                .collect()]
+        } else {
+            self.chosen
+                .iter()
+                .map(|m| vec![(*m, whole.as_slice())])
+                .collect()
+        };
+        let mut opts = self.base_opts.clone();
+        if self.needs_prefix && opts.prefix_tokens == 0 {
+            match infer_prefix_tokens(&log.calls, &opts) {
+                Some(n) => {
+                    opts.prefix_tokens = n;
+                    read.prefix_inferred.push(n);
+                }
+                None => read.prefix_unknown += 1,
+            }
+        }
+        let mut results = Vec::new();
+        for (ri, parts) in runs.iter().enumerate() {
+            if parts.is_empty() {
+                // No call of this file is priced: its calls are named as left out.
+                continue;
+            }
+            for (si, s) in self.strategies.iter().enumerate() {
+                let mut pieces = Vec::new();
+                let mut uncached = 0.0;
+                for &(m, idx) in parts {
+                    let sub;
+                    let part = if idx.len() == log.calls.len() {
+                        log
+                    } else {
+                        sub = sub_log(log, idx);
+                        &sub
+                    };
+                    let r = match self.change {
+                        Some(ch) => {
+                            let (r, cf) = crate::analysis::counterfactual::counterfactual(
+                                part, m, s, &opts, ch,
+                            )?;
+                            super::replay_change::add(counterfactuals, cf);
+                            r
+                        }
+                        None => replay(part, m, s, &opts)?,
+                    };
+                    // The logged prompts (every strategy sends the same ones) against the window.
+                    let mut nth: BTreeMap<usize, u32> = BTreeMap::new();
+                    let prompts = r.calls.iter().map(|c| {
+                        let k = nth.entry(c.conversation).or_default();
+                        *k += 1;
+                        (c.conversation as u32, *k, c.prompt_tokens)
+                    });
+                    crate::sim::simulate::merge_context_warnings(
+                        context,
+                        crate::sim::simulate::context_warning(m, prompts, Some(&log.origin))
+                            .into_iter()
+                            .collect(),
+                    );
+                    uncached += uncached_usd(m, part);
+                    pieces.push((idx, r));
+                }
+                let r = merge_parts(log, pieces, &opts);
+                let i = if self.chosen.is_empty() {
+                    si
+                } else {
+                    ri * self.strategies.len() + si
+                };
+                while accs.len() <= i {
+                    accs.push(Acc {
+                        models: Vec::new(),
+                        strategies: Vec::new(),
+                        conversations: 0,
+                        total: Tally::default(),
+                        uncached_usd: 0.0,
+                        by_tier: BTreeMap::new(),
+                        groups: BTreeMap::new(),
+                    });
+                }
+                let acc = &mut accs[i];
+                for (m, _) in parts {
+                    if !acc.models.contains(&m.id) {
+                        acc.models.push(m.id.clone());
+                    }
+                }
+                for name in r.strategy.split(" / ") {
+                    if !acc.strategies.iter().any(|x| x == name) {
+                        acc.strategies.push(name.to_string());
+                    }
+                }
+                acc.conversations += r.conversations;
+                for c in &r.calls {
+                    acc.total.add_call(c);
+                }
+                acc.uncached_usd += uncached;
+                for (k, n) in &r.predicted_write_tokens_by_tier {
+                    *acc.by_tier.entry(k.clone()).or_default() += n;
+                }
+                for (k, t) in tally_groups(log, &r) {
+                    acc.groups.entry(k).or_default().add(&t);
+                }
+                if self.single {
+                    results.push(r);
+                }
+            }
+        }
+        Ok(results)
+    }
+}
+
+/// Calls left out of the totals, by model: `name (N calls, P prompt tokens, O output tokens)`.
+fn unpriced_text(unpriced: &[UnpricedCalls]) -> String {
+    let models = unpriced
+        .iter()
+        .map(|u| {
+            format!(
+                "`{}` ({} call{}, {} prompt tokens, {} output tokens)",
+                u.model,
+                u.calls,
+                if u.calls == 1 { "" } else { "s" },
+                u.prompt_tokens,
+                u.output_tokens
+            )
+        })
+        .collect::<Vec<_>>()
+        .join(", ");
+    format!("{models} on models not in the catalog, left out of the totals; price them with a [[model]] entry in --catalog FILE (then --price ID=IN,OUT sets its prices), or replay every call on a catalog model with --model")
 }
 
 fn diff(t: &Tally) -> String {
@@ -610,6 +825,13 @@ fn warn(read: &Read, needs_prefix: bool, prefix_given: u64) {
             if read.failed_calls == 1 { "" } else { "s" }
         );
     }
+    if read.cache_split_unknown > 0 {
+        eprintln_safe!(
+            "warning: {} call{} only the total prompt tokens (LiteLLM rows without metadata.usage_object): any cache reads and writes in them are billed at the base input rate",
+            read.cache_split_unknown,
+            if read.cache_split_unknown == 1 { " gives" } else { "s give" }
+        );
+    }
     if read.sidechain_calls > 0 {
         eprintln_safe!(
             "note: {} sub-agent (sidechain) call{} replayed as {} own conversation{} (own cache prefix), included in the totals",
@@ -624,6 +846,28 @@ fn warn(read: &Read, needs_prefix: bool, prefix_given: u64) {
     }
     for f in &read.files_skipped {
         eprintln_safe!("warning: skipped {f}");
+    }
+    for w in &read.file_warnings {
+        eprintln_safe!("warning: {w}");
+    }
+    if !read.unpriced.is_empty() {
+        eprintln_safe!("warning: {}", unpriced_text(&read.unpriced));
+    }
+    if read.unnamed_at_file_model > 0 {
+        eprintln_safe!(
+            "note: {} call{} name no model: billed at the only model {} file names",
+            read.unnamed_at_file_model,
+            if read.unnamed_at_file_model == 1 {
+                ""
+            } else {
+                "s"
+            },
+            if read.unnamed_at_file_model == 1 {
+                "its"
+            } else {
+                "their"
+            }
+        );
     }
     if needs_prefix && prefix_given == 0 {
         if !read.prefix_inferred.is_empty() {

@@ -6,10 +6,12 @@
 //!   `projects.<path>.mcpServers`); `${VAR}` and `${VAR:-default}`, an unset variable without a
 //!   default keeps the server from starting;
 //! - Claude Desktop `claude_desktop_config.json` (`mcpServers`, values taken literally);
-//! - Cursor `mcp.json`, Windsurf `mcp_config.json` (`serverUrl` for remote servers), VS Code
-//!   `mcp.json` / `settings.json` (`servers`, `mcp.servers`, `inputs`): `${env:NAME}` (empty when
-//!   unset), `${input:id}` (VS Code), `${workspaceFolder}`, `${workspaceFolderBasename}`,
-//!   `${userHome}`, `${pathSeparator}`;
+//! - Cursor `mcp.json`, Windsurf `mcp_config.json` (`serverUrl` for remote servers, an entry's
+//!   `disabledTools`), VS Code `mcp.json` / `settings.json` (`servers`, `mcp.servers`, `inputs`):
+//!   `${env:NAME}` (empty when unset), `${input:id}` (VS Code), `${workspaceFolder}`,
+//!   `${workspaceFolderBasename}`, `${userHome}`, `${pathSeparator}`; Cursor's and VS Code's
+//!   `envFile` (a dotenv file under the entry's own `env`; one that cannot be read keeps the server
+//!   from starting, with the file named);
 //! - Gemini CLI `settings.json` (`mcpServers` with `httpUrl`/`url`, `cwd`, `includeTools`,
 //!   `excludeTools`, `enabled`; top-level `mcp.allowed` / `mcp.excluded`): `$VAR` and `${VAR}`, left
 //!   as written when unset;
@@ -18,7 +20,10 @@
 //! - Codex CLI `config.toml` (`[mcp_servers.NAME]`: `command`, `args`, `env`, `env_vars`, `cwd`,
 //!   `enabled`, `enabled_tools`, `disabled_tools`, `url`);
 //! - Continue `config.yaml` and `.continue/mcpServers/*.yaml` (an `mcpServers` list with `name`):
-//!   `${{ secrets.NAME }}` from the environment, `${{ inputs.NAME }}` from `--input`.
+//!   `${{ secrets.NAME }}` from the environment, `${{ inputs.NAME }}` from `--input`;
+//! - OpenCode `opencode.json` (an `mcp` map; `command` an array, `environment`, `{env:NAME}`,
+//!   `{file:PATH}`) and Goose `config.yaml` (an `extensions` map; `cmd`, `envs`, `env_keys`;
+//!   builtin extensions skipped): brought to the `mcpServers` shape in `mcpclients.rs`.
 //!
 //! JSON files may have comments and trailing commas (JSONC, as VS Code and Zed write them). Remote
 //! entries and disabled ones are listed as skipped with the reason, never an error.
@@ -58,13 +63,18 @@ pub enum Client {
     Codex,
     /// Continue (`config.yaml`, `.continue/mcpServers/*.yaml`).
     Continue,
+    /// OpenCode (`opencode.json`, `opencode.jsonc`: an `mcp` map).
+    #[serde(rename = "opencode")]
+    OpenCode,
+    /// Goose (`~/.config/goose/config.yaml`: an `extensions` map).
+    Goose,
     /// An `mcpServers` file of no recognisable client: Claude Code's rules.
     Generic,
 }
 
 impl Client {
     /// Every client, for `--client` and messages.
-    pub(crate) const ALL: [Client; 10] = [
+    pub(crate) const ALL: [Client; 12] = [
         Client::ClaudeCode,
         Client::ClaudeDesktop,
         Client::Cursor,
@@ -74,6 +84,8 @@ impl Client {
         Client::Zed,
         Client::Codex,
         Client::Continue,
+        Client::OpenCode,
+        Client::Goose,
         Client::Generic,
     ];
 
@@ -89,6 +101,8 @@ impl Client {
             Client::Zed => "zed",
             Client::Codex => "codex",
             Client::Continue => "continue",
+            Client::OpenCode => "opencode",
+            Client::Goose => "goose",
             Client::Generic => "generic",
         }
     }
@@ -369,6 +383,12 @@ pub(crate) fn detect_client(path: Option<&Path>, v: Option<&Value>) -> Client {
         let full = p.to_string_lossy().replace('\\', "/");
         match () {
             _ if ext == "toml" => return Client::Codex,
+            _ if name.starts_with("opencode.json") => return Client::OpenCode,
+            _ if (ext == "yaml" || ext == "yml")
+                && (parent == "goose" || full.contains("/goose/")) =>
+            {
+                return Client::Goose
+            }
             _ if ext == "yaml" || ext == "yml" => return Client::Continue,
             _ if name == ".claude.json" || name == ".mcp.json" => return Client::ClaudeCode,
             _ if name == "claude_desktop_config.json" => return Client::ClaudeDesktop,
@@ -387,6 +407,24 @@ pub(crate) fn detect_client(path: Option<&Path>, v: Option<&Value>) -> Client {
     };
     if v.get("context_servers").is_some() {
         return Client::Zed;
+    }
+    if v.get("extensions").and_then(Value::as_object).is_some() {
+        return Client::Goose;
+    }
+    let opencode_schema = v
+        .get("$schema")
+        .and_then(Value::as_str)
+        .is_some_and(|s| s.contains("opencode.ai"));
+    let opencode_entries = v.get("mcp").and_then(Value::as_object).is_some_and(|m| {
+        m.values().any(|e| {
+            matches!(
+                e.get("type").and_then(Value::as_str),
+                Some("local") | Some("remote")
+            )
+        })
+    });
+    if opencode_schema || opencode_entries {
+        return Client::OpenCode;
     }
     if v.get("servers").is_some() || v.pointer("/mcp/servers").is_some() {
         return Client::VsCode;
@@ -453,6 +491,8 @@ struct Ctx<'a> {
     /// VS Code `inputs` defaults.
     input_defaults: &'a BTreeMap<String, String>,
     workspace: &'a Path,
+    /// The configuration file's folder (OpenCode's `{file:...}` paths are relative to it).
+    config_dir: &'a Path,
 }
 
 /// Expands one value the way `ctx.client` does; `Err(reason)` when the server cannot be started as
@@ -478,6 +518,7 @@ fn expand(s: &str, ctx: &Ctx) -> std::result::Result<String, String> {
         inputs: ctx.inputs,
         input_defaults: ctx.input_defaults,
         workspace: ctx.workspace,
+        config_dir: ctx.config_dir,
     };
     let expanded = expand_unbounded(s, ctx);
     if over.get() {
@@ -496,7 +537,10 @@ fn expand_unbounded(s: &str, ctx: &Ctx) -> std::result::Result<String, String> {
     match ctx.client {
         Client::ClaudeCode | Client::Generic => expand_vars(s, ctx.lookup)
             .map_err(|v| format!("needs environment variable `{v}` {IN}, which is not set")),
-        Client::ClaudeDesktop | Client::Zed | Client::Codex => Ok(s.to_string()),
+        Client::ClaudeDesktop | Client::Zed | Client::Codex | Client::Goose => Ok(s.to_string()),
+        Client::OpenCode => {
+            crate::input::mcpclients::expand_opencode(s, ctx.lookup, ctx.config_dir)
+        }
         Client::Cursor | Client::Windsurf | Client::VsCode => expand_vscode(s, ctx),
         Client::GeminiCli => Ok(expand_gemini(s, ctx.lookup)),
         Client::Continue => expand_continue(s, ctx),
@@ -651,14 +695,21 @@ pub fn parse_document(
                 .map_err(|e| Error::parse(origin, format!("not valid TOML: {e}")))?;
             serde_json::to_value(t).map_err(|e| Error::parse(origin, e))?
         }
-        Some(Client::Continue) if !text.trim_start().starts_with('{') => {
+        Some(Client::Continue | Client::Goose) if !text.trim_start().starts_with('{') => {
             serde_yaml_ng::from_str(text)
                 .map_err(|e| Error::parse(origin, format!("not valid YAML: {e}")))?
         }
         _ => serde_json::from_str(&strip_jsonc(text))
             .map_err(|e| Error::parse(origin, format!("not valid JSON: {e}")))?,
     };
-    let client = kind.unwrap_or_else(|| detect_client(None, Some(&v)));
+    let client = match kind {
+        // A YAML file outside Goose's folder that holds Goose's `extensions` map.
+        Some(Client::Continue) if opts.client.is_none() && v.get("extensions").is_some() => {
+            Client::Goose
+        }
+        Some(k) => k,
+        None => detect_client(None, Some(&v)),
+    };
     let workspace = workspace_of(path, opts);
     let input_defaults: BTreeMap<String, String> = v
         .get("inputs")
@@ -675,12 +726,17 @@ pub fn parse_document(
                 .collect()
         })
         .unwrap_or_default();
+    let config_dir = path
+        .and_then(Path::parent)
+        .map(Path::to_path_buf)
+        .unwrap_or_else(|| PathBuf::from("."));
     let ctx = Ctx {
         client,
         lookup,
         inputs: &opts.inputs,
         input_defaults: &input_defaults,
         workspace: &workspace,
+        config_dir: &config_dir,
     };
     let mut cfg = McpConfig {
         origin: origin.to_string(),
@@ -707,6 +763,8 @@ pub fn parse_document(
     // Where each client keeps its server map, in the order it looks (a `.` is a nested key).
     let keys: &[&'static str] = match client {
         Client::Codex => &["mcp_servers"],
+        Client::OpenCode => &["mcp"],
+        Client::Goose => &["extensions"],
         Client::Zed => &["context_servers"],
         Client::VsCode => &["servers", "mcp.servers", "mcpServers"],
         _ => &["mcpServers", "servers"],
@@ -734,7 +792,7 @@ pub fn parse_document(
             return Err(Error::invalid(
                 origin,
                 "mcpServers",
-                "no server map (`mcpServers`, `servers`, `context_servers` or `mcp_servers`): not an MCP client configuration",
+                "no server map (`mcpServers`, `servers`, `context_servers`, `mcp_servers`, OpenCode's `mcp` or Goose's `extensions`): not an MCP client configuration",
             ))
         }
     }
@@ -802,6 +860,18 @@ pub fn parse_document(
             });
             continue;
         }
+        // OpenCode and Goose entries are brought to the `mcpServers` shape first.
+        let e = match client {
+            Client::OpenCode => crate::input::mcpclients::opencode_entry(&e),
+            Client::Goose => match crate::input::mcpclients::goose_entry(&e) {
+                Ok(e) => e,
+                Err(reason) => {
+                    cfg.skipped.push(SkippedServer { name, reason });
+                    continue;
+                }
+            },
+            _ => e,
+        };
         match read_entry(&name, &at, &e, origin, &ctx)? {
             Ok(entry) => cfg.servers.push(entry),
             Err(reason) => cfg.skipped.push(SkippedServer { name, reason }),
@@ -942,6 +1012,8 @@ fn read_entry(
     }
     let (inc_key, exc_key) = match ctx.client {
         Client::Codex => ("enabled_tools", "disabled_tools"),
+        // Windsurf hides the tools an entry lists in `disabledTools`.
+        Client::Windsurf => ("includeTools", "disabledTools"),
         _ => ("includeTools", "excludeTools"),
     };
     let include_tools = strings(e.get(inc_key), origin, &format!("{at}.{inc_key}"))?;
@@ -990,6 +1062,51 @@ fn read_entry(
         match expand(val, ctx) {
             Ok(v) => *val = v,
             Err(r) => return Ok(Err(fail(format!("{at}.env.{k}"), r))),
+        }
+    }
+    // Cursor and VS Code: `envFile` loads a dotenv file; the entry's own `env` wins over it. A file
+    // that cannot be read keeps the server from starting as configured (it would start without its
+    // keys and die with no pointer to why).
+    if matches!(ctx.client, Client::Cursor | Client::VsCode) {
+        match e.get("envFile") {
+            None | Some(Value::Null) => {}
+            Some(Value::String(raw)) => {
+                let f = match expand(raw, ctx) {
+                    Ok(v) => v,
+                    Err(r) => return Ok(Err(fail(format!("{at}.envFile"), r))),
+                };
+                let p = PathBuf::from(&f);
+                // A path that starts with a variable (`${workspaceFolder}/.env`) is where the
+                // variable put it; a plain relative one is in the workspace.
+                let p = if p.is_absolute() || raw.starts_with("${") {
+                    p
+                } else {
+                    ctx.workspace.join(p)
+                };
+                match crate::input::mcpclients::read_env_file(&p) {
+                    Ok(vars) => {
+                        for (k, v) in vars {
+                            entry.env.entry(k).or_insert(v);
+                        }
+                    }
+                    Err(err) => {
+                        return Ok(Err(fail(
+                            format!("{at}.envFile"),
+                            format!(
+                                "names the env file {} {IN}, which cannot be read ({err}); the server would start without its variables",
+                                p.display()
+                            ),
+                        )))
+                    }
+                }
+            }
+            Some(other) => {
+                return Err(Error::invalid(
+                    origin,
+                    format!("{at}.envFile"),
+                    format!("must be a string, found {other}"),
+                ))
+            }
         }
     }
     if let Some(c) = cwd_text {

@@ -7,6 +7,7 @@ pub mod capture;
 pub mod litellm;
 pub mod litellm_check;
 mod litellm_entry;
+mod mcpclients;
 pub mod mcpconfig;
 pub mod scenario;
 pub mod trim;

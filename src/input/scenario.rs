@@ -191,8 +191,12 @@ pub struct Scenario {
     pub servers: Vec<ServerTools>,
     /// System prompt tokens (0: no system prompt).
     pub system_tokens: u64,
-    /// Calls per session.
+    /// Calls per session; with `session_calls`, the most calls a session makes.
     pub calls: usize,
+    /// Session lengths to draw from (`calls = { dist = "empirical", values = [...] }`): each
+    /// session makes one of these numbers of calls, drawn uniformly with replacement from its own
+    /// stream. Empty: every session makes `calls` calls.
+    pub session_calls: Vec<usize>,
     /// Tokens of the task message of the first call.
     pub first_user_tokens: Quantity,
     /// Extra user tokens sent with each later call.
@@ -289,7 +293,7 @@ fn default_params() -> usize {
 #[derive(Deserialize)]
 #[serde(deny_unknown_fields)]
 struct RawSession {
-    calls: usize,
+    calls: toml::Value,
     #[serde(default)]
     system_tokens: u64,
     first_user_tokens: Option<toml::Value>,
@@ -490,6 +494,12 @@ impl Scenario {
         check_tool_count(tools.len(), origin, "tools")?;
         let mut loaded = tools.len();
         let session = raw.session;
+        let (calls, session_calls) =
+            session_lengths(&session.calls).map_err(|p| inv("session.calls", p))?;
+        let session = SessionCounts {
+            calls,
+            ..session.into()
+        };
         if session.calls == 0 {
             return Err(inv(
                 "session.calls",
@@ -833,6 +843,7 @@ impl Scenario {
             servers,
             system_tokens: session.system_tokens,
             calls: session.calls,
+            session_calls,
             first_user_tokens,
             user_tokens,
             tool_result_tokens,
@@ -1078,6 +1089,81 @@ fn check_synthetic(s: RawSynthetic, origin: &str, field: &str, total: &mut usize
 
 /// Upper bound on Monte Carlo runs.
 pub(crate) const MAX_RUNS: u64 = 10_000_000;
+
+/// `session.calls`: a whole number, or `{ dist = "empirical", values = [...] }` (session lengths
+/// drawn from the values); gives the most calls a session makes and the values (empty for a whole
+/// number).
+fn session_lengths(v: &toml::Value) -> std::result::Result<(usize, Vec<usize>), String> {
+    let whole = |x: &toml::Value| -> std::result::Result<usize, String> {
+        match x.as_integer() {
+            Some(n) if n >= 0 => Ok(n as usize),
+            _ => Err(format!("value {x} is not a whole number of calls")),
+        }
+    };
+    match v {
+        toml::Value::Integer(_) => Ok((whole(v)?, Vec::new())),
+        toml::Value::Table(t) => {
+            let dist = t.get("dist").and_then(toml::Value::as_str);
+            if dist != Some("empirical") || t.keys().any(|k| k != "dist" && k != "values") {
+                return Err(
+                    "must be a whole number, or { dist = \"empirical\", values = [...] } (session lengths to draw from)".into(),
+                );
+            }
+            let values = t
+                .get("values")
+                .and_then(toml::Value::as_array)
+                .ok_or("an empirical session length needs `values`, a list of calls per session")?;
+            let values: Vec<usize> = values
+                .iter()
+                .map(whole)
+                .collect::<std::result::Result<_, _>>()?;
+            if values.is_empty() || values.contains(&0) {
+                return Err(
+                    "`values` must list at least one session length, each of one call or more"
+                        .into(),
+                );
+            }
+            if values.len() > MAX_SESSION_LENGTHS {
+                return Err(format!(
+                    "{} session lengths exceed the limit of {MAX_SESSION_LENGTHS}",
+                    values.len()
+                ));
+            }
+            Ok((values.iter().copied().max().unwrap_or(1), values))
+        }
+        other => Err(format!("value {other} is not a number of calls")),
+    }
+}
+
+/// Most values in an empirical list of session lengths.
+pub(crate) const MAX_SESSION_LENGTHS: usize = 100_000;
+
+/// `[session]` with its call count settled.
+struct SessionCounts {
+    calls: usize,
+    system_tokens: u64,
+    first_user_tokens: Option<toml::Value>,
+    user_tokens: Option<toml::Value>,
+    tool_result_tokens: Option<toml::Value>,
+    output_tokens: Option<toml::Value>,
+    gap_seconds: Option<toml::Value>,
+    first_token_seconds: Option<f64>,
+}
+
+impl From<RawSession> for SessionCounts {
+    fn from(r: RawSession) -> Self {
+        SessionCounts {
+            calls: 0,
+            system_tokens: r.system_tokens,
+            first_user_tokens: r.first_user_tokens,
+            user_tokens: r.user_tokens,
+            tool_result_tokens: r.tool_result_tokens,
+            output_tokens: r.output_tokens,
+            gap_seconds: r.gap_seconds,
+            first_token_seconds: r.first_token_seconds,
+        }
+    }
+}
 
 /// The problem with `runs` Monte Carlo runs of `sessions` sessions of `calls` calls, if any.
 fn check_runs(runs: u64, sessions: usize, calls: usize) -> std::result::Result<(), String> {

@@ -8,6 +8,8 @@ pub mod chart;
 pub(crate) mod csv;
 #[cfg(feature = "cli")]
 pub(crate) mod document;
+#[cfg(feature = "cli")]
+pub(crate) mod fit;
 pub(crate) mod json;
 pub(crate) mod scenario_file;
 pub(crate) mod table;

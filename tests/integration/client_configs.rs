@@ -250,3 +250,46 @@ fn claude_code_names_are_priced_with_their_prefix_and_become_a_scenario() {
     assert_eq!(run["scenario"], "agent");
     assert!(run["results"][0]["total_usd"].as_f64().unwrap() > 0.0);
 }
+
+#[test]
+fn opencode_mcp_and_goose_extensions_are_captured() {
+    if !python3() {
+        return;
+    }
+    // OpenCode: a `local` entry's command array, `{env:...}` values; remote and disabled skipped.
+    let (v, err) = config("opencode/opencode.json", &[]);
+    assert_eq!(v["client"], "opencode");
+    let s = servers(&v);
+    assert_eq!((s[0].0.as_str(), s[0].1), ("fake", 3));
+    assert_eq!(skipped(&v), ["docs", "off"]);
+    assert!(err.contains("`docs` not captured: remote server"), "{err}");
+    // Goose: a stdio extension (`cmd`, `args`, `envs`); the builtin one runs inside Goose.
+    let (v, err) = config("goose/config.yaml", &[]);
+    assert_eq!(v["client"], "goose");
+    let s = servers(&v);
+    assert_eq!((s[0].0.as_str(), s[0].1), ("fake", 5));
+    assert_eq!(skipped(&v), ["developer", "docs", "off"]);
+    assert!(err.contains("inside Goose"), "{err}");
+}
+
+#[test]
+fn cursor_env_files_and_windsurf_disabled_tools_are_honoured() {
+    if !python3() {
+        return;
+    }
+    // The server dies without FAKE_ENV_FILE_KEY, which only keys.env gives it.
+    let (v, err) = config("cursor-envfile/.cursor/mcp.json", &[]);
+    let s = servers(&v);
+    assert_eq!((s[0].0.as_str(), s[0].1), ("keyed", 3));
+    // An env file that cannot be read: skipped with the file and the field named, not started.
+    assert_eq!(skipped(&v), ["lost-keys"]);
+    assert!(
+        err.contains("missing.env") && err.contains("mcpServers.lost-keys.envFile"),
+        "{err}"
+    );
+    // Windsurf: `disabledTools` hides two of the three tools.
+    let (v, _) = config("windsurf-disabled/mcp_config.json", &[]);
+    let s = servers(&v);
+    assert_eq!((s[0].1, s[0].2), (1, 3));
+    assert_eq!(s[0].3, ["echo"]);
+}

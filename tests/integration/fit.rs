@@ -358,7 +358,9 @@ fn two_sessions_of_different_lengths_are_fitted_to_their_mean_and_spacing() {
     let v: Value = serde_json::from_slice(&a.get_output().stdout).unwrap();
     assert_eq!(v["calls"]["min"], 4);
     assert_eq!(v["calls"]["max"], 5);
-    assert_eq!(v["calls"]["calls"], 5, "4.5 rounded");
+    // Each scenario session draws its length from the history's two.
+    assert_eq!(v["calls"]["lengths"], serde_json::json!([5, 4]));
+    assert_eq!(v["calls"]["calls"], 5, "the longest");
     let first = &v["fields"][0]["fit"];
     assert_eq!(first["family"], "fixed", "two values give no shape");
     assert_eq!(first["params"][0]["estimate"], 10_000.0);
@@ -368,6 +370,20 @@ fn two_sessions_of_different_lengths_are_fitted_to_their_mean_and_spacing() {
     assert_eq!(v["arrivals"]["every_seconds"], 15.0);
     let text = std::fs::read_to_string(dir.path().join("s.toml")).unwrap();
     assert!(text.contains("every_seconds = 15.0"), "{text}");
+    assert!(
+        text.contains("calls = { dist = \"empirical\", values = [5, 4] }"),
+        "{text}"
+    );
+    // The fit before session lengths were drawn: the mean, rounded.
+    let a = pcsim()
+        .current_dir(dir.path())
+        .args(["fit", log.to_str().unwrap(), "--out", "m.toml"])
+        .args(["--format", "json", "--session-lengths", "mean"])
+        .assert()
+        .success();
+    let m: Value = serde_json::from_slice(&a.get_output().stdout).unwrap();
+    assert_eq!(m["calls"]["calls"], 5, "4.5 rounded");
+    assert!(m["calls"]["lengths"].is_null());
     // The scenario runs.
     pcsim()
         .current_dir(dir.path())

@@ -495,19 +495,26 @@ fn replay_claude_code_transcript_matches_the_log() {
     assert_eq!(v["results"][0]["conversations"], 2);
     assert_eq!(v["duplicates_merged"], 3);
     let r = &v["results"][0];
-    assert_eq!(r["model"], "claude-opus-4.8");
+    // Each call on its own model: the main agent on Opus 4.8, the sub-agent on Haiku 4.5.
+    assert_eq!(r["model"], "claude-opus-4.8+claude-haiku-4.5");
     let calls = r["calls"].as_array().unwrap();
     // The merged response keeps the final output count of its last transcript line.
     assert_eq!(calls[0]["output_tokens"], 187);
-    // Logged dollars: the logged buckets at the catalog's prices (5m writes 1.25x, reads 0.1x).
+    // Logged dollars: the logged buckets at the catalog's prices of the call's own model (5m writes
+    // 1.25x, reads 0.1x).
     let catalog = pcsim::model::catalog::Catalog::embedded().unwrap();
-    let m = catalog.model("claude-opus-4.8").unwrap();
-    let rules = m.cache.explicit.as_ref().unwrap();
-    let (w5, rd) = (
-        rules.tiers["5m"].write_multiplier.value,
-        rules.read_multiplier.value,
-    );
     for c in calls {
+        let id = if c["conversation"] == 2 {
+            "claude-haiku-4.5"
+        } else {
+            "claude-opus-4.8"
+        };
+        let m = catalog.model(id).unwrap();
+        let rules = m.cache.explicit.as_ref().unwrap();
+        let (w5, rd) = (
+            rules.tiers["5m"].write_multiplier.value,
+            rules.read_multiplier.value,
+        );
         let l = &c["logged"];
         let tok = |k: &str| l[k].as_u64().unwrap() as f64;
         let want = m.input_usd(
@@ -691,7 +698,10 @@ fn replay_bad_logs_fail_clearly() {
     .unwrap();
     let err = refused(pcsim().arg("replay").arg(&p));
     assert!(
-        err.contains("`llama-4` is not in the catalog") && err.contains("--model"),
+        err.contains("`llama-4` (1 call, 10 prompt tokens, 1 output tokens)")
+            && err.contains("not in the catalog")
+            && err.contains("--catalog")
+            && err.contains("--model"),
         "{err}"
     );
     std::fs::write(&p, "{\"type\":\"user\"}\n").unwrap();
@@ -700,7 +710,7 @@ fn replay_bad_logs_fail_clearly() {
 }
 
 #[test]
-fn replay_mixed_models_warn_and_use_the_most_frequent() {
+fn replay_mixed_models_bill_each_call_at_its_own_model() {
     let dir = tempfile::tempdir().unwrap();
     let p = dir.path().join("mix.jsonl");
     let line = |m: &str| {
@@ -708,13 +718,35 @@ fn replay_mixed_models_warn_and_use_the_most_frequent() {
     };
     std::fs::write(
         &p,
-        line("claude-opus-4-8") + &line("claude-opus-5") + &line("claude-opus-5"),
+        line("claude-opus-4-8") + &line("claude-haiku-4-5") + &line("claude-haiku-4-5"),
     )
     .unwrap();
     let (v, err) = replay_json(&[p.to_str().unwrap()]);
     assert!(
-        err.contains("mixes models: claude-opus-4-8 (1 calls), claude-opus-5 (2 calls)"),
+        err.contains("mixes models: claude-opus-4-8 (1 call), claude-haiku-4-5 (2 calls)")
+            && err.contains("its own model"),
         "{err}"
     );
-    assert_eq!(v["results"][0]["model"], "claude-opus-5");
+    // No majority-model billing: one call at Opus 4.8's prices, two at Haiku 4.5's.
+    let catalog = pcsim::model::catalog::Catalog::embedded().unwrap();
+    let (opus, haiku) = (
+        catalog.model("claude-opus-4.8").unwrap(),
+        catalog.model("claude-haiku-4.5").unwrap(),
+    );
+    let want = opus.input_usd(5000.0)
+        + opus.output_usd(3.0)
+        + 2.0 * (haiku.input_usd(5000.0) + haiku.output_usd(3.0));
+    let r = &v["results"][0];
+    assert_eq!(r["model"], "claude-opus-4.8+claude-haiku-4.5");
+    let got = r["logged"]["cost_usd"].as_f64().unwrap();
+    assert!((got - want).abs() < 1e-12, "{got} vs {want}");
+    assert!((v["logged_own_models_usd"].as_f64().unwrap() - want).abs() < 1e-12);
+    // The by-model table covers every call.
+    let by: Vec<u64> = r["totals_by"]["model"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|g| g["calls"].as_u64().unwrap())
+        .collect();
+    assert_eq!(by.iter().sum::<u64>(), 3);
 }

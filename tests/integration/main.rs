@@ -28,4 +28,5 @@ mod snapshots;
 mod time;
 mod tokens;
 mod tools;
+mod usage_logs;
 mod whatif;

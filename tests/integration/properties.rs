@@ -280,6 +280,7 @@ fn build(shape: &Shape) -> Scenario {
         servers: Vec::new(),
         system_tokens: shape.system_tokens,
         calls: shape.calls,
+        session_calls: Vec::new(),
         first_user_tokens,
         user_tokens,
         tool_result_tokens,

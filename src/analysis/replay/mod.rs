@@ -15,10 +15,13 @@
 //! - `pricing.rs`: the log's model matched to the catalog, logged buckets at its prices.
 //! - `types.rs`: [`ReplayOptions`], [`Buckets`], [`CallComparison`], [`ReplayResult`].
 //! - `conversations.rs`: calls split into conversations, their start times, the inferred prefix.
+//! - `own.rs`: a log split by each call's own model, the parts' replays merged back; calls of models
+//!   outside the catalog named and left out.
 //! - `simulate.rs`: [`replay`] itself, and its content seed.
 //! - `tally.rs`: totals by day, session, project and model.
 
 mod conversations;
+mod own;
 mod pricing;
 mod simulate;
 mod tally;
@@ -31,6 +34,7 @@ pub(crate) use conversations::conversations;
 // and none is given). Public for programs that replay logs one by one (the Python bindings, a
 // distributed replay) and must choose as the command does.
 pub use conversations::infer_prefix_tokens;
+pub(crate) use own::{merge_parts, split_by_model, sub_log, ModelSplit, UnpricedCalls};
 pub use pricing::match_model;
 pub(crate) use pricing::{logged_usd, uncached_usd, ModelMatcher};
 pub use simulate::{content_seed, replay, uses_prefix_anchors};

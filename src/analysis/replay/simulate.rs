@@ -34,6 +34,60 @@ struct ConvState {
     restarts: u64,
     /// Boundaries of the shared prefix at the start of the prompt (0 or 1).
     head_len: usize,
+    /// The cache lifetimes the conversation's latest writing call showed (a call that only reads
+    /// refreshes with them).
+    lifetimes: LoggedLifetimes,
+}
+
+/// The cache lifetimes a logged call's writes show.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum LoggedLifetimes {
+    /// 5-minute writes only, or none, or a format that does not say: the strategy as given.
+    Default,
+    /// 1-hour writes only: every breakpoint the strategy leaves untiered at 1 h.
+    OneHour,
+    /// Both: the prefix breakpoints (all but the last) at 1 h, the last at the default (a longer
+    /// lifetime must come before a shorter one).
+    PrefixOneHour,
+}
+
+impl LoggedLifetimes {
+    fn of(c: &LoggedCall) -> Option<Self> {
+        match (c.cache_write_5m_tokens > 0, c.cache_write_1h_tokens > 0) {
+            (_, false) if c.cache_write_5m_tokens == 0 => None,
+            (_, false) => Some(LoggedLifetimes::Default),
+            (false, true) => Some(LoggedLifetimes::OneHour),
+            (true, true) => Some(LoggedLifetimes::PrefixOneHour),
+        }
+    }
+}
+
+/// The strategy the log's 1-hour writes ask for: its untiered breakpoints at `1h` (all of them, or
+/// all but the last), when the model has a `1h` tier and the strategy is explicit; `None` otherwise
+/// (a tier the strategy names is kept as named).
+fn one_hour_variant(strategy: &Strategy, model: &ModelSpec, prefix_only: bool) -> Option<Strategy> {
+    use crate::model::strategy::Mode;
+    let mut concrete = match strategy.mode {
+        Some(_) => strategy.clone(),
+        None => {
+            let mut s = Strategy::parse(&model.default_strategy).ok()?;
+            s.tool_changes = strategy.tool_changes.or(s.tool_changes);
+            s
+        }
+    };
+    let rules = model.cache.explicit.as_ref()?;
+    if concrete.mode != Some(Mode::Explicit) || !rules.tiers.contains_key("1h") {
+        return None;
+    }
+    let n = concrete.breakpoints.len();
+    let mut changed = false;
+    for (i, b) in concrete.breakpoints.iter_mut().enumerate() {
+        if b.tier.is_none() && !(prefix_only && i + 1 == n) {
+            b.tier = Some("1h".into());
+            changed = true;
+        }
+    }
+    changed.then_some(concrete)
 }
 
 /// A seed from what the calls logged (not where the log is stored): the same calls, the same seed.
@@ -74,7 +128,21 @@ pub fn replay(
         }
     }
     let resolved = strategy.resolve(model)?;
+    // The log's own cache lifetimes: a call that wrote 1-hour entries is replayed with 1-hour
+    // breakpoints (where the strategy leaves the tier to the model).
+    let one_hour = one_hour_variant(strategy, model, false)
+        .map(|s| s.resolve(model))
+        .transpose()?;
+    let prefix_one_hour = one_hour_variant(strategy, model, true)
+        .map(|s| s.resolve(model))
+        .transpose()?;
     let setup = SimSetup::new(model, &resolved, opts.first_token_seconds);
+    let setup_1h = one_hour
+        .as_ref()
+        .map(|r| SimSetup::new(model, r, opts.first_token_seconds));
+    let setup_prefix_1h = prefix_one_hour
+        .as_ref()
+        .map(|r| SimSetup::new(model, r, opts.first_token_seconds));
     let (conv, times) = conversations(&log.calls, opts);
     let mut order: Vec<usize> = (0..log.calls.len()).collect();
     // Calls are billed in time order (one account's cache); equal times keep log order.
@@ -103,7 +171,16 @@ pub fn replay(
             prev_prompt: 0,
             restarts: 0,
             head_len: 0,
+            lifetimes: LoggedLifetimes::Default,
         });
+        if let Some(l) = LoggedLifetimes::of(c) {
+            st.lifetimes = l;
+        }
+        let setup = match st.lifetimes {
+            LoggedLifetimes::Default => &setup,
+            LoggedLifetimes::OneHour => setup_1h.as_ref().unwrap_or(&setup),
+            LoggedLifetimes::PrefixOneHour => setup_prefix_1h.as_ref().unwrap_or(&setup),
+        };
         let fresh = st.prompt.tokens() == 0 || p < st.prev_prompt;
         if fresh {
             // A new conversation (or a restart after compaction): only the fixed prefix survives.
@@ -150,7 +227,7 @@ pub fn replay(
             },
         };
         let split = split_for_conversation(
-            &setup,
+            setup,
             &mut store,
             &st.prompt,
             seconds_to_ms(t),

@@ -12,6 +12,25 @@ pub(super) fn session_rng(seed: u64, run: u64, session: u64) -> SimRng {
     SimRng::seed_from_u64(chain(chain(seed, run.wrapping_add(0x5eed)), session))
 }
 
+/// The calls session `session` of run `run` makes: the scenario's `calls`, or one of its
+/// `session_calls` drawn from a stream of the session's own that nothing else draws from (so a
+/// scenario without them draws exactly what it drew before they existed).
+pub(super) fn session_length(scenario: &Scenario, run: u64, session: u64) -> u32 {
+    use rand::RngExt;
+    let n = match scenario.session_calls.as_slice() {
+        [] => scenario.calls,
+        [one] => *one,
+        values => {
+            let mut rng = SimRng::seed_from_u64(chain(
+                chain(scenario.seed, run.wrapping_add(0xca11)),
+                session,
+            ));
+            values[rng.random_range(0..values.len())]
+        }
+    };
+    u32::try_from(n).unwrap_or(u32::MAX)
+}
+
 /// The random amounts of one call of a session, in the order they come from the session's stream.
 ///
 /// They are drawn when the session's previous call ends rather than when the call is simulated:
@@ -38,7 +57,6 @@ pub(super) struct CallDraws {
     pub(super) user: Draw,
     pub(super) output: Draw,
     pub(super) gap: GapDraw,
-    pub(super) calls: u32,
 }
 
 /// The gap after a call: fixed milliseconds, or a distribution in seconds.
@@ -60,22 +78,21 @@ impl CallDraws {
                 }
                 ref q => GapDraw::Random(q.sampler()),
             },
-            calls: u32::try_from(scenario.calls).unwrap_or(u32::MAX),
         }
     }
 
-    /// Draws call `call`'s amounts: growth (the first user message, or the tool result then the
-    /// user message), output, then the gap to the next call when there is one. This order is the
-    /// stream's order for every session; results depend on it.
+    /// Draws call `call`'s amounts (of a session of `calls` calls): growth (the first user message,
+    /// or the tool result then the user message), output, then the gap to the next call when there
+    /// is one. This order is the stream's order for every session; results depend on it.
     #[inline(always)]
-    pub(super) fn for_call(&self, rng: &mut SimRng, call: u32) -> DrawnCall {
+    pub(super) fn for_call(&self, rng: &mut SimRng, call: u32, calls: u32) -> DrawnCall {
         let growth = if call == 1 {
             self.first_user.draw(rng)
         } else {
             self.tool_result.draw(rng) + self.user.draw(rng)
         };
         let output = self.output.draw(rng);
-        let gap_ms = if call < self.calls {
+        let gap_ms = if call < calls {
             match &self.gap {
                 GapDraw::Fixed(ms) => *ms,
                 GapDraw::Random(q) => crate::model::strategy::seconds_to_ms(q.sample(rng)),

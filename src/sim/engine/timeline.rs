@@ -5,7 +5,7 @@ use crate::base::rng::SimRng;
 use rand::{RngExt, SeedableRng};
 
 use super::cache::{CacheStore, OwnEntries};
-use super::draws::{session_rng, CallDraws};
+use super::draws::{session_length, session_rng, CallDraws};
 use super::keys::segment_id;
 use super::prepared::Prepared;
 use super::prompt::{Prompt, Segment};
@@ -248,8 +248,9 @@ pub(super) fn drive_timeline(
         s.uid = chain(chain(scenario.seed, run), i as u64 + 1);
         s.rng = session_rng(scenario.seed, run, i as u64);
         s.next_call = 1;
+        s.calls = session_length(scenario, run, i as u64);
         s.last_output = 0;
-        s.drawn = draws.for_call(&mut s.rng, 1);
+        s.drawn = draws.for_call(&mut s.rng, 1, s.calls);
     }
 
     // The session whose call comes next stays at the top of the queue while its call is handled
@@ -268,11 +269,11 @@ pub(super) fn drive_timeline(
         on_call(s, call);
         s.last_output = call.output;
         s.next_call += 1;
-        if call.call as usize >= scenario.calls {
+        if call.call >= s.calls {
             queue.pop();
         } else {
             queue.replace_top(now.saturating_add(s.drawn.gap_ms), si);
-            s.drawn = draws.for_call(&mut s.rng, s.next_call);
+            s.drawn = draws.for_call(&mut s.rng, s.next_call, s.calls);
         }
     }
 }
@@ -290,7 +291,6 @@ pub(super) fn apply_call(
     n_sessions: usize,
     sink: &mut impl FnMut(&CallBill),
 ) {
-    let scenario = member.scenario;
     let si = c.session as usize;
     // Conversation growth before this call (drawn before any event is applied).
     let growth = if c.call == 1 {
@@ -325,7 +325,7 @@ pub(super) fn apply_call(
         c.output,
     );
     sink(&bill);
-    if c.call as usize >= scenario.calls {
+    if c.call >= s.calls {
         // The conversation is over and nobody else can match its own entries. With many
         // sessions they are freed with its prompt, so memory follows the sessions in progress
         // rather than every session of the run; with few, the allocations are kept for the next

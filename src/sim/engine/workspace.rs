@@ -79,6 +79,8 @@ pub(super) struct Session {
     pub(super) uid: u64,
     pub(super) rng: SimRng,
     pub(super) next_call: u32,
+    /// Calls the session makes in this run.
+    pub(super) calls: u32,
     pub(super) last_output: u64,
     /// The amounts of the session's next call, drawn when its previous call ended.
     pub(super) drawn: DrawnCall,
@@ -91,6 +93,7 @@ impl Default for Session {
             uid: 0,
             rng: SimRng::seed_from_u64(0),
             next_call: 1,
+            calls: 1,
             last_output: 0,
             drawn: DrawnCall::default(),
         }

@@ -15,7 +15,20 @@
 //!   and Bedrock model-invocation log records (`input.inputTokenCount`, ...);
 //! - Cohere `billed_units` (v2 `usage`, v1 `meta`);
 //! - Claude Code session transcripts (`message.usage`, `sessionId`, `cwd`, `isSidechain`, `agentId`);
-//! - Codex CLI rollouts (`session_meta`, `turn_context`, `event_msg` of type `token_count`).
+//! - Codex CLI rollouts (`session_meta`, `turn_context`, `event_msg` of type `token_count`, with
+//!   each call's `last_token_usage` or only the running `total_token_usage`), in `codex.rs`;
+//! - LiteLLM `SpendLogs` rows (the proxy's table; the GCS / PubSub payload with `metadata` a JSON
+//!   string), in `litellm.rs` with the logging payload;
+//! - Claude Code `progress` lines (a sub-agent's `data.message.message.usage`), in `claude_code.rs`;
+//! - OpenTelemetry GenAI spans (`gen_ai.usage.*`, OTLP JSON), in `otel.rs`;
+//! - Langfuse observations (`usageDetails`, `costDetails`), in `langfuse.rs`;
+//! - Helicone request exports (`prompt_cache_read_tokens`, `prompt_cache_write_tokens`), in
+//!   `helicone.rs`;
+//! - Gemini CLI chat files (`messages[].tokens`), in `gemini_cli.rs`;
+//! - OpenCode message files and exports (`tokens.cache.read/write`, `cost`), in `opencode.rs`.
+//!
+//! Where a record states what the call cost (`costUSD`, `spend`, `response_cost`, `cost_usd`,
+//! `costDetails.total`, `cost`), it is kept beside the counts.
 //!
 //! Every call keeps its session, agent, project and time where the record has them, so a replay can
 //! split the log into conversations. A record pcsim cannot read is counted, and the first few are
@@ -30,6 +43,19 @@ use serde_json::value::RawValue;
 use serde_json::{Map, Value};
 
 use crate::error::{Error, Result};
+
+mod claude_code;
+mod codex;
+mod gemini_cli;
+mod helicone;
+mod langfuse;
+mod litellm;
+mod opencode;
+mod otel;
+
+use claude_code::progress_line;
+use codex::codex_line;
+use litellm::litellm_payload;
 
 /// One logged call.
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -67,6 +93,10 @@ pub struct LoggedCall {
     pub cache_read_tokens: u64,
     /// Output tokens.
     pub output_tokens: u64,
+    /// What the log itself says the call cost in USD (`costUSD`, `spend`, `response_cost`,
+    /// `cost_usd`, ...), if it says.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub stated_usd: Option<f64>,
 }
 
 impl LoggedCall {
@@ -86,6 +116,7 @@ impl LoggedCall {
             cache_write_1h_tokens: 0,
             cache_read_tokens: 0,
             output_tokens: 0,
+            stated_usd: None,
         }
     }
 
@@ -131,6 +162,10 @@ pub struct UsageLog {
     pub truncated_last_line: bool,
     /// Bytes read.
     pub bytes: u64,
+    /// Calls whose record gives only the total prompt tokens where its format can split them (a
+    /// LiteLLM row without `metadata.usage_object`): any cache reads and writes in them are billed
+    /// at the base input rate.
+    pub cache_split_unknown: usize,
 }
 
 impl UsageLog {
@@ -275,7 +310,7 @@ pub(crate) fn read_log(reader: impl Read, origin: &str) -> Result<UsageLog> {
     }
     if log.calls.is_empty() {
         let mut problem = String::from(
-            "no usage record found (expected Anthropic, OpenAI, LiteLLM, Gemini, Bedrock or Cohere usage, or Claude Code / Codex CLI transcript lines)",
+            "no usage record found (expected Anthropic, OpenAI, LiteLLM, Gemini, Bedrock or Cohere usage, OpenTelemetry GenAI spans, Langfuse observations, Helicone requests, or Claude Code / Codex CLI / Gemini CLI / OpenCode session logs)",
         );
         if log.unreadable > 0 {
             problem.push_str(&format!(
@@ -323,6 +358,8 @@ struct FileState {
     codex_cwd: Option<String>,
     codex_model: Option<String>,
     codex_last_total: Option<Value>,
+    /// The last running total of a Codex rollout: (input, cached input, output) tokens.
+    codex_prev_total: Option<[u64; 3]>,
 }
 
 type Obj<'a> = BTreeMap<String, &'a RawValue>;
@@ -428,13 +465,77 @@ fn record(text: &str, at: &str, log: &mut UsageLog, state: &mut FileState) {
         }
         return;
     };
+    // Formats whose one record holds any number of calls (an OTLP export, a Gemini CLI chat, an
+    // OpenCode export), or whose fields other readers would misread (Langfuse, Helicone).
+    match many_calls(&o, at, log) {
+        Ok(Some(calls)) => {
+            if calls.is_empty() {
+                log.records_without_usage += 1;
+            }
+            for (call, id) in calls {
+                push(call, id, log, state);
+            }
+            return;
+        }
+        Ok(None) => {}
+        Err(e) => {
+            log.unreadable(e.to_string());
+            return;
+        }
+    }
     match read_record(&o, at, log, state) {
-        Ok(Some((call, id))) => push(call, id, log, state),
+        Ok(Some((mut call, id))) => {
+            if call.stated_usd.is_none() {
+                call.stated_usd = stated_cost(&o);
+            }
+            push(call, id, log, state)
+        }
         Ok(None) => log.records_without_usage += 1,
         Err(e) => {
             let msg = e.to_string();
             log.unreadable(msg);
         }
+    }
+}
+
+/// What the record itself says the call cost: Claude Code's `costUSD` (older transcripts), a
+/// gateway's `cost_usd`, LiteLLM's `response_cost`.
+fn stated_cost(o: &Obj) -> Option<f64> {
+    ["costUSD", "cost_usd", "response_cost"]
+        .iter()
+        .find_map(|k| value(o, k).and_then(|v| v.as_f64()))
+}
+
+/// Calls of one record, each with the id that merges its repeats.
+type Many = Vec<(LoggedCall, Option<String>)>;
+
+/// The readers of formats in their own files, tried in turn; `None` when none of them reads `o`.
+fn many_calls(o: &Obj, at: &str, log: &mut UsageLog) -> Result<Option<Many>> {
+    let origin = log.origin.clone();
+    if let Some(c) = otel::read(o, at, &origin, log)? {
+        return Ok(Some(c));
+    }
+    if let Some(c) = langfuse::read(o, at, &origin, log)? {
+        return Ok(Some(c));
+    }
+    if let Some(c) = helicone::read(o, at, &origin)? {
+        return Ok(Some(c));
+    }
+    if let Some(c) = gemini_cli::read(o, at, &origin, log)? {
+        return Ok(Some(c));
+    }
+    opencode::read(o, at, &origin, log)
+}
+
+/// A token count given as a number or as a decimal string (OTLP JSON writes 64-bit integers as
+/// strings).
+fn count_value(v: &Value, origin: &str, field: String) -> Result<u64> {
+    match v {
+        Value::String(s) => match s.parse::<u64>() {
+            Ok(n) => token_count(&Value::from(n), origin, field),
+            Err(_) => token_count(v, origin, field),
+        },
+        _ => token_count(v, origin, field),
     }
 }
 
@@ -480,6 +581,10 @@ fn read_record(o: &Obj, at: &str, log: &mut UsageLog, state: &mut FileState) -> 
         if !o.contains_key("usage") && !o.contains_key("meta") {
             return Ok(None);
         }
+    }
+    // Claude Code progress line: a sub-agent's message relayed into the parent transcript.
+    if string(o, "type").as_deref() == Some("progress") {
+        return progress_line(o, at, &origin, log);
     }
     // Codex CLI rollout lines.
     if let (Some(kind), Some(payload)) = (string(o, "type"), sub(o, "payload")) {
@@ -580,118 +685,6 @@ fn response_record(o: &Obj, at: &str, origin: &str, log: &mut UsageLog) -> Resul
     let mut call = read_usage(&usage, at, origin, "usage", log, hint)?;
     context(&mut call, &[o]);
     Ok(Some((call, string(o, "id"))))
-}
-
-fn litellm_payload(o: &Obj, at: &str, origin: &str, log: &mut UsageLog) -> Result<Found> {
-    if string(o, "status").as_deref() == Some("failure") {
-        log.failed_calls += 1;
-        return Ok(None);
-    }
-    let metadata = sub(o, "metadata");
-    // The full usage object (cache counts included) is kept in metadata.usage_object; the top-level
-    // counts are a fallback.
-    let usage = metadata
-        .as_ref()
-        .and_then(|m| m.get("usage_object"))
-        .and_then(|r| as_map(r.get()));
-    let mut call = match usage {
-        Some(u) => read_usage(&u, at, origin, "metadata.usage_object", log, Hint::None)?,
-        None => {
-            let mut m = Map::new();
-            for k in ["prompt_tokens", "completion_tokens", "total_tokens"] {
-                if let Some(v) = value(o, k) {
-                    m.insert(k.into(), v);
-                }
-            }
-            if m.is_empty() {
-                return Ok(None);
-            }
-            read_usage(&m, at, origin, "", log, Hint::None)?
-        }
-    };
-    call.format = "litellm";
-    call.unix_time = first_time(o, &["startTime"]);
-    let mut layers: Vec<&Obj> = vec![o];
-    if let Some(m) = &metadata {
-        layers.push(m);
-    }
-    context(&mut call, &layers);
-    if call.session.is_none() {
-        call.session = string(o, "trace_id");
-    }
-    Ok(Some((call, string(o, "id"))))
-}
-
-fn codex_line(
-    kind: &str,
-    payload: &Obj,
-    o: &Obj,
-    at: &str,
-    origin: &str,
-    log: &mut UsageLog,
-    state: &mut FileState,
-) -> Result<Found> {
-    match kind {
-        "session_meta" => {
-            state.codex_session = string(payload, "id");
-            state.codex_cwd = string(payload, "cwd");
-            if let Some(m) = string(payload, "model") {
-                state.codex_model = Some(m);
-            }
-            Ok(None)
-        }
-        "turn_context" => {
-            if let Some(m) = string(payload, "model") {
-                state.codex_model = Some(m);
-            }
-            if let Some(c) = string(payload, "cwd") {
-                state.codex_cwd = Some(c);
-            }
-            Ok(None)
-        }
-        "event_msg" if string(payload, "type").as_deref() == Some("token_count") => {
-            let Some(info) = sub(payload, "info") else {
-                return Ok(None);
-            };
-            // Codex repeats a token_count event without a new call (the totals unchanged).
-            let total = value(&info, "total_token_usage");
-            if total.is_some() && total == state.codex_last_total {
-                log.duplicates_merged += 1;
-                return Ok(None);
-            }
-            state.codex_last_total = total;
-            let Some(last) = info.get("last_token_usage").and_then(|r| as_map(r.get())) else {
-                return Ok(None);
-            };
-            let n = |k: &str| -> Result<u64> {
-                match last.get(k) {
-                    None | Some(Value::Null) => Ok(0),
-                    Some(v) => token_count(
-                        v,
-                        origin,
-                        format!("{at}: payload.info.last_token_usage.{k}"),
-                    ),
-                }
-            };
-            let input = n("input_tokens")?;
-            let cached = n("cached_input_tokens")?;
-            if cached > input {
-                return Err(Error::invalid(
-                    origin,
-                    format!("{at}: payload.info.last_token_usage"),
-                    format!("{input} input tokens but {cached} cached"),
-                ));
-            }
-            let mut call = LoggedCall::empty(at, "codex");
-            call.set(input - cached, 0, 0, cached, n("output_tokens")?);
-            call.model = state.codex_model.clone();
-            call.session = state.codex_session.clone();
-            call.project = state.codex_cwd.clone();
-            call.unix_time = first_time(o, &["timestamp"]);
-            Ok(Some((call, None)))
-        }
-        _ => Ok(None),
-    }
 }
 
 fn as_map(text: &str) -> Option<Map<String, Value>> {
@@ -810,6 +803,7 @@ const COHERE_FIELDS: [&str; 4] = ["billed_units", "tokens", "cached_tokens", "ap
 /// context keys that `context` reads (kept in one list each, so the two cannot drift apart).
 fn is_record_field(k: &str) -> bool {
     k == "model"
+        || ["costUSD", "cost_usd", "response_cost"].contains(&k)
         || [&TIME_KEYS[..], &SESSION_KEYS, &AGENT_KEYS, &PROJECT_KEYS]
             .iter()
             .any(|keys| keys.contains(&k))
