@@ -264,6 +264,8 @@ struct RawCatalog {
     model: Vec<ModelSpec>,
     #[serde(default)]
     price_sheet: Vec<crate::model::prices::PriceSheetSpec>,
+    #[serde(default)]
+    tracker: Vec<crate::model::prices::Tracker>,
 }
 
 /// A validated catalog of models.
@@ -279,6 +281,8 @@ pub struct Catalog {
     pub models: Vec<ModelSpec>,
     /// Named price sheets (`--price-sheet`).
     pub price_sheets: Vec<crate::model::prices::PriceSheetSpec>,
+    /// Price trackers' files that prices were checked against (`[[tracker]]`).
+    pub trackers: Vec<crate::model::prices::Tracker>,
 }
 
 impl Catalog {
@@ -323,6 +327,7 @@ impl Catalog {
             families: raw.family,
             models: raw.model,
             price_sheets: raw.price_sheet,
+            trackers: raw.tracker,
         };
         catalog
             .resolve_and_validate()
@@ -511,6 +516,19 @@ impl Catalog {
         self.models = models;
         let ids: Vec<&str> = self.models.iter().map(|m| m.id.as_str()).collect();
         crate::model::prices::validate_sheets(&origin, &self.price_sheets, &ids)?;
+        let models: Vec<(String, &ModelSpec)> = self
+            .models
+            .iter()
+            .filter(|m| m.alias_of.is_none())
+            .map(|m| (format!("model `{}`", m.id), m))
+            .collect();
+        crate::model::prices::validate_trackers(&origin, &self.trackers, &models)?;
+        let sheets: Vec<(String, &crate::model::prices::PriceSheetSpec)> = self
+            .price_sheets
+            .iter()
+            .map(|s| (format!("price_sheet `{}`", s.id), s))
+            .collect();
+        crate::model::prices::validate_trackers(&origin, &self.trackers, &sheets)?;
         Ok(())
     }
 }
@@ -537,6 +555,7 @@ fn overlay_on_builtin(over: RawCatalog) -> Result<RawCatalog> {
     lay(&mut base.family, over.family, |f| f.id.as_str());
     lay(&mut base.model, over.model, |m| m.id.as_str());
     lay(&mut base.price_sheet, over.price_sheet, |p| p.id.as_str());
+    lay(&mut base.tracker, over.tracker, |t| t.id.as_str());
     Ok(base)
 }
 

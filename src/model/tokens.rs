@@ -597,6 +597,7 @@ mod tests {
             value: v,
             source: "assumed: test".into(),
             checked: None,
+            checked_against: None,
         }
     }
 
