@@ -198,6 +198,10 @@ pub struct ModelSpec {
     /// The model's key in LiteLLM's price file, for `pcsim models --check-against`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub litellm: Option<String>,
+    /// The model's id in genai-prices' data, `PROVIDER/MODEL` (e.g. `openai/gpt-5.6-sol`), for
+    /// `pcsim models --check-against` on a genai-prices file.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub genai_prices: Option<String>,
     /// Longest prompt the model accepts, in tokens (its context window for input); a simulated
     /// prompt above it is warned about (the provider would refuse the call).
     #[serde(default, skip_serializing_if = "Option::is_none")]
