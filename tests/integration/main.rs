@@ -26,4 +26,5 @@ mod snapshots;
 mod time;
 mod tokens;
 mod tools;
+mod trackers;
 mod whatif;

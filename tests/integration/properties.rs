@@ -126,6 +126,7 @@ prop_compose! {
             aliases: vec![],
             alias_of: None,
             litellm: None,
+            genai_prices: None,
             context_window: None,
             price_change: vec![],
             service_tier: Default::default(),
