@@ -99,7 +99,8 @@ fn a_dated_price_change_applies_from_its_day() {
     assert!(String::from_utf8_lossy(&out.stderr).contains("--on"));
 }
 
-/// Batch halves input and output and stacks with caching (GPT-5.6 Sol, $5 / $30, 0.5x). Two calls
+/// Batch halves input and output and stacks with caching (GPT-5.6 Sol at its launch prices, $5 /
+/// $30, in force until its cut of 2026-08-21; 0.5x). Two calls
 /// with a 2,000-token system prompt, explicit:system+last, 30 s apart:
 /// call 1 writes 2,000 + 100 = 2,100 tokens at 1.25x: 2,100 x 1.25 x 2.5e-6 = $0.0065625, plus 50
 ///   output tokens at 15e-6 = $0.00075;
@@ -111,7 +112,7 @@ fn a_batch_run_halves_the_bill_and_keeps_caching() {
     let text = "[session]\ncalls = 2\nsystem_tokens = 2000\nfirst_user_tokens = 100\nuser_tokens = 100\ntool_result_tokens = 0\noutput_tokens = 50\ngap_seconds = 30\n";
     let batch = Pricing {
         service_tier: Some("batch".into()),
-        on: Some(day("2026-12-03")),
+        on: Some(day("2026-08-20")),
         ..Pricing::default()
     };
     let b = total(text, "gpt-5.6-sol", "explicit:system+last", &batch);
@@ -122,20 +123,20 @@ fn a_batch_run_halves_the_bill_and_keeps_caching() {
         text,
         "gpt-5.6-sol",
         "explicit:system+last",
-        &Pricing::on(day("2026-12-03")),
+        &Pricing::on(day("2026-08-20")),
     );
     assert!(close(standard, 2.0 * expected), "{standard}");
 }
 
-/// A 300,000-token prompt on GPT-5.6 Sol is above its 272K long-context threshold: the whole call
-/// is billed at $10 in / $45 out, cache writes at 1.25x and reads at 0.1x of $10.
+/// A 300,000-token prompt on GPT-5.6 Sol (priced on 2026-08-20, before its cut of 2026-08-21) is
+/// above its 272K long-context threshold: the whole call is billed at $10 in / $45 out, cache writes at 1.25x and reads at 0.1x of $10.
 /// Call 1 (no cache yet) writes 300,000 at 1.25x: 300,000 x 1.25 x 10e-6 = $3.75, plus 100 output
 /// tokens x 45e-6 = $0.0045: $3.7545. Call 2 reads the 300,000 at 0.1x: $0.30, writes the new
 /// 100 + 10 tokens at 1.25x: 110 x 1.25 x 10e-6 = $0.001375, plus $0.0045: $0.305875.
 /// The same prompt cut to 200,000 tokens is priced at $5 / $30.
 #[test]
 fn a_300k_token_prompt_takes_the_long_context_prices() {
-    let on = Pricing::on(day("2026-12-03"));
+    let on = Pricing::on(day("2026-08-20"));
     let sol = |first| bills(&two_calls(first), "gpt-5.6-sol", "explicit:last", &on);
     let calls = sol(300_000);
     assert_eq!(calls[0].prompt_tokens, 300_000);
@@ -376,8 +377,8 @@ fn each_built_in_price_the_litellm_excerpt_carries_agrees() {
             .collect()
     };
     let pair = |m: &str, f: &str| (m.to_string(), f.to_string());
-    // Gemini 2.5 Pro's `_priority` prices differ on every day: LiteLLM lists them equal to the
-    // standard ones (a 1.0x "tier"), which the catalog does not carry as a service tier.
+    // Gemini 2.5 Pro's `_priority` prices differ on every day: the excerpt lists them equal to the
+    // standard ones (a 1.0x "tier"); LiteLLM 1.110.2 lists 1.8x, which the catalog carries.
     let priority = [
         pair("gemini-2.5-pro", "service_tier.priority.input_multiplier"),
         pair("gemini-2.5-pro", "service_tier.priority.output_multiplier"),
@@ -393,27 +394,74 @@ fn each_built_in_price_the_litellm_excerpt_carries_agrees() {
         pair("deepseek-v4-pro", "output_usd_per_mtok"),
         pair("deepseek-v4-pro", "cache.automatic.read_multiplier"),
     ];
+    // LiteLLM 1.110.2 (tests/fixtures/trackers/) corrected these after the excerpt's copy, and
+    // the catalog follows it: GPT-5.5 priority 2.5x, Grok 4.5's read 0.15x, GPT-5.6's prompt limit
+    // of 922,000 tokens.
+    let mut corrected = vec![
+        pair("gpt-5.5", "service_tier.priority.input_multiplier"),
+        pair("gpt-5.5", "service_tier.priority.output_multiplier"),
+        pair("grok-4.5", "cache.implicit.read_multiplier"),
+    ];
+    for m in ["gpt-5.6-sol", "gpt-5.6-terra", "gpt-5.6-luna"] {
+        corrected.push(pair(m, "context_window"));
+    }
+    // OpenAI cut Terra and Luna on 2026-07-30 and Sol on 2026-08-21, after the copy of 2026-07-24.
+    let cut = |models: &[&str]| -> Vec<(String, String)> {
+        let mut v = Vec::new();
+        for m in models {
+            for f in [
+                "input_usd_per_mtok",
+                "output_usd_per_mtok",
+                "long_context.input_usd_per_mtok",
+                "long_context.output_usd_per_mtok",
+            ] {
+                v.push(pair(m, f));
+            }
+        }
+        v
+    };
     let sorted = |mut v: Vec<(String, String)>| {
         v.sort();
         v
     };
-    // On the file's day (before Gemini 3.6 Flash's introductory price ended and before DeepSeek's
-    // changes) only those two and Gemini 3.6 Flash's introductory price differ.
+    // On 2026-08-01: those, the July cuts and Gemini 3.6 Flash's introductory price.
     let then = check("2026-08-01");
     let mut expected = priority.to_vec();
+    expected.extend(corrected.iter().cloned());
+    expected.extend(cut(&["gpt-5.6-terra", "gpt-5.6-luna"]));
     expected.push(pair("gemini-3.6-flash", "input_usd_per_mtok"));
     expected.push(pair("gemini-3.6-flash", "output_usd_per_mtok"));
     assert_eq!(sorted(fields(&then)), sorted(expected.clone()));
     assert!(then.agreeing >= 250, "{} prices compared", then.agreeing);
-    assert!(then.missing_keys.is_empty(), "{:?}", then.missing_keys);
-    // Today DeepSeek's changes are in force as well.
+    // The keys named since (from LiteLLM 1.110.2) are not in the excerpt.
+    let mut missing: Vec<&str> = then.missing_keys.iter().map(|(m, _)| m.as_str()).collect();
+    missing.sort();
+    assert_eq!(
+        missing,
+        [
+            "claude-haiku-5.5",
+            "claude-opus-5.5",
+            "claude-sonnet-5.5",
+            "glm-5.2",
+            "glm-5.3",
+            "gpt-6-luna",
+            "gpt-6-sol",
+            "gpt-6.1-sol",
+            "gpt-6.1-terra",
+            "grok-4.7",
+            "kimi-k3",
+            "mistral-medium-3"
+        ]
+    );
+    // Today Sol's cut and DeepSeek's changes are in force as well.
+    expected.extend(cut(&["gpt-5.6-sol"]));
     expected.extend(deepseek.iter().cloned());
-    assert_eq!(sorted(fields(&check("2026-12-03"))), sorted(expected));
+    assert_eq!(sorted(fields(&check("2026-12-03"))), sorted(expected.clone()));
     // From 2027 on Gemini 3.6 Flash is at the rate LiteLLM lists.
     let later = check("2027-01-01");
-    let mut expected = priority.to_vec();
-    expected.extend(deepseek.iter().cloned());
-    assert_eq!(sorted(fields(&later)), sorted(expected));
+    expected.retain(|(m, _)| m != "gemini-3.6-flash");
+    assert_eq!(sorted(fields(&later)), sorted(expected.clone()));
+    assert_eq!(expected.len(), 25);
     // A catalog price that drifts from the file is reported with both values.
     let drifted = pcsim::model::catalog::EMBEDDED_CATALOG.replacen(
         "input_usd_per_mtok = { value = 5.0, source = \"documented: LiteLLM key claude-opus-4-8",
@@ -449,7 +497,7 @@ fn each_built_in_price_the_litellm_excerpt_carries_agrees() {
     assert!(out.status.success());
     let s = String::from_utf8_lossy(&out.stdout);
     assert!(
-        s.contains("7 differ") && s.contains("service_tier.priority.input_multiplier"),
+        s.contains("25 differ") && s.contains("service_tier.priority.input_multiplier"),
         "{s}"
     );
 }
@@ -615,16 +663,17 @@ fn every_built_in_model_has_a_sourced_context_window() {
         );
     }
     // Figures read off the sources by hand: Grok 4.7 500,000 (docs.x.ai), GPT-6.2 Sol 922,000
-    // input tokens (OpenAI's page), Mistral Medium 3 131,072 (LiteLLM).
+    // input tokens (OpenAI's page), mistral-medium-3 262,144 (LiteLLM 1.110.2: the name serves
+    // Medium 3.5 since 2026-06-16).
     let window = |id: &str| c.model(id).unwrap().context_window.as_ref().unwrap().value;
     assert_eq!(window("grok-4.7"), 500_000);
     assert_eq!(window("gpt-6.2-sol"), 922_000);
-    assert_eq!(window("mistral-medium-3"), 131_072);
+    assert_eq!(window("mistral-medium-3"), 262_144);
     // A drifted window is reported against the file.
     let text = std::fs::read_to_string(root().join("tests/fixtures/litellm_excerpt.json")).unwrap();
     let drifted = pcsim::model::catalog::EMBEDDED_CATALOG.replacen(
-        "context_window = { value = 131072,",
-        "context_window = { value = 128000,",
+        "context_window = { value = 1000000, source = \"documented: LiteLLM key claude-opus-4-8",
+        "context_window = { value = 128000, source = \"documented: LiteLLM key claude-opus-4-8",
         1,
     );
     let c = Catalog::from_toml_str(&drifted, "m.toml")
@@ -635,11 +684,11 @@ fn every_built_in_model_has_a_sourced_context_window() {
     let d = r
         .disagreements
         .iter()
-        .find(|d| d.model == "mistral-medium-3")
+        .find(|d| d.model == "claude-opus-4.8")
         .expect("the drifted window is reported");
     assert_eq!(
         (d.field.as_str(), d.catalog, d.litellm),
-        ("context_window", Some(128000.0), Some(131072.0))
+        ("context_window", Some(128000.0), Some(1000000.0))
     );
 }
 
