@@ -740,3 +740,124 @@ fn deepseek_takes_its_dated_peak_prices_and_off_peak_halves_them() {
         String::from_utf8_lossy(&out.stderr)
     );
 }
+
+/// The default scenario's GPT-5.6 rows at the prices in force since Sol's cut of 2026-08-21
+/// (LiteLLM 1.110.2 key gpt-5.6-sol and genai-prices 0.2.5 openai/gpt-5.6-sol: $4 input, $20
+/// output, cache writes 1.25x and reads 0.1x of input; OpenAI's page as issue 31 quotes it).
+/// The scenario: 20 calls, a tool block of 2,010 tokens (the token model's figure, read from the
+/// run), a 1,800-token system prompt, a 250-token task, then 900 tool-result and 220 output tokens
+/// per call. Call n's prompt is 4,060 + 1,120 (n - 1) tokens: 294,000 prompt and 4,400 output tokens.
+/// No caching: 294,000 x 4e-6 + 4,400 x 20e-6 = 1.176 + 0.088 = $1.264.
+/// Cached (explicit:system+last): call 1 writes its 4,060 tokens; each later call reads the previous
+/// prompt and writes the 1,120 new tokens: writes 4,060 + 19 x 1,120 = 25,340, reads
+/// 19 x 4,060 + 1,120 x (0 + 1 + ... + 18) = 77,140 + 191,520 = 268,660:
+/// 25,340 x 1.25 x 4e-6 + 268,660 x 0.1 x 4e-6 + 0.088 = 0.1267 + 0.107464 + 0.088 = $0.322164.
+/// With `--price-sheet sol-promotion-ended` (the launch $5 / $30): $1.602 uncached.
+#[test]
+fn the_default_scenarios_gpt_5_6_rows_match_a_hand_computation() {
+    let (input, output) = (4.0e-6, 20.0e-6);
+    let run = |extra: &[&str]| {
+        let mut args = vec!["run", "--model", "gpt-5.6", "--format", "json"];
+        args.extend_from_slice(extra);
+        json_of(&args)
+    };
+    let v = run(&["--on", "2026-12-05"]);
+    let rows = v["results"].as_array().unwrap();
+    let row = |s: &str| rows.iter().find(|r| r["strategy"] == s).unwrap();
+    let none = row("none");
+    assert_eq!(none["calls"][0]["tool_block_tokens"], 2010);
+    assert_eq!(none["calls"][0]["prompt_tokens"], 4060);
+    let by_hand = 294_000.0 * input + 4_400.0 * output;
+    assert!(close(by_hand, 1.264));
+    assert!(
+        (none["total_usd"].as_f64().unwrap() - by_hand).abs() < 1e-6,
+        "{none}"
+    );
+    let cached = row("explicit:system+last");
+    assert_eq!(cached["totals"]["cache_write_tokens"], 25_340);
+    assert_eq!(cached["totals"]["cache_read_tokens"], 268_660);
+    let by_hand = 25_340.0 * 1.25 * input + 268_660.0 * 0.1 * input + 4_400.0 * output;
+    assert!(close(by_hand, 0.322164));
+    assert!(
+        (cached["total_usd"].as_f64().unwrap() - by_hand).abs() < 1e-6,
+        "{}",
+        cached["total_usd"]
+    );
+    // The other side of the promotion's date, and the launch prices before the cut.
+    for extra in [
+        &["--price-sheet", "sol-promotion-ended"][..],
+        &["--on", "2026-08-20"][..],
+    ] {
+        let v = run(extra);
+        let none = &v["results"][0];
+        assert!(
+            (none["total_usd"].as_f64().unwrap() - 1.602).abs() < 1e-6,
+            "{extra:?}: {none}"
+        );
+    }
+}
+
+/// Claude Haiku 5.5 with a 700-token system prompt caches it: its minimum is 512 tokens (LiteLLM
+/// 1.110.2 key claude-haiku-5-5, prompt_cache_min_tokens 512; it was assumed 4,096 before). Prices
+/// (LiteLLM 1.110.2 and genai-prices 0.2.5 anthropic/claude-haiku-5-5): $0.10 input, $0.50 output,
+/// 5-minute writes $0.125 (1.25x), reads $0.01 (0.1x). Two calls 30 s apart,
+/// explicit:system+last, a 100-token first turn, a 50-token answer, a 100-token second turn:
+/// call 1 writes 800 tokens: 800 x 0.125e-6 = $0.0001, plus 50 x 0.5e-6 = $0.000025;
+/// call 2 reads 800: 800 x 0.01e-6 = $0.000008, writes 150: 150 x 0.125e-6 = $0.00001875, plus
+/// $0.000025. Total $0.00017675 (uncached it would be 1,750 x 0.1e-6 + $0.00005 = $0.000225).
+#[test]
+fn haiku_5_5_caches_a_700_token_system_prompt() {
+    let text = "[session]\ncalls = 2\nsystem_tokens = 700\nfirst_user_tokens = 100\nuser_tokens = 100\ntool_result_tokens = 0\noutput_tokens = 50\ngap_seconds = 30\n";
+    let on = Pricing::on(day("2026-12-05"));
+    let calls = bills(text, "claude-haiku-5.5", "explicit:system+last", &on);
+    assert_eq!(
+        (calls[0].cache_write_tokens, calls[1].cache_read_tokens),
+        (800, 800)
+    );
+    let by_hand = 800.0 * 0.125e-6 + 50.0 * 0.5e-6 + 800.0 * 0.01e-6 + 150.0 * 0.125e-6 + 50.0 * 0.5e-6;
+    assert!(close(by_hand, 0.00017675));
+    let total = calls.last().unwrap().cumulative_usd;
+    assert!(close(total, by_hand), "{total} vs {by_hand}");
+}
+
+/// A promotion (`until`) applies from its first through its last day; after it the prices in force
+/// before return. Sol's cut given an end on 2026-11-21: $4 that day, $5 the next, and the report of
+/// a run names the pricing day and the change in force.
+#[test]
+fn a_promotion_ends_on_its_last_day() {
+    let from = "effective_from = \"2026-08-21\"\n";
+    let text = pcsim::model::catalog::EMBEDDED_CATALOG
+        .replacen(from, &format!("{from}until = \"2026-11-21\"\n"), 1);
+    assert_ne!(text, pcsim::model::catalog::EMBEDDED_CATALOG);
+    let c = Catalog::from_toml_str(&text, "m.toml").unwrap();
+    let price = |d: &str| {
+        let p = c.priced(&Pricing::on(day(d))).unwrap();
+        let m = p.model("gpt-5.6-sol").unwrap();
+        (m.input_usd_per_mtok.value, m.priced.clone().unwrap())
+    };
+    assert_eq!(
+        price("2026-11-21"),
+        (4.0, "list prices on 2026-11-21 (price change of 2026-08-21)".into())
+    );
+    assert_eq!(price("2026-11-22"), (5.0, "list prices on 2026-11-22".into()));
+    assert_eq!(price("2026-08-20").0, 5.0);
+    // An end before the start is refused.
+    let bad = pcsim::model::catalog::EMBEDDED_CATALOG
+        .replacen(from, &format!("{from}until = \"2026-08-01\"\n"), 1);
+    let e = Catalog::from_toml_str(&bad, "m.toml")
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains("until") && e.contains("before effective_from"), "{e}");
+    // A report's provenance names the pricing day and its price sources the change in force.
+    let dir = tempfile::tempdir().unwrap();
+    let md = dir.path().join("r.md");
+    let out = pcsim()
+        .args(["run", "--model", "gpt-5.6", "--on", "2026-12-05", "--report"])
+        .arg(&md)
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let r = std::fs::read_to_string(&md).unwrap();
+    assert!(r.contains("| pricing | list prices on 2026-12-05 |"), "{r}");
+    assert!(r.contains("list prices on 2026-12-05 (price change of 2026-08-21)"), "{r}");
+}
