@@ -135,7 +135,13 @@ fn check(
         return Ok(());
     }
     let mut t = TextTable::new(
-        &["model", "tracker key", "field", "catalog", rep.tracker.as_str()],
+        &[
+            "model",
+            "tracker key",
+            "field",
+            "catalog",
+            rep.tracker.as_str(),
+        ],
         &[false, false, false, true, true],
     );
     let show = |x: Option<f64>| x.map_or("-".to_string(), |x| format!("{x}"));

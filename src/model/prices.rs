@@ -382,7 +382,8 @@ pub(crate) fn validate_trackers<T: Serialize>(
         }
     }
     for (at, item) in items {
-        let v = serde_json::to_value(item).map_err(|e| Error::invalid(origin, at, e.to_string()))?;
+        let v =
+            serde_json::to_value(item).map_err(|e| Error::invalid(origin, at, e.to_string()))?;
         check_checked_against(origin, at, &v, &released)?;
     }
     Ok(())

@@ -456,7 +456,10 @@ fn each_built_in_price_the_litellm_excerpt_carries_agrees() {
     // Today Sol's cut and DeepSeek's changes are in force as well.
     expected.extend(cut(&["gpt-5.6-sol"]));
     expected.extend(deepseek.iter().cloned());
-    assert_eq!(sorted(fields(&check("2026-12-03"))), sorted(expected.clone()));
+    assert_eq!(
+        sorted(fields(&check("2026-12-03"))),
+        sorted(expected.clone())
+    );
     // From 2027 on Gemini 3.6 Flash is at the rate LiteLLM lists.
     let later = check("2027-01-01");
     expected.retain(|(m, _)| m != "gemini-3.6-flash");
@@ -814,7 +817,8 @@ fn haiku_5_5_caches_a_700_token_system_prompt() {
         (calls[0].cache_write_tokens, calls[1].cache_read_tokens),
         (800, 800)
     );
-    let by_hand = 800.0 * 0.125e-6 + 50.0 * 0.5e-6 + 800.0 * 0.01e-6 + 150.0 * 0.125e-6 + 50.0 * 0.5e-6;
+    let by_hand =
+        800.0 * 0.125e-6 + 50.0 * 0.5e-6 + 800.0 * 0.01e-6 + 150.0 * 0.125e-6 + 50.0 * 0.5e-6;
     assert!(close(by_hand, 0.00017675));
     let total = calls.last().unwrap().cumulative_usd;
     assert!(close(total, by_hand), "{total} vs {by_hand}");
@@ -826,8 +830,11 @@ fn haiku_5_5_caches_a_700_token_system_prompt() {
 #[test]
 fn a_promotion_ends_on_its_last_day() {
     let from = "effective_from = \"2026-08-21\"\n";
-    let text = pcsim::model::catalog::EMBEDDED_CATALOG
-        .replacen(from, &format!("{from}until = \"2026-11-21\"\n"), 1);
+    let text = pcsim::model::catalog::EMBEDDED_CATALOG.replacen(
+        from,
+        &format!("{from}until = \"2026-11-21\"\n"),
+        1,
+    );
     assert_ne!(text, pcsim::model::catalog::EMBEDDED_CATALOG);
     let c = Catalog::from_toml_str(&text, "m.toml").unwrap();
     let price = |d: &str| {
@@ -837,27 +844,53 @@ fn a_promotion_ends_on_its_last_day() {
     };
     assert_eq!(
         price("2026-11-21"),
-        (4.0, "list prices on 2026-11-21 (price change of 2026-08-21)".into())
+        (
+            4.0,
+            "list prices on 2026-11-21 (price change of 2026-08-21)".into()
+        )
     );
-    assert_eq!(price("2026-11-22"), (5.0, "list prices on 2026-11-22".into()));
+    assert_eq!(
+        price("2026-11-22"),
+        (5.0, "list prices on 2026-11-22".into())
+    );
     assert_eq!(price("2026-08-20").0, 5.0);
     // An end before the start is refused.
-    let bad = pcsim::model::catalog::EMBEDDED_CATALOG
-        .replacen(from, &format!("{from}until = \"2026-08-01\"\n"), 1);
+    let bad = pcsim::model::catalog::EMBEDDED_CATALOG.replacen(
+        from,
+        &format!("{from}until = \"2026-08-01\"\n"),
+        1,
+    );
     let e = Catalog::from_toml_str(&bad, "m.toml")
         .unwrap_err()
         .to_string();
-    assert!(e.contains("until") && e.contains("before effective_from"), "{e}");
+    assert!(
+        e.contains("until") && e.contains("before effective_from"),
+        "{e}"
+    );
     // A report's provenance names the pricing day and its price sources the change in force.
     let dir = tempfile::tempdir().unwrap();
     let md = dir.path().join("r.md");
     let out = pcsim()
-        .args(["run", "--model", "gpt-5.6", "--on", "2026-12-05", "--report"])
+        .args([
+            "run",
+            "--model",
+            "gpt-5.6",
+            "--on",
+            "2026-12-05",
+            "--report",
+        ])
         .arg(&md)
         .output()
         .unwrap();
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     let r = std::fs::read_to_string(&md).unwrap();
     assert!(r.contains("| pricing | list prices on 2026-12-05 |"), "{r}");
-    assert!(r.contains("list prices on 2026-12-05 (price change of 2026-08-21)"), "{r}");
+    assert!(
+        r.contains("list prices on 2026-12-05 (price change of 2026-08-21)"),
+        "{r}"
+    );
 }

@@ -158,7 +158,10 @@ fn a_checked_date_later_than_its_trackers_release_is_refused() {
                 .get("checked_against")
                 .and_then(|s| s.as_str())
                 .unwrap_or("(none)");
-            assert!(ids.contains(&against), "{source}: checked against {against}");
+            assert!(
+                ids.contains(&against),
+                "{source}: checked against {against}"
+            );
         }
     });
     assert!(cited > 200, "{cited} prices cite LiteLLM");
