@@ -177,3 +177,43 @@ fn walk(v: &serde_json::Value, f: &mut dyn FnMut(&serde_json::Map<String, serde_
         _ => {}
     }
 }
+
+/// The README's pricing date is the catalog's: the trackers it names are the catalog's pinned
+/// ones with their versions and release days, and the count of prices checked against them is the
+/// catalog's.
+#[test]
+fn the_readme_states_the_catalogs_pricing_date() {
+    let readme = std::fs::read_to_string(root().join("README.md")).unwrap();
+    let para = readme
+        .split("**Pricing date.**")
+        .nth(1)
+        .expect("README has a **Pricing date.** paragraph")
+        .split("\n\n")
+        .next()
+        .unwrap()
+        .replace('\n', " ");
+    let c = Catalog::embedded().unwrap();
+    for id in ["litellm-1.110.2", "genai-prices-0.2.5"] {
+        let t = c.trackers.iter().find(|t| t.id == id).unwrap();
+        let version = t.version.split(' ').next().unwrap();
+        let said = format!("{} {version} (published {})", t.name, t.released);
+        assert!(para.contains(&said), "README should say `{said}`: {para}");
+    }
+    let v = json_of(&["models", "--format", "json"]);
+    let mut n = 0;
+    for m in v["models"].as_array().unwrap() {
+        if m.get("alias_of").is_some() {
+            continue;
+        }
+        walk(m, &mut |o| {
+            let against = o.get("checked_against").and_then(|s| s.as_str());
+            if matches!(against, Some("litellm-1.110.2" | "genai-prices-0.2.5")) {
+                n += 1;
+            }
+        });
+    }
+    assert!(
+        para.contains(&format!("{n} prices are checked against one of them")),
+        "README should give {n}: {para}"
+    );
+}
