@@ -894,3 +894,81 @@ fn a_promotion_ends_on_its_last_day() {
         "{r}"
     );
 }
+
+/// `import-litellm` on keys that are built-in ids keeps the built-in caching mechanics and takes
+/// only the prices from the file, and says which ids it overlays: laid on the built-in catalog with
+/// `--catalog`, GPT-5.6 Sol keeps its 30-minute explicit cache with no breakpoint after the tools
+/// and its `gpt-5.6` alias, at LiteLLM 1.110.2's $4 / $20; Opus 5 keeps its rendering family
+/// (`claude-5`, factor 1.517), not the generic one the import gives unknown Claude keys.
+#[test]
+fn import_litellm_keeps_the_mechanics_of_the_built_in_models_it_overlays() {
+    let text = std::fs::read_to_string(root().join("tests/fixtures/trackers/litellm-1.110.2.json"))
+        .unwrap();
+    let keys = ["gpt-5.6-sol".to_string(), "claude-opus-5".to_string()];
+    let imp = pcsim::input::litellm::import(&text, "litellm-1.110.2.json", &keys).unwrap();
+    assert_eq!(
+        imp.replaced,
+        [
+            ("gpt-5.6-sol".to_string(), "gpt-5.6-sol".to_string()),
+            ("claude-opus-5".to_string(), "claude-opus-5".to_string())
+        ]
+    );
+    let c = Catalog::overlay_toml_str(&imp.toml, "imported.toml").unwrap();
+    let builtin = Catalog::embedded().unwrap();
+    for id in ["gpt-5.6-sol", "gpt-5.6"] {
+        let m = c.model(id).unwrap();
+        let b = builtin.model(id).unwrap();
+        assert_eq!(
+            (m.input_usd_per_mtok.value, m.output_usd_per_mtok.value),
+            (4.0, 20.0)
+        );
+        assert!(m.input_usd_per_mtok.source.contains("LiteLLM"), "{id}");
+        assert_eq!(m.default_strategy, b.default_strategy);
+        let (e, be) = (
+            m.cache.explicit.as_ref().unwrap(),
+            b.cache.explicit.as_ref().unwrap(),
+        );
+        assert_eq!(e.default_tier, "30m");
+        assert_eq!(e.tiers["30m"].ttl_seconds.value, 1800.0);
+        assert_eq!(e.allowed_anchors, be.allowed_anchors);
+        assert_eq!(e.invalidates, be.invalidates);
+        assert_eq!(e.tiers["30m"].write_multiplier.value, 1.25);
+        assert!(
+            m.price_change.is_empty(),
+            "the file's prices are as of the import"
+        );
+    }
+    let opus = c.model("claude-opus-5").unwrap();
+    assert_eq!(opus.family, "claude-5");
+    assert_eq!(
+        opus.rendering().factor.as_ref().map(|f| f.value),
+        builtin
+            .model("claude-opus-5")
+            .unwrap()
+            .rendering()
+            .factor
+            .as_ref()
+            .map(|f| f.value)
+    );
+    // The command says which ids it overlays.
+    let dir = tempfile::tempdir().unwrap();
+    let out_file = dir.path().join("i.toml");
+    let out = pcsim()
+        .current_dir(root())
+        .args([
+            "import-litellm",
+            "tests/fixtures/trackers/litellm-1.110.2.json",
+            "--model",
+            "gpt-5.6-sol",
+            "--out",
+        ])
+        .arg(&out_file)
+        .output()
+        .unwrap();
+    assert!(out.status.success());
+    let s = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        s.contains("overlays built-in gpt-5.6-sol with gpt-5.6-sol"),
+        "{s}"
+    );
+}
