@@ -972,3 +972,56 @@ fn import_litellm_keeps_the_mechanics_of_the_built_in_models_it_overlays() {
         "{s}"
     );
 }
+
+/// Bedrock Converse logs split cache writes by lifetime in `cacheDetails`; replay bills the 1-hour
+/// ones at the 1-hour rate. Claude Sonnet 4.6 on Bedrock, $3 in / $15 out, writes 1.25x (5 min) and
+/// 2x (1 h): 10 uncached + 1,000 written for 5 min + 2,000 for 1 h + 20 output =
+/// 10 x 3e-6 + 1,000 x 1.25 x 3e-6 + 2,000 x 2 x 3e-6 + 20 x 15e-6 = 0.00003 + 0.00375 + 0.012 +
+/// 0.0003 = $0.01608 (all 3,000 at the 5-minute rate: 0.00003 + 0.01125 + 0.0003 = $0.01158).
+#[test]
+fn replay_bills_bedrock_one_hour_writes_at_the_one_hour_rate() {
+    let dir = tempfile::tempdir().unwrap();
+    let log = dir.path().join("bedrock.jsonl");
+    let line = |details: &str| {
+        format!("{{\"modelId\": \"us.anthropic.claude-sonnet-4-6\", \"stopReason\": \"end_turn\", \"usage\": {{\"inputTokens\": 10, \"outputTokens\": 20, \"totalTokens\": 3030, \"cacheReadInputTokens\": 0, \"cacheWriteInputTokens\": 3000{details}}}}}\n")
+    };
+    let logged = |details: &str| {
+        std::fs::write(&log, line(details)).unwrap();
+        let calls = pcsim::input::usagelog::load_log(&log).unwrap().calls;
+        let v = json_of(&[
+            "replay",
+            log.to_str().unwrap(),
+            "--model",
+            "bedrock-claude-sonnet-4.6",
+            "--strategy",
+            "none",
+            "--format",
+            "json",
+        ]);
+        (
+            calls[0].cache_write_5m_tokens,
+            calls[0].cache_write_1h_tokens,
+            v["results"][0]["logged"]["cost_usd"].as_f64().unwrap(),
+        )
+    };
+    let (w5, w1h, usd) = logged(", \"cacheDetails\": [{\"ttl\": \"1h\", \"inputTokens\": 2000}, {\"ttl\": \"5m\", \"inputTokens\": 1000}]");
+    assert_eq!((w5, w1h), (1000, 2000));
+    let by_hand = 10.0 * 3e-6 + 1000.0 * 1.25 * 3e-6 + 2000.0 * 2.0 * 3e-6 + 20.0 * 15e-6;
+    assert!((usd - by_hand).abs() < 1e-9, "{usd} vs {by_hand}");
+    // Without cacheDetails every write is a 5-minute one.
+    let (w5, w1h, usd) = logged("");
+    assert_eq!((w5, w1h), (3000, 0));
+    assert!((usd - 0.01158).abs() < 1e-9, "{usd}");
+    // More 1-hour writes than writes is refused, naming the field.
+    std::fs::write(
+        &log,
+        line(", \"cacheDetails\": [{\"ttl\": \"1h\", \"inputTokens\": 5000}]"),
+    )
+    .unwrap();
+    let e = pcsim::input::usagelog::load_log(&log);
+    let text = match e {
+        Err(e) => e.to_string(),
+        Ok(l) => format!("{:?}", l.unreadable_examples),
+    };
+    assert!(text.contains("cacheDetails"), "{text}");
+}
