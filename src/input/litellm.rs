@@ -364,14 +364,16 @@ fn keep_mechanics(
         .flatten()
         {
             rules.read_multiplier = fr.read_multiplier.clone();
-            // Writes: only where the file prices a write (an explicit mode); a 1-hour tier from
-            // its 1-hour price, every other tier from its default write price.
+            // Writes: only where the file prices a write (an explicit mode).
             if file.cache.explicit.is_some() {
                 for (name, tier) in rules.tiers.iter_mut() {
-                    let from = if name == "1h" {
-                        fr.tiers.get("1h").map(|t| t.write_multiplier.clone())
-                    } else {
-                        default_write.clone()
+                    // A tier the file prices by name (1h, 12h); any other from its default write.
+                    let from = match fr.tiers.get(name.as_str()) {
+                        Some(t) if name != "5m" || fr.tiers.contains_key("5m") => {
+                            Some(t.write_multiplier.clone())
+                        }
+                        _ if name == "1h" || name == "12h" => None,
+                        _ => default_write.clone(),
                     };
                     if let Some(w) = from {
                         tier.write_multiplier = w;

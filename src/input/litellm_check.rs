@@ -227,6 +227,16 @@ pub fn check_against_on(
                     ),
                     false,
                 );
+                c.cmp(
+                    &format!("cache.{mode}.tiers.12h.write_multiplier"),
+                    tier("12h"),
+                    ratio(
+                        e,
+                        "cache_creation_input_token_cost_above_12hr",
+                        "input_cost_per_token",
+                    ),
+                    false,
+                );
             }
             c.cmp(
                 &format!("cache.{mode}.min_tokens"),
@@ -293,6 +303,22 @@ pub fn check_against_on(
                 false,
             );
         }
+        // DeepSeek's off-peak rates: `off_peak_pricing`, as the `off-peak` tier's multipliers.
+        let off = e.get("off_peak_pricing").and_then(Value::as_object);
+        let off_ratio = |k: &str| Some(off?.get(k)?.as_f64()? / e.get(k)?.as_f64()?);
+        let t = m.service_tier.get("off-peak");
+        c.cmp(
+            "service_tier.off-peak.input_multiplier",
+            t.map(|t| t.input_multiplier.value),
+            off_ratio("input_cost_per_token"),
+            false,
+        );
+        c.cmp(
+            "service_tier.off-peak.output_multiplier",
+            t.map(|t| t.output_multiplier.value),
+            off_ratio("output_cost_per_token"),
+            false,
+        );
         // Anthropic's entries give the US data-residency factor as `provider_specific_entry.us`.
         let regional = ["eu", "us"]
             .iter()

@@ -1025,3 +1025,43 @@ fn replay_bills_bedrock_one_hour_writes_at_the_one_hour_rate() {
     };
     assert!(text.contains("cacheDetails"), "{text}");
 }
+
+/// `import-litellm` maps LiteLLM's 12-hour write price (`cache_creation_input_token_cost_above_12hr`)
+/// to a 12-hour tier and DeepSeek's `off_peak_pricing` to the `off-peak` service tier, and
+/// `--check-against` compares both: on LiteLLM 1.110.2, GPT-6 Luna's 12-hour write is 2.5e-07 /
+/// 1e-07 = 2.5x and DeepSeek V4 Flash off-peak is 1.5e-07 / 3e-07 = 0.5x in and 6e-07 / 1.2e-06 =
+/// 0.5x out; the imported catalog agrees with the file on every price compared.
+#[test]
+fn import_litellm_maps_twelve_hour_writes_and_off_peak_prices() {
+    let text = std::fs::read_to_string(root().join("tests/fixtures/trackers/litellm-1.110.2.json"))
+        .unwrap();
+    let keys = [
+        "gpt-6-luna".to_string(),
+        "deepseek/deepseek-v4-flash".to_string(),
+    ];
+    let imp = pcsim::input::litellm::import(&text, "litellm-1.110.2.json", &keys).unwrap();
+    assert!(!imp.unmapped.contains_key("off_peak_pricing"));
+    assert!(!imp
+        .unmapped
+        .contains_key("cache_creation_input_token_cost_above_12hr"));
+    let c = Catalog::from_toml_str(&imp.toml, "imported").unwrap();
+    let luna = c.model("gpt-6-luna").unwrap();
+    let t12 = &luna.cache.explicit.as_ref().unwrap().tiers["12h"];
+    assert_eq!(
+        (t12.ttl_seconds.value, t12.write_multiplier.value),
+        (43200.0, 2.5)
+    );
+    let off = &c.model("deepseek/deepseek-v4-flash").unwrap().service_tier["off-peak"];
+    assert_eq!(
+        (off.input_multiplier.value, off.output_multiplier.value),
+        (0.5, 0.5)
+    );
+    let r = pcsim::input::litellm_check::check_against(&c, &text, "file").unwrap();
+    assert!(r.disagreements.is_empty(), "{:?}", r.disagreements);
+    for f in [
+        "cache.explicit.tiers.12h.write_multiplier",
+        "service_tier.off-peak.input_multiplier",
+    ] {
+        assert!(r.agreed.iter().any(|a| a.field == f), "{f} compared");
+    }
+}
