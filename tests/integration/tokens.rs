@@ -459,3 +459,29 @@ fn replay_fits_the_calibration_from_logged_billed_tokens() {
     assert!(String::from_utf8_lossy(&out.stderr).contains("--log-tools"));
     assert!(!bad.exists());
 }
+
+/// Kimi's chat template renders the tool list as `tools | tojson` with compact separators:
+/// `<|im_system|>tool_declare<|im_middle|>[{…},{…}]<|im_end|>`, a JSON array with a comma between
+/// tools and none after the last (the catalog's family wrote `[{…},{…},]` before). On every
+/// capture the rendering is the header, the compact JSON array of the OpenAI-format tools, and the
+/// footer, byte for byte.
+#[test]
+fn kimi_renders_its_tool_list_as_one_json_array() {
+    let c = Catalog::embedded().unwrap();
+    let kimi = &c
+        .families
+        .iter()
+        .find(|f| f.id == "kimi")
+        .unwrap()
+        .tool_rendering;
+    for (name, tools) in captures() {
+        let list: Vec<Value> = tools.iter().map(pcsim::model::tools::openai_tool).collect();
+        let expected = format!(
+            "<|im_system|>tool_declare<|im_middle|>{}<|im_end|>",
+            serde_json::to_string(&list).unwrap()
+        );
+        let text = kimi.render(&tools).text();
+        assert_eq!(text, expected, "{name}");
+        assert!(!text.contains(",]"), "{name}");
+    }
+}
