@@ -270,6 +270,20 @@ struct RawCatalog {
     price_sheet: Vec<crate::model::prices::PriceSheetSpec>,
     #[serde(default)]
     tracker: Vec<crate::model::prices::Tracker>,
+    #[serde(default)]
+    model_family: Vec<ModelFamily>,
+}
+
+/// `[[model_family]]`: gives one model (and its aliases) another rendering family, e.g. the
+/// family `pcsim calibrate --only` fits for that model alone, leaving the rest of its family as
+/// it was.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct ModelFamily {
+    /// The model's id (or one of its aliases).
+    model: String,
+    /// The family it renders tools with from now on.
+    family: String,
 }
 
 /// A validated catalog of models.
@@ -320,11 +334,27 @@ impl Catalog {
     }
 
     fn from_raw(
-        raw: RawCatalog,
+        mut raw: RawCatalog,
         text: &str,
         origin: &str,
         overlaid_on: Option<String>,
     ) -> Result<Self> {
+        for (i, mf) in raw.model_family.iter().enumerate() {
+            let m = raw
+                .model
+                .iter_mut()
+                .find(|m| m.id == mf.model || m.aliases.contains(&mf.model))
+                .ok_or_else(|| {
+                    Error::invalid(
+                        origin,
+                        format!("model_family[{i}].model"),
+                        format!("no model `{}`", mf.model),
+                    )
+                    .located_in(text, origin)
+                })?;
+            m.family = mf.family.clone();
+            m.tool_rendering = None;
+        }
         let mut catalog = Catalog {
             origin: origin.to_string(),
             overlaid_on,
@@ -560,6 +590,7 @@ fn overlay_on_builtin(over: RawCatalog) -> Result<RawCatalog> {
     lay(&mut base.model, over.model, |m| m.id.as_str());
     lay(&mut base.price_sheet, over.price_sheet, |p| p.id.as_str());
     lay(&mut base.tracker, over.tracker, |t| t.id.as_str());
+    base.model_family.extend(over.model_family);
     Ok(base)
 }
 

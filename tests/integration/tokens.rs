@@ -485,3 +485,59 @@ fn kimi_renders_its_tool_list_as_one_json_array() {
         assert!(!text.contains(",]"), "{name}");
     }
 }
+
+/// `pcsim calibrate --model M` re-calibrates M's whole rendering family and says which models that
+/// moves (calibrating deepseek-v4-pro moves qwen-flash and grok-4.7 too, the `generic` family);
+/// `--only` gives M a family of its own (`generic:deepseek-v4-pro`, via `[[model_family]]`) so the
+/// rest of its family keeps the built-in calibration.
+#[test]
+fn calibrate_says_which_models_it_moves_and_can_target_one() {
+    let git = reference().join("mcp/mcp-server-git.tools.json");
+    let syn = root().join("tests/fixtures/tool-tokens/synthetic-3x20.tools.json");
+    let samples = [
+        format!("{}=1500", git.display()),
+        format!("{}=3500", syn.display()),
+    ];
+    let dir = tempfile::tempdir().unwrap();
+    let calibrate = |only: bool, out: &std::path::Path| {
+        let mut args = vec!["calibrate", "--model", "deepseek-v4-pro", "--out"];
+        let out = out.to_str().unwrap().to_string();
+        args.push(&out);
+        if only {
+            args.push("--only");
+        }
+        args.extend(samples.iter().map(String::as_str));
+        let o = crate::common::pcsim().args(&args).output().unwrap();
+        assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+        String::from_utf8_lossy(&o.stdout).to_string()
+    };
+    let family = dir.path().join("family.toml");
+    let said = calibrate(false, &family);
+    assert!(
+        said.contains("affects 10 models")
+            && said.contains("qwen-flash")
+            && said.contains("grok-4.7")
+            && said.contains("--only calibrates deepseek-v4-pro alone"),
+        "{said}"
+    );
+    let alone = dir.path().join("alone.toml");
+    let said = calibrate(true, &alone);
+    assert!(said.contains("affects 1 model: deepseek-v4-pro"), "{said}");
+    let block = |overlay: Option<&std::path::Path>, model: &str| -> u64 {
+        let c = match overlay {
+            Some(p) => Catalog::load_overlay(p).unwrap(),
+            None => Catalog::embedded().unwrap(),
+        };
+        let tools = load_tool_file(&git).unwrap();
+        c.model(model).unwrap().rendering().block_tokens(&tools)
+    };
+    let (pro, qwen) = (block(None, "deepseek-v4-pro"), block(None, "qwen-flash"));
+    // The whole family moves with the plain overlay; only the model with --only.
+    assert_ne!(block(Some(&family), "qwen-flash"), qwen);
+    assert_eq!(block(Some(&alone), "qwen-flash"), qwen);
+    assert_eq!(
+        block(Some(&alone), "deepseek-v4-pro"),
+        block(Some(&family), "deepseek-v4-pro")
+    );
+    assert_ne!(block(Some(&alone), "deepseek-v4-pro"), pro);
+}
