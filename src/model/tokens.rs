@@ -61,6 +61,12 @@ pub struct ToolRendering {
     pub factor: Option<Sourced<f64>>,
     /// Tokens added once whenever at least one tool is present, on top of the rendering.
     pub preamble_tokens: Sourced<f64>,
+    /// Where `preamble_tokens` is a fitted intercept of one measured list rather than a known
+    /// preamble: it applies in full from this many tools on, and to shorter lists in proportion
+    /// (`n / preamble_full_from_tools` of it), so that a residual fitted on 26 tools does not
+    /// land whole on a one-tool list no fact measured.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub preamble_full_from_tools: Option<Sourced<u64>>,
     /// Relative change of a tool's count per level of schema nesting above 1: a tool of depth `d`
     /// counts `raw x (1 + depth_slope x (d - 1))` before the factor. For a stand-in vocabulary whose
     /// ratio to the provider's own drifts with nesting (measured against a public relative of it);
@@ -101,6 +107,7 @@ impl ToolRendering {
             tokenizer_file: None,
             factor: None,
             preamble_tokens: preamble,
+            preamble_full_from_tools: None,
             depth_slope: None,
             per_tool_tokens: Some(per_tool),
             prose_tokens_per_byte: Some(prose),
@@ -167,8 +174,14 @@ impl ToolRendering {
         t.round().max(0.0) as u64
     }
 
-    fn fixed_preamble(&self) -> u64 {
-        self.preamble_tokens.value.round().max(0.0) as u64
+    /// The preamble of a list of `tools` tools, in whole tokens: all of it, or its share of a
+    /// fitted intercept below `preamble_full_from_tools`.
+    fn fixed_preamble(&self, tools: usize) -> u64 {
+        let share = match &self.preamble_full_from_tools {
+            Some(full) if (tools as u64) < full.value => tools as f64 / full.value as f64,
+            _ => 1.0,
+        };
+        (self.preamble_tokens.value * share).round().max(0.0) as u64
     }
 
     /// Raw tokenizer count of one tool's own text (without the list's wrapper), before the depth
@@ -257,7 +270,10 @@ impl ToolRendering {
         match self.template {
             TemplateKind::Linear => {
                 let per: Vec<u64> = tools.iter().map(|t| self.tool_tokens(t)).collect();
-                (self.fixed_preamble() + per.iter().sum::<u64>(), per)
+                (
+                    self.fixed_preamble(tools.len()) + per.iter().sum::<u64>(),
+                    per,
+                )
             }
             _ => {
                 let (whole, own) = self.raw_counts(tools);
@@ -268,7 +284,7 @@ impl ToolRendering {
                     .collect();
                 let parts: u64 = per.iter().sum();
                 (
-                    self.block_of(self.corrected(tools, whole, &own), parts),
+                    self.block_of(self.corrected(tools, whole, &own), parts, tools.len()),
                     per,
                 )
             }
@@ -277,13 +293,13 @@ impl ToolRendering {
 
     /// A template kind's block from the corrected count of its whole list and the sum of its
     /// tools' [`Self::tool_tokens`] (`parts`).
-    fn block_of(&self, corrected: f64, parts: u64) -> u64 {
+    fn block_of(&self, corrected: f64, parts: u64, tools: usize) -> u64 {
         let block = (self.factor() * corrected).round().max(0.0) as u64;
         // Counted alone, tools can sum to more than the whole text where the tokenizer
         // merges punctuation across two tools (`},{` in compact JSON) and the wrapper is
         // short; the block is then the sum, so that the parts always add up (Kimi: +3 of
         // 1,206 tokens on the git server).
-        (block + self.fixed_preamble()).max(parts)
+        (block + self.fixed_preamble(tools)).max(parts)
     }
 
     /// The list's own tokens beyond its tools: `block_tokens(tools)` minus `tools_sum`, the sum of
@@ -293,7 +309,7 @@ impl ToolRendering {
             return 0;
         }
         match self.template {
-            TemplateKind::Linear => self.fixed_preamble(),
+            TemplateKind::Linear => self.fixed_preamble(tools.len()),
             _ => self.block_tokens(tools).saturating_sub(tools_sum),
         }
     }
@@ -304,7 +320,7 @@ impl ToolRendering {
         if tool_count == 0 {
             0
         } else {
-            self.fixed_preamble()
+            self.fixed_preamble(tool_count)
         }
     }
 
@@ -313,7 +329,7 @@ impl ToolRendering {
         match self.template {
             TemplateKind::Linear => "linear byte-rate model (no rendering)".into(),
             kind => format!(
-                "{} rendering counted with {}, x{:.4}{} + {} tokens",
+                "{} rendering counted with {}, x{:.4}{} + {} tokens{}",
                 serde_json::to_value(kind)
                     .ok()
                     .and_then(|v| v.as_str().map(str::to_string))
@@ -328,7 +344,13 @@ impl ToolRendering {
                         self.depth_slope()
                     )
                 },
-                self.fixed_preamble()
+                self.fixed_preamble(usize::MAX),
+                self.preamble_full_from_tools
+                    .as_ref()
+                    .map_or(String::new(), |n| format!(
+                        " (in proportion below {} tools)",
+                        n.value
+                    ))
             ),
         }
     }
@@ -403,6 +425,15 @@ impl ToolRendering {
             }
             if let Some(f) = &self.factor {
                 check_number(origin, &format!("{at}.factor"), f, Some(0.01), Some(100.0))?;
+            }
+            if let Some(n) = &self.preamble_full_from_tools {
+                check_number(
+                    origin,
+                    &format!("{at}.preamble_full_from_tools"),
+                    n,
+                    Some(1.0),
+                    Some(1e6),
+                )?;
             }
             if let Some(d) = &self.depth_slope {
                 check_number(
@@ -521,7 +552,7 @@ impl ListCounter {
             return 0;
         }
         if r.template == TemplateKind::Linear {
-            return r.fixed_preamble() + parts;
+            return r.fixed_preamble(list.len()) + parts;
         }
         let key = hashes.iter().fold(fnv1a(b"tool list"), |h, &t| chain(h, t));
         if let Some(&b) = self.lists.get(&key) {
@@ -542,7 +573,7 @@ impl ListCounter {
                 incremental
             }
         };
-        let b = self.rendering.block_of(corrected, parts);
+        let b = self.rendering.block_of(corrected, parts, list.len());
         self.lists.insert(key, b);
         b
     }

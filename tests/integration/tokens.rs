@@ -541,3 +541,24 @@ fn calibrate_says_which_models_it_moves_and_can_target_one() {
     );
     assert_ne!(block(Some(&alone), "deepseek-v4-pro"), pro);
 }
+
+/// Gemini's fitted 666-token intercept (the residual of the GitHub server's 26 tools) applies in
+/// full from 10 tools, the smallest list of the per-tool fact's slope, and in proportion below:
+/// round(666 x 1 / 10) = 67 tokens on a one-tool list, 333 on five tools, 666 on ten and on forty.
+/// The block of one tool is its rendering's scaled count plus those 67 (it was about 700 tokens).
+#[test]
+fn gemini_intercept_does_not_land_whole_on_a_tiny_list() {
+    let c = Catalog::embedded().unwrap();
+    let r = c.model("gemini-3.6-flash").unwrap().rendering();
+    for (n, preamble) in [(1, 67), (5, 333), (10, 666), (40, 666)] {
+        let tools = synthetic_tools(1, n, 3);
+        assert_eq!(r.preamble(n), preamble, "{n} tools");
+        let (block, each) = r.block_and_tool_tokens(&tools);
+        assert!(
+            block >= each.iter().sum::<u64>() + preamble,
+            "{n} tools: block {block}"
+        );
+    }
+    let one = r.block_tokens(&synthetic_tools(1, 1, 3));
+    assert!(one < 200, "one synthetic tool: {one} tokens");
+}
