@@ -73,7 +73,9 @@ pub struct ToolRendering {
     /// 0 when absent.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub depth_slope: Option<Sourced<f64>>,
-    /// `linear` only: tokens added per tool regardless of its size.
+    /// Tokens added per tool regardless of its size: the `linear` model's per-tool constant, or,
+    /// for a template kind, a stated residual the provider bills per tool beyond its published
+    /// rendering (GPT-5.6: 64 measured against harmony's 56 per synthetic tool).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub per_tool_tokens: Option<Sourced<f64>>,
     /// `linear` only: tokens per byte of description text.
@@ -196,9 +198,17 @@ impl ToolRendering {
     // Rounded down, so that the tools of a list never sum to more than the scaled count of the
     // whole list (the rest is the wrapper's, see `preamble_for`).
     fn scaled_tool(&self, tool: &Tool, raw: u64) -> u64 {
-        (self.factor() * raw as f64 * self.depth_weight(tool))
+        (self.factor() * raw as f64 * self.depth_weight(tool) + self.tool_residual())
             .floor()
             .max(0.0) as u64
+    }
+
+    /// A template kind's per-tool residual (`per_tool_tokens`), 0 when none is stated.
+    fn tool_residual(&self) -> f64 {
+        match self.template {
+            TemplateKind::Linear => 0.0,
+            _ => value(&self.per_tool_tokens),
+        }
     }
 
     /// Tokens of one tool (its own text, without the list's wrapper), in whole tokens.
@@ -294,7 +304,9 @@ impl ToolRendering {
     /// A template kind's block from the corrected count of its whole list and the sum of its
     /// tools' [`Self::tool_tokens`] (`parts`).
     fn block_of(&self, corrected: f64, parts: u64, tools: usize) -> u64 {
-        let block = (self.factor() * corrected).round().max(0.0) as u64;
+        let block = (self.factor() * corrected + self.tool_residual() * tools as f64)
+            .round()
+            .max(0.0) as u64;
         // Counted alone, tools can sum to more than the whole text where the tokenizer
         // merges punctuation across two tools (`},{` in compact JSON) and the wrapper is
         // short; the block is then the sum, so that the parts always add up (Kimi: +3 of
@@ -329,7 +341,7 @@ impl ToolRendering {
         match self.template {
             TemplateKind::Linear => "linear byte-rate model (no rendering)".into(),
             kind => format!(
-                "{} rendering counted with {}, x{:.4}{} + {} tokens{}",
+                "{} rendering counted with {}, x{:.4}{}{} + {} tokens{}",
                 serde_json::to_value(kind)
                     .ok()
                     .and_then(|v| v.as_str().map(str::to_string))
@@ -343,6 +355,11 @@ impl ToolRendering {
                         " x (1 {:+.4} per nesting level above 1)",
                         self.depth_slope()
                     )
+                },
+                if self.tool_residual() == 0.0 {
+                    String::new()
+                } else {
+                    format!(" + {} per tool", self.tool_residual())
                 },
                 self.fixed_preamble(usize::MAX),
                 self.preamble_full_from_tools
@@ -382,6 +399,15 @@ impl ToolRendering {
             Some(0.0),
             Some(1e6),
         )?;
+        if let Some(v) = &self.per_tool_tokens {
+            check_number(
+                origin,
+                &format!("{at}.per_tool_tokens"),
+                v,
+                Some(0.0),
+                Some(1e5),
+            )?;
+        }
         let linear = [
             ("per_tool_tokens", &self.per_tool_tokens, 1e5),
             ("prose_tokens_per_byte", &self.prose_tokens_per_byte, 4.0),
@@ -414,7 +440,8 @@ impl ToolRendering {
                 ));
             }
         } else {
-            for (name, v, _) in linear {
+            // A template kind may state a per-tool residual; the byte rates are linear-only.
+            for (name, v, _) in &linear[1..] {
                 if v.is_some() {
                     return Err(Error::invalid(
                         origin,
