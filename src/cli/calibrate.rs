@@ -37,6 +37,11 @@ pub(crate) struct CalibrateArgs {
     /// Folder of `*.tools.json` captures for `--facts`.
     #[arg(long, value_name = "DIR")]
     pub captures: Option<PathBuf>,
+    /// Calibrate the `--model` alone: the overlay gives it a family of its own (`FAMILY:MODEL`)
+    /// with the fitted factor and preamble, and the other models of its family keep theirs.
+    /// Without it the whole family is re-calibrated, and the output lists the models that moves.
+    #[arg(long)]
+    pub only: bool,
 }
 
 /// Runs `pcsim calibrate`.
@@ -109,17 +114,62 @@ pub(crate) fn cmd_calibrate(
         });
     }
     let r = m.rendering();
-    let f = fit(&m.family, r, &samples)?;
-    let overlay = f.overlay(r, "pcsim calibrate");
+    let own = m.alias_of.as_deref().unwrap_or(&m.id);
+    let family = if a.only {
+        format!("{}:{own}", m.family)
+    } else {
+        m.family.clone()
+    };
+    let f = fit(&family, r, &samples)?;
+    let mut overlay = f.overlay(r, "pcsim calibrate");
+    // The models the overlay re-calibrates: the model alone (with its aliases), or its family.
+    let affected: Vec<&str> = catalog
+        .models
+        .iter()
+        .filter(|x| {
+            if a.only {
+                x.id == own || x.alias_of.as_deref() == Some(own)
+            } else {
+                x.family == m.family
+            }
+        })
+        .map(|x| x.id.as_str())
+        .collect();
+    let affects = format!(
+        "affects {} model{}: {}{}\n",
+        affected.len(),
+        if affected.len() == 1 { "" } else { "s" },
+        affected.join(", "),
+        if a.only || affected.len() == 1 {
+            String::new()
+        } else {
+            format!(
+                " (the whole family `{}`; --only calibrates {} alone)",
+                m.family, m.id
+            )
+        }
+    );
+    if a.only {
+        overlay.push_str(&format!(
+            "[[model_family]]\nmodel = {}\nfamily = {}\n",
+            toml::Value::String(own.to_string()),
+            toml::Value::String(family.clone())
+        ));
+    }
+    overlay.insert_str(
+        overlay.find("[[family]]").unwrap_or(0),
+        &format!("# This overlay {affects}"),
+    );
     match &a.out {
         Some(p) => {
             report::write_atomic(p, overlay.as_bytes())?;
             out.write_all(f.table().as_bytes())?;
+            out.write_all(affects.as_bytes())?;
             writeln!(out, "wrote {}", p.display())?;
         }
         None => {
             // The fit to stderr, so that stdout is the overlay alone.
-            eprint!("{}", f.table());
+            eprint!("{}{affects}", f.table());
             out.write_all(overlay.as_bytes())?;
         }
     }

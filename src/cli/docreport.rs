@@ -87,11 +87,32 @@ pub(crate) fn provenance(catalog: &Catalog, scenario: Option<&Scenario>) -> Prov
     Provenance {
         version: env!("CARGO_PKG_VERSION").to_string(),
         catalog: catalog.describe(),
+        pricing: pricing_of(catalog),
         scenario: scenario.map(|s| s.origin.clone()),
         seed: scenario.map(|s| s.seed),
         runs: scenario.map(|s| s.runs as u64),
         command_line: quote_command_line(&words),
     }
+}
+
+/// The pricing day (or sheet, tier) of a priced catalog, once: the models' `priced` without the
+/// per-model price change in force (the price sources list that per model).
+fn pricing_of(catalog: &Catalog) -> Option<String> {
+    let mut seen: Vec<String> = Vec::new();
+    for m in &catalog.models {
+        if let Some(p) = &m.priced {
+            let common = match p.split_once(" (price change of ") {
+                Some((day, rest)) => {
+                    format!("{day}{}", rest.split_once(')').map_or("", |(_, r)| r))
+                }
+                None => p.clone(),
+            };
+            if !seen.contains(&common) {
+                seen.push(common);
+            }
+        }
+    }
+    (!seen.is_empty()).then(|| seen.join("; "))
 }
 
 /// The scenario text as simulated: the file, or the built-in default.

@@ -52,6 +52,11 @@ pub(crate) fn cmd_import_litellm(a: ImportLitellmArgs, out: &mut dyn Write) -> R
     for (k, why) in &imp.skipped {
         report.push_str(&format!("  skipped {k}: {why}\n"));
     }
+    for (k, builtin) in &imp.replaced {
+        report.push_str(&format!(
+            "  overlays built-in {builtin} with {k}: the file's prices on the built-in caching mechanics\n"
+        ));
+    }
     for (k, what) in &imp.corrections {
         report.push_str(&format!("  corrected {k}: {what}\n"));
     }

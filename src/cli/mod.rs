@@ -215,7 +215,7 @@ pub(crate) fn run(cli: Cli, out: &mut dyn Write) -> Result<()> {
     let catalog = catalog.priced(&pricing)?;
     match cli.command.unwrap_or(Command::Run(run::RunArgs::default())) {
         Command::Run(a) => run::cmd_run(&catalog, a, out),
-        Command::Models(a) => models::cmd_models(&catalog, a, out),
+        Command::Models(a) => models::cmd_models(&catalog, a, pricing.on, out),
         Command::Compare(a) => compare::cmd_compare(&catalog, a, out),
         Command::Whatif(a) => whatif::cmd_whatif(&catalog, a, out),
         Command::Advise(a) => advise::cmd_advise(&catalog, a, out),

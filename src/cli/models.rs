@@ -14,17 +14,24 @@ pub(crate) struct ModelsArgs {
     /// Output format.
     #[arg(long, value_enum, default_value_t = TextFormat::Table)]
     pub format: TextFormat,
-    /// List where the catalog disagrees with a LiteLLM price file
-    /// (`model_prices_and_context_window.json`) instead of listing the catalog.
+    /// List where the catalog disagrees with a price tracker's file instead of listing the
+    /// catalog: LiteLLM's `model_prices_and_context_window.json`, or genai-prices' data as JSON
+    /// (a list of providers; its dated prices are read on the `--on` day, today by default).
     #[arg(long, value_name = "FILE")]
     pub check_against: Option<std::path::PathBuf>,
 }
 
 /// Runs `pcsim models`.
-pub(crate) fn cmd_models(catalog: &Catalog, a: ModelsArgs, out: &mut dyn Write) -> Result<()> {
+pub(crate) fn cmd_models(
+    catalog: &Catalog,
+    a: ModelsArgs,
+    on: Option<crate::base::date::Day>,
+    out: &mut dyn Write,
+) -> Result<()> {
     let format = Format::from(a.format);
     if let Some(file) = &a.check_against {
-        return check(catalog, file, format, out);
+        let day = on.unwrap_or_else(crate::base::date::Day::today);
+        return check(catalog, file, day, format, out);
     }
     match format {
         Format::Json => {
@@ -111,19 +118,30 @@ fn human_seconds(s: f64) -> String {
 fn check(
     catalog: &Catalog,
     file: &std::path::Path,
+    day: crate::base::date::Day,
     format: Format,
     out: &mut dyn Write,
 ) -> Result<()> {
     let text = crate::error::read_text(file)?;
-    let rep =
-        crate::input::litellm_check::check_against(catalog, &text, &file.display().to_string())?;
+    let rep = crate::input::litellm_check::check_against_on(
+        catalog,
+        &text,
+        &file.display().to_string(),
+        day,
+    )?;
     if format == Format::Json {
         let v = serde_json::json!({ "catalog": catalog.origin, "file": file.display().to_string(), "check": rep });
         out.write_all(report::to_json(&v)?.as_bytes())?;
         return Ok(());
     }
     let mut t = TextTable::new(
-        &["model", "litellm key", "field", "catalog", "litellm"],
+        &[
+            "model",
+            "tracker key",
+            "field",
+            "catalog",
+            rep.tracker.as_str(),
+        ],
         &[false, false, false, true, true],
     );
     let show = |x: Option<f64>| x.map_or("-".to_string(), |x| format!("{x}"));
@@ -152,7 +170,8 @@ fn check(
     }
     if !rep.not_compared.is_empty() {
         text.push_str(&format!(
-            "not compared (no litellm key in the catalog): {}\n",
+            "not compared (no {} key in the catalog): {}\n",
+            rep.tracker,
             rep.not_compared.join(", ")
         ));
     }

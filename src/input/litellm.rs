@@ -29,6 +29,10 @@ pub struct Import {
     pub bad: usize,
     /// Where LiteLLM's data was read otherwise than as filed: (key, what and why).
     pub corrections: Vec<(String, String)>,
+    /// Keys that are ids of built-in models: (key, the built-in model it overlays). Such an entry
+    /// keeps the built-in model's caching mechanics, rendering family and strategy, and takes its
+    /// prices from the file, so that `--catalog` with the import replaces prices, not behaviour.
+    pub replaced: Vec<(String, String)>,
     /// Cost fields pcsim has no place for: field (and why) -> number of imported entries carrying it.
     pub unmapped: BTreeMap<String, usize>,
     /// Capability and limit fields that do not affect cost, and cost fields deliberately not read,
@@ -118,6 +122,8 @@ pub fn import(text: &str, origin: &str, keys: &[String]) -> Result<Import> {
     } else {
         keys.iter().filter_map(|k| db.get_key_value(k)).collect()
     };
+    let file_keys: std::collections::HashSet<&str> =
+        selected.iter().map(|(k, _)| k.as_str()).collect();
     let mut imp = Import::default();
     let mut entries = Vec::new();
     let mut family_text: BTreeMap<&'static str, String> = BTreeMap::new();
@@ -150,6 +156,39 @@ pub fn import(text: &str, origin: &str, keys: &[String]) -> Result<Import> {
             t
         });
         e.corrections.extend(tiered);
+        if let Some(b) = embedded.models.iter().find(|m| &m.id == key) {
+            let own = b.alias_of.as_deref().unwrap_or(&b.id);
+            let b = embedded.model(own)?;
+            let fam = family_text.get(e.family).cloned().unwrap_or_default();
+            match keep_mechanics(b, key, &fam, &e.toml, &file_keys) {
+                Ok(toml) => {
+                    e.toml = toml;
+                    e.family = embedded
+                        .families
+                        .iter()
+                        .find(|f| f.id == b.family)
+                        .map_or(e.family, |f| leak_family_id(&f.id));
+                    family_text.entry(e.family).or_insert_with(|| {
+                        let mut t = String::new();
+                        if let Some(fam) = embedded.families.iter().find(|x| x.id == b.family) {
+                            write_family(&mut t, fam);
+                        }
+                        t
+                    });
+                    imp.replaced.push((key.clone(), b.id.clone()));
+                }
+                Err(err) => {
+                    imp.skip(
+                        key,
+                        Skip::NotApplicable(format!(
+                            "overlays built-in `{}` but its prices cannot be laid on it: {err}",
+                            b.id
+                        )),
+                    );
+                    continue;
+                }
+            }
+        }
         entries.push((key.clone(), entry, e));
     }
     // Each entry must load, so that one entry the catalog refuses is skipped rather than failing
@@ -247,6 +286,125 @@ pub fn import(text: &str, origin: &str, keys: &[String]) -> Result<Import> {
     );
     imp.toml = out;
     Ok(imp)
+}
+
+/// The built-in families' ids as `'static` (the import names families by the ids of
+/// `litellm_entry::family_for`; an overlaid model keeps its built-in family).
+fn leak_family_id(id: &str) -> &'static str {
+    const KNOWN: [&str; 7] = [
+        "claude-4.8",
+        "claude-5",
+        "openai-o200k",
+        "gemini",
+        "glm",
+        "kimi",
+        "generic",
+    ];
+    KNOWN
+        .iter()
+        .find(|k| **k == id)
+        .copied()
+        .unwrap_or("generic")
+}
+
+/// A file entry whose key is a built-in model's id, laid on that model: the built-in caching modes
+/// (minimums, granularity, TTLs, breakpoints, lookback, hit chances, anchors, invalidation),
+/// rendering family and default strategy stay; the prices come from the file (input, output,
+/// cache reads, writes of the tiers the file prices, long context, service tiers, regional
+/// multiplier, context window), and the built-in dated changes are dropped (the file's prices are
+/// as of the import). Returns the `[[model]]` TOML.
+fn keep_mechanics(
+    builtin: &crate::model::catalog::ModelSpec,
+    key: &str,
+    family_toml: &str,
+    entry_toml: &str,
+    file_keys: &std::collections::HashSet<&str>,
+) -> Result<String> {
+    let file = Catalog::from_toml_str(&format!("{family_toml}{entry_toml}"), key)?;
+    let file = file
+        .models
+        .first()
+        .ok_or_else(|| Error::invalid(key, "model", "the entry made no model"))?;
+    let mut m = builtin.clone();
+    m.id = key.to_string();
+    m.alias_of = None;
+    // The built-in model's other names follow it (`gpt-5.6` for Sol), but not the key itself.
+    // An alias the file has as a key of its own is that entry's id instead.
+    m.aliases
+        .retain(|a| a != key && !file_keys.contains(a.as_str()));
+    m.tool_rendering = None;
+    m.priced = None;
+    m.price_change.clear();
+    m.litellm = Some(key.to_string());
+    m.input_usd_per_mtok = file.input_usd_per_mtok.clone();
+    m.output_usd_per_mtok = file.output_usd_per_mtok.clone();
+    if file.context_window.is_some() {
+        m.context_window = file.context_window.clone();
+    }
+    let file_rules = [
+        &file.cache.explicit,
+        &file.cache.automatic,
+        &file.cache.implicit,
+    ]
+    .into_iter()
+    .flatten()
+    .next();
+    if let Some(fr) = file_rules {
+        let default_write = fr
+            .tiers
+            .get("5m")
+            .or_else(|| fr.tier(None).map(|(_, t)| t))
+            .map(|t| t.write_multiplier.clone());
+        for rules in [
+            &mut m.cache.explicit,
+            &mut m.cache.automatic,
+            &mut m.cache.implicit,
+        ]
+        .into_iter()
+        .flatten()
+        {
+            rules.read_multiplier = fr.read_multiplier.clone();
+            // Writes: only where the file prices a write (an explicit mode).
+            if file.cache.explicit.is_some() {
+                for (name, tier) in rules.tiers.iter_mut() {
+                    // A tier the file prices by name (1h, 12h); any other from its default write.
+                    let from = match fr.tiers.get(name.as_str()) {
+                        Some(t) if name != "5m" || fr.tiers.contains_key("5m") => {
+                            Some(t.write_multiplier.clone())
+                        }
+                        _ if name == "1h" || name == "12h" => None,
+                        _ => default_write.clone(),
+                    };
+                    if let Some(w) = from {
+                        tier.write_multiplier = w;
+                    }
+                }
+            }
+        }
+    }
+    if file.long_context.is_some() {
+        m.long_context = file.long_context.clone();
+    }
+    for (name, t) in &file.service_tier {
+        m.service_tier.insert(name.clone(), t.clone());
+    }
+    if file.regional_multiplier.is_some() {
+        m.regional_multiplier = file.regional_multiplier.clone();
+    }
+    let note = format!(
+        "Prices from LiteLLM key {key} (import-litellm); caching mechanics, rendering family and strategy of the built-in model `{}`.",
+        builtin.id
+    );
+    m.notes = Some(match &m.notes {
+        Some(n) => format!("{note} {n}"),
+        None => note,
+    });
+    #[derive(serde::Serialize)]
+    struct One<'a> {
+        model: [&'a crate::model::catalog::ModelSpec; 1],
+    }
+    toml::to_string(&One { model: [&m] })
+        .map_err(|e| Error::invalid(key, "model", format!("cannot be written as TOML: {e}")))
 }
 
 /// The families used, then the entries.

@@ -1,7 +1,10 @@
-//! `pcsim models --check-against FILE`: where the built-in catalog disagrees with a LiteLLM price
-//! file (`model_prices_and_context_window.json`), price by price, for every model whose catalog
-//! entry names its LiteLLM key (`litellm = "..."`). Keeping the catalog current is then: run the
-//! check on a fresh copy of the file, read the differences, fix `models.toml` with sources.
+//! `pcsim models --check-against FILE`: where the built-in catalog disagrees with a price tracker's
+//! file, price by price: LiteLLM's price file (`model_prices_and_context_window.json`), for every
+//! model whose catalog entry names its LiteLLM key (`litellm = "..."`), or genai-prices' data (a
+//! JSON list of providers, `crate::input::genai_check`), for every model that names its
+//! genai-prices id (`genai_prices = "PROVIDER/MODEL"`). Keeping the catalog current is then: run
+//! the check on a fresh copy of the file (`scripts/check-prices`), read the differences, fix
+//! `models.toml` with sources or record why the tracker is wrong.
 
 use serde::Serialize;
 use serde_json::{Map, Value};
@@ -14,7 +17,7 @@ use crate::model::catalog::{Catalog, ModelSpec};
 pub struct Disagreement {
     /// Catalog model id.
     pub model: String,
-    /// The LiteLLM key it was compared with.
+    /// The tracker's key it was compared with (LiteLLM key, or genai-prices `PROVIDER/MODEL`).
     pub litellm_key: String,
     /// What is compared, in catalog terms (e.g. `input_usd_per_mtok`, `cache.explicit.read_multiplier`).
     pub field: String,
@@ -24,12 +27,25 @@ pub struct Disagreement {
     pub litellm: Option<f64>,
 }
 
+/// One price on which the catalog and the file agree.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Agreement {
+    /// Catalog model id.
+    pub model: String,
+    /// What is compared, in catalog terms, as [`Disagreement::field`].
+    pub field: String,
+}
+
 /// The outcome of a check.
 #[derive(Debug, Clone, Default, Serialize)]
 #[non_exhaustive]
 pub struct CheckReport {
     /// Prices compared and equal.
     pub agreeing: usize,
+    /// Which prices agree (as many as `agreeing`).
+    pub agreed: Vec<Agreement>,
+    /// The kind of file read: `litellm` or `genai-prices`.
+    pub tracker: String,
     /// Prices that differ.
     pub disagreements: Vec<Disagreement>,
     /// Catalog models whose LiteLLM key the file does not have.
@@ -49,22 +65,34 @@ fn ratio(e: &Map<String, Value>, num: &str, den: &str) -> Option<f64> {
 
 /// Equal within 0.05%: the catalog writes derived multipliers to four significant digits (0.1667
 /// for $0.10 / $0.60), which a stricter test would report as a disagreement.
-fn same(a: f64, b: f64) -> bool {
+pub(crate) fn same(a: f64, b: f64) -> bool {
     (a - b).abs() <= 5e-4 * a.abs().max(b.abs()).max(1e-12)
 }
 
-struct Checker<'a> {
-    report: &'a mut CheckReport,
-    model: &'a ModelSpec,
-    key: &'a str,
+pub(crate) struct Checker<'a> {
+    pub(crate) report: &'a mut CheckReport,
+    pub(crate) model: &'a ModelSpec,
+    pub(crate) key: &'a str,
 }
 
 impl Checker<'_> {
     /// Compares when the file has the price; a catalog price the file lacks is not a disagreement
     /// unless `both` (prices every entry of the file carries, such as the input price).
-    fn cmp(&mut self, field: &str, catalog: Option<f64>, litellm: Option<f64>, both: bool) {
+    pub(crate) fn cmp(
+        &mut self,
+        field: &str,
+        catalog: Option<f64>,
+        litellm: Option<f64>,
+        both: bool,
+    ) {
         match (catalog, litellm) {
-            (Some(c), Some(l)) if same(c, l) => self.report.agreeing += 1,
+            (Some(c), Some(l)) if same(c, l) => {
+                self.report.agreeing += 1;
+                self.report.agreed.push(Agreement {
+                    model: self.model.id.clone(),
+                    field: field.to_string(),
+                });
+            }
             (None, None) => {}
             (Some(_), None) if !both => {}
             (c, l) => self.report.disagreements.push(Disagreement {
@@ -78,18 +106,37 @@ impl Checker<'_> {
     }
 }
 
-/// Compares every model of `catalog` that names a LiteLLM key with the file's entry.
+/// Compares every model of `catalog` that names its key in the file's tracker with the file's
+/// entry: a LiteLLM price file (an object of entries), or genai-prices' data (a list of providers,
+/// whose dated prices are read on today's date; [`check_against_on`] names the day).
 pub fn check_against(catalog: &Catalog, text: &str, origin: &str) -> Result<CheckReport> {
+    check_against_on(catalog, text, origin, crate::base::date::Day::today())
+}
+
+/// [`check_against`] with genai-prices' dated prices read on `day` (the day `catalog` was priced
+/// on). A LiteLLM file has no dates.
+pub fn check_against_on(
+    catalog: &Catalog,
+    text: &str,
+    origin: &str,
+    day: crate::base::date::Day,
+) -> Result<CheckReport> {
     let v: Value = serde_json::from_str(text)
         .map_err(|e| Error::parse(origin, format!("not valid JSON: {e}")))?;
+    if let Some(providers) = v.as_array() {
+        return crate::input::genai_check::check(catalog, providers, origin, day);
+    }
     let db = v.as_object().ok_or_else(|| {
         Error::invalid(
             origin,
             "(top level)",
-            "expected an object mapping model keys to entries",
+            "expected an object mapping model keys to entries (LiteLLM) or a list of providers (genai-prices)",
         )
     })?;
-    let mut report = CheckReport::default();
+    let mut report = CheckReport {
+        tracker: "litellm".into(),
+        ..CheckReport::default()
+    };
     for m in &catalog.models {
         if m.alias_of.is_some() {
             continue;
@@ -180,6 +227,16 @@ pub fn check_against(catalog: &Catalog, text: &str, origin: &str) -> Result<Chec
                     ),
                     false,
                 );
+                c.cmp(
+                    &format!("cache.{mode}.tiers.12h.write_multiplier"),
+                    tier("12h"),
+                    ratio(
+                        e,
+                        "cache_creation_input_token_cost_above_12hr",
+                        "input_cost_per_token",
+                    ),
+                    false,
+                );
             }
             c.cmp(
                 &format!("cache.{mode}.min_tokens"),
@@ -246,6 +303,22 @@ pub fn check_against(catalog: &Catalog, text: &str, origin: &str) -> Result<Chec
                 false,
             );
         }
+        // DeepSeek's off-peak rates: `off_peak_pricing`, as the `off-peak` tier's multipliers.
+        let off = e.get("off_peak_pricing").and_then(Value::as_object);
+        let off_ratio = |k: &str| Some(off?.get(k)?.as_f64()? / e.get(k)?.as_f64()?);
+        let t = m.service_tier.get("off-peak");
+        c.cmp(
+            "service_tier.off-peak.input_multiplier",
+            t.map(|t| t.input_multiplier.value),
+            off_ratio("input_cost_per_token"),
+            false,
+        );
+        c.cmp(
+            "service_tier.off-peak.output_multiplier",
+            t.map(|t| t.output_multiplier.value),
+            off_ratio("output_cost_per_token"),
+            false,
+        );
         // Anthropic's entries give the US data-residency factor as `provider_specific_entry.us`.
         let regional = ["eu", "us"]
             .iter()

@@ -472,6 +472,7 @@ pub(crate) fn map_entry(
     for (field, tier) in [
         ("cache_creation_input_token_cost", "5m"),
         ("cache_creation_input_token_cost_above_1hr", "1h"),
+        ("cache_creation_input_token_cost_above_12hr", "12h"),
     ] {
         let Some(w) = row.cost(field)? else { continue };
         if w >= input {
@@ -560,6 +561,7 @@ pub(crate) fn map_entry(
         write_long_context(&mut o, &row, l, output);
     }
     write_service_tiers(&mut o, &mut row, input, output, read.map(|r| r.0), &writes)?;
+    write_off_peak(&mut o, &mut row, input, output, read.map(|r| r.0))?;
     if let Some(p) = preamble {
         // The documented tool system prompt replaces the family's preamble; template and rates stay.
         if let Some(fam) = families.iter().find(|x| x.id == family) {
@@ -764,6 +766,92 @@ fn read_regional(row: &mut Row<'_>) -> Result<Option<(f64, &'static str)>, Bad> 
     }
 }
 
+/// LiteLLM's `off_peak_pricing` (DeepSeek: `{ input_cost_per_token, output_cost_per_token,
+/// cache_read_input_token_cost, windows }`) as the `off-peak` service tier: its multipliers of the
+/// list (peak) prices. The hours (`windows`) are not read: `--service-tier off-peak` prices every
+/// call at the off-peak rates (docs/prices.md, "Time of day").
+fn write_off_peak(
+    o: &mut Out<'_>,
+    row: &mut Row<'_>,
+    input: f64,
+    output: f64,
+    read: Option<f64>,
+) -> Result<(), Bad> {
+    const FIELD: &str = "off_peak_pricing";
+    let Some(v) = row.e.get(FIELD).filter(|v| !v.is_null()) else {
+        return Ok(());
+    };
+    let price = |k: &str| -> Result<Option<f64>, Bad> {
+        match v.get(k) {
+            None | Some(Value::Null) => Ok(None),
+            Some(x) => match x.as_f64() {
+                Some(p) if p >= 0.0 && p * 1e6 <= MAX_USD_PER_MTOK => Ok(Some(p)),
+                _ => Err(bad(
+                    &format!("{FIELD}.{k}"),
+                    format!("expected a price per token, found {}", describe(x)),
+                )),
+            },
+        }
+    };
+    let (Some(oi), Some(oo)) = (
+        price("input_cost_per_token")?,
+        price("output_cost_per_token")?,
+    ) else {
+        row.no_place(
+            FIELD,
+            "off-peak prices need both an input and an output price",
+        );
+        return Ok(());
+    };
+    row.entry.used.insert(FIELD.to_string());
+    let m_in = row.factor(FIELD, oi / input, "the off-peak input multiplier")?;
+    let m_out = if output > 0.0 {
+        row.factor(FIELD, oo / output, "the off-peak output multiplier")?
+    } else {
+        1.0
+    };
+    let src = |what: &str, p: f64, base: f64| {
+        format!(
+            "documented: LiteLLM model_prices_and_context_window.json, key {}, {FIELD}.{what} {p:e} / {base:e} (its hours, `windows`, not modelled: every call off-peak)",
+            row.key
+        )
+    };
+    o.line("[model.service_tier.off-peak]");
+    o.price(
+        "input_multiplier",
+        m_in,
+        &src("input_cost_per_token", oi, input),
+    );
+    o.price(
+        "output_multiplier",
+        m_out,
+        &src("output_cost_per_token", oo, output),
+    );
+    let off_read = price("cache_read_input_token_cost")?;
+    match (read, off_read) {
+        (Some(r), Some(t)) if r > 0.0 && same(t / r, m_in) => {
+            o.flag("caching", true, &src("cache_read_input_token_cost", t, r))
+        }
+        (Some(_), Some(_)) => {
+            row.no_place(
+                &format!("{FIELD}.cache_read_input_token_cost"),
+                "not the off-peak input multiplier of the read price",
+            );
+            o.flag(
+                "caching",
+                true,
+                "assumed: the off-peak input multiplier applies to cache reads as well",
+            );
+        }
+        _ => o.flag(
+            "caching",
+            read.is_some(),
+            "assumed: LiteLLM lists no off-peak cache price; caching as at peak",
+        ),
+    }
+    Ok(())
+}
+
 fn write_service_tiers(
     o: &mut Out<'_>,
     row: &mut Row<'_>,
@@ -928,13 +1016,15 @@ fn write_cache(
     let default = if writes.iter().any(|(t, _, _)| *t == "5m") {
         "5m"
     } else {
-        "1h"
+        writes.first().map_or("1h", |(t, _, _)| *t)
     };
     o.line(&format!("default_tier = {}", q(default)));
     for (tier, field, w) in writes {
         o.line(&format!("[{at}.tiers.{tier}]"));
         if *tier == "5m" {
             o.num("ttl_seconds", "300.0", "assumed: LiteLLM gives no TTL; cache_creation_input_token_cost is the default 5-minute write (providers.md 1a)");
+        } else if *tier == "12h" {
+            o.num("ttl_seconds", "43200.0", &format!("documented: LiteLLM model_prices_and_context_window.json, key {}, field name cache_creation_input_token_cost_above_12hr (12-hour writes)", row.key));
         } else {
             o.num("ttl_seconds", "3600.0", &format!("documented: LiteLLM model_prices_and_context_window.json, key {}, field name cache_creation_input_token_cost_above_1hr (1-hour writes)", row.key));
         }

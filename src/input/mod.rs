@@ -4,6 +4,7 @@
 //! above it.
 
 pub mod capture;
+mod genai_check;
 pub mod litellm;
 pub mod litellm_check;
 mod litellm_entry;

@@ -198,6 +198,10 @@ pub struct ModelSpec {
     /// The model's key in LiteLLM's price file, for `pcsim models --check-against`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub litellm: Option<String>,
+    /// The model's id in genai-prices' data, `PROVIDER/MODEL` (e.g. `openai/gpt-5.6-sol`), for
+    /// `pcsim models --check-against` on a genai-prices file.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub genai_prices: Option<String>,
     /// Longest prompt the model accepts, in tokens (its context window for input); a simulated
     /// prompt above it is warned about (the provider would refuse the call).
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -264,6 +268,22 @@ struct RawCatalog {
     model: Vec<ModelSpec>,
     #[serde(default)]
     price_sheet: Vec<crate::model::prices::PriceSheetSpec>,
+    #[serde(default)]
+    tracker: Vec<crate::model::prices::Tracker>,
+    #[serde(default)]
+    model_family: Vec<ModelFamily>,
+}
+
+/// `[[model_family]]`: gives one model (and its aliases) another rendering family, e.g. the
+/// family `pcsim calibrate --only` fits for that model alone, leaving the rest of its family as
+/// it was.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct ModelFamily {
+    /// The model's id (or one of its aliases).
+    model: String,
+    /// The family it renders tools with from now on.
+    family: String,
 }
 
 /// A validated catalog of models.
@@ -279,6 +299,8 @@ pub struct Catalog {
     pub models: Vec<ModelSpec>,
     /// Named price sheets (`--price-sheet`).
     pub price_sheets: Vec<crate::model::prices::PriceSheetSpec>,
+    /// Price trackers' files that prices were checked against (`[[tracker]]`).
+    pub trackers: Vec<crate::model::prices::Tracker>,
 }
 
 impl Catalog {
@@ -312,17 +334,34 @@ impl Catalog {
     }
 
     fn from_raw(
-        raw: RawCatalog,
+        mut raw: RawCatalog,
         text: &str,
         origin: &str,
         overlaid_on: Option<String>,
     ) -> Result<Self> {
+        for (i, mf) in raw.model_family.iter().enumerate() {
+            let m = raw
+                .model
+                .iter_mut()
+                .find(|m| m.id == mf.model || m.aliases.contains(&mf.model))
+                .ok_or_else(|| {
+                    Error::invalid(
+                        origin,
+                        format!("model_family[{i}].model"),
+                        format!("no model `{}`", mf.model),
+                    )
+                    .located_in(text, origin)
+                })?;
+            m.family = mf.family.clone();
+            m.tool_rendering = None;
+        }
         let mut catalog = Catalog {
             origin: origin.to_string(),
             overlaid_on,
             families: raw.family,
             models: raw.model,
             price_sheets: raw.price_sheet,
+            trackers: raw.tracker,
         };
         catalog
             .resolve_and_validate()
@@ -511,6 +550,19 @@ impl Catalog {
         self.models = models;
         let ids: Vec<&str> = self.models.iter().map(|m| m.id.as_str()).collect();
         crate::model::prices::validate_sheets(&origin, &self.price_sheets, &ids)?;
+        let models: Vec<(String, &ModelSpec)> = self
+            .models
+            .iter()
+            .filter(|m| m.alias_of.is_none())
+            .map(|m| (format!("model `{}`", m.id), m))
+            .collect();
+        crate::model::prices::validate_trackers(&origin, &self.trackers, &models)?;
+        let sheets: Vec<(String, &crate::model::prices::PriceSheetSpec)> = self
+            .price_sheets
+            .iter()
+            .map(|s| (format!("price_sheet `{}`", s.id), s))
+            .collect();
+        crate::model::prices::validate_trackers(&origin, &self.trackers, &sheets)?;
         Ok(())
     }
 }
@@ -537,6 +589,8 @@ fn overlay_on_builtin(over: RawCatalog) -> Result<RawCatalog> {
     lay(&mut base.family, over.family, |f| f.id.as_str());
     lay(&mut base.model, over.model, |m| m.id.as_str());
     lay(&mut base.price_sheet, over.price_sheet, |p| p.id.as_str());
+    lay(&mut base.tracker, over.tracker, |t| t.id.as_str());
+    base.model_family.extend(over.model_family);
     Ok(base)
 }
 

@@ -22,12 +22,20 @@ pub(crate) fn parse_day(origin: &str, field: &str, text: &str) -> Result<Day> {
 }
 
 /// A dated change of a model's prices: from `effective_from` on, the given prices replace the
-/// earlier ones (absent fields stay as they were).
+/// earlier ones (absent fields stay as they were). With `until` it is a promotion: after that day
+/// the prices in force before it return (later changes still apply on their own days).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct PriceChange {
     /// First day (UTC) on which the change applies, `YYYY-MM-DD`.
     pub effective_from: String,
+    /// Last day (UTC) on which the change applies, `YYYY-MM-DD`; absent: until a later change.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub until: Option<String>,
+    /// What the change is (a cut, a promotion, a new model served under the id), with its
+    /// evidence where sources disagree.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub note: Option<String>,
     /// New base input price, USD per million tokens.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub input_usd_per_mtok: Option<Sourced<f64>>,
@@ -40,6 +48,12 @@ pub struct PriceChange {
     /// New storage price of explicit caches, USD per million tokens per hour.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub storage_usd_per_mtok_hour: Option<Sourced<f64>>,
+    /// New input price of the long-context tier, USD per million tokens.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub long_context_input_usd_per_mtok: Option<Sourced<f64>>,
+    /// New output price of the long-context tier, USD per million tokens.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub long_context_output_usd_per_mtok: Option<Sourced<f64>>,
 }
 
 /// One model's entry in a price sheet: the prices that replace the list prices.
@@ -60,6 +74,12 @@ pub struct SheetPrice {
     /// Storage price of explicit caches, USD per million tokens per hour.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub storage_usd_per_mtok_hour: Option<Sourced<f64>>,
+    /// Input price of the long-context tier, USD per million tokens.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub long_context_input_usd_per_mtok: Option<Sourced<f64>>,
+    /// Output price of the long-context tier, USD per million tokens.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub long_context_output_usd_per_mtok: Option<Sourced<f64>>,
 }
 
 /// A named set of prices other than the list prices (a gateway's table, a negotiated rate card).
@@ -145,16 +165,18 @@ fn check_opt_price(
 
 /// The prices a dated change or a price-sheet entry may set, in the order [`check_set_prices`]
 /// takes them: each field with its range.
-const SET_PRICES: [(&str, f64, f64); 4] = [
+const SET_PRICES: [(&str, f64, f64); 6] = [
     ("input_usd_per_mtok", f64::MIN_POSITIVE, MAX),
     ("output_usd_per_mtok", 0.0, MAX),
     ("read_multiplier", 0.0, 1.0),
     ("storage_usd_per_mtok_hour", 0.0, MAX),
+    ("long_context_input_usd_per_mtok", f64::MIN_POSITIVE, MAX),
+    ("long_context_output_usd_per_mtok", 0.0, MAX),
 ];
 
-/// Checks the prices a dated change or a sheet entry sets (input, output, read, storage): the
-/// two carry the same four optional prices, under `at`.
-fn check_set_prices(origin: &str, at: &str, prices: [&Option<Sourced<f64>>; 4]) -> Result<()> {
+/// Checks the prices a dated change or a sheet entry sets (input, output, read, storage,
+/// long-context input and output): the two carry the same six optional prices, under `at`.
+fn check_set_prices(origin: &str, at: &str, prices: [&Option<Sourced<f64>>; 6]) -> Result<()> {
     for ((field, min, max), v) in SET_PRICES.iter().zip(prices) {
         check_opt_price(origin, &format!("{at}.{field}"), v, *min, *max)?;
     }
@@ -182,6 +204,26 @@ pub(crate) fn validate_model_pricing(
             ));
         }
         last = Some(day);
+        if let Some(until) = &c.until {
+            let end = parse_day(origin, &format!("{f}.until"), until)?;
+            if end < day {
+                return Err(Error::invalid(
+                    origin,
+                    format!("{f}.until"),
+                    format!("{until} is before effective_from {}", c.effective_from),
+                ));
+            }
+        }
+        if (c.long_context_input_usd_per_mtok.is_some()
+            || c.long_context_output_usd_per_mtok.is_some())
+            && long_context.is_none()
+        {
+            return Err(Error::invalid(
+                origin,
+                f,
+                "sets long-context prices on a model without `[model.long_context]`",
+            ));
+        }
         check_set_prices(
             origin,
             &f,
@@ -190,6 +232,8 @@ pub(crate) fn validate_model_pricing(
                 &c.output_usd_per_mtok,
                 &c.read_multiplier,
                 &c.storage_usd_per_mtok_hour,
+                &c.long_context_input_usd_per_mtok,
+                &c.long_context_output_usd_per_mtok,
             ],
         )?;
     }
@@ -293,9 +337,93 @@ pub(crate) fn validate_sheets(origin: &str, sheets: &[PriceSheetSpec], ids: &[&s
                     &p.output_usd_per_mtok,
                     &p.read_multiplier,
                     &p.storage_usd_per_mtok_hour,
+                    &p.long_context_input_usd_per_mtok,
+                    &p.long_context_output_usd_per_mtok,
                 ],
             )?;
         }
+    }
+    Ok(())
+}
+
+/// A price tracker's file that catalog prices were compared with (`[[tracker]]`): a published
+/// copy of many providers' prices (LiteLLM's price file, genai-prices' data) with a version and a
+/// release day. A price whose `checked_against` names it cannot have been checked against it
+/// later than the file's own day says.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Tracker {
+    /// Id a price's `checked_against` names, e.g. `litellm-1.110.2`.
+    pub id: String,
+    /// The tracker's name, e.g. `LiteLLM`.
+    pub name: String,
+    /// The package version the file is from.
+    pub version: String,
+    /// The day (UTC) the package was published, `YYYY-MM-DD`: the newest day its prices speak for.
+    pub released: String,
+    /// Where the file comes from and where a copy is kept (a path in the repository).
+    pub file: String,
+}
+
+/// Checks the catalog's trackers and every price's `checked_against` that names one: the price's
+/// `checked` day is no later than the tracker's release day (a price cannot have been compared on
+/// 2026-12-03 with a file of 2026-07-24 and be called current as of 2026-12-03).
+pub(crate) fn validate_trackers<T: Serialize>(
+    origin: &str,
+    trackers: &[Tracker],
+    items: &[(String, &T)],
+) -> Result<()> {
+    let mut released = BTreeMap::new();
+    for t in trackers {
+        let at = format!("tracker `{}`", t.id);
+        let day = parse_day(origin, &format!("{at}.released"), &t.released)?;
+        if released.insert(t.id.as_str(), day).is_some() {
+            return Err(Error::invalid(origin, at, "defined twice"));
+        }
+    }
+    for (at, item) in items {
+        let v =
+            serde_json::to_value(item).map_err(|e| Error::invalid(origin, at, e.to_string()))?;
+        check_checked_against(origin, at, &v, &released)?;
+    }
+    Ok(())
+}
+
+fn check_checked_against(
+    origin: &str,
+    at: &str,
+    v: &serde_json::Value,
+    released: &BTreeMap<&str, Day>,
+) -> Result<()> {
+    match v {
+        serde_json::Value::Object(o) => {
+            if let (Some(checked), Some(against)) = (
+                o.get("checked").and_then(|c| c.as_str()),
+                o.get("checked_against").and_then(|c| c.as_str()),
+            ) {
+                if let Some(day) = released.get(against) {
+                    let c = parse_day(origin, &format!("{at}.checked"), checked)?;
+                    if c > *day {
+                        return Err(Error::invalid(
+                            origin,
+                            format!("{at}.checked"),
+                            format!(
+                                "{checked} is later than {day}, the release day of `{against}` it was checked against"
+                            ),
+                        ));
+                    }
+                }
+            }
+            for (k, x) in o {
+                check_checked_against(origin, &format!("{at}.{k}"), x, released)?;
+            }
+        }
+        serde_json::Value::Array(a) => {
+            for (i, x) in a.iter().enumerate() {
+                check_checked_against(origin, &format!("{at}[{i}]"), x, released)?;
+            }
+        }
+        _ => {}
     }
     Ok(())
 }

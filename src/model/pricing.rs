@@ -141,6 +141,46 @@ fn set_storage(model: &mut ModelSpec, from: &Option<Sourced<f64>>) {
     }
 }
 
+fn set_long_context(
+    model: &mut ModelSpec,
+    input: &Option<Sourced<f64>>,
+    output: &Option<Sourced<f64>>,
+) {
+    if let Some(lc) = &mut model.long_context {
+        set(&mut lc.input_usd_per_mtok, input);
+        set(&mut lc.output_usd_per_mtok, output);
+    }
+}
+
+/// Applies the model's dated price changes in force on `day` (in date order, as checked at load):
+/// a change applies from its `effective_from` through its `until` (a promotion), so after a
+/// promotion the prices in force before it return. Returns the first day of the latest change
+/// applied, the day the prices in force date from.
+fn apply_price_changes(model: &mut ModelSpec, day: Day, origin: &str) -> Result<Option<Day>> {
+    let mut in_force = None;
+    let changes = model.price_change.clone();
+    for c in &changes {
+        let from = parse_day(origin, "price_change.effective_from", &c.effective_from)?;
+        let until = match &c.until {
+            Some(u) => Some(parse_day(origin, "price_change.until", u)?),
+            None => None,
+        };
+        if from <= day && until.is_none_or(|u| day <= u) {
+            set(&mut model.input_usd_per_mtok, &c.input_usd_per_mtok);
+            set(&mut model.output_usd_per_mtok, &c.output_usd_per_mtok);
+            set_read(model, &c.read_multiplier);
+            set_storage(model, &c.storage_usd_per_mtok_hour);
+            set_long_context(
+                model,
+                &c.long_context_input_usd_per_mtok,
+                &c.long_context_output_usd_per_mtok,
+            );
+            in_force = Some(from);
+        }
+    }
+    Ok(in_force)
+}
+
 /// Multiplies a sourced price, recording the factor and its source.
 fn scale(v: &mut Sourced<f64>, factor: f64, why: &str) {
     v.value *= factor;
@@ -213,22 +253,11 @@ impl Catalog {
         }
         let mut out = self.clone();
         for model in &mut out.models {
-            let mut applied = vec![format!("list prices on {day}")];
-            // Dated changes, in date order (checked at load).
-            let changes = model.price_change.clone();
-            for c in &changes {
-                let from = parse_day(
-                    &self.origin,
-                    "price_change.effective_from",
-                    &c.effective_from,
-                )?;
-                if from <= day {
-                    set(&mut model.input_usd_per_mtok, &c.input_usd_per_mtok);
-                    set(&mut model.output_usd_per_mtok, &c.output_usd_per_mtok);
-                    set_read(model, &c.read_multiplier);
-                    set_storage(model, &c.storage_usd_per_mtok_hour);
-                }
-            }
+            let in_force = apply_price_changes(model, day, &self.origin)?;
+            let mut applied = vec![match in_force {
+                Some(since) => format!("list prices on {day} (price change of {since})"),
+                None => format!("list prices on {day}"),
+            }];
             if let Some(sheet) = sheet {
                 let own = model.alias_of.as_deref().unwrap_or(&model.id).to_string();
                 if let Some(p) = sheet.model.iter().find(|p| p.id == model.id || p.id == own) {
@@ -236,6 +265,11 @@ impl Catalog {
                     set(&mut model.output_usd_per_mtok, &p.output_usd_per_mtok);
                     set_read(model, &p.read_multiplier);
                     set_storage(model, &p.storage_usd_per_mtok_hour);
+                    set_long_context(
+                        model,
+                        &p.long_context_input_usd_per_mtok,
+                        &p.long_context_output_usd_per_mtok,
+                    );
                     applied = vec![format!("price sheet `{}`", sheet.id)];
                 }
             }
@@ -257,6 +291,7 @@ impl Catalog {
                     value,
                     source: o.source(),
                     checked: None,
+                    checked_against: None,
                 };
                 model.input_usd_per_mtok = sourced(o.input_usd_per_mtok);
                 model.output_usd_per_mtok = sourced(o.output_usd_per_mtok);

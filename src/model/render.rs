@@ -63,6 +63,10 @@ pub struct TemplateText {
     /// Text after each tool's JSON.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub tool_suffix: Option<String>,
+    /// Text between two tools, as a JSON array's `,` (Kimi's `tools | tojson`): written between
+    /// the tools' own texts, counted with the wrapper.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tool_separator: Option<String>,
     /// Separators of the tool JSON.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub json: Option<JsonStyle>,
@@ -74,14 +78,17 @@ pub struct TemplateText {
     pub special_tokens: Option<Vec<String>>,
 }
 
-/// A tool list as rendered text: `head`, then one unit per tool, then `tail`. The whole text is
-/// `head + tools.concat() + tail`; special tokens may occur in `head` and `tail` only.
+/// A tool list as rendered text: `head`, then one unit per tool (joined by `separator`), then
+/// `tail`. The whole text is `head + tools.join(separator) + tail`; special tokens may occur in
+/// `head` and `tail` only.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct Rendered {
     /// Wrapper before the tools.
     pub head: String,
     /// Each tool's own text, in list order.
     pub tools: Vec<String>,
+    /// Text between two tools (empty for most templates).
+    pub separator: String,
     /// Wrapper after the tools.
     pub tail: String,
     /// The strings of `head` and `tail` that are one special token each.
@@ -92,10 +99,16 @@ impl Rendered {
     /// The whole rendered text, exactly as counted.
     pub fn text(&self) -> String {
         let mut s = String::with_capacity(
-            self.head.len() + self.tail.len() + self.tools.iter().map(String::len).sum::<usize>(),
+            self.head.len()
+                + self.tail.len()
+                + self.tools.iter().map(String::len).sum::<usize>()
+                + self.separator.len() * self.tools.len().saturating_sub(1),
         );
         s.push_str(&self.head);
-        for t in &self.tools {
+        for (i, t) in self.tools.iter().enumerate() {
+            if i > 0 {
+                s.push_str(&self.separator);
+            }
             s.push_str(t);
         }
         s.push_str(&self.tail);
@@ -118,6 +131,7 @@ struct Layout<'a> {
     footer: &'a str,
     tool_prefix: &'a str,
     tool_suffix: &'a str,
+    tool_separator: &'a str,
     json: JsonStyle,
     sort_keys: bool,
     specials: Vec<String>,
@@ -161,6 +175,7 @@ fn layout(kind: TemplateKind, t: &TemplateText) -> Layout<'_> {
         footer: t.footer.as_deref().unwrap_or(footer),
         tool_prefix: t.tool_prefix.as_deref().unwrap_or(prefix),
         tool_suffix: t.tool_suffix.as_deref().unwrap_or(suffix),
+        tool_separator: t.tool_separator.as_deref().unwrap_or(""),
         json: t.json.unwrap_or(json),
         sort_keys: t.sort_keys.unwrap_or(sort),
         specials: t
@@ -206,6 +221,7 @@ pub(crate) fn render_list(kind: TemplateKind, text: &TemplateText, tools: &[Tool
             .iter()
             .map(|t| render_tool_with(kind, &l, t))
             .collect(),
+        separator: l.tool_separator.to_string(),
         tail: l.footer.to_string(),
         special_tokens: l.specials.clone(),
     }

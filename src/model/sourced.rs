@@ -17,6 +17,11 @@ pub struct Sourced<T> {
     /// For prices: the day (`YYYY-MM-DD`) the value was last compared with its source.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub checked: Option<String>,
+    /// For prices: what was read on the `checked` day, as a person can find it again: the id of
+    /// one of the catalog's `[[tracker]]` files (its `checked` is then no later than the file's
+    /// release day), or a page's title and its date.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub checked_against: Option<String>,
 }
 
 /// Kinds of source a catalog number may cite.

@@ -61,13 +61,21 @@ pub struct ToolRendering {
     pub factor: Option<Sourced<f64>>,
     /// Tokens added once whenever at least one tool is present, on top of the rendering.
     pub preamble_tokens: Sourced<f64>,
+    /// Where `preamble_tokens` is a fitted intercept of one measured list rather than a known
+    /// preamble: it applies in full from this many tools on, and to shorter lists in proportion
+    /// (`n / preamble_full_from_tools` of it), so that a residual fitted on 26 tools does not
+    /// land whole on a one-tool list no fact measured.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub preamble_full_from_tools: Option<Sourced<u64>>,
     /// Relative change of a tool's count per level of schema nesting above 1: a tool of depth `d`
     /// counts `raw x (1 + depth_slope x (d - 1))` before the factor. For a stand-in vocabulary whose
     /// ratio to the provider's own drifts with nesting (measured against a public relative of it);
     /// 0 when absent.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub depth_slope: Option<Sourced<f64>>,
-    /// `linear` only: tokens added per tool regardless of its size.
+    /// Tokens added per tool regardless of its size: the `linear` model's per-tool constant, or,
+    /// for a template kind, a stated residual the provider bills per tool beyond its published
+    /// rendering (GPT-5.6: 64 measured against harmony's 56 per synthetic tool).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub per_tool_tokens: Option<Sourced<f64>>,
     /// `linear` only: tokens per byte of description text.
@@ -101,6 +109,7 @@ impl ToolRendering {
             tokenizer_file: None,
             factor: None,
             preamble_tokens: preamble,
+            preamble_full_from_tools: None,
             depth_slope: None,
             per_tool_tokens: Some(per_tool),
             prose_tokens_per_byte: Some(prose),
@@ -167,8 +176,14 @@ impl ToolRendering {
         t.round().max(0.0) as u64
     }
 
-    fn fixed_preamble(&self) -> u64 {
-        self.preamble_tokens.value.round().max(0.0) as u64
+    /// The preamble of a list of `tools` tools, in whole tokens: all of it, or its share of a
+    /// fitted intercept below `preamble_full_from_tools`.
+    fn fixed_preamble(&self, tools: usize) -> u64 {
+        let share = match &self.preamble_full_from_tools {
+            Some(full) if (tools as u64) < full.value => tools as f64 / full.value as f64,
+            _ => 1.0,
+        };
+        (self.preamble_tokens.value * share).round().max(0.0) as u64
     }
 
     /// Raw tokenizer count of one tool's own text (without the list's wrapper), before the depth
@@ -183,9 +198,17 @@ impl ToolRendering {
     // Rounded down, so that the tools of a list never sum to more than the scaled count of the
     // whole list (the rest is the wrapper's, see `preamble_for`).
     fn scaled_tool(&self, tool: &Tool, raw: u64) -> u64 {
-        (self.factor() * raw as f64 * self.depth_weight(tool))
+        (self.factor() * raw as f64 * self.depth_weight(tool) + self.tool_residual())
             .floor()
             .max(0.0) as u64
+    }
+
+    /// A template kind's per-tool residual (`per_tool_tokens`), 0 when none is stated.
+    fn tool_residual(&self) -> f64 {
+        match self.template {
+            TemplateKind::Linear => 0.0,
+            _ => value(&self.per_tool_tokens),
+        }
     }
 
     /// Tokens of one tool (its own text, without the list's wrapper), in whole tokens.
@@ -257,7 +280,10 @@ impl ToolRendering {
         match self.template {
             TemplateKind::Linear => {
                 let per: Vec<u64> = tools.iter().map(|t| self.tool_tokens(t)).collect();
-                (self.fixed_preamble() + per.iter().sum::<u64>(), per)
+                (
+                    self.fixed_preamble(tools.len()) + per.iter().sum::<u64>(),
+                    per,
+                )
             }
             _ => {
                 let (whole, own) = self.raw_counts(tools);
@@ -268,7 +294,7 @@ impl ToolRendering {
                     .collect();
                 let parts: u64 = per.iter().sum();
                 (
-                    self.block_of(self.corrected(tools, whole, &own), parts),
+                    self.block_of(self.corrected(tools, whole, &own), parts, tools.len()),
                     per,
                 )
             }
@@ -277,13 +303,15 @@ impl ToolRendering {
 
     /// A template kind's block from the corrected count of its whole list and the sum of its
     /// tools' [`Self::tool_tokens`] (`parts`).
-    fn block_of(&self, corrected: f64, parts: u64) -> u64 {
-        let block = (self.factor() * corrected).round().max(0.0) as u64;
+    fn block_of(&self, corrected: f64, parts: u64, tools: usize) -> u64 {
+        let block = (self.factor() * corrected + self.tool_residual() * tools as f64)
+            .round()
+            .max(0.0) as u64;
         // Counted alone, tools can sum to more than the whole text where the tokenizer
         // merges punctuation across two tools (`},{` in compact JSON) and the wrapper is
         // short; the block is then the sum, so that the parts always add up (Kimi: +3 of
         // 1,206 tokens on the git server).
-        (block + self.fixed_preamble()).max(parts)
+        (block + self.fixed_preamble(tools)).max(parts)
     }
 
     /// The list's own tokens beyond its tools: `block_tokens(tools)` minus `tools_sum`, the sum of
@@ -293,7 +321,7 @@ impl ToolRendering {
             return 0;
         }
         match self.template {
-            TemplateKind::Linear => self.fixed_preamble(),
+            TemplateKind::Linear => self.fixed_preamble(tools.len()),
             _ => self.block_tokens(tools).saturating_sub(tools_sum),
         }
     }
@@ -304,7 +332,7 @@ impl ToolRendering {
         if tool_count == 0 {
             0
         } else {
-            self.fixed_preamble()
+            self.fixed_preamble(tool_count)
         }
     }
 
@@ -313,7 +341,7 @@ impl ToolRendering {
         match self.template {
             TemplateKind::Linear => "linear byte-rate model (no rendering)".into(),
             kind => format!(
-                "{} rendering counted with {}, x{:.4}{} + {} tokens",
+                "{} rendering counted with {}, x{:.4}{}{} + {} tokens{}",
                 serde_json::to_value(kind)
                     .ok()
                     .and_then(|v| v.as_str().map(str::to_string))
@@ -328,7 +356,18 @@ impl ToolRendering {
                         self.depth_slope()
                     )
                 },
-                self.fixed_preamble()
+                if self.tool_residual() == 0.0 {
+                    String::new()
+                } else {
+                    format!(" + {} per tool", self.tool_residual())
+                },
+                self.fixed_preamble(usize::MAX),
+                self.preamble_full_from_tools
+                    .as_ref()
+                    .map_or(String::new(), |n| format!(
+                        " (in proportion below {} tools)",
+                        n.value
+                    ))
             ),
         }
     }
@@ -360,6 +399,15 @@ impl ToolRendering {
             Some(0.0),
             Some(1e6),
         )?;
+        if let Some(v) = &self.per_tool_tokens {
+            check_number(
+                origin,
+                &format!("{at}.per_tool_tokens"),
+                v,
+                Some(0.0),
+                Some(1e5),
+            )?;
+        }
         let linear = [
             ("per_tool_tokens", &self.per_tool_tokens, 1e5),
             ("prose_tokens_per_byte", &self.prose_tokens_per_byte, 4.0),
@@ -392,7 +440,8 @@ impl ToolRendering {
                 ));
             }
         } else {
-            for (name, v, _) in linear {
+            // A template kind may state a per-tool residual; the byte rates are linear-only.
+            for (name, v, _) in &linear[1..] {
                 if v.is_some() {
                     return Err(Error::invalid(
                         origin,
@@ -403,6 +452,15 @@ impl ToolRendering {
             }
             if let Some(f) = &self.factor {
                 check_number(origin, &format!("{at}.factor"), f, Some(0.01), Some(100.0))?;
+            }
+            if let Some(n) = &self.preamble_full_from_tools {
+                check_number(
+                    origin,
+                    &format!("{at}.preamble_full_from_tools"),
+                    n,
+                    Some(1.0),
+                    Some(1e6),
+                )?;
             }
             if let Some(d) = &self.depth_slope {
                 check_number(
@@ -521,7 +579,7 @@ impl ListCounter {
             return 0;
         }
         if r.template == TemplateKind::Linear {
-            return r.fixed_preamble() + parts;
+            return r.fixed_preamble(list.len()) + parts;
         }
         let key = hashes.iter().fold(fnv1a(b"tool list"), |h, &t| chain(h, t));
         if let Some(&b) = self.lists.get(&key) {
@@ -542,7 +600,7 @@ impl ListCounter {
                 incremental
             }
         };
-        let b = self.rendering.block_of(corrected, parts);
+        let b = self.rendering.block_of(corrected, parts, list.len());
         self.lists.insert(key, b);
         b
     }
@@ -597,6 +655,7 @@ mod tests {
             value: v,
             source: "assumed: test".into(),
             checked: None,
+            checked_against: None,
         }
     }
 

@@ -19,6 +19,8 @@ pub(crate) struct Provenance {
     pub version: String,
     /// The catalog the prices came from (`built-in models.toml` or a path).
     pub catalog: String,
+    /// Which prices the run used: the pricing day (or sheet, tier), as `Catalog::priced` set it.
+    pub pricing: Option<String>,
     /// The scenario file (or `built-in default scenario`), when the command simulates one.
     pub scenario: Option<String>,
     /// Seed of the random draws, when the command simulates.
@@ -133,6 +135,13 @@ pub(crate) fn price_sources(models: &[&ModelSpec]) -> Vec<PriceSource> {
             format!("{}", m.output_usd_per_mtok.value),
             &m.output_usd_per_mtok.source,
         );
+        if let Some(priced) = &m.priced {
+            push(
+                "prices in force".into(),
+                priced.clone(),
+                "the catalog's dated price changes (`[[model.price_change]]`) on the pricing day",
+            );
+        }
         for (mode, rules) in [
             ("explicit", &m.cache.explicit),
             ("automatic", &m.cache.automatic),
@@ -485,6 +494,9 @@ impl Document {
             vec!["pcsim version".to_string(), p.version.clone()],
             vec!["catalog".to_string(), p.catalog.clone()],
         ];
+        if let Some(s) = &p.pricing {
+            rows.push(vec!["pricing".into(), s.clone()]);
+        }
         if let Some(s) = &p.scenario {
             rows.push(vec!["scenario".into(), s.clone()]);
         }
@@ -604,6 +616,7 @@ mod tests {
             provenance: Provenance {
                 version: "0.1.0".into(),
                 catalog: "built-in models.toml".into(),
+                pricing: Some("list prices on 2026-12-05".into()),
                 scenario: Some("s.toml".into()),
                 seed: Some(7),
                 runs: Some(1),

@@ -23,7 +23,11 @@ fn printed_in_each_format(args: &[&str], texts: [(&str, String); 3]) {
 
 #[test]
 fn a_run_through_the_library_is_what_pcsim_run_prints() {
-    let catalog = Catalog::embedded().unwrap();
+    // The command prices at today's list prices (dated changes in force); so does the library.
+    let catalog = Catalog::embedded()
+        .unwrap()
+        .priced(&pcsim::model::pricing::Pricing::default())
+        .unwrap();
     for (name, runs) in [("default.toml", None), ("tool-change.toml", Some(30))] {
         let path = example(name);
         let p = path.to_str().unwrap();

@@ -28,5 +28,6 @@ mod snapshots;
 mod time;
 mod tokens;
 mod tools;
+mod trackers;
 mod usage_logs;
 mod whatif;

@@ -99,7 +99,8 @@ fn a_dated_price_change_applies_from_its_day() {
     assert!(String::from_utf8_lossy(&out.stderr).contains("--on"));
 }
 
-/// Batch halves input and output and stacks with caching (GPT-5.6 Sol, $5 / $30, 0.5x). Two calls
+/// Batch halves input and output and stacks with caching (GPT-5.6 Sol at its launch prices, $5 /
+/// $30, in force until its cut of 2026-08-21; 0.5x). Two calls
 /// with a 2,000-token system prompt, explicit:system+last, 30 s apart:
 /// call 1 writes 2,000 + 100 = 2,100 tokens at 1.25x: 2,100 x 1.25 x 2.5e-6 = $0.0065625, plus 50
 ///   output tokens at 15e-6 = $0.00075;
@@ -111,7 +112,7 @@ fn a_batch_run_halves_the_bill_and_keeps_caching() {
     let text = "[session]\ncalls = 2\nsystem_tokens = 2000\nfirst_user_tokens = 100\nuser_tokens = 100\ntool_result_tokens = 0\noutput_tokens = 50\ngap_seconds = 30\n";
     let batch = Pricing {
         service_tier: Some("batch".into()),
-        on: Some(day("2026-12-03")),
+        on: Some(day("2026-08-20")),
         ..Pricing::default()
     };
     let b = total(text, "gpt-5.6-sol", "explicit:system+last", &batch);
@@ -122,20 +123,20 @@ fn a_batch_run_halves_the_bill_and_keeps_caching() {
         text,
         "gpt-5.6-sol",
         "explicit:system+last",
-        &Pricing::on(day("2026-12-03")),
+        &Pricing::on(day("2026-08-20")),
     );
     assert!(close(standard, 2.0 * expected), "{standard}");
 }
 
-/// A 300,000-token prompt on GPT-5.6 Sol is above its 272K long-context threshold: the whole call
-/// is billed at $10 in / $45 out, cache writes at 1.25x and reads at 0.1x of $10.
+/// A 300,000-token prompt on GPT-5.6 Sol (priced on 2026-08-20, before its cut of 2026-08-21) is
+/// above its 272K long-context threshold: the whole call is billed at $10 in / $45 out, cache writes at 1.25x and reads at 0.1x of $10.
 /// Call 1 (no cache yet) writes 300,000 at 1.25x: 300,000 x 1.25 x 10e-6 = $3.75, plus 100 output
 /// tokens x 45e-6 = $0.0045: $3.7545. Call 2 reads the 300,000 at 0.1x: $0.30, writes the new
 /// 100 + 10 tokens at 1.25x: 110 x 1.25 x 10e-6 = $0.001375, plus $0.0045: $0.305875.
 /// The same prompt cut to 200,000 tokens is priced at $5 / $30.
 #[test]
 fn a_300k_token_prompt_takes_the_long_context_prices() {
-    let on = Pricing::on(day("2026-12-03"));
+    let on = Pricing::on(day("2026-08-20"));
     let sol = |first| bills(&two_calls(first), "gpt-5.6-sol", "explicit:last", &on);
     let calls = sol(300_000);
     assert_eq!(calls[0].prompt_tokens, 300_000);
@@ -376,8 +377,8 @@ fn each_built_in_price_the_litellm_excerpt_carries_agrees() {
             .collect()
     };
     let pair = |m: &str, f: &str| (m.to_string(), f.to_string());
-    // Gemini 2.5 Pro's `_priority` prices differ on every day: LiteLLM lists them equal to the
-    // standard ones (a 1.0x "tier"), which the catalog does not carry as a service tier.
+    // Gemini 2.5 Pro's `_priority` prices differ on every day: the excerpt lists them equal to the
+    // standard ones (a 1.0x "tier"); LiteLLM 1.110.2 lists 1.8x, which the catalog carries.
     let priority = [
         pair("gemini-2.5-pro", "service_tier.priority.input_multiplier"),
         pair("gemini-2.5-pro", "service_tier.priority.output_multiplier"),
@@ -393,27 +394,77 @@ fn each_built_in_price_the_litellm_excerpt_carries_agrees() {
         pair("deepseek-v4-pro", "output_usd_per_mtok"),
         pair("deepseek-v4-pro", "cache.automatic.read_multiplier"),
     ];
+    // LiteLLM 1.110.2 (tests/fixtures/trackers/) corrected these after the excerpt's copy, and
+    // the catalog follows it: GPT-5.5 priority 2.5x, Grok 4.5's read 0.15x, GPT-5.6's prompt limit
+    // of 922,000 tokens.
+    let mut corrected = vec![
+        pair("gpt-5.5", "service_tier.priority.input_multiplier"),
+        pair("gpt-5.5", "service_tier.priority.output_multiplier"),
+        pair("grok-4.5", "cache.implicit.read_multiplier"),
+    ];
+    for m in ["gpt-5.6-sol", "gpt-5.6-terra", "gpt-5.6-luna"] {
+        corrected.push(pair(m, "context_window"));
+    }
+    // OpenAI cut Terra and Luna on 2026-07-30 and Sol on 2026-08-21, after the copy of 2026-07-24.
+    let cut = |models: &[&str]| -> Vec<(String, String)> {
+        let mut v = Vec::new();
+        for m in models {
+            for f in [
+                "input_usd_per_mtok",
+                "output_usd_per_mtok",
+                "long_context.input_usd_per_mtok",
+                "long_context.output_usd_per_mtok",
+            ] {
+                v.push(pair(m, f));
+            }
+        }
+        v
+    };
     let sorted = |mut v: Vec<(String, String)>| {
         v.sort();
         v
     };
-    // On the file's day (before Gemini 3.6 Flash's introductory price ended and before DeepSeek's
-    // changes) only those two and Gemini 3.6 Flash's introductory price differ.
+    // On 2026-08-01: those, the July cuts and Gemini 3.6 Flash's introductory price.
     let then = check("2026-08-01");
     let mut expected = priority.to_vec();
+    expected.extend(corrected.iter().cloned());
+    expected.extend(cut(&["gpt-5.6-terra", "gpt-5.6-luna"]));
     expected.push(pair("gemini-3.6-flash", "input_usd_per_mtok"));
     expected.push(pair("gemini-3.6-flash", "output_usd_per_mtok"));
     assert_eq!(sorted(fields(&then)), sorted(expected.clone()));
     assert!(then.agreeing >= 250, "{} prices compared", then.agreeing);
-    assert!(then.missing_keys.is_empty(), "{:?}", then.missing_keys);
-    // Today DeepSeek's changes are in force as well.
+    // The keys named since (from LiteLLM 1.110.2) are not in the excerpt.
+    let mut missing: Vec<&str> = then.missing_keys.iter().map(|(m, _)| m.as_str()).collect();
+    missing.sort();
+    assert_eq!(
+        missing,
+        [
+            "claude-haiku-5.5",
+            "claude-opus-5.5",
+            "claude-sonnet-5.5",
+            "glm-5.2",
+            "glm-5.3",
+            "gpt-6-luna",
+            "gpt-6-sol",
+            "gpt-6.1-sol",
+            "gpt-6.1-terra",
+            "grok-4.7",
+            "kimi-k3",
+            "mistral-medium-3"
+        ]
+    );
+    // Today Sol's cut and DeepSeek's changes are in force as well.
+    expected.extend(cut(&["gpt-5.6-sol"]));
     expected.extend(deepseek.iter().cloned());
-    assert_eq!(sorted(fields(&check("2026-12-03"))), sorted(expected));
+    assert_eq!(
+        sorted(fields(&check("2026-12-03"))),
+        sorted(expected.clone())
+    );
     // From 2027 on Gemini 3.6 Flash is at the rate LiteLLM lists.
     let later = check("2027-01-01");
-    let mut expected = priority.to_vec();
-    expected.extend(deepseek.iter().cloned());
-    assert_eq!(sorted(fields(&later)), sorted(expected));
+    expected.retain(|(m, _)| m != "gemini-3.6-flash");
+    assert_eq!(sorted(fields(&later)), sorted(expected.clone()));
+    assert_eq!(expected.len(), 25);
     // A catalog price that drifts from the file is reported with both values.
     let drifted = pcsim::model::catalog::EMBEDDED_CATALOG.replacen(
         "input_usd_per_mtok = { value = 5.0, source = \"documented: LiteLLM key claude-opus-4-8",
@@ -449,7 +500,7 @@ fn each_built_in_price_the_litellm_excerpt_carries_agrees() {
     assert!(out.status.success());
     let s = String::from_utf8_lossy(&out.stdout);
     assert!(
-        s.contains("7 differ") && s.contains("service_tier.priority.input_multiplier"),
+        s.contains("25 differ") && s.contains("service_tier.priority.input_multiplier"),
         "{s}"
     );
 }
@@ -615,16 +666,17 @@ fn every_built_in_model_has_a_sourced_context_window() {
         );
     }
     // Figures read off the sources by hand: Grok 4.7 500,000 (docs.x.ai), GPT-6.2 Sol 922,000
-    // input tokens (OpenAI's page), Mistral Medium 3 131,072 (LiteLLM).
+    // input tokens (OpenAI's page), mistral-medium-3 262,144 (LiteLLM 1.110.2: the name serves
+    // Medium 3.5 since 2026-06-16).
     let window = |id: &str| c.model(id).unwrap().context_window.as_ref().unwrap().value;
     assert_eq!(window("grok-4.7"), 500_000);
     assert_eq!(window("gpt-6.2-sol"), 922_000);
-    assert_eq!(window("mistral-medium-3"), 131_072);
+    assert_eq!(window("mistral-medium-3"), 262_144);
     // A drifted window is reported against the file.
     let text = std::fs::read_to_string(root().join("tests/fixtures/litellm_excerpt.json")).unwrap();
     let drifted = pcsim::model::catalog::EMBEDDED_CATALOG.replacen(
-        "context_window = { value = 131072,",
-        "context_window = { value = 128000,",
+        "context_window = { value = 1000000, source = \"documented: LiteLLM key claude-opus-4-8",
+        "context_window = { value = 128000, source = \"documented: LiteLLM key claude-opus-4-8",
         1,
     );
     let c = Catalog::from_toml_str(&drifted, "m.toml")
@@ -635,11 +687,11 @@ fn every_built_in_model_has_a_sourced_context_window() {
     let d = r
         .disagreements
         .iter()
-        .find(|d| d.model == "mistral-medium-3")
+        .find(|d| d.model == "claude-opus-4.8")
         .expect("the drifted window is reported");
     assert_eq!(
         (d.field.as_str(), d.catalog, d.litellm),
-        ("context_window", Some(128000.0), Some(131072.0))
+        ("context_window", Some(128000.0), Some(1000000.0))
     );
 }
 
@@ -690,4 +742,326 @@ fn deepseek_takes_its_dated_peak_prices_and_off_peak_halves_them() {
         "{}",
         String::from_utf8_lossy(&out.stderr)
     );
+}
+
+/// The default scenario's GPT-5.6 rows at the prices in force since Sol's cut of 2026-08-21
+/// (LiteLLM 1.110.2 key gpt-5.6-sol and genai-prices 0.2.5 openai/gpt-5.6-sol: $4 input, $20
+/// output, cache writes 1.25x and reads 0.1x of input; OpenAI's page as issue 31 quotes it).
+/// The scenario: 20 calls, a tool block of 2,010 tokens (the token model's figure, read from the
+/// run), a 1,800-token system prompt, a 250-token task, then 900 tool-result and 220 output tokens
+/// per call. Call n's prompt is 4,060 + 1,120 (n - 1) tokens: 294,000 prompt and 4,400 output tokens.
+/// No caching: 294,000 x 4e-6 + 4,400 x 20e-6 = 1.176 + 0.088 = $1.264.
+/// Cached (explicit:system+last): call 1 writes its 4,060 tokens; each later call reads the previous
+/// prompt and writes the 1,120 new tokens: writes 4,060 + 19 x 1,120 = 25,340, reads
+/// 19 x 4,060 + 1,120 x (0 + 1 + ... + 18) = 77,140 + 191,520 = 268,660:
+/// 25,340 x 1.25 x 4e-6 + 268,660 x 0.1 x 4e-6 + 0.088 = 0.1267 + 0.107464 + 0.088 = $0.322164.
+/// With `--price-sheet sol-promotion-ended` (the launch $5 / $30): $1.602 uncached.
+#[test]
+fn the_default_scenarios_gpt_5_6_rows_match_a_hand_computation() {
+    let (input, output) = (4.0e-6, 20.0e-6);
+    let run = |extra: &[&str]| {
+        let mut args = vec!["run", "--model", "gpt-5.6", "--format", "json"];
+        args.extend_from_slice(extra);
+        json_of(&args)
+    };
+    let v = run(&["--on", "2026-12-05"]);
+    let rows = v["results"].as_array().unwrap();
+    let row = |s: &str| rows.iter().find(|r| r["strategy"] == s).unwrap();
+    let none = row("none");
+    assert_eq!(none["calls"][0]["tool_block_tokens"], 2010);
+    assert_eq!(none["calls"][0]["prompt_tokens"], 4060);
+    let by_hand = 294_000.0 * input + 4_400.0 * output;
+    assert!(close(by_hand, 1.264));
+    assert!(
+        (none["total_usd"].as_f64().unwrap() - by_hand).abs() < 1e-6,
+        "{none}"
+    );
+    let cached = row("explicit:system+last");
+    assert_eq!(cached["totals"]["cache_write_tokens"], 25_340);
+    assert_eq!(cached["totals"]["cache_read_tokens"], 268_660);
+    let by_hand = 25_340.0 * 1.25 * input + 268_660.0 * 0.1 * input + 4_400.0 * output;
+    assert!(close(by_hand, 0.322164));
+    assert!(
+        (cached["total_usd"].as_f64().unwrap() - by_hand).abs() < 1e-6,
+        "{}",
+        cached["total_usd"]
+    );
+    // The other side of the promotion's date, and the launch prices before the cut.
+    for extra in [
+        &["--price-sheet", "sol-promotion-ended"][..],
+        &["--on", "2026-08-20"][..],
+    ] {
+        let v = run(extra);
+        let none = &v["results"][0];
+        assert!(
+            (none["total_usd"].as_f64().unwrap() - 1.602).abs() < 1e-6,
+            "{extra:?}: {none}"
+        );
+    }
+}
+
+/// Claude Haiku 5.5 with a 700-token system prompt caches it: its minimum is 512 tokens (LiteLLM
+/// 1.110.2 key claude-haiku-5-5, prompt_cache_min_tokens 512; it was assumed 4,096 before). Prices
+/// (LiteLLM 1.110.2 and genai-prices 0.2.5 anthropic/claude-haiku-5-5): $0.10 input, $0.50 output,
+/// 5-minute writes $0.125 (1.25x), reads $0.01 (0.1x). Two calls 30 s apart,
+/// explicit:system+last, a 100-token first turn, a 50-token answer, a 100-token second turn:
+/// call 1 writes 800 tokens: 800 x 0.125e-6 = $0.0001, plus 50 x 0.5e-6 = $0.000025;
+/// call 2 reads 800: 800 x 0.01e-6 = $0.000008, writes 150: 150 x 0.125e-6 = $0.00001875, plus
+/// $0.000025. Total $0.00017675 (uncached it would be 1,750 x 0.1e-6 + $0.00005 = $0.000225).
+#[test]
+fn haiku_5_5_caches_a_700_token_system_prompt() {
+    let text = "[session]\ncalls = 2\nsystem_tokens = 700\nfirst_user_tokens = 100\nuser_tokens = 100\ntool_result_tokens = 0\noutput_tokens = 50\ngap_seconds = 30\n";
+    let on = Pricing::on(day("2026-12-05"));
+    let calls = bills(text, "claude-haiku-5.5", "explicit:system+last", &on);
+    assert_eq!(
+        (calls[0].cache_write_tokens, calls[1].cache_read_tokens),
+        (800, 800)
+    );
+    let by_hand =
+        800.0 * 0.125e-6 + 50.0 * 0.5e-6 + 800.0 * 0.01e-6 + 150.0 * 0.125e-6 + 50.0 * 0.5e-6;
+    assert!(close(by_hand, 0.00017675));
+    let total = calls.last().unwrap().cumulative_usd;
+    assert!(close(total, by_hand), "{total} vs {by_hand}");
+}
+
+/// A promotion (`until`) applies from its first through its last day; after it the prices in force
+/// before return. Sol's cut given an end on 2026-11-21: $4 that day, $5 the next, and the report of
+/// a run names the pricing day and the change in force.
+#[test]
+fn a_promotion_ends_on_its_last_day() {
+    let from = "effective_from = \"2026-08-21\"\n";
+    let text = pcsim::model::catalog::EMBEDDED_CATALOG.replacen(
+        from,
+        &format!("{from}until = \"2026-11-21\"\n"),
+        1,
+    );
+    assert_ne!(text, pcsim::model::catalog::EMBEDDED_CATALOG);
+    let c = Catalog::from_toml_str(&text, "m.toml").unwrap();
+    let price = |d: &str| {
+        let p = c.priced(&Pricing::on(day(d))).unwrap();
+        let m = p.model("gpt-5.6-sol").unwrap();
+        (m.input_usd_per_mtok.value, m.priced.clone().unwrap())
+    };
+    assert_eq!(
+        price("2026-11-21"),
+        (
+            4.0,
+            "list prices on 2026-11-21 (price change of 2026-08-21)".into()
+        )
+    );
+    assert_eq!(
+        price("2026-11-22"),
+        (5.0, "list prices on 2026-11-22".into())
+    );
+    assert_eq!(price("2026-08-20").0, 5.0);
+    // An end before the start is refused.
+    let bad = pcsim::model::catalog::EMBEDDED_CATALOG.replacen(
+        from,
+        &format!("{from}until = \"2026-08-01\"\n"),
+        1,
+    );
+    let e = Catalog::from_toml_str(&bad, "m.toml")
+        .unwrap_err()
+        .to_string();
+    assert!(
+        e.contains("until") && e.contains("before effective_from"),
+        "{e}"
+    );
+    // A report's provenance names the pricing day and its price sources the change in force.
+    let dir = tempfile::tempdir().unwrap();
+    let md = dir.path().join("r.md");
+    let out = pcsim()
+        .args([
+            "run",
+            "--model",
+            "gpt-5.6",
+            "--on",
+            "2026-12-05",
+            "--report",
+        ])
+        .arg(&md)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let r = std::fs::read_to_string(&md).unwrap();
+    assert!(r.contains("| pricing | list prices on 2026-12-05 |"), "{r}");
+    assert!(
+        r.contains("list prices on 2026-12-05 (price change of 2026-08-21)"),
+        "{r}"
+    );
+}
+
+/// `import-litellm` on keys that are built-in ids keeps the built-in caching mechanics and takes
+/// only the prices from the file, and says which ids it overlays: laid on the built-in catalog with
+/// `--catalog`, GPT-5.6 Sol keeps its 30-minute explicit cache with no breakpoint after the tools
+/// and its `gpt-5.6` alias, at LiteLLM 1.110.2's $4 / $20; Opus 5 keeps its rendering family
+/// (`claude-5`, factor 1.517), not the generic one the import gives unknown Claude keys.
+#[test]
+fn import_litellm_keeps_the_mechanics_of_the_built_in_models_it_overlays() {
+    let text = std::fs::read_to_string(root().join("tests/fixtures/trackers/litellm-1.110.2.json"))
+        .unwrap();
+    let keys = ["gpt-5.6-sol".to_string(), "claude-opus-5".to_string()];
+    let imp = pcsim::input::litellm::import(&text, "litellm-1.110.2.json", &keys).unwrap();
+    assert_eq!(
+        imp.replaced,
+        [
+            ("gpt-5.6-sol".to_string(), "gpt-5.6-sol".to_string()),
+            ("claude-opus-5".to_string(), "claude-opus-5".to_string())
+        ]
+    );
+    let c = Catalog::overlay_toml_str(&imp.toml, "imported.toml").unwrap();
+    let builtin = Catalog::embedded().unwrap();
+    for id in ["gpt-5.6-sol", "gpt-5.6"] {
+        let m = c.model(id).unwrap();
+        let b = builtin.model(id).unwrap();
+        assert_eq!(
+            (m.input_usd_per_mtok.value, m.output_usd_per_mtok.value),
+            (4.0, 20.0)
+        );
+        assert!(m.input_usd_per_mtok.source.contains("LiteLLM"), "{id}");
+        assert_eq!(m.default_strategy, b.default_strategy);
+        let (e, be) = (
+            m.cache.explicit.as_ref().unwrap(),
+            b.cache.explicit.as_ref().unwrap(),
+        );
+        assert_eq!(e.default_tier, "30m");
+        assert_eq!(e.tiers["30m"].ttl_seconds.value, 1800.0);
+        assert_eq!(e.allowed_anchors, be.allowed_anchors);
+        assert_eq!(e.invalidates, be.invalidates);
+        assert_eq!(e.tiers["30m"].write_multiplier.value, 1.25);
+        assert!(
+            m.price_change.is_empty(),
+            "the file's prices are as of the import"
+        );
+    }
+    let opus = c.model("claude-opus-5").unwrap();
+    assert_eq!(opus.family, "claude-5");
+    assert_eq!(
+        opus.rendering().factor.as_ref().map(|f| f.value),
+        builtin
+            .model("claude-opus-5")
+            .unwrap()
+            .rendering()
+            .factor
+            .as_ref()
+            .map(|f| f.value)
+    );
+    // The command says which ids it overlays.
+    let dir = tempfile::tempdir().unwrap();
+    let out_file = dir.path().join("i.toml");
+    let out = pcsim()
+        .current_dir(root())
+        .args([
+            "import-litellm",
+            "tests/fixtures/trackers/litellm-1.110.2.json",
+            "--model",
+            "gpt-5.6-sol",
+            "--out",
+        ])
+        .arg(&out_file)
+        .output()
+        .unwrap();
+    assert!(out.status.success());
+    let s = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        s.contains("overlays built-in gpt-5.6-sol with gpt-5.6-sol"),
+        "{s}"
+    );
+}
+
+/// Bedrock Converse logs split cache writes by lifetime in `cacheDetails`; replay bills the 1-hour
+/// ones at the 1-hour rate. Claude Sonnet 4.6 on Bedrock, $3 in / $15 out, writes 1.25x (5 min) and
+/// 2x (1 h): 10 uncached + 1,000 written for 5 min + 2,000 for 1 h + 20 output =
+/// 10 x 3e-6 + 1,000 x 1.25 x 3e-6 + 2,000 x 2 x 3e-6 + 20 x 15e-6 = 0.00003 + 0.00375 + 0.012 +
+/// 0.0003 = $0.01608 (all 3,000 at the 5-minute rate: 0.00003 + 0.01125 + 0.0003 = $0.01158).
+#[test]
+fn replay_bills_bedrock_one_hour_writes_at_the_one_hour_rate() {
+    let dir = tempfile::tempdir().unwrap();
+    let log = dir.path().join("bedrock.jsonl");
+    let line = |details: &str| {
+        format!("{{\"modelId\": \"us.anthropic.claude-sonnet-4-6\", \"stopReason\": \"end_turn\", \"usage\": {{\"inputTokens\": 10, \"outputTokens\": 20, \"totalTokens\": 3030, \"cacheReadInputTokens\": 0, \"cacheWriteInputTokens\": 3000{details}}}}}\n")
+    };
+    let logged = |details: &str| {
+        std::fs::write(&log, line(details)).unwrap();
+        let calls = pcsim::input::usagelog::load_log(&log).unwrap().calls;
+        let v = json_of(&[
+            "replay",
+            log.to_str().unwrap(),
+            "--model",
+            "bedrock-claude-sonnet-4.6",
+            "--strategy",
+            "none",
+            "--format",
+            "json",
+        ]);
+        (
+            calls[0].cache_write_5m_tokens,
+            calls[0].cache_write_1h_tokens,
+            v["results"][0]["logged"]["cost_usd"].as_f64().unwrap(),
+        )
+    };
+    let (w5, w1h, usd) = logged(", \"cacheDetails\": [{\"ttl\": \"1h\", \"inputTokens\": 2000}, {\"ttl\": \"5m\", \"inputTokens\": 1000}]");
+    assert_eq!((w5, w1h), (1000, 2000));
+    let by_hand = 10.0 * 3e-6 + 1000.0 * 1.25 * 3e-6 + 2000.0 * 2.0 * 3e-6 + 20.0 * 15e-6;
+    assert!((usd - by_hand).abs() < 1e-9, "{usd} vs {by_hand}");
+    // Without cacheDetails every write is a 5-minute one.
+    let (w5, w1h, usd) = logged("");
+    assert_eq!((w5, w1h), (3000, 0));
+    assert!((usd - 0.01158).abs() < 1e-9, "{usd}");
+    // More 1-hour writes than writes is refused, naming the field.
+    std::fs::write(
+        &log,
+        line(", \"cacheDetails\": [{\"ttl\": \"1h\", \"inputTokens\": 5000}]"),
+    )
+    .unwrap();
+    let e = pcsim::input::usagelog::load_log(&log);
+    let text = match e {
+        Err(e) => e.to_string(),
+        Ok(l) => format!("{:?}", l.unreadable_examples),
+    };
+    assert!(text.contains("cacheDetails"), "{text}");
+}
+
+/// `import-litellm` maps LiteLLM's 12-hour write price (`cache_creation_input_token_cost_above_12hr`)
+/// to a 12-hour tier and DeepSeek's `off_peak_pricing` to the `off-peak` service tier, and
+/// `--check-against` compares both: on LiteLLM 1.110.2, GPT-6 Luna's 12-hour write is 2.5e-07 /
+/// 1e-07 = 2.5x and DeepSeek V4 Flash off-peak is 1.5e-07 / 3e-07 = 0.5x in and 6e-07 / 1.2e-06 =
+/// 0.5x out; the imported catalog agrees with the file on every price compared.
+#[test]
+fn import_litellm_maps_twelve_hour_writes_and_off_peak_prices() {
+    let text = std::fs::read_to_string(root().join("tests/fixtures/trackers/litellm-1.110.2.json"))
+        .unwrap();
+    let keys = [
+        "gpt-6-luna".to_string(),
+        "deepseek/deepseek-v4-flash".to_string(),
+    ];
+    let imp = pcsim::input::litellm::import(&text, "litellm-1.110.2.json", &keys).unwrap();
+    assert!(!imp.unmapped.contains_key("off_peak_pricing"));
+    assert!(!imp
+        .unmapped
+        .contains_key("cache_creation_input_token_cost_above_12hr"));
+    let c = Catalog::from_toml_str(&imp.toml, "imported").unwrap();
+    let luna = c.model("gpt-6-luna").unwrap();
+    let t12 = &luna.cache.explicit.as_ref().unwrap().tiers["12h"];
+    assert_eq!(
+        (t12.ttl_seconds.value, t12.write_multiplier.value),
+        (43200.0, 2.5)
+    );
+    let off = &c.model("deepseek/deepseek-v4-flash").unwrap().service_tier["off-peak"];
+    assert_eq!(
+        (off.input_multiplier.value, off.output_multiplier.value),
+        (0.5, 0.5)
+    );
+    let r = pcsim::input::litellm_check::check_against(&c, &text, "file").unwrap();
+    assert!(r.disagreements.is_empty(), "{:?}", r.disagreements);
+    for f in [
+        "cache.explicit.tiers.12h.write_multiplier",
+        "service_tier.off-peak.input_multiplier",
+    ] {
+        assert!(r.agreed.iter().any(|a| a.field == f), "{f} compared");
+    }
 }

@@ -128,8 +128,11 @@ fn html_report_is_one_self_contained_file_with_charts_prices_and_provenance() {
         assert!(html.contains(want), "{want} missing");
     }
     // The source string of every price of every model simulated is in the report, as the catalog
-    // has it.
-    let catalog = pcsim::model::catalog::Catalog::embedded().unwrap();
+    // has it on the day the report prices (today: the dated changes in force).
+    let catalog = pcsim::model::catalog::Catalog::embedded()
+        .unwrap()
+        .priced(&pcsim::model::pricing::Pricing::default())
+        .unwrap();
     for id in ["claude-opus-4.8", "gpt-5.6", "gemini-3.6-flash", "kimi-k3"] {
         let m = catalog.model(id).unwrap();
         for s in [&m.input_usd_per_mtok.source, &m.output_usd_per_mtok.source] {

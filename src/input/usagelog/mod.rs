@@ -809,6 +809,44 @@ fn is_record_field(k: &str) -> bool {
             .any(|keys| keys.contains(&k))
 }
 
+/// Bedrock Converse's `cacheDetails`: the cache writes by lifetime, `[{ "ttl": "1h",
+/// "inputTokens": N }, { "ttl": "5m", ... }]` (docs.aws.amazon.com/bedrock prompt caching,
+/// providers.md 1f). Returns the 1-hour writes, billed at the 1-hour rate; the rest of
+/// `cacheWriteInputTokens` stays at the 5-minute rate. 1-hour writes above the total are refused.
+fn bedrock_1h_writes(
+    u: &Map<String, Value>,
+    write: u64,
+    origin: &str,
+    path: &dyn Fn(&str) -> String,
+) -> Result<u64> {
+    let Some(details) = u.get("cacheDetails").filter(|v| !v.is_null()) else {
+        return Ok(0);
+    };
+    let bad = |problem: String| Error::invalid(origin, path("cacheDetails"), problem);
+    let list = details.as_array().ok_or_else(|| {
+        bad(format!(
+            "expected a list of {{ttl, inputTokens}}, found {details}"
+        ))
+    })?;
+    let mut w1h = 0u64;
+    for d in list {
+        let ttl = d.get("ttl").and_then(Value::as_str);
+        let n = match d.get("inputTokens") {
+            None | Some(Value::Null) => 0,
+            Some(v) => token_count(v, origin, path("cacheDetails.inputTokens"))?,
+        };
+        if ttl == Some("1h") {
+            w1h += n;
+        }
+    }
+    if w1h > write {
+        return Err(bad(format!(
+            "{w1h} one-hour cache writes but cacheWriteInputTokens is {write}"
+        )));
+    }
+    Ok(w1h)
+}
+
 fn read_usage(
     u: &Map<String, Value>,
     at: &str,
@@ -872,7 +910,14 @@ fn read_usage(
         let uncached = count(u, "", "inputTokens")?;
         let read = count(u, "", "cacheReadInputTokens")?;
         let write = count(u, "", "cacheWriteInputTokens")?;
-        call.set(uncached, write, 0, read, count(u, "", "outputTokens")?);
+        let w1h = bedrock_1h_writes(u, write, origin, &path)?;
+        call.set(
+            uncached,
+            write - w1h,
+            w1h,
+            read,
+            count(u, "", "outputTokens")?,
+        );
     } else if hint == Hint::Cohere || u.contains_key("billed_units") {
         call.format = "cohere";
         note_unknown(u, &COHERE_FIELDS, "");

@@ -475,6 +475,7 @@ change = "thinking"
                     value: vec![ToolChangeRule::PreservePrefix, ToolChangeRule::Append],
                     source: "assumed: test".into(),
                     checked: None,
+                    checked_against: None,
                 });
                 // Every part a setting change can invalidate, on one model.
                 rules.invalidates = Some(crate::model::catalog::Sourced {
@@ -488,12 +489,14 @@ change = "thinking"
                     .collect(),
                     source: "assumed: test".into(),
                     checked: None,
+                    checked_against: None,
                 });
                 v.cache.automatic = Some(rules.clone());
                 rules.hit_probability = Some(crate::model::catalog::Sourced {
                     value: 0.6,
                     source: "assumed: test".into(),
                     checked: None,
+                    checked_against: None,
                 });
                 v.cache.implicit = Some(rules);
                 extra.push(v);
