@@ -3,7 +3,7 @@
 
 use std::collections::BTreeMap;
 use std::io::Write;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
 use anyhow::Result;
 
@@ -68,46 +68,11 @@ pub(crate) struct ReplayArgs {
 /// The log files named by the arguments: files as given, folders searched recursively for `.jsonl`
 /// and `.json` files (sorted, so runs are repeatable).
 pub(crate) fn expand_logs(paths: &[PathBuf]) -> Result<Vec<PathBuf>> {
-    let mut out = Vec::new();
-    for p in paths {
-        if p.is_dir() {
-            let before = out.len();
-            walk(p, &mut out)?;
-            if out.len() == before {
-                anyhow::bail!(crate::Error::invalid(
-                    p.display().to_string(),
-                    "LOG",
-                    "the folder holds no .jsonl or .json file"
-                ));
-            }
-        } else {
-            out.push(p.clone());
-        }
+    let walked = crate::input::walk::input_files(paths, &["jsonl", "json"])?;
+    for why in &walked.left_out {
+        eprintln_safe!("warning: {why}");
     }
-    Ok(out)
-}
-
-fn walk(dir: &Path, out: &mut Vec<PathBuf>) -> Result<()> {
-    let mut entries: Vec<PathBuf> = std::fs::read_dir(dir)
-        .map_err(|e| crate::Error::Io {
-            path: dir.to_path_buf(),
-            action: "listing",
-            source: e,
-        })?
-        .filter_map(|e| e.ok().map(|e| e.path()))
-        .collect();
-    entries.sort();
-    for p in entries {
-        if p.is_dir() {
-            walk(&p, out)?;
-        } else if matches!(
-            p.extension().and_then(|e| e.to_str()),
-            Some("jsonl") | Some("json")
-        ) {
-            out.push(p);
-        }
-    }
-    Ok(())
+    Ok(walked.files)
 }
 
 /// One (model, strategy) summed over files; with each call at its own model, one strategy summed

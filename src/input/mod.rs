@@ -13,3 +13,4 @@ pub mod mcpconfig;
 pub mod scenario;
 pub mod trim;
 pub mod usagelog;
+pub mod walk;

@@ -133,3 +133,56 @@ fn control_characters_in_names_leave_svg_valid_and_csv_free_of_them() {
     let csv = crate::common::stdout_of(&["run", scenario.to_str().unwrap(), "--format", "csv"]);
     assert!(!csv.contains('\u{1b}'), "{csv}");
 }
+
+/// Folder walks follow no link into a folder and read each file once: a folder holding `ln -s .
+/// loop` was read 41 times (exit 0, totals 41 times too large), two self-links or a link to `/`
+/// hung. The totals now equal those of the file alone, and the links are named on stderr.
+#[cfg(unix)]
+#[test]
+fn a_folder_with_link_loops_is_replayed_once_per_file() {
+    let dir = tempfile::tempdir().unwrap();
+    let logs = dir.path().join("logs");
+    std::fs::create_dir(&logs).unwrap();
+    let log = crate::common::root().join("tests/fixtures/usage/anthropic_messages.jsonl");
+    std::fs::copy(&log, logs.join("a.jsonl")).unwrap();
+    std::os::unix::fs::symlink(".", logs.join("loop")).unwrap();
+    std::os::unix::fs::symlink("..", logs.join("up")).unwrap();
+    std::os::unix::fs::symlink("/", logs.join("root")).unwrap();
+    std::os::unix::fs::symlink("a.jsonl", logs.join("same.jsonl")).unwrap();
+    let total = |path: &std::path::Path| {
+        let out = crate::common::pcsim()
+            .args(["replay", path.to_str().unwrap(), "--format", "json"])
+            .timeout(Duration::from_secs(20))
+            .output()
+            .unwrap();
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+        (
+            v.to_string(),
+            String::from_utf8_lossy(&out.stderr).into_owned(),
+        )
+    };
+    let (one, _) = total(&log);
+    let (folder, err) = total(&logs);
+    let counts = |json: &str| {
+        let v: serde_json::Value = serde_json::from_str(json).unwrap();
+        (
+            v["files"].as_u64().unwrap(),
+            v["calls_logged"].as_u64().unwrap(),
+            v["logged_own_models_usd"].as_f64().unwrap(),
+        )
+    };
+    assert_eq!(counts(&folder), counts(&one), "{folder}");
+    assert!(
+        err.contains("loop") && err.contains("not followed"),
+        "{err}"
+    );
+    assert!(
+        err.contains("same.jsonl") && err.contains("already listed"),
+        "{err}"
+    );
+}
