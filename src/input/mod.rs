@@ -9,5 +9,6 @@ pub mod litellm_check;
 mod litellm_entry;
 pub mod mcpconfig;
 pub mod scenario;
+pub mod trace;
 pub mod trim;
 pub mod usagelog;

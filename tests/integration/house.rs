@@ -286,7 +286,9 @@ fn repository_text_files() -> Vec<std::path::PathBuf> {
             let name = e.file_name().to_string_lossy().into_owned();
             let ty = e.file_type().unwrap();
             if ty.is_dir() {
-                if dir == crate::common::root() && (name == "target" || name.starts_with('.') && name != ".ci") {
+                if dir == crate::common::root()
+                    && (name == "target" || name.starts_with('.') && name != ".ci")
+                {
                     continue;
                 }
                 stack.push(p);
@@ -322,6 +324,10 @@ fn no_test_doc_or_script_reads_a_path_outside_the_repository() {
             }
         }
     }
-    assert!(offenders.is_empty(), "paths outside the repository:\n{}", offenders.join("\n"));
+    assert!(
+        offenders.is_empty(),
+        "paths outside the repository:\n{}",
+        offenders.join("\n")
+    );
     assert!(crate::common::capture("server-github").is_file());
 }

@@ -6,7 +6,7 @@ use std::path::PathBuf;
 
 use serde_json::Value;
 
-use crate::common::{root, reference};
+use crate::common::{reference, root};
 use pcsim::model::catalog::Catalog;
 use pcsim::model::tools::{load_tool_file, synthetic_tools};
 
@@ -19,8 +19,7 @@ fn fixture() -> Value {
 fn path_of(row: &str) -> PathBuf {
     let (dir, name) = row.split_once('/').unwrap();
     match dir {
-        "captures" => reference().join("mcp")
-            .join(name),
+        "captures" => reference().join("mcp").join(name),
         "fixtures" => root().join("tests/fixtures/tool-tokens").join(name),
         "examples" => root().join("examples/tools").join(name),
         other => panic!("unknown fixture folder {other}"),
