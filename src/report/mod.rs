@@ -8,6 +8,8 @@ pub mod chart;
 pub(crate) mod csv;
 #[cfg(feature = "cli")]
 pub(crate) mod document;
+#[cfg(feature = "cli")]
+pub(crate) mod explain;
 pub(crate) mod json;
 pub(crate) mod table;
 #[cfg(feature = "cli")]
