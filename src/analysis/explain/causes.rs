@@ -233,7 +233,8 @@ pub(crate) fn attribute(prev: Option<&Previous>, cur: &Current) -> Vec<Share> {
         return out;
     }
     let p = prev.total.min(cur.billed_prompt);
-    let b = if explicit { prev.cached_end.min(p) } else { p };
+    // Automatic caching stores whole blocks: the rest of the last block was never cacheable.
+    let b = prev.cached_end.min(p);
     let (d, change) = match divergence(prev, cur.items) {
         Some((at, a, k)) => (at.min(p), Some((a, k))),
         None => (p, None),
@@ -278,7 +279,7 @@ pub(crate) fn attribute(prev: Option<&Previous>, cur: &Current) -> Vec<Share> {
             (
                 "lookback_exceeded",
                 format!(
-                    "the previous entry is {blocks} blocks before the nearest breakpoint (lookback {lookback})"
+                    "the previous entry is {blocks} blocks before the nearest breakpoint (lookback {lookback} blocks)"
                 ),
             )
         } else {
@@ -316,7 +317,7 @@ fn lookback_distance(prev: &Previous, cur: &Current) -> Option<usize> {
         .filter(|b| b.boundary >= e)
         .map(|b| b.boundary - e)
         .min()?;
-    (nearest >= lookback).then_some(nearest + 1)
+    (nearest >= lookback).then_some(nearest)
 }
 
 /// The cause and detail of a change at the divergence (`was`: the previous call's item there,

@@ -36,7 +36,7 @@ pub(crate) use tracegen::{trace_records, Injection, TraceLine};
 
 use crate::analysis::replay::ModelMatcher;
 use crate::error::Result;
-use crate::input::trace::{exchange_of, read_trace_file, Exchange, SkippedRecord, TraceItem};
+use crate::input::trace::{exchange_of, read_trace_file, Api, Exchange, SkippedRecord, TraceItem};
 use crate::model::catalog::Catalog;
 use crate::model::strategy::Mode;
 use crate::sim::engine::cache::{automatic_call, explicit_call, CacheStore, Split};
@@ -388,14 +388,23 @@ impl<'c> Explainer<'c> {
             .map(|c| c.prev.volatile_system.clone())
             .unwrap_or_default();
         let base = build(ex, m, &sizes, preamble, Layout::default(), &volatile);
-        let split = predict(m, &mut self.store, &base, now_ms);
+        let split = predict(m, &mut self.store, &base, now_ms, likely_hit(m));
         self.base_input_usd += m.input_usd(split.read, split.written, split.uncached);
         for (v, (_, layout)) in VARIANTS.iter().enumerate() {
             let b = build(ex, m, &sizes, preamble, *layout, &volatile);
-            let s = predict(m, &mut self.variant_stores[v], &b, now_ms);
+            let s = predict(m, &mut self.variant_stores[v], &b, now_ms, likely_hit(m));
             self.variant_usd[v] += m.input_usd(s.read, s.written, s.uncached);
         }
         let output_usd = m.model.output_usd(billed.output_tokens as f64);
+        // OpenAI and Gemini usage reports reads only: the tokens it bills as input include the
+        // writes, which are taken from the prediction (at most what the usage leaves).
+        let mut billed = billed.clone();
+        if ex.api != Api::AnthropicMessages {
+            let w = split.written_total().min(billed.uncached_tokens);
+            billed.uncached_tokens -= w;
+            billed.cache_write_5m_tokens = w;
+        }
+        let billed = &billed;
         let billed_buckets = CallBuckets {
             uncached_tokens: billed.uncached_tokens,
             cache_write_tokens: billed.cache_write_5m_tokens + billed.cache_write_1h_tokens,
@@ -569,8 +578,15 @@ fn system_block_of(detail: &str) -> Option<usize> {
     n.checked_sub(1)
 }
 
-/// The engine's bill of a built prompt against `store`.
-fn predict(m: &ModelRules, store: &mut CacheStore, b: &Built, now_ms: u64) -> Split {
+/// The engine's bill of a built prompt against `store`; `hit_allowed` is false when a best-effort
+/// cache misses by chance.
+fn predict(
+    m: &ModelRules,
+    store: &mut CacheStore,
+    b: &Built,
+    now_ms: u64,
+    hit_allowed: bool,
+) -> Split {
     match (m.mode(), &m.params) {
         (Mode::None, _) | (_, None) => Split::uncached_only(b.prompt.tokens()),
         (Mode::Explicit, Some(p)) => {
@@ -582,9 +598,17 @@ fn predict(m: &ModelRules, store: &mut CacheStore, b: &Built, now_ms: u64) -> Sp
                 .default_tier
                 .as_ref()
                 .map_or(300_000, |t| t.ttl_ms);
-            automatic_call(store, &b.prompt, p, ttl, now_ms, true, 0)
+            automatic_call(store, &b.prompt, p, ttl, now_ms, hit_allowed, 0)
         }
     }
+}
+
+/// A best-effort cache's most likely outcome: a hit when its hit probability is at least one half.
+fn likely_hit(m: &ModelRules) -> bool {
+    m.mode() != Mode::Implicit
+        || m.rules()
+            .and_then(|r| r.hit_probability.as_ref())
+            .is_none_or(|p| p.value >= 0.5)
 }
 
 /// Explains trace files and folders (see the module docs).

@@ -28,6 +28,7 @@ use crate::model::tokens::ToolRendering;
 use crate::model::tools::{gemini_declaration, openai_tool, Tool};
 use crate::sim::engine::cache::CacheStore;
 use crate::sim::simulate::SimResult;
+use rand::{RngExt, SeedableRng};
 
 /// Unix time of a trace's first call (the usage log's epoch, 2026-01-01T00:00:00Z).
 const EPOCH: f64 = 1_767_225_600.0;
@@ -184,6 +185,15 @@ pub(crate) fn trace_records(
     let mut sessions: HashMap<u32, SessionText> = HashMap::new();
     let mut store = CacheStore::new();
     let mut sizer = Sizer::default();
+    // Best-effort hits drawn as the engine draws them (a stream of the scenario's seed).
+    let mut draws = rand_chacha::ChaCha8Rng::seed_from_u64(scenario.seed);
+    let hit_probability = match rules.mode() {
+        Mode::Implicit => rules
+            .rules()
+            .and_then(|r| r.hit_probability.as_ref())
+            .map_or(1.0, |p| p.value),
+        _ => 1.0,
+    };
     let mut out = Vec::with_capacity(result.calls.len());
     for bill in &result.calls {
         let call = bill.call as usize;
@@ -297,7 +307,8 @@ pub(crate) fn trace_records(
         let estimated: u64 = sizes.iter().sum::<u64>() + preamble;
         scale_to(&mut sizes, &mut preamble, estimated);
         let built = build(&ex, &rules, &sizes, preamble, Layout::default(), &[]);
-        let split = predict(&rules, &mut store, &built, (time * 1000.0) as u64);
+        let hit = hit_probability >= 1.0 || draws.random::<f64>() < hit_probability;
+        let split = predict(&rules, &mut store, &built, (time * 1000.0) as u64, hit);
         let body = response(
             api,
             model,
