@@ -7,6 +7,7 @@ mod client_configs;
 mod common;
 mod decisions;
 mod docs;
+mod explain;
 mod facts;
 mod fit;
 mod fuzz;
