@@ -281,6 +281,59 @@ fn truncated(s: &str) -> String {
     out
 }
 
+/// A report table.
+fn table(header: &[&str], numeric: &[bool], rows: Vec<Vec<String>>) -> Block {
+    Block::Table(Table {
+        header: header.iter().map(|s| s.to_string()).collect(),
+        rows,
+        numeric: numeric.to_vec(),
+    })
+}
+
+/// Every call with its buckets, causes and details.
+fn calls_table(e: &Explanation) -> Block {
+    table(
+        &[
+            "call",
+            "model",
+            "prompt",
+            "read",
+            "write",
+            "uncached",
+            "agrees",
+            "causes and details",
+        ],
+        &[true, false, true, true, true, true, false, false],
+        e.calls
+            .iter()
+            .map(|c| {
+                vec![
+                    c.call.to_string(),
+                    c.model.clone(),
+                    c.prompt_tokens.to_string(),
+                    c.billed.cache_read_tokens.to_string(),
+                    c.billed.cache_write_tokens.to_string(),
+                    c.billed.uncached_tokens.to_string(),
+                    if c.agrees { "yes".into() } else { "no".into() },
+                    c.causes
+                        .iter()
+                        .map(|k| {
+                            format!(
+                                "{} {} tokens, {}: {}",
+                                k.cause,
+                                k.tokens,
+                                usd(k.usd),
+                                truncated(&k.detail)
+                            )
+                        })
+                        .collect::<Vec<_>>()
+                        .join("; "),
+                ]
+            })
+            .collect(),
+    )
+}
+
 /// The report document (HTML or Markdown): summary, causes, fixes, the chart, the calls with
 /// their details (escaped by the document's renderer and truncated), skipped records.
 pub(crate) fn explain_document(
@@ -290,13 +343,6 @@ pub(crate) fn explain_document(
     prices: Vec<crate::report::document::PriceSource>,
     provenance: Provenance,
 ) -> Document {
-    let table = |header: &[&str], numeric: &[bool], rows: Vec<Vec<String>>| {
-        Block::Table(Table {
-            header: header.iter().map(|s| s.to_string()).collect(),
-            rows,
-            numeric: numeric.to_vec(),
-        })
-    };
     let causes = table(
         &["cause", "calls", "tokens", "lost USD", "most often"],
         &[false, true, true, true, false],
@@ -339,46 +385,7 @@ pub(crate) fn explain_document(
             })
             .collect(),
     );
-    let calls = table(
-        &[
-            "call",
-            "model",
-            "prompt",
-            "read",
-            "write",
-            "uncached",
-            "agrees",
-            "causes and details",
-        ],
-        &[true, false, true, true, true, true, false, false],
-        e.calls
-            .iter()
-            .map(|c| {
-                vec![
-                    c.call.to_string(),
-                    c.model.clone(),
-                    c.prompt_tokens.to_string(),
-                    c.billed.cache_read_tokens.to_string(),
-                    c.billed.cache_write_tokens.to_string(),
-                    c.billed.uncached_tokens.to_string(),
-                    if c.agrees { "yes".into() } else { "no".into() },
-                    c.causes
-                        .iter()
-                        .map(|k| {
-                            format!(
-                                "{} {} tokens, {}: {}",
-                                k.cause,
-                                k.tokens,
-                                usd(k.usd),
-                                truncated(&k.detail)
-                            )
-                        })
-                        .collect::<Vec<_>>()
-                        .join("; "),
-                ]
-            })
-            .collect(),
-    );
+    let calls = calls_table(e);
     let mut sections = vec![
         Section {
             heading: "Why calls missed the cache".into(),

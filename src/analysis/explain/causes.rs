@@ -575,7 +575,8 @@ pub(crate) fn volatile_kinds(s: &str, at: usize) -> Vec<&'static str> {
         let hit = re
             .find_iter(window)
             .any(|m| m.start() <= rel && rel <= m.end());
-        if hit && !(kind == &"counter" && !out.is_empty()) {
+        // A counter only where no more specific kind matched.
+        if hit && (*kind != "counter" || out.is_empty()) {
             out.push(*kind);
         }
     }

@@ -348,6 +348,17 @@ impl<'c> Explainer<'c> {
         Ok(id)
     }
 
+    /// The call's time (the record's, else a default gap after the latest), in Unix seconds.
+    fn time_of(&mut self, ex: &Exchange) -> f64 {
+        let time = ex
+            .time
+            .or_else(|| self.last_time.map(|t| t + DEFAULT_GAP_S))
+            .unwrap_or(0.0);
+        self.last_time = Some(self.last_time.map_or(time, |t: f64| t.max(time)));
+        self.t0.get_or_insert(time);
+        time
+    }
+
     fn call(&mut self, ex: &Exchange) {
         let id = match self.model_of(ex) {
             Ok(id) => id,
@@ -358,18 +369,12 @@ impl<'c> Explainer<'c> {
                 })
             }
         };
-        let time = ex
-            .time
-            .or_else(|| self.last_time.map(|t| t + DEFAULT_GAP_S))
-            .unwrap_or(0.0);
-        self.last_time = Some(self.last_time.map_or(time, |t: f64| t.max(time)));
-        let t0 = *self.t0.get_or_insert(time);
+        let time = self.time_of(ex);
         let now_ms = (time.max(0.0) * 1000.0) as u64;
         let m = &self.rules[&id];
-        let billed = &ex.billed;
         let (mut sizes, mut preamble) = self.sizer.estimate(ex, m.model);
         self.calibration.observe(ex, m.model, &sizes, preamble);
-        scale_to(&mut sizes, &mut preamble, billed.prompt_tokens);
+        scale_to(&mut sizes, &mut preamble, ex.billed.prompt_tokens);
         // The conversation: by session id, split by a long pause.
         let key = ex.session.clone().unwrap_or_default();
         let gap_split = self.opts.session_gap_seconds > 0.0;
@@ -377,13 +382,8 @@ impl<'c> Explainer<'c> {
             .conversations
             .get(&key)
             .filter(|c| !(gap_split && time - c.prev.time > self.opts.session_gap_seconds));
-        let number = match prev {
-            Some(c) => c.number,
-            None => {
-                self.next_conversation += 1;
-                self.next_conversation
-            }
-        };
+        let number = prev.map_or(self.next_conversation + 1, |c| c.number);
+        self.next_conversation = self.next_conversation.max(number);
         let volatile: Vec<usize> = prev
             .map(|c| c.prev.volatile_system.clone())
             .unwrap_or_default();
@@ -395,146 +395,49 @@ impl<'c> Explainer<'c> {
             let s = predict(m, &mut self.variant_stores[v], &b, now_ms, likely_hit(m));
             self.variant_usd[v] += m.input_usd(s.read, s.written, s.uncached);
         }
-        let output_usd = m.model.output_usd(billed.output_tokens as f64);
-        // OpenAI and Gemini usage reports reads only: the tokens it bills as input include the
-        // writes, which are taken from the prediction (at most what the usage leaves).
-        let mut billed = billed.clone();
-        if ex.api != Api::AnthropicMessages {
-            let w = split.written_total().min(billed.uncached_tokens);
-            billed.uncached_tokens -= w;
-            billed.cache_write_5m_tokens = w;
-        }
-        let billed = &billed;
-        let billed_buckets = CallBuckets {
-            uncached_tokens: billed.uncached_tokens,
-            cache_write_tokens: billed.cache_write_5m_tokens + billed.cache_write_1h_tokens,
-            cache_read_tokens: billed.cache_read_tokens,
-            cost_usd: m.input_usd(
-                billed.cache_read_tokens,
-                [
-                    billed.cache_write_5m_tokens,
-                    billed.cache_write_1h_tokens,
-                    0,
-                ],
-                billed.uncached_tokens,
-            ) + output_usd,
-        };
-        let predicted = CallBuckets {
-            uncached_tokens: split.uncached,
-            cache_write_tokens: split.written_total(),
-            cache_read_tokens: split.read,
-            cost_usd: m.input_usd(split.read, split.written, split.uncached) + output_usd,
-        };
-        let tol = (billed.prompt_tokens / 100).max(8);
-        let agrees = predicted
-            .cache_read_tokens
-            .abs_diff(billed_buckets.cache_read_tokens)
-            <= tol
-            && predicted
-                .cache_write_tokens
-                .abs_diff(billed_buckets.cache_write_tokens)
-                <= tol;
+        let compared = compare(ex, m, &split);
         let current = causes::Current {
             ex,
             m,
             items: &base.items,
             breakpoints: &base.breakpoints,
             time,
-            billed_read: billed.cache_read_tokens,
-            billed_prompt: billed.prompt_tokens,
+            billed_read: compared.billed.cache_read_tokens,
+            billed_prompt: ex.billed.prompt_tokens,
             redact: self.opts.redact,
         };
-        let mut shares = causes::attribute(prev.map(|c| &c.prev), &current);
-        let best_effort = m.mode() == Mode::Implicit;
-        if !agrees {
-            let short = predicted.cache_read_tokens > billed_buckets.cache_read_tokens;
-            let labelled =
-                short && shares.iter().any(|s| s.cause == "provider_miss") && best_effort;
-            if !labelled {
-                shares.push(causes::Share {
-                    cause: "unexplained",
-                    tokens: predicted
-                        .cache_read_tokens
-                        .abs_diff(billed_buckets.cache_read_tokens)
-                        .max(
-                            predicted
-                                .cache_write_tokens
-                                .abs_diff(billed_buckets.cache_write_tokens),
-                        ),
-                    detail: format!(
-                        "predicted read {} write {}, billed read {} write {}",
-                        predicted.cache_read_tokens,
-                        predicted.cache_write_tokens,
-                        billed_buckets.cache_read_tokens,
-                        billed_buckets.cache_write_tokens
-                    ),
-                });
-            }
-        }
-        // Dollars of a token not read: what the call paid for its unread tokens, per token, less
-        // a read.
-        let unread = billed_buckets.uncached_tokens + billed_buckets.cache_write_tokens;
-        let unread_usd = m.input_usd(
-            0,
-            [
-                billed.cache_write_5m_tokens,
-                billed.cache_write_1h_tokens,
-                0,
-            ],
-            billed.uncached_tokens,
-        );
-        let per_token = if unread == 0 {
-            0.0
-        } else {
-            (unread_usd / unread as f64 - m.read_multiplier * m.input_usd).max(0.0)
-        };
-        let call_causes: Vec<CallCause> = shares
-            .into_iter()
-            .map(|s| CallCause {
-                cause: s.cause,
-                tokens: s.tokens,
-                usd: if s.cause == "unexplained"
-                    && predicted.cache_read_tokens < billed_buckets.cache_read_tokens
-                {
-                    0.0
-                } else {
-                    s.tokens as f64 * per_token
-                },
-                detail: s.detail,
-            })
-            .collect();
+        let shares = causes::attribute(prev.map(|c| &c.prev), &current);
+        let call_causes = priced(shares, m, &compared);
+        let Compared {
+            billed,
+            predicted,
+            agrees,
+            ..
+        } = compared;
         let mut volatile_next = volatile;
-        for c in &call_causes {
-            if c.cause == "system_changed" {
-                if let Some(i) = system_block_of(&c.detail) {
-                    if !volatile_next.contains(&i) {
-                        volatile_next.push(i);
-                    }
+        for c in call_causes.iter().filter(|c| c.cause == "system_changed") {
+            if let Some(i) = system_block_of(&c.detail) {
+                if !volatile_next.contains(&i) {
+                    volatile_next.push(i);
                 }
             }
         }
-        let prev_state =
-            causes::remember(ex, m, base.items, &base.breakpoints, time, volatile_next);
+        let prev = causes::remember(ex, m, base.items, &base.breakpoints, time, volatile_next);
         let model_id = m.model.id.clone();
-        self.conversations.insert(
-            key,
-            Conversation {
-                number,
-                prev: prev_state,
-            },
-        );
-        self.out.billed_usd += billed_buckets.cost_usd;
+        self.conversations
+            .insert(key, Conversation { number, prev });
+        self.out.billed_usd += billed.cost_usd;
         self.out.predicted_usd += predicted.cost_usd;
         self.out.calls.push(CallExplanation {
             call: self.out.calls.len() + 1,
             at: ex.at.clone(),
             conversation: number,
-            time_s: time - t0,
+            time_s: time - self.t0.unwrap_or(time),
             model: model_id,
             api: ex.api.as_str(),
             regions: ex.regions.len(),
-            prompt_tokens: billed.prompt_tokens,
-            billed: billed_buckets,
+            prompt_tokens: ex.billed.prompt_tokens,
+            billed,
             predicted,
             agrees,
             causes: call_causes,
@@ -569,6 +472,115 @@ impl<'c> Explainer<'c> {
         self.out.tool_blocks = self.calibration.samples();
         self.out
     }
+}
+
+/// A call's bill set against its prediction.
+struct Compared {
+    billed: CallBuckets,
+    predicted: CallBuckets,
+    /// Read and write within 1% of the prompt or 8 tokens.
+    agrees: bool,
+    /// What the call paid per token it did not read, less a read.
+    unread_usd_per_token: f64,
+}
+
+/// The billed and predicted buckets of a call and whether they agree.
+fn compare(ex: &Exchange, m: &ModelRules, split: &Split) -> Compared {
+    let b = &ex.billed;
+    let output_usd = m.model.output_usd(b.output_tokens as f64);
+    // OpenAI and Gemini usage reports reads only: the tokens it bills as input include the writes,
+    // which are taken from the prediction (at most what the usage leaves).
+    let (mut uncached, mut w5, w1h) = (
+        b.uncached_tokens,
+        b.cache_write_5m_tokens,
+        b.cache_write_1h_tokens,
+    );
+    if ex.api != Api::AnthropicMessages {
+        w5 = split.written_total().min(uncached);
+        uncached -= w5;
+    }
+    let billed = CallBuckets {
+        uncached_tokens: uncached,
+        cache_write_tokens: w5 + w1h,
+        cache_read_tokens: b.cache_read_tokens,
+        cost_usd: m.input_usd(b.cache_read_tokens, [w5, w1h, 0], uncached) + output_usd,
+    };
+    let predicted = CallBuckets {
+        uncached_tokens: split.uncached,
+        cache_write_tokens: split.written_total(),
+        cache_read_tokens: split.read,
+        cost_usd: m.input_usd(split.read, split.written, split.uncached) + output_usd,
+    };
+    let tol = (b.prompt_tokens / 100).max(8);
+    let agrees = predicted
+        .cache_read_tokens
+        .abs_diff(billed.cache_read_tokens)
+        <= tol
+        && predicted
+            .cache_write_tokens
+            .abs_diff(billed.cache_write_tokens)
+            <= tol;
+    let unread = uncached + w5 + w1h;
+    let unread_usd_per_token = if unread == 0 {
+        0.0
+    } else {
+        let paid = m.input_usd(0, [w5, w1h, 0], uncached) / unread as f64;
+        (paid - m.read_multiplier * m.input_usd).max(0.0)
+    };
+    Compared {
+        billed,
+        predicted,
+        agrees,
+        unread_usd_per_token,
+    }
+}
+
+/// The causes priced, with `unexplained` added where prediction and bill disagree (unless a
+/// best-effort cache's miss on a stable prefix, `provider_miss`, already says why). A token not
+/// read costs what the call paid for its unread tokens, per token, less a read.
+fn priced(mut shares: Vec<causes::Share>, m: &ModelRules, c: &Compared) -> Vec<CallCause> {
+    let (billed, predicted, agrees) = (&c.billed, &c.predicted, c.agrees);
+    let per_token = c.unread_usd_per_token;
+    let read_more = predicted.cache_read_tokens < billed.cache_read_tokens;
+    if !agrees {
+        let labelled = !read_more
+            && m.mode() == Mode::Implicit
+            && shares.iter().any(|s| s.cause == "provider_miss");
+        if !labelled {
+            shares.push(causes::Share {
+                cause: "unexplained",
+                tokens: predicted
+                    .cache_read_tokens
+                    .abs_diff(billed.cache_read_tokens)
+                    .max(
+                        predicted
+                            .cache_write_tokens
+                            .abs_diff(billed.cache_write_tokens),
+                    ),
+                detail: format!(
+                    "predicted read {} write {}, billed read {} write {}",
+                    predicted.cache_read_tokens,
+                    predicted.cache_write_tokens,
+                    billed.cache_read_tokens,
+                    billed.cache_write_tokens
+                ),
+            });
+        }
+    }
+    shares
+        .into_iter()
+        .map(|s| CallCause {
+            cause: s.cause,
+            tokens: s.tokens,
+            // A read pcsim did not expect lost nothing.
+            usd: if s.cause == "unexplained" && read_more {
+                0.0
+            } else {
+                s.tokens as f64 * per_token
+            },
+            detail: s.detail,
+        })
+        .collect()
 }
 
 /// `N - 1` of a detail `system block N ...`.

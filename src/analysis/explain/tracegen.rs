@@ -201,61 +201,7 @@ pub(crate) fn trace_records(
         let settings = settings_at(scenario, call);
         let s = sessions.entry(bill.session).or_default();
         let system_tokens = scenario.system_tokens;
-        let messages_now = bill
-            .prompt_tokens
-            .saturating_sub(bill.tool_block_tokens + system_tokens);
-        let tag = |what: &str| format!("[session {} call {call} {what}]", bill.session);
-        if call == 1 {
-            s.messages = vec![(
-                "user",
-                vec![text_of_tokens(rendering, messages_now, &tag("task"))],
-            )];
-        } else {
-            let growth = messages_now.saturating_sub(s.message_tokens + s.previous_output);
-            let answer = text_of_tokens(rendering, s.previous_output, &tag("answer"));
-            if s.previous_output > 0 {
-                s.messages.push(("assistant", vec![answer]));
-            }
-            let parts = injections
-                .iter()
-                .find_map(|i| match i {
-                    Injection::Parts(k, n) if *k == call => Some(*n),
-                    _ => None,
-                })
-                .unwrap_or(1);
-            let mut texts = Vec::new();
-            let per = growth / parts as u64;
-            for p in 0..parts {
-                let n = if p + 1 == parts {
-                    growth - per * (parts as u64 - 1)
-                } else {
-                    per
-                };
-                if n > 0 {
-                    texts.push(text_of_tokens(
-                        rendering,
-                        n,
-                        &tag(&format!("result {}", p + 1)),
-                    ));
-                }
-            }
-            if !texts.is_empty() {
-                s.messages.push(("user", texts));
-            }
-        }
-        if !s.edited && injections.contains(&Injection::Edit(call)) {
-            if let Some((_, parts)) = s.messages.first_mut() {
-                let n = rendering.count_text(&parts[0], &[]);
-                parts[0] = text_of_tokens(
-                    rendering,
-                    n,
-                    &format!("[session {} task, edited]", bill.session),
-                );
-                s.edited = true;
-            }
-        }
-        s.message_tokens = messages_now;
-        s.previous_output = bill.output_tokens;
+        grow(s, bill, system_tokens, rendering, injections);
         let time = EPOCH + bill.time_s;
         let system = if injections.contains(&Injection::Timestamp) {
             let stamp = clock(time);
@@ -327,6 +273,73 @@ pub(crate) fn trace_records(
         });
     }
     Ok(out)
+}
+
+/// Grows a session's messages to call `bill.call`: the task on call 1; then the previous answer and
+/// the turn since (in `parts@K=N` parts), with `edit@K` applied; sizes from the run's bills.
+fn grow(
+    s: &mut SessionText,
+    bill: &crate::sim::billing::CallBill,
+    system_tokens: u64,
+    rendering: &ToolRendering,
+    injections: &[Injection],
+) {
+    let call = bill.call as usize;
+    let messages_now = bill
+        .prompt_tokens
+        .saturating_sub(bill.tool_block_tokens + system_tokens);
+    let tag = |what: &str| format!("[session {} call {call} {what}]", bill.session);
+    if call == 1 {
+        s.messages = vec![(
+            "user",
+            vec![text_of_tokens(rendering, messages_now, &tag("task"))],
+        )];
+    } else {
+        let growth = messages_now.saturating_sub(s.message_tokens + s.previous_output);
+        let answer = text_of_tokens(rendering, s.previous_output, &tag("answer"));
+        if s.previous_output > 0 {
+            s.messages.push(("assistant", vec![answer]));
+        }
+        let parts = injections
+            .iter()
+            .find_map(|i| match i {
+                Injection::Parts(k, n) if *k == call => Some(*n),
+                _ => None,
+            })
+            .unwrap_or(1);
+        let mut texts = Vec::new();
+        let per = growth / parts as u64;
+        for p in 0..parts {
+            let n = if p + 1 == parts {
+                growth - per * (parts as u64 - 1)
+            } else {
+                per
+            };
+            if n > 0 {
+                texts.push(text_of_tokens(
+                    rendering,
+                    n,
+                    &tag(&format!("result {}", p + 1)),
+                ));
+            }
+        }
+        if !texts.is_empty() {
+            s.messages.push(("user", texts));
+        }
+    }
+    if !s.edited && injections.contains(&Injection::Edit(call)) {
+        if let Some((_, parts)) = s.messages.first_mut() {
+            let n = rendering.count_text(&parts[0], &[]);
+            parts[0] = text_of_tokens(
+                rendering,
+                n,
+                &format!("[session {} task, edited]", bill.session),
+            );
+            s.edited = true;
+        }
+    }
+    s.message_tokens = messages_now;
+    s.previous_output = bill.output_tokens;
 }
 
 /// Refuses what a trace cannot carry as the run simulated it.
