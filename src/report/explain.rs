@@ -16,6 +16,15 @@ use crate::report::table::TextTable;
 use crate::report::usagelog::rfc3339_ms;
 use crate::report::usd;
 
+/// `1 call`, `2 calls`.
+fn calls_word(n: usize) -> String {
+    if n == 1 {
+        "1 call".into()
+    } else {
+        format!("{n} calls")
+    }
+}
+
 /// A written trace: one JSON Lines record `{time, session, url, request, response}` per call.
 pub(crate) fn trace_jsonl(lines: &[TraceLine]) -> String {
     let mut out = String::new();
@@ -116,8 +125,12 @@ pub(crate) fn explain_summary(e: &Explanation) -> String {
                 c.calls.to_string(),
                 c.tokens.to_string(),
                 usd(c.usd),
-                escape_inline(&format!("{} ({} calls)", c.top_detail, c.top_detail_calls))
-                    .into_owned(),
+                escape_inline(&format!(
+                    "{} ({})",
+                    c.top_detail,
+                    calls_word(c.top_detail_calls)
+                ))
+                .into_owned(),
             ]);
         }
         out.push_str(&t.render());
@@ -355,9 +368,9 @@ pub(crate) fn explain_document(
                     c.tokens.to_string(),
                     usd(c.usd),
                     format!(
-                        "{} ({} calls)",
+                        "{} ({})",
                         truncated(&c.top_detail),
-                        c.top_detail_calls
+                        calls_word(c.top_detail_calls)
                     ),
                 ]
             })

@@ -558,9 +558,10 @@ fn join(items: &[&String]) -> String {
 }
 
 /// The pages whose examples are checked: README.md and every page in docs/.
-const PAGES: [&str; 8] = [
+const PAGES: [&str; 9] = [
     "README.md",
     "docs/charts.md",
+    "docs/explain.md",
     "docs/fit.md",
     "docs/inputs.md",
     "docs/prices.md",
@@ -594,6 +595,11 @@ fn docs_readme() {
 #[test]
 fn docs_charts() {
     check("docs/charts.md");
+}
+
+#[test]
+fn docs_explain() {
+    check("docs/explain.md");
 }
 
 #[test]

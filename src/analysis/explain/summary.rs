@@ -54,13 +54,31 @@ pub(crate) fn phrase(cause: &str, detail: &str) -> String {
 }
 
 const FIXES: [(&str, &str); 7] = [
-    ("freeze_tool_order", "send the tools in one fixed order (sorted by name)"),
-    ("move_volatile_system", "move system blocks that change between calls after the last breakpoint"),
-    ("tools_breakpoint", "add a cache breakpoint after the tool block"),
+    (
+        "freeze_tool_order",
+        "send the tools in one fixed order (sorted by name)",
+    ),
+    (
+        "move_volatile_system",
+        "move system blocks that change between calls after the last breakpoint",
+    ),
+    (
+        "tools_breakpoint",
+        "add a cache breakpoint after the tool block",
+    ),
     ("ttl_1h", "write every breakpoint at the 1-hour TTL"),
-    ("all", "the tool order, volatile system text and tools breakpoint fixes together (not the 1-hour TTL, a trade-off of its own)"),
-    ("prompt_cache_key", "set a prompt_cache_key per conversation"),
-    ("drop_unused_tools", "drop the tools the conversation never calls"),
+    (
+        "all",
+        "the three fixes above together (not the 1-hour TTL, a trade-off of its own)",
+    ),
+    (
+        "prompt_cache_key",
+        "set a prompt_cache_key per conversation",
+    ),
+    (
+        "drop_unused_tools",
+        "drop the tools the conversation never calls",
+    ),
 ];
 
 /// Fills the totals, the ranking, the summary line and the fixes of `out`; `variants` are the
@@ -133,26 +151,30 @@ pub(crate) fn summarise(
     };
     out.fixes = FIXES
         .iter()
-        .map(|&(fix, description)| match variants.iter().find(|(n, _)| *n == fix) {
-            Some(&(_, usd)) => FixSaving {
-                fix,
-                description,
-                simulated: true,
-                predicted_usd: usd,
-                saving_usd: base_input_usd - usd,
-                note: String::new(),
-            },
-            None => FixSaving {
-                fix,
-                description,
-                simulated: false,
-                predicted_usd: base_input_usd,
-                saving_usd: 0.0,
-                note: match fix {
-                    "prompt_cache_key" => "not simulated: routing by key is not modelled on a trace (OpenAI spreads a prefix over machines above about 15 requests a minute; a key per conversation keeps it on one)".into(),
-                    _ => "not simulated: the trace reader does not yet collect the tools each conversation calls".into(),
+        .map(
+            |&(fix, description)| match variants.iter().find(|(n, _)| *n == fix) {
+                Some(&(_, usd)) => FixSaving {
+                    fix,
+                    description,
+                    simulated: true,
+                    predicted_usd: usd,
+                    saving_usd: base_input_usd - usd,
+                    note: String::new(),
+                },
+                None => FixSaving {
+                    fix,
+                    description,
+                    simulated: false,
+                    predicted_usd: base_input_usd,
+                    saving_usd: 0.0,
+                    note: match fix {
+                        "prompt_cache_key" => {
+                            "not simulated: routing by key is not modelled on a trace".into()
+                        }
+                        _ => "not simulated: needs the tools each conversation calls".into(),
+                    },
                 },
             },
-        })
+        )
         .collect();
 }
