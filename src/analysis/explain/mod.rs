@@ -3,7 +3,7 @@
 //! Each record of a trace (full request and response bodies, see [`crate::input::trace`]) is cut
 //! into regions in its provider's cache order, each region fingerprinted and sized; the call is
 //! billed by the engine's own caching rules for its model against one account's cache
-//! ([`crate::sim::engine::cache`]), with the breakpoints the request itself sets and the times the
+//! (the engine's cache module), with the breakpoints the request itself sets and the times the
 //! trace records; the prediction is set against the usage the response billed; and every token the
 //! call re-sent but did not read is named by a cause ([`CAUSES`]) and priced at the call's model.
 //! The same trace is billed again with each mechanical fix applied (a frozen tool order, volatile

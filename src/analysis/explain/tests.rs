@@ -24,7 +24,13 @@ fn sizes_scale_to_the_billed_prompt() {
 #[test]
 fn written_texts_have_the_token_counts_asked_for() {
     let catalog = Catalog::embedded().unwrap();
-    for id in ["claude-opus-4.8", "gpt-5.6", "gemini-3.6-flash", "glm-5.2", "kimi-k3"] {
+    for id in [
+        "claude-opus-4.8",
+        "gpt-5.6",
+        "gemini-3.6-flash",
+        "glm-5.2",
+        "kimi-k3",
+    ] {
         let r = catalog.model(id).unwrap().rendering();
         for n in [0u64, 1, 3, 17, 250, 1_800] {
             let t = tracegen::text_of_tokens(r, n, "[session 1 call 2 result 1]");
@@ -38,7 +44,10 @@ fn written_texts_have_the_token_counts_asked_for() {
 fn injections_parse() {
     assert_eq!(Injection::parse("timestamp").unwrap(), Injection::Timestamp);
     assert_eq!(Injection::parse("edit@5").unwrap(), Injection::Edit(5));
-    assert_eq!(Injection::parse("parts@3=25").unwrap(), Injection::Parts(3, 25));
+    assert_eq!(
+        Injection::parse("parts@3=25").unwrap(),
+        Injection::Parts(3, 25)
+    );
     for bad in ["edit@1", "parts@5", "parts@x=2", "clock"] {
         let e = Injection::parse(bad).unwrap_err().to_string();
         assert!(e.contains("--trace-inject"), "{e}");

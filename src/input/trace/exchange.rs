@@ -117,14 +117,8 @@ pub struct Exchange {
     pub regions: Vec<Region>,
     /// Settings that can invalidate cached parts.
     pub settings: Settings,
-    /// OpenAI `prompt_cache_key`.
-    pub cache_key: Option<String>,
-    /// Gemini `cachedContent` (an explicitly created cache the request reads).
-    pub cached_content: Option<String>,
     /// The usage the response billed.
     pub billed: LoggedCall,
-    /// Bytes of the record.
-    pub bytes: u64,
 }
 
 /// Interprets a record: its API, model, regions, breakpoints, settings and billed usage; or the
@@ -169,16 +163,7 @@ pub fn exchange_of(rec: TraceRecord) -> Result<Exchange, SkippedRecord> {
         model,
         regions: Vec::new(),
         settings: Settings::default(),
-        cache_key: body
-            .get("prompt_cache_key")
-            .and_then(Value::as_str)
-            .map(str::to_string),
-        cached_content: body
-            .get("cachedContent")
-            .and_then(Value::as_str)
-            .map(str::to_string),
         billed,
-        bytes: rec.bytes,
     };
     match api {
         Api::AnthropicMessages => anthropic(body, &mut ex),

@@ -26,7 +26,7 @@ use serde_json::Value;
 
 use crate::error::{Error, Result};
 
-pub use exchange::{exchange_of, Api, Content, Exchange, Region, RegionKind, Settings};
+pub(crate) use exchange::{exchange_of, Api, Content, Exchange, RegionKind};
 pub use jsonl::PcsimJsonl;
 
 /// One request/response pair as a trace format gives it, before its body is interpreted.
