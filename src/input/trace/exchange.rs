@@ -11,7 +11,7 @@ use serde::Serialize;
 use serde_json::{Map, Value};
 
 use super::{SkippedRecord, TraceRecord};
-use crate::base::hash::{chain, fnv1a};
+use crate::base::hash::{chain, fingerprint, fnv1a};
 use crate::input::usagelog::{response_usage, LoggedCall};
 use crate::model::tools::Tool;
 
@@ -123,7 +123,7 @@ pub struct Exchange {
 
 /// Interprets a record: its API, model, regions, breakpoints, settings and billed usage; or the
 /// reason it is skipped.
-pub fn exchange_of(rec: TraceRecord) -> Result<Exchange, SkippedRecord> {
+pub fn exchange_of(mut rec: TraceRecord) -> Result<Exchange, SkippedRecord> {
     let skip = |reason: String| SkippedRecord {
         at: rec.at.clone(),
         reason,
@@ -151,9 +151,8 @@ pub fn exchange_of(rec: TraceRecord) -> Result<Exchange, SkippedRecord> {
         .or_else(|| rec.url.as_deref().and_then(gemini_model_of_url))
         .or_else(|| billed.model.clone())
         .ok_or_else(|| skip("no model: neither the request nor the response names one".into()))?;
-    let body = match rec.request.as_object() {
-        Some(b) => b,
-        None => return Err(skip("the request is not a JSON object".into())),
+    let Some(_) = rec.request.as_object() else {
+        return Err(skip("the request is not a JSON object".into()));
     };
     let mut ex = Exchange {
         at: rec.at.clone(),
@@ -164,6 +163,10 @@ pub fn exchange_of(rec: TraceRecord) -> Result<Exchange, SkippedRecord> {
         regions: Vec::new(),
         settings: Settings::default(),
         billed,
+    };
+    // The texts are moved out of the body (it is not used again), not copied.
+    let Some(body) = rec.request.as_object_mut() else {
+        return Err(skip("the request is not a JSON object".into()));
     };
     match api {
         Api::AnthropicMessages => anthropic(body, &mut ex),
@@ -270,11 +273,11 @@ fn compact_without_markers(part: &Value) -> String {
     }
 }
 
-fn fingerprint(role: &str, content: &Content) -> u64 {
+fn region_hash(role: &str, content: &Content) -> u64 {
     let h = match content {
         Content::Tool(t) => t.content_hash(),
-        Content::Text(s) => fnv1a(s.as_bytes()),
-        Content::Json(s) => chain(fnv1a(b"json"), fnv1a(s.as_bytes())),
+        Content::Text(s) => fingerprint(s.as_bytes()),
+        Content::Json(s) => chain(fnv1a(b"json"), fingerprint(s.as_bytes())),
         Content::Image => fnv1a(b"image"),
     };
     chain(fnv1a(role.as_bytes()), h)
@@ -302,7 +305,7 @@ fn push(
         index,
         part,
         name: name.to_string(),
-        hash: fingerprint(name, &content),
+        hash: region_hash(name, &content),
         content,
         breakpoint: bp,
     });
@@ -363,21 +366,22 @@ fn setting(v: Option<&Value>) -> u64 {
     }
 }
 
-/// A content part as a region's content.
-fn part_content(part: &Value) -> Content {
+/// A content part as a region's content (its text moved out of the body).
+fn part_content(part: &mut Value) -> Content {
     match part {
-        Value::String(s) => Content::Text(s.clone()),
+        Value::String(s) => Content::Text(std::mem::take(s)),
         Value::Object(m) => {
             let ty = m.get("type").and_then(Value::as_str).unwrap_or("");
             if matches!(ty, "image" | "image_url" | "input_image") || is_gemini_image(m) {
                 return Content::Image;
             }
-            match m.get("text").and_then(Value::as_str) {
-                Some(t) if matches!(ty, "text" | "input_text" | "output_text" | "") => {
-                    Content::Text(t.to_string())
+            let text_part = matches!(ty, "text" | "input_text" | "output_text" | "");
+            if text_part {
+                if let Some(Value::String(t)) = m.get_mut("text") {
+                    return Content::Text(std::mem::take(t));
                 }
-                _ => Content::Json(compact_without_markers(part)),
             }
+            Content::Json(compact_without_markers(part))
         }
         other => Content::Json(other.to_string()),
     }
@@ -392,7 +396,7 @@ fn is_gemini_image(m: &Map<String, Value>) -> bool {
 }
 
 /// One message's content (a string or an array of parts) as regions of message `index`.
-fn message_parts(content: Option<&Value>, index: usize, role: &str, ex: &mut Exchange) {
+fn message_parts(content: Option<&mut Value>, index: usize, role: &str, ex: &mut Exchange) {
     match content {
         None | Some(Value::Null) => {}
         Some(Value::Array(parts)) => {
@@ -401,51 +405,46 @@ fn message_parts(content: Option<&Value>, index: usize, role: &str, ex: &mut Exc
                 push(ex, RegionKind::Message, index, role, part_content(p), bp);
             }
         }
-        Some(other) => push(
-            ex,
-            RegionKind::Message,
-            index,
-            role,
-            part_content(other),
-            None,
-        ),
+        Some(other) => {
+            let c = part_content(other);
+            push(ex, RegionKind::Message, index, role, c, None)
+        }
     }
 }
 
-fn anthropic(body: &Map<String, Value>, ex: &mut Exchange) {
+/// The role of a message or input item (`user` when it names none).
+fn role_of(m: &Value, fallback_key: Option<&str>) -> String {
+    m.get("role")
+        .and_then(Value::as_str)
+        .or_else(|| fallback_key.and_then(|k| m.get(k)).and_then(Value::as_str))
+        .unwrap_or("user")
+        .to_string()
+}
+
+fn anthropic(body: &mut Map<String, Value>, ex: &mut Exchange) {
     tools(body.get("tools"), ex);
-    match body.get("system") {
+    match body.get_mut("system") {
         Some(Value::String(s)) => push(
             ex,
             RegionKind::System,
             0,
             "system",
-            Content::Text(s.clone()),
+            Content::Text(std::mem::take(s)),
             None,
         ),
         Some(Value::Array(blocks)) => {
-            for (i, b) in blocks.iter().enumerate() {
-                push(
-                    ex,
-                    RegionKind::System,
-                    i,
-                    "system",
-                    part_content(b),
-                    breakpoint_of(b),
-                );
+            for (i, b) in blocks.iter_mut().enumerate() {
+                let bp = breakpoint_of(b);
+                push(ex, RegionKind::System, i, "system", part_content(b), bp);
             }
         }
         _ => {}
     }
-    for (i, m) in body
-        .get("messages")
-        .and_then(Value::as_array)
-        .into_iter()
-        .flatten()
-        .enumerate()
-    {
-        let role = m.get("role").and_then(Value::as_str).unwrap_or("user");
-        message_parts(m.get("content"), i, role, ex);
+    if let Some(messages) = body.get_mut("messages").and_then(Value::as_array_mut) {
+        for (i, m) in messages.iter_mut().enumerate() {
+            let role = role_of(m, None);
+            message_parts(m.get_mut("content"), i, &role, ex);
+        }
     }
     // Top-level `cache_control` (automatic caching): a breakpoint on the last block.
     if let Some(tier) = tier_of(body.get("cache_control")) {
@@ -457,38 +456,29 @@ fn anthropic(body: &Map<String, Value>, ex: &mut Exchange) {
     ex.settings.thinking = setting(body.get("thinking"));
 }
 
-fn openai_chat(body: &Map<String, Value>, ex: &mut Exchange) {
+fn openai_chat(body: &mut Map<String, Value>, ex: &mut Exchange) {
     tools(body.get("tools"), ex);
     let (mut system, mut message) = (0usize, 0usize);
-    for m in body
-        .get("messages")
-        .and_then(Value::as_array)
-        .into_iter()
-        .flatten()
-    {
-        let role = m.get("role").and_then(Value::as_str).unwrap_or("user");
-        if matches!(role, "system" | "developer") && message == 0 {
-            let before = ex.regions.len();
-            message_parts(m.get("content"), system, "system", ex);
-            for r in &mut ex.regions[before..] {
-                r.kind = RegionKind::System;
-                r.index = system;
-                system += 1;
+    if let Some(messages) = body.get_mut("messages").and_then(Value::as_array_mut) {
+        for m in messages {
+            let role = role_of(m, None);
+            if matches!(role.as_str(), "system" | "developer") && message == 0 {
+                let before = ex.regions.len();
+                message_parts(m.get_mut("content"), system, "system", ex);
+                for r in &mut ex.regions[before..] {
+                    r.kind = RegionKind::System;
+                    r.index = system;
+                    system += 1;
+                }
+                continue;
             }
-            continue;
+            message_parts(m.get_mut("content"), message, &role, ex);
+            if let Some(calls) = m.get("tool_calls").filter(|c| !c.is_null()) {
+                let c = Content::Json(calls.to_string());
+                push(ex, RegionKind::Message, message, &role, c, None);
+            }
+            message += 1;
         }
-        message_parts(m.get("content"), message, role, ex);
-        if let Some(calls) = m.get("tool_calls").filter(|c| !c.is_null()) {
-            push(
-                ex,
-                RegionKind::Message,
-                message,
-                role,
-                Content::Json(calls.to_string()),
-                None,
-            );
-        }
-        message += 1;
     }
     ex.settings.tool_choice = setting(body.get("tool_choice"));
     ex.settings.thinking = setting(
@@ -497,31 +487,21 @@ fn openai_chat(body: &Map<String, Value>, ex: &mut Exchange) {
     );
 }
 
-fn openai_responses(body: &Map<String, Value>, ex: &mut Exchange) {
+fn openai_responses(body: &mut Map<String, Value>, ex: &mut Exchange) {
     tools(body.get("tools"), ex);
-    if let Some(Value::String(s)) = body.get("instructions") {
-        push(
-            ex,
-            RegionKind::System,
-            0,
-            "system",
-            Content::Text(s.clone()),
-            None,
-        );
+    if let Some(Value::String(s)) = body.get_mut("instructions") {
+        let c = Content::Text(std::mem::take(s));
+        push(ex, RegionKind::System, 0, "system", c, None);
     }
-    match body.get("input") {
+    match body.get_mut("input") {
         Some(Value::Array(items)) => {
-            for (i, item) in items.iter().enumerate() {
-                let role = item
-                    .get("role")
-                    .and_then(Value::as_str)
-                    .or_else(|| item.get("type").and_then(Value::as_str))
-                    .unwrap_or("user")
-                    .to_string();
+            for (i, item) in items.iter_mut().enumerate() {
+                let role = role_of(item, Some("type"));
                 if item.get("content").is_some() {
-                    message_parts(item.get("content"), i, &role, ex);
+                    message_parts(item.get_mut("content"), i, &role, ex);
                 } else {
-                    push(ex, RegionKind::Message, i, &role, part_content(item), None);
+                    let c = part_content(item);
+                    push(ex, RegionKind::Message, i, &role, c, None);
                 }
             }
         }
@@ -532,7 +512,7 @@ fn openai_responses(body: &Map<String, Value>, ex: &mut Exchange) {
     ex.settings.thinking = setting(body.get("reasoning"));
 }
 
-fn gemini(body: &Map<String, Value>, ex: &mut Exchange) {
+fn gemini(body: &mut Map<String, Value>, ex: &mut Exchange) {
     let mut i = 0usize;
     for t in body
         .get("tools")
@@ -552,27 +532,25 @@ fn gemini(body: &Map<String, Value>, ex: &mut Exchange) {
             i += 1;
         }
     }
-    let system = body
-        .get("systemInstruction")
-        .or_else(|| body.get("system_instruction"));
-    for (k, p) in system
-        .and_then(|s| s.get("parts"))
-        .and_then(Value::as_array)
-        .into_iter()
-        .flatten()
-        .enumerate()
+    let key = if body.contains_key("systemInstruction") {
+        "systemInstruction"
+    } else {
+        "system_instruction"
+    };
+    if let Some(parts) = body
+        .get_mut(key)
+        .and_then(|s| s.get_mut("parts"))
+        .and_then(Value::as_array_mut)
     {
-        push(ex, RegionKind::System, k, "system", part_content(p), None);
+        for (k, p) in parts.iter_mut().enumerate() {
+            push(ex, RegionKind::System, k, "system", part_content(p), None);
+        }
     }
-    for (k, c) in body
-        .get("contents")
-        .and_then(Value::as_array)
-        .into_iter()
-        .flatten()
-        .enumerate()
-    {
-        let role = c.get("role").and_then(Value::as_str).unwrap_or("user");
-        message_parts(c.get("parts"), k, role, ex);
+    if let Some(contents) = body.get_mut("contents").and_then(Value::as_array_mut) {
+        for (k, c) in contents.iter_mut().enumerate() {
+            let role = role_of(c, None);
+            message_parts(c.get_mut("parts"), k, &role, ex);
+        }
     }
     ex.settings.tool_choice = setting(body.get("toolConfig"));
     ex.settings.thinking = setting(
