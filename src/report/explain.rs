@@ -97,9 +97,13 @@ pub(crate) fn explain_summary(e: &Explanation) -> String {
     let mut out = String::new();
     let _ = writeln!(
         out,
-        "{} calls in {} conversations from {} file(s), {} bytes; {} records skipped",
+        "{} calls in {} from {} file(s), {} bytes; {} records skipped",
         e.calls.len(),
-        e.conversations,
+        if e.conversations == 1 {
+            "1 conversation".to_string()
+        } else {
+            format!("{} conversations", e.conversations)
+        },
         e.files.len(),
         e.bytes,
         e.skipped_count
