@@ -512,3 +512,29 @@ fn calibrate_out_writes_an_overlay_from_billed_tool_blocks() {
     );
     stdout_of(&["--catalog", out.to_str().unwrap(), "models"]);
 }
+
+/// A provider bills tokens pcsim's token model does not see (message framing): 12 more uncached
+/// tokens on every call. The regions are scaled to each bill, prediction and bill still agree,
+/// and the only causes named are the real ones (the edit before call 4), within the framing.
+#[test]
+fn framing_tokens_are_scaled_away() {
+    let dir = tempfile::tempdir().unwrap();
+    let text = std::fs::read_to_string(root().join("tests/fixtures/explain/trace.jsonl")).unwrap();
+    let mut framed = String::new();
+    for line in text.lines() {
+        let mut r: Value = serde_json::from_str(line).unwrap();
+        let u = &mut r["response"]["usage"]["input_tokens"];
+        *u = Value::from(u.as_u64().unwrap() + 12);
+        framed.push_str(&r.to_string());
+        framed.push('\n');
+    }
+    let p = dir.path().join("framed.jsonl");
+    std::fs::write(&p, framed).unwrap();
+    let e = explain(&p, &[]);
+    assert_eq!(only_cause(&e, "messages_changed", "cold_start"), [4]);
+    let (_, tokens, detail) = &causes(&e, 4)[0];
+    assert_eq!(detail, "message 1 (user) edited");
+    // Exactly 1,800 without the framing (the task and two turns); the framing moves it by less
+    // than the 12 tokens added.
+    assert!(tokens.abs_diff(1_800) < 12, "{tokens}");
+}

@@ -482,6 +482,8 @@ struct Compared {
     agrees: bool,
     /// What the call paid per token it did not read, less a read.
     unread_usd_per_token: f64,
+    /// Tokens within which prediction and bill agree.
+    tolerance: u64,
 }
 
 /// The billed and predicted buckets of a call and whether they agree.
@@ -532,6 +534,7 @@ fn compare(ex: &Exchange, m: &ModelRules, split: &Split) -> Compared {
         predicted,
         agrees,
         unread_usd_per_token,
+        tolerance: tol,
     }
 }
 
@@ -541,6 +544,11 @@ fn compare(ex: &Exchange, m: &ModelRules, split: &Split) -> Compared {
 fn priced(mut shares: Vec<causes::Share>, m: &ModelRules, c: &Compared) -> Vec<CallCause> {
     let (billed, predicted, agrees) = (&c.billed, &c.predicted, c.agrees);
     let per_token = c.unread_usd_per_token;
+    // Where prediction and bill agree, a span within the tolerance is the provider's framing or the
+    // estimate's rounding (region sizes of a real trace are scaled to its bill), not a miss.
+    if agrees {
+        shares.retain(|s| s.tokens > c.tolerance);
+    }
     let read_more = predicted.cache_read_tokens < billed.cache_read_tokens;
     if !agrees {
         let labelled = !read_more
