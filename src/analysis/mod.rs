@@ -16,6 +16,7 @@ pub mod compare;
 pub(crate) mod counterfactual;
 #[cfg(feature = "cli")]
 pub(crate) mod diff;
+pub mod explain;
 #[cfg(feature = "cli")]
 pub(crate) mod fit;
 #[cfg(feature = "cli")]

@@ -19,6 +19,7 @@ mod compare;
 mod config;
 mod diff;
 mod docreport;
+mod explain;
 mod fit;
 mod import_litellm;
 mod models;
@@ -179,6 +180,9 @@ pub(crate) enum Command {
     ImportLitellm(import_litellm::ImportLitellmArgs),
     /// Replay a usage log: logged against predicted tokens and dollars, per call and in total.
     Replay(replay::ReplayArgs),
+    /// Explain a trace of full requests and responses: why each call missed the cache, what it
+    /// cost, and what the mechanical fixes would save.
+    Explain(explain::ExplainArgs),
     /// Fit a scenario to a usage history (sessions, calls, gaps, message and output sizes, the
     /// stable prefix), with the fit quality of every parameter.
     Fit(fit::FitArgs),
@@ -226,6 +230,7 @@ pub(crate) fn run(cli: Cli, out: &mut dyn Write) -> Result<()> {
         Command::Config(a) => config::cmd_config(&catalog, a, out),
         Command::ImportLitellm(a) => import_litellm::cmd_import_litellm(a, out),
         Command::Replay(a) => replay::cmd_replay(&catalog, a, out),
+        Command::Explain(a) => explain::cmd_explain(&catalog, a, out),
         Command::Fit(a) => fit::cmd_fit(&catalog, a, out),
         Command::Bench(a) => bench::cmd_bench(&catalog, a, out),
         Command::Calibrate(a) => calibrate::cmd_calibrate(&catalog, a, out),

@@ -51,6 +51,16 @@ pub(crate) struct RunArgs {
     /// one strategy.
     #[arg(long, value_name = "FILE")]
     pub usage_log: Option<PathBuf>,
+    /// Also write the calls of the first run as a trace (JSON Lines `{time, session, url, request,
+    /// response}`: the request bodies built from the scenario, the bill as the response's usage)
+    /// that `explain` reads; needs exactly one model and one strategy (docs/explain.md).
+    #[arg(long, value_name = "FILE")]
+    pub trace_out: Option<PathBuf>,
+    /// With --trace-out: a cause injected into the trace (repeatable): `timestamp` (the system
+    /// prompt starts with the call's time), `edit@K` (the first user message edited before call
+    /// K), `parts@K=N` (the turn before call K sent as N content parts).
+    #[arg(long, value_name = "CAUSE", requires = "trace_out")]
+    pub trace_inject: Vec<String>,
 }
 
 /// Runs `pcsim run`.
@@ -60,6 +70,14 @@ pub(crate) fn cmd_run(catalog: &Catalog, a: RunArgs, out: &mut dyn Write) -> Res
     if let Some(path) = &a.usage_log {
         report::check_output_path(path)?;
     }
+    if let Some(path) = &a.trace_out {
+        report::check_output_path(path)?;
+    }
+    let injections = a
+        .trace_inject
+        .iter()
+        .map(|s| crate::analysis::explain::Injection::parse(s))
+        .collect::<crate::Result<Vec<_>>>()?;
     let request = Selection::new(&a.models, &a.strategies)
         .overrides(a.runs, a.seed)
         .resolve(catalog, load_scenario(&a.scenario)?)?;
@@ -77,6 +95,25 @@ pub(crate) fn cmd_run(catalog: &Catalog, a: RunArgs, out: &mut dyn Write) -> Res
             ));
         };
         report::write_atomic(path, report::usagelog::usage_log_jsonl(only).as_bytes())?;
+        if !super::quiet() {
+            eprintln_safe!("wrote {}", path.display());
+        }
+    }
+    if let Some(path) = &a.trace_out {
+        let [only] = rep.results.as_slice() else {
+            anyhow::bail!(crate::Error::invalid(
+                "command line",
+                "--trace-out",
+                format!(
+                    "a trace holds one model's calls under one strategy; this run simulates {} (model, strategy) pairs: give one --model and one --strategy",
+                    rep.results.len()
+                )
+            ));
+        };
+        let model = catalog.model(&only.model)?;
+        let lines =
+            crate::analysis::explain::trace_records(&request.scenario, model, only, &injections)?;
+        report::write_atomic(path, report::explain::trace_jsonl(&lines).as_bytes())?;
         if !super::quiet() {
             eprintln_safe!("wrote {}", path.display());
         }

@@ -11,6 +11,7 @@ mod litellm_entry;
 mod mcpclients;
 pub mod mcpconfig;
 pub mod scenario;
+pub mod trace;
 pub mod trim;
 pub mod usagelog;
 pub mod walk;

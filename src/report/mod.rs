@@ -9,6 +9,8 @@ pub(crate) mod csv;
 #[cfg(feature = "cli")]
 pub(crate) mod document;
 #[cfg(feature = "cli")]
+pub(crate) mod explain;
+#[cfg(feature = "cli")]
 pub(crate) mod fit;
 pub(crate) mod json;
 pub(crate) mod scenario_file;

@@ -561,6 +561,7 @@ fn join(items: &[&String]) -> String {
 const PAGES: [&str; 9] = [
     "README.md",
     "docs/charts.md",
+    "docs/explain.md",
     "docs/fit.md",
     "docs/inputs.md",
     "docs/prices.md",
@@ -595,6 +596,11 @@ fn docs_readme() {
 #[test]
 fn docs_charts() {
     check("docs/charts.md");
+}
+
+#[test]
+fn docs_explain() {
+    check("docs/explain.md");
 }
 
 #[test]

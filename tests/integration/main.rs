@@ -7,6 +7,7 @@ mod client_configs;
 mod common;
 mod decisions;
 mod docs;
+mod explain;
 mod facts;
 mod first_hour;
 mod fit;

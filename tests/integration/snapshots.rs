@@ -292,6 +292,28 @@ const CASES: &[(&str, &[&str])] = &[
         ],
     ),
     (
+        "explain-table",
+        &["explain", "tests/fixtures/explain/trace.jsonl"],
+    ),
+    (
+        "explain-csv",
+        &[
+            "explain",
+            "tests/fixtures/explain/trace.jsonl",
+            "--format",
+            "csv",
+        ],
+    ),
+    (
+        "explain-json",
+        &[
+            "explain",
+            "tests/fixtures/explain/trace.jsonl",
+            "--format",
+            "json",
+        ],
+    ),
+    (
         "replay-table",
         &[
             "replay",

@@ -687,6 +687,20 @@ fn response_record(o: &Obj, at: &str, origin: &str, log: &mut UsageLog) -> Resul
     Ok(Some((call, string(o, "id"))))
 }
 
+/// The billed usage of one API response body (Anthropic Messages, OpenAI Chat Completions or
+/// Responses, Gemini `usageMetadata`, ...), as a usage log reads it: what `explain` compares its
+/// prediction with. `Ok(None)`: the body is JSON but has no usage object.
+pub(crate) fn response_usage(body: &str, at: &str, origin: &str) -> Result<Option<LoggedCall>> {
+    let Some(o) = obj(body) else {
+        return Ok(None);
+    };
+    let mut scratch = UsageLog {
+        origin: origin.to_string(),
+        ..Default::default()
+    };
+    Ok(response_record(&o, at, origin, &mut scratch)?.map(|(call, _)| call))
+}
+
 fn as_map(text: &str) -> Option<Map<String, Value>> {
     if !text.trim_start().starts_with('{') {
         return None;

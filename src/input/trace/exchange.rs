@@ -1,0 +1,560 @@
+//! A trace record's request body cut into the regions of its prompt, in the provider's cache order
+//! (tools, system, messages), each with a fingerprint; the breakpoints the request sets; the request
+//! settings whose change invalidates cached parts; and the usage the response billed.
+//!
+//! Region fingerprints are FNV-1a over the region's own content (a message part's role included;
+//! `cache_control` left out, so moving a breakpoint does not change content). The region keeps its
+//! content only while the record is explained (for sizing and diff excerpts); what outlives the
+//! record is hashes.
+
+use serde::Serialize;
+use serde_json::{Map, Value};
+
+use super::{SkippedRecord, TraceRecord};
+use crate::base::hash::{chain, fingerprint, fnv1a};
+use crate::input::usagelog::{response_usage, LoggedCall};
+use crate::model::tools::Tool;
+
+/// The API a request was made to.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+pub enum Api {
+    /// Anthropic Messages (`/v1/messages`).
+    #[serde(rename = "anthropic-messages")]
+    AnthropicMessages,
+    /// OpenAI Chat Completions (`/v1/chat/completions`).
+    #[serde(rename = "openai-chat")]
+    OpenAiChat,
+    /// OpenAI Responses (`/v1/responses`).
+    #[serde(rename = "openai-responses")]
+    OpenAiResponses,
+    /// Gemini `generateContent` / `streamGenerateContent`.
+    #[serde(rename = "gemini")]
+    Gemini,
+}
+
+impl Api {
+    /// The spelling in output and docs.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Api::AnthropicMessages => "anthropic-messages",
+            Api::OpenAiChat => "openai-chat",
+            Api::OpenAiResponses => "openai-responses",
+            Api::Gemini => "gemini",
+        }
+    }
+}
+
+/// The part of the prompt a region belongs to, in cache order.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum RegionKind {
+    /// One tool definition.
+    Tool,
+    /// One block of the system prompt.
+    System,
+    /// One content part of one message.
+    Message,
+}
+
+/// What a region holds, kept while its record is explained.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Content {
+    /// A tool definition.
+    Tool(Tool),
+    /// Text.
+    Text(String),
+    /// Any other part (tool call, tool result, document) as compact JSON.
+    Json(String),
+    /// An image (its bytes are not text; sized by an assumption, see docs/explain.md).
+    Image,
+}
+
+/// One region of a prompt.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Region {
+    /// Tools, system or messages.
+    pub kind: RegionKind,
+    /// Index of the tool, of the system block, or of the message (0-based).
+    pub index: usize,
+    /// Index of the content part within its message (0 for tools and system blocks).
+    pub part: usize,
+    /// The tool's name, or the message's role (`system` for system blocks).
+    pub name: String,
+    /// Fingerprint of the content.
+    pub hash: u64,
+    /// The content.
+    pub content: Content,
+    /// The cache breakpoint the request sets right after this region: its TTL tier (`5m`, `1h`),
+    /// or `default` where the request names none.
+    pub breakpoint: Option<String>,
+}
+
+/// Request settings whose change can invalidate cached parts (fingerprints; 0: not set).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Settings {
+    /// `tool_choice` (Gemini: `toolConfig`).
+    pub tool_choice: u64,
+    /// Extended thinking / reasoning settings.
+    pub thinking: u64,
+    /// Images anywhere in the prompt.
+    pub images: usize,
+}
+
+/// One call of a trace, interpreted.
+#[derive(Debug, Clone)]
+pub struct Exchange {
+    /// Where it came from.
+    pub at: String,
+    /// Start time, Unix seconds.
+    pub time: Option<f64>,
+    /// Session id, if any.
+    pub session: Option<String>,
+    /// The API.
+    pub api: Api,
+    /// The model the request names.
+    pub model: String,
+    /// The prompt's regions in cache order.
+    pub regions: Vec<Region>,
+    /// Settings that can invalidate cached parts.
+    pub settings: Settings,
+    /// The usage the response billed.
+    pub billed: LoggedCall,
+}
+
+/// Interprets a record: its API, model, regions, breakpoints, settings and billed usage; or the
+/// reason it is skipped.
+pub fn exchange_of(mut rec: TraceRecord) -> Result<Exchange, SkippedRecord> {
+    let skip = |reason: String| SkippedRecord {
+        at: rec.at.clone(),
+        reason,
+    };
+    let api = api_of(rec.url.as_deref(), &rec.request, &rec.response).ok_or_else(|| {
+        skip(match &rec.url {
+            Some(u) => format!("unknown endpoint `{}`", short(u, 120)),
+            None => "unknown endpoint: the request is not Anthropic Messages, OpenAI Chat Completions or Responses, or Gemini generateContent".into(),
+        })
+    })?;
+    let billed = match response_usage(&rec.response.to_string(), "response", &rec.at) {
+        Ok(Some(b)) => b,
+        Ok(None) => {
+            return Err(skip(
+                "missing usage: the response has no usage object".into(),
+            ))
+        }
+        Err(e) => return Err(skip(format!("bad usage: {e}"))),
+    };
+    let model = rec
+        .request
+        .get("model")
+        .and_then(Value::as_str)
+        .map(str::to_string)
+        .or_else(|| rec.url.as_deref().and_then(gemini_model_of_url))
+        .or_else(|| billed.model.clone())
+        .ok_or_else(|| skip("no model: neither the request nor the response names one".into()))?;
+    let Some(_) = rec.request.as_object() else {
+        return Err(skip("the request is not a JSON object".into()));
+    };
+    let mut ex = Exchange {
+        at: rec.at.clone(),
+        time: rec.time,
+        session: rec.session.clone(),
+        api,
+        model,
+        regions: Vec::new(),
+        settings: Settings::default(),
+        billed,
+    };
+    // The texts are moved out of the body (it is not used again), not copied.
+    let Some(body) = rec.request.as_object_mut() else {
+        return Err(skip("the request is not a JSON object".into()));
+    };
+    match api {
+        Api::AnthropicMessages => anthropic(body, &mut ex),
+        Api::OpenAiChat => openai_chat(body, &mut ex),
+        Api::OpenAiResponses => openai_responses(body, &mut ex),
+        Api::Gemini => gemini(body, &mut ex),
+    }
+    ex.settings.images = ex
+        .regions
+        .iter()
+        .filter(|r| r.content == Content::Image)
+        .count();
+    Ok(ex)
+}
+
+fn short(s: &str, n: usize) -> String {
+    if s.len() <= n {
+        return s.to_string();
+    }
+    let mut end = n;
+    while !s.is_char_boundary(end) {
+        end -= 1;
+    }
+    format!("{}...", &s[..end])
+}
+
+/// The API of a request: from its URL when the record has one, else from the bodies' shapes.
+fn api_of(url: Option<&str>, req: &Value, resp: &Value) -> Option<Api> {
+    if let Some(u) = url {
+        let path = u.split('?').next().unwrap_or(u);
+        return if path.contains(":generateContent") || path.contains(":streamGenerateContent") {
+            Some(Api::Gemini)
+        } else if path.ends_with("/chat/completions") {
+            Some(Api::OpenAiChat)
+        } else if path.ends_with("/responses") {
+            Some(Api::OpenAiResponses)
+        } else if path.ends_with("/messages") {
+            Some(Api::AnthropicMessages)
+        } else {
+            None
+        };
+    }
+    if req.get("contents").is_some() {
+        Some(Api::Gemini)
+    } else if req.get("input").is_some() || req.get("instructions").is_some() {
+        Some(Api::OpenAiResponses)
+    } else if req.get("messages").is_some() {
+        let anthropic = resp.get("type").and_then(Value::as_str) == Some("message")
+            || req.get("system").is_some()
+            || resp
+                .get("usage")
+                .is_some_and(|u| u.get("input_tokens").is_some());
+        Some(if anthropic {
+            Api::AnthropicMessages
+        } else {
+            Api::OpenAiChat
+        })
+    } else {
+        None
+    }
+}
+
+/// `gemini-3.6-flash` of `.../models/gemini-3.6-flash:generateContent`.
+fn gemini_model_of_url(url: &str) -> Option<String> {
+    let after = url.split("/models/").nth(1)?;
+    let model = after.split(':').next()?;
+    (!model.is_empty()).then(|| model.to_string())
+}
+
+/// The TTL tier a `cache_control` (or `prompt_cache_breakpoint`) object asks for.
+fn tier_of(v: Option<&Value>) -> Option<String> {
+    let v = v?;
+    if v.is_null() {
+        return None;
+    }
+    Some(
+        v.get("ttl")
+            .and_then(Value::as_str)
+            .map_or("5m", |t| if t == "1h" { "1h" } else { "5m" })
+            .to_string(),
+    )
+}
+
+fn breakpoint_of(part: &Value) -> Option<String> {
+    tier_of(part.get("cache_control")).or_else(|| {
+        part.get("prompt_cache_breakpoint")
+            .filter(|v| !v.is_null() && *v != &Value::Bool(false))
+            .map(|_| "default".to_string())
+    })
+}
+
+/// A part as compact JSON without its breakpoint markers (they are not content).
+fn compact_without_markers(part: &Value) -> String {
+    match part {
+        Value::Object(m)
+            if m.contains_key("cache_control") || m.contains_key("prompt_cache_breakpoint") =>
+        {
+            let mut m = m.clone();
+            m.remove("cache_control");
+            m.remove("prompt_cache_breakpoint");
+            Value::Object(m).to_string()
+        }
+        other => other.to_string(),
+    }
+}
+
+fn region_hash(role: &str, content: &Content) -> u64 {
+    let h = match content {
+        Content::Tool(t) => t.content_hash(),
+        Content::Text(s) => fingerprint(s.as_bytes()),
+        Content::Json(s) => chain(fnv1a(b"json"), fingerprint(s.as_bytes())),
+        Content::Image => fnv1a(b"image"),
+    };
+    chain(fnv1a(role.as_bytes()), h)
+}
+
+fn push(
+    ex: &mut Exchange,
+    kind: RegionKind,
+    index: usize,
+    name: &str,
+    content: Content,
+    bp: Option<String>,
+) {
+    let part = match kind {
+        RegionKind::Message => ex
+            .regions
+            .iter()
+            .rev()
+            .take_while(|r| r.kind == kind && r.index == index)
+            .count(),
+        _ => 0,
+    };
+    ex.regions.push(Region {
+        kind,
+        index,
+        part,
+        name: name.to_string(),
+        hash: region_hash(name, &content),
+        content,
+        breakpoint: bp,
+    });
+}
+
+/// A tool definition in any of the APIs' forms as pcsim's [`Tool`]; a tool that is not a function
+/// (a server tool such as web search) keeps its whole JSON as its schema.
+fn tool_of(t: &Value) -> Tool {
+    let f = t.get("function").unwrap_or(t);
+    let name = f
+        .get("name")
+        .and_then(Value::as_str)
+        .unwrap_or_else(|| t.get("type").and_then(Value::as_str).unwrap_or("unnamed"));
+    let schema = f
+        .get("input_schema")
+        .or_else(|| f.get("parameters"))
+        .or_else(|| f.get("parametersJsonSchema"))
+        .cloned();
+    let input_schema = schema.unwrap_or_else(|| match compact_without_markers(t).parse() {
+        Ok(v) => v,
+        Err(_) => Value::Null,
+    });
+    Tool {
+        name: name.to_string(),
+        description: f
+            .get("description")
+            .and_then(Value::as_str)
+            .unwrap_or("")
+            .to_string(),
+        input_schema,
+    }
+}
+
+fn tools(list: Option<&Value>, ex: &mut Exchange) {
+    for (i, t) in list
+        .and_then(Value::as_array)
+        .into_iter()
+        .flatten()
+        .enumerate()
+    {
+        let tool = tool_of(t);
+        let name = tool.name.clone();
+        push(
+            ex,
+            RegionKind::Tool,
+            i,
+            &name,
+            Content::Tool(tool),
+            breakpoint_of(t),
+        );
+    }
+}
+
+fn setting(v: Option<&Value>) -> u64 {
+    match v {
+        None | Some(Value::Null) => 0,
+        Some(v) => fnv1a(v.to_string().as_bytes()),
+    }
+}
+
+/// A content part as a region's content (its text moved out of the body).
+fn part_content(part: &mut Value) -> Content {
+    match part {
+        Value::String(s) => Content::Text(std::mem::take(s)),
+        Value::Object(m) => {
+            let ty = m.get("type").and_then(Value::as_str).unwrap_or("");
+            if matches!(ty, "image" | "image_url" | "input_image") || is_gemini_image(m) {
+                return Content::Image;
+            }
+            let text_part = matches!(ty, "text" | "input_text" | "output_text" | "");
+            if text_part {
+                if let Some(Value::String(t)) = m.get_mut("text") {
+                    return Content::Text(std::mem::take(t));
+                }
+            }
+            Content::Json(compact_without_markers(part))
+        }
+        other => Content::Json(other.to_string()),
+    }
+}
+
+fn is_gemini_image(m: &Map<String, Value>) -> bool {
+    m.get("inlineData")
+        .or_else(|| m.get("fileData"))
+        .and_then(|d| d.get("mimeType"))
+        .and_then(Value::as_str)
+        .is_some_and(|t| t.starts_with("image/"))
+}
+
+/// One message's content (a string or an array of parts) as regions of message `index`.
+fn message_parts(content: Option<&mut Value>, index: usize, role: &str, ex: &mut Exchange) {
+    match content {
+        None | Some(Value::Null) => {}
+        Some(Value::Array(parts)) => {
+            for p in parts {
+                let bp = breakpoint_of(p);
+                push(ex, RegionKind::Message, index, role, part_content(p), bp);
+            }
+        }
+        Some(other) => {
+            let c = part_content(other);
+            push(ex, RegionKind::Message, index, role, c, None)
+        }
+    }
+}
+
+/// The role of a message or input item (`user` when it names none).
+fn role_of(m: &Value, fallback_key: Option<&str>) -> String {
+    m.get("role")
+        .and_then(Value::as_str)
+        .or_else(|| fallback_key.and_then(|k| m.get(k)).and_then(Value::as_str))
+        .unwrap_or("user")
+        .to_string()
+}
+
+fn anthropic(body: &mut Map<String, Value>, ex: &mut Exchange) {
+    tools(body.get("tools"), ex);
+    match body.get_mut("system") {
+        Some(Value::String(s)) => push(
+            ex,
+            RegionKind::System,
+            0,
+            "system",
+            Content::Text(std::mem::take(s)),
+            None,
+        ),
+        Some(Value::Array(blocks)) => {
+            for (i, b) in blocks.iter_mut().enumerate() {
+                let bp = breakpoint_of(b);
+                push(ex, RegionKind::System, i, "system", part_content(b), bp);
+            }
+        }
+        _ => {}
+    }
+    if let Some(messages) = body.get_mut("messages").and_then(Value::as_array_mut) {
+        for (i, m) in messages.iter_mut().enumerate() {
+            let role = role_of(m, None);
+            message_parts(m.get_mut("content"), i, &role, ex);
+        }
+    }
+    // Top-level `cache_control` (automatic caching): a breakpoint on the last block.
+    if let Some(tier) = tier_of(body.get("cache_control")) {
+        if let Some(last) = ex.regions.last_mut() {
+            last.breakpoint.get_or_insert(tier);
+        }
+    }
+    ex.settings.tool_choice = setting(body.get("tool_choice"));
+    ex.settings.thinking = setting(body.get("thinking"));
+}
+
+fn openai_chat(body: &mut Map<String, Value>, ex: &mut Exchange) {
+    tools(body.get("tools"), ex);
+    let (mut system, mut message) = (0usize, 0usize);
+    if let Some(messages) = body.get_mut("messages").and_then(Value::as_array_mut) {
+        for m in messages {
+            let role = role_of(m, None);
+            if matches!(role.as_str(), "system" | "developer") && message == 0 {
+                let before = ex.regions.len();
+                message_parts(m.get_mut("content"), system, "system", ex);
+                for r in &mut ex.regions[before..] {
+                    r.kind = RegionKind::System;
+                    r.index = system;
+                    system += 1;
+                }
+                continue;
+            }
+            message_parts(m.get_mut("content"), message, &role, ex);
+            if let Some(calls) = m.get("tool_calls").filter(|c| !c.is_null()) {
+                let c = Content::Json(calls.to_string());
+                push(ex, RegionKind::Message, message, &role, c, None);
+            }
+            message += 1;
+        }
+    }
+    ex.settings.tool_choice = setting(body.get("tool_choice"));
+    ex.settings.thinking = setting(
+        body.get("reasoning_effort")
+            .or_else(|| body.get("reasoning")),
+    );
+}
+
+fn openai_responses(body: &mut Map<String, Value>, ex: &mut Exchange) {
+    tools(body.get("tools"), ex);
+    if let Some(Value::String(s)) = body.get_mut("instructions") {
+        let c = Content::Text(std::mem::take(s));
+        push(ex, RegionKind::System, 0, "system", c, None);
+    }
+    match body.get_mut("input") {
+        Some(Value::Array(items)) => {
+            for (i, item) in items.iter_mut().enumerate() {
+                let role = role_of(item, Some("type"));
+                if item.get("content").is_some() {
+                    message_parts(item.get_mut("content"), i, &role, ex);
+                } else {
+                    let c = part_content(item);
+                    push(ex, RegionKind::Message, i, &role, c, None);
+                }
+            }
+        }
+        Some(other) => message_parts(Some(other), 0, "user", ex),
+        None => {}
+    }
+    ex.settings.tool_choice = setting(body.get("tool_choice"));
+    ex.settings.thinking = setting(body.get("reasoning"));
+}
+
+fn gemini(body: &mut Map<String, Value>, ex: &mut Exchange) {
+    let mut i = 0usize;
+    for t in body
+        .get("tools")
+        .and_then(Value::as_array)
+        .into_iter()
+        .flatten()
+    {
+        for d in t
+            .get("functionDeclarations")
+            .and_then(Value::as_array)
+            .into_iter()
+            .flatten()
+        {
+            let tool = tool_of(d);
+            let name = tool.name.clone();
+            push(ex, RegionKind::Tool, i, &name, Content::Tool(tool), None);
+            i += 1;
+        }
+    }
+    let key = if body.contains_key("systemInstruction") {
+        "systemInstruction"
+    } else {
+        "system_instruction"
+    };
+    if let Some(parts) = body
+        .get_mut(key)
+        .and_then(|s| s.get_mut("parts"))
+        .and_then(Value::as_array_mut)
+    {
+        for (k, p) in parts.iter_mut().enumerate() {
+            push(ex, RegionKind::System, k, "system", part_content(p), None);
+        }
+    }
+    if let Some(contents) = body.get_mut("contents").and_then(Value::as_array_mut) {
+        for (k, c) in contents.iter_mut().enumerate() {
+            let role = role_of(c, None);
+            message_parts(c.get_mut("parts"), k, &role, ex);
+        }
+    }
+    ex.settings.tool_choice = setting(body.get("toolConfig"));
+    ex.settings.thinking = setting(
+        body.get("generationConfig")
+            .and_then(|g| g.get("thinkingConfig")),
+    );
+}

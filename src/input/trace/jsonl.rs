@@ -1,0 +1,105 @@
+//! pcsim's own trace format: JSON Lines, one record per call,
+//! `{"time": ..., "session": ..., "url": ..., "request": {...}, "response": {...}}`
+//! (docs/explain.md). `time` is RFC 3339 or Unix seconds; `session` and `url` are optional.
+
+use std::io::BufRead;
+
+use serde::Deserialize;
+use serde_json::Value;
+
+use super::{SkippedRecord, TraceFormat, TraceItem, TraceRecord};
+use crate::input::usagelog::parse_time;
+
+/// pcsim's JSON Lines trace (what `pcsim run --trace-out` writes).
+#[derive(Debug, Clone, Copy)]
+pub struct PcsimJsonl;
+
+#[derive(Deserialize)]
+struct Line {
+    #[serde(default)]
+    time: Option<Value>,
+    #[serde(default)]
+    session: Option<Value>,
+    #[serde(default)]
+    url: Option<String>,
+    #[serde(default)]
+    request: Option<Value>,
+    #[serde(default)]
+    response: Option<Value>,
+}
+
+impl TraceFormat for PcsimJsonl {
+    fn name(&self) -> &'static str {
+        "pcsim-jsonl"
+    }
+
+    fn sniff(&self, head: &[u8]) -> bool {
+        let start = head.iter().position(|b| !b.is_ascii_whitespace());
+        start.is_some_and(|i| head[i] == b'{')
+    }
+
+    fn read(
+        &self,
+        input: &mut dyn BufRead,
+        origin: &str,
+        sink: &mut dyn FnMut(TraceItem),
+    ) -> std::io::Result<u64> {
+        let mut buf = Vec::new();
+        let mut bytes = 0u64;
+        let mut line_no = 0usize;
+        loop {
+            buf.clear();
+            let n = input.read_until(b'\n', &mut buf)?;
+            if n == 0 {
+                return Ok(bytes);
+            }
+            bytes += n as u64;
+            line_no += 1;
+            let at = format!("{origin}: line {line_no}");
+            if buf.iter().all(u8::is_ascii_whitespace) {
+                continue;
+            }
+            sink(record(&buf, at, n as u64));
+        }
+    }
+}
+
+/// One line as a record, or the reason it is skipped.
+fn record(line: &[u8], at: String, bytes: u64) -> TraceItem {
+    let skip = |reason: String| {
+        TraceItem::Skipped(SkippedRecord {
+            at: at.clone(),
+            reason,
+        })
+    };
+    let Ok(text) = std::str::from_utf8(line) else {
+        return skip("binary body: the line is not UTF-8 text".into());
+    };
+    let parsed: Line = match serde_json::from_str(text.trim()) {
+        Ok(l) => l,
+        Err(e) if e.is_eof() => {
+            return skip(format!("truncated JSON (the record ends early: {e})"))
+        }
+        Err(e) => return skip(format!("not valid JSON: {e}")),
+    };
+    let Some(request) = parsed.request.filter(Value::is_object) else {
+        return skip("no `request` object".into());
+    };
+    let Some(response) = parsed.response.filter(Value::is_object) else {
+        return skip("no `response` object".into());
+    };
+    let session = match parsed.session {
+        Some(Value::String(s)) => Some(s),
+        Some(Value::Number(n)) => Some(n.to_string()),
+        _ => None,
+    };
+    TraceItem::Record(Box::new(TraceRecord {
+        at,
+        time: parsed.time.as_ref().and_then(parse_time),
+        session,
+        url: parsed.url,
+        request,
+        response,
+        bytes,
+    }))
+}

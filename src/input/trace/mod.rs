@@ -1,0 +1,200 @@
+//! Traces: full request/response pairs of real (or simulated) API calls, read record by record for
+//! `pcsim explain`.
+//!
+//! A trace file is read as a stream: one record (one request body and its response) is in memory at
+//! a time, so a file of any size is read in memory bounded by its largest record. A record pcsim
+//! cannot use (not JSON, cut off, no usage in the response, an endpoint it does not know, a binary
+//! body) is skipped with its place and the reason, never stopping the file.
+//!
+//! One file per format, each a [`TraceFormat`]; [`FORMATS`] lists them in the order they are tried
+//! on a file's first bytes. A new format (claude-tap's JSONL export, HAR 1.2, ...) is one more file
+//! here that turns its records into [`TraceRecord`]s, and one more entry in [`FORMATS`]; everything
+//! after the record (the request's regions, the billed usage, the explanation) is shared.
+//!
+//! - `jsonl.rs`: pcsim's own JSON Lines `{time, session, url, request, response}` (docs/explain.md);
+//! - `exchange.rs`: a record's request body cut into regions in the provider's cache order, with
+//!   its breakpoints, settings and billed usage.
+
+mod exchange;
+mod jsonl;
+
+use std::io::BufRead;
+use std::path::{Path, PathBuf};
+
+use serde::Serialize;
+use serde_json::Value;
+
+use crate::error::{Error, Result};
+
+pub(crate) use exchange::{exchange_of, Api, Content, Exchange, RegionKind};
+pub use jsonl::PcsimJsonl;
+
+/// One request/response pair as a trace format gives it, before its body is interpreted.
+#[derive(Debug, Clone)]
+pub struct TraceRecord {
+    /// Where it came from: `FILE: line N`.
+    pub at: String,
+    /// Start time in Unix seconds, if the record has one.
+    pub time: Option<f64>,
+    /// Session (conversation) id, if the record has one.
+    pub session: Option<String>,
+    /// The URL the request was sent to, if the record says.
+    pub url: Option<String>,
+    /// The request body.
+    pub request: Value,
+    /// The response body (reassembled when it was streamed).
+    pub response: Value,
+    /// Bytes the record took in its file.
+    pub bytes: u64,
+}
+
+/// A record that was skipped, with its place and the reason.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct SkippedRecord {
+    /// Where it was: `FILE: line N`.
+    pub at: String,
+    /// Why it was skipped.
+    pub reason: String,
+}
+
+/// What a format hands on for each record: a record, or a skipped one.
+#[derive(Debug)]
+pub enum TraceItem {
+    /// A record to interpret.
+    Record(Box<TraceRecord>),
+    /// A record that could not be read.
+    Skipped(SkippedRecord),
+}
+
+/// A trace file format: recognised by its first bytes, read as a stream of records.
+pub trait TraceFormat: Sync {
+    /// The format's name in messages (`pcsim-jsonl`, `claude-tap`, `har`).
+    fn name(&self) -> &'static str;
+    /// Whether a file starting with `head` (its first bytes, at most 64 KiB) is in this format.
+    fn sniff(&self, head: &[u8]) -> bool;
+    /// Reads every record of `input` (named `origin` in messages) into `sink`, in file order;
+    /// returns the bytes read. Only an I/O error stops it: a bad record is a
+    /// [`TraceItem::Skipped`].
+    fn read(
+        &self,
+        input: &mut dyn BufRead,
+        origin: &str,
+        sink: &mut dyn FnMut(TraceItem),
+    ) -> std::io::Result<u64>;
+}
+
+/// The formats pcsim reads, in the order they are tried on a file's first bytes.
+pub static FORMATS: &[&dyn TraceFormat] = &[&PcsimJsonl];
+
+/// The trace files named by `paths`: files as given, folders searched recursively for `.jsonl`,
+/// `.json` and `.har` files (sorted, so runs repeat).
+pub fn expand_paths(paths: &[PathBuf]) -> Result<Vec<PathBuf>> {
+    let mut out = Vec::new();
+    for p in paths {
+        if p.is_dir() {
+            let before = out.len();
+            walk(p, &mut out)?;
+            if out.len() == before {
+                return Err(Error::invalid(
+                    p.display().to_string(),
+                    "TRACE",
+                    "the folder holds no .jsonl, .json or .har file",
+                ));
+            }
+        } else {
+            out.push(p.clone());
+        }
+    }
+    Ok(out)
+}
+
+fn walk(dir: &Path, out: &mut Vec<PathBuf>) -> Result<()> {
+    let mut entries: Vec<PathBuf> = std::fs::read_dir(dir)
+        .map_err(|e| Error::Io {
+            path: dir.to_path_buf(),
+            action: "listing",
+            source: e,
+        })?
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .collect();
+    entries.sort();
+    for p in entries {
+        if p.is_dir() {
+            walk(&p, out)?;
+        } else if matches!(
+            p.extension().and_then(|e| e.to_str()),
+            Some("jsonl" | "json" | "har")
+        ) {
+            out.push(p);
+        }
+    }
+    Ok(())
+}
+
+/// Reads one trace file record by record into `sink`; returns the bytes read. The format is the
+/// first of [`FORMATS`] whose `sniff` accepts the file's first bytes.
+pub fn read_trace_file(path: &Path, sink: &mut dyn FnMut(TraceItem)) -> Result<u64> {
+    use crate::error::files::{open_input, OpenError};
+    let origin = path.display().to_string();
+    let file = match open_input(path) {
+        Ok((f, _)) => f,
+        Err(OpenError::Io(e)) => {
+            return Err(Error::Io {
+                path: path.to_path_buf(),
+                action: "cannot read",
+                source: e,
+            })
+        }
+        Err(OpenError::Folder) => {
+            return Err(Error::invalid(origin, "path", "is a folder, not a file"))
+        }
+        Err(OpenError::Special) => {
+            return Err(Error::invalid(
+                origin,
+                "path",
+                "is not a regular file (a device, pipe or socket); give the path of a file",
+            ))
+        }
+    };
+    read_trace(file, &origin, sink).map_err(|e| match e {
+        Error::Io { source, .. } => Error::Io {
+            path: path.to_path_buf(),
+            action: "cannot read",
+            source,
+        },
+        other => other,
+    })
+}
+
+/// [`read_trace_file`] on any reader; `origin` names it in messages.
+pub fn read_trace(
+    input: impl std::io::Read,
+    origin: &str,
+    sink: &mut dyn FnMut(TraceItem),
+) -> Result<u64> {
+    let mut r = std::io::BufReader::with_capacity(1 << 16, input);
+    let io = |e: std::io::Error| Error::Io {
+        path: origin.into(),
+        action: "reading",
+        source: e,
+    };
+    let head = r.fill_buf().map_err(io)?;
+    if head.is_empty() {
+        return Err(Error::invalid(origin, "trace", "the file is empty"));
+    }
+    let Some(format) = FORMATS.iter().find(|f| f.sniff(head)) else {
+        let names: Vec<&str> = FORMATS.iter().map(|f| f.name()).collect();
+        return Err(Error::invalid(
+            origin,
+            "trace",
+            format!(
+                "not a trace pcsim reads (formats: {}; see docs/explain.md)",
+                names.join(", ")
+            ),
+        ));
+    };
+    format.read(&mut r, origin, sink).map_err(io)
+}
+
+#[cfg(test)]
+mod tests;
