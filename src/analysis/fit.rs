@@ -641,6 +641,7 @@ fn logged_bucket_usd(model: &ModelSpec, b: &[u64; 5]) -> f64 {
         cache_read_tokens: b[3],
         output_tokens: b[4],
         stated_usd: None,
+        response_id: None,
     };
     super::replay::logged_usd(model, &call)
 }
