@@ -357,6 +357,7 @@ fn fit_read(
         calls_logged,
         any_read,
         compactions,
+        models,
         ..
     } = r;
     if convs.is_empty() {
@@ -367,6 +368,19 @@ fn fit_read(
         ));
     }
     let mut notes = Vec::new();
+    if models.len() > 1 {
+        // A scenario has one model: sessions on others are fitted (and checked) as if on it.
+        notes.push(format!(
+            "the logs name {} models: {}; the scenario has one, {}, and every session is fitted and checked on it",
+            models.len(),
+            models
+                .iter()
+                .map(|(m, n)| format!("{m} ({n} call{})", if *n == 1 { "" } else { "s" }))
+                .collect::<Vec<_>>()
+                .join(", "),
+            model.id
+        ));
+    }
     let tool_block_tokens = model.rendering().block_tokens(tools);
     let (prefix_tokens, prefix_source) = match (opts.prefix_tokens, inferred) {
         (Some(p), _) => (p, PrefixSource::Given),
@@ -641,6 +655,7 @@ fn logged_bucket_usd(model: &ModelSpec, b: &[u64; 5]) -> f64 {
         cache_read_tokens: b[3],
         output_tokens: b[4],
         stated_usd: None,
+        response_id: None,
     };
     super::replay::logged_usd(model, &call)
 }

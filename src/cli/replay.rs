@@ -110,6 +110,8 @@ struct Read {
     /// Logged buckets, each call at its own logged model's prices (calls of models the catalog does
     /// not know are left out and named in `unpriced`): what the log says was billed.
     own_models_usd: f64,
+    /// Claude Code messages found again in a later file, counted once.
+    duplicates_across_files: usize,
     /// Calls whose record gives only the total prompt (cache reads and writes unknown).
     cache_split_unknown: usize,
     /// Conversations of every file, every call counted (priced or not).
@@ -328,9 +330,12 @@ pub(crate) fn cmd_replay(catalog: &Catalog, a: ReplayArgs, out: &mut dyn Write) 
         base_opts: &base_opts,
         single,
     };
+    // Claude Code messages already read from another file (a sub-agent's own transcript and its
+    // progress lines in the parent's): each is one call, counted once.
+    let mut seen_messages: std::collections::HashSet<String> = std::collections::HashSet::new();
     for f in &files {
         // One unreadable file of many is reported and skipped; a single log's problem is the error.
-        let log = match load_log(f) {
+        let mut log = match load_log(f) {
             Ok(l) => l,
             Err(e) if !single => {
                 read.files_skipped.push(e.to_string());
@@ -338,6 +343,14 @@ pub(crate) fn cmd_replay(catalog: &Catalog, a: ReplayArgs, out: &mut dyn Write) 
             }
             Err(e) => return Err(e.into()),
         };
+        if !single {
+            let before = log.calls.len();
+            log.calls.retain(|c| match (&c.response_id, c.format) {
+                (Some(id), "claude-code") => seen_messages.insert(id.clone()),
+                _ => true,
+            });
+            read.duplicates_across_files += before - log.calls.len();
+        }
         let mut matcher = ModelMatcher::new(catalog);
         let split = split_by_model(&log, &mut matcher);
         read.add(&log);
@@ -444,6 +457,7 @@ pub(crate) fn cmd_replay(catalog: &Catalog, a: ReplayArgs, out: &mut dyn Write) 
                 "logged_own_models_usd": read.own_models_usd,
                 "conversations": read.conversations,
                 "cache_split_unknown_calls": read.cache_split_unknown,
+                "duplicates_across_files": read.duplicates_across_files,
                 "stated_cost": read.stated.json(),
                 "calls_priced": read.priced_calls,
                 "unpriced_models": read.unpriced,
@@ -788,6 +802,13 @@ fn warn(read: &Read, needs_prefix: bool, prefix_given: u64) {
             "note: {} call{} logged as failed (not billed) left out",
             read.failed_calls,
             if read.failed_calls == 1 { "" } else { "s" }
+        );
+    }
+    if read.duplicates_across_files > 0 {
+        eprintln_safe!(
+            "note: {} Claude Code message{} found again in a later file (a sub-agent's transcript and its progress lines): counted once",
+            read.duplicates_across_files,
+            if read.duplicates_across_files == 1 { "" } else { "s" }
         );
     }
     if read.cache_split_unknown > 0 {

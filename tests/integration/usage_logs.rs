@@ -871,3 +871,34 @@ fn fit_reproduces_a_heavy_tailed_history_with_compaction_where_the_old_fit_fails
     close(f(&mc["p5_usd"]), f(&check["p5_usd"]));
     close(f(&mc["p95_usd"]), f(&check["p95_usd"]));
 }
+
+#[test]
+fn a_sub_agent_in_its_own_transcript_and_in_progress_lines_is_counted_once() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::copy(
+        fixture("claude_code_progress_1h.jsonl"),
+        dir.path().join("main.jsonl"),
+    )
+    .unwrap();
+    // The sub-agent's own transcript (as Claude Code also writes it, `agent-<id>.jsonl`): the same
+    // two messages, ids msg_01S01 and msg_01S02, as sidechain lines.
+    let line = |id: &str, t: &str, u: u64, w: u64, r: u64, o: u64| {
+        format!("{{\"isSidechain\":true,\"agentId\":\"a7c41e2\",\"sessionId\":\"9b2e4d6f-1a3c-4e5b-8d7f-0c2a4e6b8d10\",\"type\":\"assistant\",\"timestamp\":\"{t}\",\"message\":{{\"id\":\"{id}\",\"type\":\"message\",\"role\":\"assistant\",\"model\":\"claude-haiku-4-5-20251001\",\"usage\":{{\"input_tokens\":{u},\"cache_creation_input_tokens\":{w},\"cache_read_input_tokens\":{r},\"output_tokens\":{o}}}}}}}\n")
+    };
+    std::fs::write(
+        dir.path().join("agent-a7c41e2.jsonl"),
+        line("msg_01S01", "2026-11-30T10:00:31.000Z", 5, 8000, 0, 120)
+            + &line("msg_01S02", "2026-11-30T10:00:50.000Z", 4, 600, 8000, 90),
+    )
+    .unwrap();
+    let (v, err) = replay_json(&[s(dir.path())]);
+    // 3 main-agent calls and the sub-agent's 2, once each.
+    assert_eq!(v["calls_logged"], 5);
+    assert_eq!(v["duplicates_across_files"], 2);
+    assert!(err.contains("2 Claude Code messages found again"), "{err}");
+    let (one, _) = replay_json(&[s(&fixture("claude_code_progress_1h.jsonl"))]);
+    close(
+        f(&v["results"][0]["logged"]["cost_usd"]),
+        f(&one["results"][0]["logged"]["cost_usd"]),
+    );
+}

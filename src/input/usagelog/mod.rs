@@ -97,6 +97,9 @@ pub struct LoggedCall {
     /// `cost_usd`, ...), if it says.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub stated_usd: Option<f64>,
+    /// The response id that merges a call's repeated lines (Claude Code's `message.id`), if any.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub response_id: Option<String>,
 }
 
 impl LoggedCall {
@@ -117,6 +120,7 @@ impl LoggedCall {
             cache_read_tokens: 0,
             output_tokens: 0,
             stated_usd: None,
+            response_id: None,
         }
     }
 
@@ -539,7 +543,8 @@ fn count_value(v: &Value, origin: &str, field: String) -> Result<u64> {
     }
 }
 
-fn push(call: LoggedCall, id: Option<String>, log: &mut UsageLog, state: &mut FileState) {
+fn push(mut call: LoggedCall, id: Option<String>, log: &mut UsageLog, state: &mut FileState) {
+    call.response_id.clone_from(&id);
     // Claude Code writes one transcript line per content block, each repeating the response's
     // usage; the response is one call, its usage the last line's (final output count).
     if let Some(id) = id {
