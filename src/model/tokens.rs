@@ -303,7 +303,7 @@ impl ToolRendering {
 
     /// A template kind's block from the corrected count of its whole list and the sum of its
     /// tools' [`Self::tool_tokens`] (`parts`).
-    fn block_of(&self, corrected: f64, parts: u64, tools: usize) -> u64 {
+    pub(crate) fn block_of(&self, corrected: f64, parts: u64, tools: usize) -> u64 {
         let block = (self.factor() * corrected + self.tool_residual() * tools as f64)
             .round()
             .max(0.0) as u64;
