@@ -9,6 +9,7 @@ pub mod litellm;
 pub mod litellm_check;
 mod litellm_entry;
 pub mod mcpconfig;
+mod price_check;
 pub mod scenario;
 pub mod trim;
 pub mod usagelog;
