@@ -11,7 +11,7 @@ use serde_json::{Map, Value};
 
 use crate::base::date::Day;
 use crate::error::Result;
-use crate::input::litellm_check::{CheckReport, Checker};
+use crate::input::price_check::{CheckReport, Checker};
 use crate::model::catalog::Catalog;
 
 /// A price's base value (a number, or the `base` of a tiered price).

@@ -395,10 +395,8 @@ fn keep_mechanics(
         "Prices from LiteLLM key {key} (import-litellm); caching mechanics, rendering family and strategy of the built-in model `{}`.",
         builtin.id
     );
-    m.notes = Some(match &m.notes {
-        Some(n) => format!("{note} {n}"),
-        None => note,
-    });
+    // The built-in notes explain the built-in prices, which the file's replace.
+    m.notes = Some(note);
     #[derive(serde::Serialize)]
     struct One<'a> {
         model: [&'a crate::model::catalog::ModelSpec; 1],

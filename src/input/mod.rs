@@ -10,6 +10,7 @@ pub mod litellm_check;
 mod litellm_entry;
 mod mcpclients;
 pub mod mcpconfig;
+mod price_check;
 pub mod scenario;
 pub mod trace;
 pub mod trim;

@@ -291,7 +291,10 @@ fn diff_of_two_scenarios_pairs_rows_and_signs_savings() {
         "json",
     ]);
     assert_eq!(v["kind"], "scenarios");
-    let catalog = Catalog::embedded().unwrap();
+    let catalog = Catalog::embedded()
+        .unwrap()
+        .priced(&pcsim::model::pricing::Pricing::default())
+        .unwrap(); // priced as the command prices (today)
     let m = catalog.model("gpt-5.6").unwrap();
     let t = |n| {
         m.rendering()

@@ -351,7 +351,10 @@ fn config_captures_each_server_and_totals_the_overhead() {
     );
 
     // The figures are the library's rendering of the saved captures, per model.
-    let catalog = pcsim::model::catalog::Catalog::embedded().unwrap();
+    let catalog = pcsim::model::catalog::Catalog::embedded()
+        .unwrap()
+        .priced(&pcsim::model::pricing::Pricing::default())
+        .unwrap(); // priced as the command prices (today)
     let normal =
         pcsim::model::tools::load_tool_file(&dir.path().join("fake-normal.tools.json")).unwrap();
     let paged =
@@ -580,7 +583,10 @@ fn replay_asks_what_the_session_costs_elsewhere() {
     ]);
     let results = v["results"].as_array().unwrap();
     assert_eq!(results.len(), 4);
-    let catalog = pcsim::model::catalog::Catalog::embedded().unwrap();
+    let catalog = pcsim::model::catalog::Catalog::embedded()
+        .unwrap()
+        .priced(&pcsim::model::pricing::Pricing::default())
+        .unwrap(); // priced as the command prices (today)
     let total = |i: usize| results[i]["predicted"]["cost_usd"].as_f64().unwrap();
     // `none` bills every prompt token at the base rate: the plain prices times the logged tokens.
     let calls = results[0]["calls"].as_array().unwrap();

@@ -747,15 +747,16 @@ fn deepseek_takes_its_dated_peak_prices_and_off_peak_halves_them() {
 /// The default scenario's GPT-5.6 rows at the prices in force since Sol's cut of 2026-08-21
 /// (LiteLLM 1.110.2 key gpt-5.6-sol and genai-prices 0.2.5 openai/gpt-5.6-sol: $4 input, $20
 /// output, cache writes 1.25x and reads 0.1x of input; OpenAI's page as issue 31 quotes it).
-/// The scenario: 20 calls, a tool block of 2,010 tokens (the token model's figure, read from the
-/// run), a 1,800-token system prompt, a 250-token task, then 900 tool-result and 220 output tokens
-/// per call. Call n's prompt is 4,060 + 1,120 (n - 1) tokens: 294,000 prompt and 4,400 output tokens.
-/// No caching: 294,000 x 4e-6 + 4,400 x 20e-6 = 1.176 + 0.088 = $1.264.
-/// Cached (explicit:system+last): call 1 writes its 4,060 tokens; each later call reads the previous
-/// prompt and writes the 1,120 new tokens: writes 4,060 + 19 x 1,120 = 25,340, reads
-/// 19 x 4,060 + 1,120 x (0 + 1 + ... + 18) = 77,140 + 191,520 = 268,660:
-/// 25,340 x 1.25 x 4e-6 + 268,660 x 0.1 x 4e-6 + 0.088 = 0.1267 + 0.107464 + 0.088 = $0.322164.
-/// With `--price-sheet sol-promotion-ended` (the launch $5 / $30): $1.602 uncached.
+/// The scenario: 20 calls, a tool block of B tokens (the token model's figure for 26 synthetic
+/// tools of 4 parameters: 1,981 today), a 1,800-token system prompt, a 250-token task, then 900
+/// tool-result and 220 output tokens per call. Call n's prompt is B + 2,050 + 1,120 (n - 1):
+/// 20 B + 41,000 + 212,800 prompt tokens (293,420 with B = 1,981) and 4,400 output tokens.
+/// No caching: 293,420 x 4e-6 + 4,400 x 20e-6 = 1.17368 + 0.088 = $1.26168.
+/// Cached (explicit:system+last): call 1 writes its B + 2,050 tokens; each later call reads the
+/// previous prompt and writes the 1,120 new tokens: writes B + 2,050 + 19 x 1,120 = 25,311, reads
+/// 19 (B + 2,050) + 1,120 x (0 + 1 + ... + 18) = 76,589 + 191,520 = 268,109:
+/// 25,311 x 1.25 x 4e-6 + 268,109 x 0.1 x 4e-6 + 0.088 = 0.126555 + 0.1072436 + 0.088 = $0.3217986.
+/// With `--price-sheet sol-promotion-ended` (the launch $5 / $30): 293,420 x 5e-6 + 0.132 = $1.5991.
 #[test]
 fn the_default_scenarios_gpt_5_6_rows_match_a_hand_computation() {
     let (input, output) = (4.0e-6, 20.0e-6);
@@ -764,28 +765,46 @@ fn the_default_scenarios_gpt_5_6_rows_match_a_hand_computation() {
         args.extend_from_slice(extra);
         json_of(&args)
     };
+    let c = Catalog::embedded().unwrap();
+    let b = c
+        .model("gpt-5.6")
+        .unwrap()
+        .rendering()
+        .block_tokens(&pcsim::model::tools::synthetic_tools(1, 26, 4)) as f64;
     let v = run(&["--on", "2026-12-05"]);
     let rows = v["results"].as_array().unwrap();
     let row = |s: &str| rows.iter().find(|r| r["strategy"] == s).unwrap();
     let none = row("none");
-    assert_eq!(none["calls"][0]["tool_block_tokens"], 2010);
-    assert_eq!(none["calls"][0]["prompt_tokens"], 4060);
-    let by_hand = 294_000.0 * input + 4_400.0 * output;
-    assert!(close(by_hand, 1.264));
+    assert_eq!(none["calls"][0]["tool_block_tokens"].as_f64().unwrap(), b);
+    let prompt = 20.0 * b + 41_000.0 + 212_800.0;
+    assert_eq!(none["totals"]["prompt_tokens"].as_f64().unwrap(), prompt);
+    let by_hand = prompt * input + 4_400.0 * output;
     assert!(
         (none["total_usd"].as_f64().unwrap() - by_hand).abs() < 1e-6,
         "{none}"
     );
     let cached = row("explicit:system+last");
-    assert_eq!(cached["totals"]["cache_write_tokens"], 25_340);
-    assert_eq!(cached["totals"]["cache_read_tokens"], 268_660);
-    let by_hand = 25_340.0 * 1.25 * input + 268_660.0 * 0.1 * input + 4_400.0 * output;
-    assert!(close(by_hand, 0.322164));
+    let writes = b + 2_050.0 + 19.0 * 1_120.0;
+    let reads = 19.0 * (b + 2_050.0) + 1_120.0 * 171.0;
+    assert_eq!(
+        cached["totals"]["cache_write_tokens"].as_f64().unwrap(),
+        writes
+    );
+    assert_eq!(
+        cached["totals"]["cache_read_tokens"].as_f64().unwrap(),
+        reads
+    );
+    let by_hand = writes * 1.25 * input + reads * 0.1 * input + 4_400.0 * output;
     assert!(
         (cached["total_usd"].as_f64().unwrap() - by_hand).abs() < 1e-6,
         "{}",
         cached["total_usd"]
     );
+    // Today's figures, as the comment works them out (a change of the token model's block shows
+    // here: update the comment's figures with it).
+    assert_eq!(b, 1981.0);
+    assert!(close(prompt * input + 4_400.0 * output, 1.26168));
+    assert!(close(by_hand, 0.3217986));
     // The other side of the promotion's date, and the launch prices before the cut.
     for extra in [
         &["--price-sheet", "sol-promotion-ended"][..],
@@ -793,8 +812,9 @@ fn the_default_scenarios_gpt_5_6_rows_match_a_hand_computation() {
     ] {
         let v = run(extra);
         let none = &v["results"][0];
+        let launch = prompt * 5e-6 + 4_400.0 * 30e-6;
         assert!(
-            (none["total_usd"].as_f64().unwrap() - 1.602).abs() < 1e-6,
+            (none["total_usd"].as_f64().unwrap() - launch).abs() < 1e-6,
             "{extra:?}: {none}"
         );
     }

@@ -289,7 +289,10 @@ fn small_input_priced_per_tool_with_keep_drop_and_trims() {
     let read_json = serde_json::json!({"name":"read","description":desc_a,"input_schema":{"type":"object","properties":{
         "path":{"type":"string","description":"File path."},"limit":{"type":"integer"}},"required":["path"]}});
     let ping_json = serde_json::json!({"name":"ping","description":"Ping.","input_schema":{"type":"object","properties":{}}});
-    let c = Catalog::embedded().unwrap();
+    let c = Catalog::embedded()
+        .unwrap()
+        .priced(&pcsim::model::pricing::Pricing::default())
+        .unwrap(); // priced as the command prices (today)
     for id in ["gpt-5.6", "claude-opus-4.8"] {
         let m = model(&rep, id);
         let (per, total) = expected_tokens(id, &[read_json.clone(), ping_json.clone()]);
