@@ -27,8 +27,9 @@ pub(crate) struct CalibrateArgs {
     /// Input tokens of the same request without any tool, subtracted from every measurement.
     #[arg(long, default_value_t = 0.0, value_name = "TOKENS")]
     pub baseline: f64,
-    /// Write the catalog overlay here (atomically; use it with `--catalog FILE`) instead of printing it.
-    #[arg(long, value_name = "FILE")]
+    /// Write the catalog overlay to this file (atomically; use it with `--catalog FILE`) instead of
+    /// printing it. (`--out` is the old spelling: `--out` names a folder in the other commands.)
+    #[arg(long = "catalog-out", alias = "out", value_name = "FILE")]
     pub out: Option<PathBuf>,
     /// Instead: the built-in catalog against the measured facts and on the MCP captures in
     /// `--captures` (Markdown tables, as in docs/tools.md).

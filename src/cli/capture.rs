@@ -83,7 +83,8 @@ impl ServerOptions {
 #[derive(Debug, clap::Args)]
 pub(crate) struct CaptureArgs {
     /// Write the `{ "tools": [...] }` result to this file (atomically) instead of standard output.
-    #[arg(long, value_name = "FILE")]
+    /// (`--out` is the old spelling: `--out` names a folder in the other commands.)
+    #[arg(long = "tools-out", alias = "out", value_name = "FILE")]
     pub out: Option<PathBuf>,
     #[command(flatten)]
     pub server: ServerOptions,

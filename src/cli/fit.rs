@@ -21,8 +21,9 @@ pub(crate) struct FitArgs {
     /// Usage logs, files or folders (every format `replay` reads).
     #[arg(required = true, num_args = 1.., value_name = "LOG")]
     pub logs: Vec<PathBuf>,
-    /// Write the fitted scenario here (TOML, atomically; never over an input).
-    #[arg(long, value_name = "FILE")]
+    /// Write the fitted scenario to this file (TOML, atomically; never over an input). (`--out` is
+    /// the old spelling: `--out` names a folder in the other commands.)
+    #[arg(long = "scenario-out", alias = "out", value_name = "FILE")]
     pub out: PathBuf,
     /// The tool list the history was made with (MCP tools/list JSON or an API tool array;
     /// repeatable): the stable prefix is split into its tool block and the system prompt, and tool

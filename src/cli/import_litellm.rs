@@ -23,8 +23,9 @@ pub(crate) struct ImportLitellmArgs {
     /// Model key to import (repeatable); default: every chat model with prices.
     #[arg(long = "model", value_name = "KEY")]
     pub models: Vec<String>,
-    /// Write the catalog here (atomically) instead of standard output.
-    #[arg(long, value_name = "FILE")]
+    /// Write the catalog to this file (atomically) instead of standard output. (`--out` is the old
+    /// spelling: `--out` names a folder in the other commands.)
+    #[arg(long = "catalog-out", alias = "out", value_name = "FILE")]
     pub out: Option<PathBuf>,
 }
 

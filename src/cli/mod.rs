@@ -153,6 +153,36 @@ impl From<TextFormat> for Format {
     }
 }
 
+/// Refuses a pricing flag given to a command that prices nothing (it was accepted and ignored):
+/// `capture` lists a server's tools, `import-litellm` converts a price file as it is, `bench` times
+/// the engine.
+fn refuse_unused_pricing(cli: &Cli) -> Result<()> {
+    let command = match &cli.command {
+        Some(Command::Capture(_)) => "capture",
+        Some(Command::ImportLitellm(_)) => "import-litellm",
+        Some(Command::Bench(_)) => "bench",
+        _ => return Ok(()),
+    };
+    let given = [
+        ("--on", cli.on.is_some()),
+        ("--price-sheet", cli.price_sheet.is_some()),
+        ("--service-tier", cli.service_tier.is_some()),
+        ("--regional", cli.regional),
+        ("--price", !cli.price.is_empty()),
+    ];
+    if let Some((flag, _)) = given.iter().find(|(_, on)| *on) {
+        anyhow::bail!(crate::Error::invalid(
+            COMMAND_LINE_ORIGIN,
+            *flag,
+            format!("`pcsim {command}` prices nothing, so {flag} would have no effect; the commands that price are run, compare, whatif, advise, diff, tools, sweep, config, replay, explain, fit and models")
+        ));
+    }
+    Ok(())
+}
+
+/// Where command-line values are reported to come from in errors.
+const COMMAND_LINE_ORIGIN: &str = "command line";
+
 /// Subcommands.
 #[derive(Debug, Subcommand)]
 pub(crate) enum Command {
@@ -196,6 +226,7 @@ pub(crate) enum Command {
 /// Runs the parsed command, writing to `out`.
 pub(crate) fn run(cli: Cli, out: &mut dyn Write) -> Result<()> {
     QUIET.store(cli.quiet, std::sync::atomic::Ordering::Relaxed);
+    refuse_unused_pricing(&cli)?;
     let catalog = match (&cli.catalog, &cli.only_catalog) {
         (Some(p), _) => Catalog::load_overlay(p)?,
         (None, Some(p)) => Catalog::load(p)?,
@@ -263,16 +294,23 @@ pub(crate) fn write_reported(dir: &Path, name: &str, bytes: &[u8], format: Forma
 /// Writes a whole report set into `dir` ([`report::write_set`]: all members or none) and tells the
 /// user where each file went.
 pub(crate) fn write_report_set(dir: &Path, files: &[(&str, &[u8])], format: Format) -> Result<()> {
+    // A file already there (a report of an earlier run, or a file of the user's own) is replaced
+    // whole, and said so: never silently.
+    let existed: Vec<bool> = files
+        .iter()
+        .map(|(n, _)| std::fs::symlink_metadata(dir.join(n)).is_ok())
+        .collect();
     let paths = report::write_set(dir, files)
         .with_context(|| format!("writing the reports into {}", dir.display()))?;
-    for path in paths {
+    for (path, existed) in paths.into_iter().zip(existed) {
         let shown = crate::report::terminal::escape(&path.display().to_string()).into_owned();
+        let verb = if existed { "replaced" } else { "wrote" };
         let _ = if quiet() {
             Ok(())
         } else if format == Format::Table {
-            writeln!(std::io::stdout(), "wrote {shown}")
+            writeln!(std::io::stdout(), "{verb} {shown}")
         } else {
-            writeln!(std::io::stderr(), "wrote {shown}")
+            writeln!(std::io::stderr(), "{verb} {shown}")
         };
     }
     Ok(())

@@ -79,6 +79,7 @@ pub(crate) fn cmd_run(catalog: &Catalog, a: RunArgs, out: &mut dyn Write) -> Res
         .map(|s| crate::analysis::explain::Injection::parse(s))
         .collect::<crate::Result<Vec<_>>>()?;
     let request = Selection::new(&a.models, &a.strategies)
+        .cached_as_documented_default(a.trace_out.is_some())
         .overrides(a.runs, a.seed)
         .resolve(catalog, load_scenario(&a.scenario)?)?;
     // Counted in (run, pair) simulations, as the Monte Carlo reports them (not as runs).

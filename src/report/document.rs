@@ -12,6 +12,10 @@ use std::fmt::Write as _;
 use super::chart::ChartFile;
 use crate::model::catalog::{Catalog, ModelSpec};
 
+/// Where a reader finds the sources the price table names: "providers.md" is a file of the pcsim
+/// repository, the other sources are public pages and tracker files named with their version.
+const SOURCES_NOTE: &str = "\"providers.md\" in a source is tests/fixtures/reference/providers.md in the pcsim repository (the providers' documentation, each number with its page and date); models.dev, LiteLLM and genai-prices are public price trackers, named with their commit or version.";
+
 /// Where a report's figures came from.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub(crate) struct Provenance {
@@ -382,6 +386,7 @@ impl Document {
             );
         }
         h.push_str("<h2>Prices used and their sources</h2>\n");
+        let _ = writeln!(h, "<p>{}</p>", e(SOURCES_NOTE));
         html_table(&mut h, &self.price_table());
         h.push_str("<h2>Provenance</h2>\n");
         let mut prov = self.provenance_table();
@@ -441,6 +446,7 @@ impl Document {
             let _ = writeln!(m, "The scenario as simulated:\n\n{}", md_fence(text));
         }
         m.push_str("## Prices used and their sources\n\n");
+        let _ = writeln!(m, "{SOURCES_NOTE}\n");
         md_table(&mut m, &self.price_table());
         m.push_str("## Provenance\n\n");
         md_table(&mut m, &self.provenance_table());

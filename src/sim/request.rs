@@ -174,6 +174,9 @@ pub struct Selection {
     pub runs: Option<u64>,
     /// Seed instead of the scenario's `seed` (`--seed`).
     pub seed: Option<u64>,
+    /// `cached` is the model's documented default, not its cheapest placement (see
+    /// [`Selection::cached_as_documented_default`]).
+    documented_cached: bool,
 }
 
 impl Selection {
@@ -201,6 +204,14 @@ impl Selection {
     /// Adds the `/tool-changes=append` variant after every caching strategy without a rule.
     pub(crate) fn with_append_variants(mut self) -> Self {
         self.append_variants = true;
+        self
+    }
+
+    /// Resolves `cached` as the model's documented default (`default_strategy` in the catalog)
+    /// rather than its cheapest placement: what a provider does on its own, for a request trace
+    /// whose API carries no breakpoints to show another placement (`run --trace-out`).
+    pub(crate) fn cached_as_documented_default(mut self, yes: bool) -> Self {
+        self.documented_cached = yes;
         self
     }
 
@@ -236,7 +247,7 @@ impl Selection {
                 // `cached` is the cheapest caching this model allows on this scenario, by one rule
                 // for every command (run, compare, whatif, advise and the charts).
                 let best;
-                let strategy = if strategy.mode.is_none() {
+                let strategy = if strategy.mode.is_none() && !self.documented_cached {
                     best = best_caching(model, &scenario, strategy.tool_changes);
                     &best
                 } else {
