@@ -558,7 +558,7 @@ fn join(items: &[&String]) -> String {
 }
 
 /// The pages whose examples are checked: README.md and every page in docs/.
-const PAGES: [&str; 9] = [
+const PAGES: [&str; 10] = [
     "README.md",
     "docs/charts.md",
     "docs/explain.md",
