@@ -11,12 +11,18 @@
 //! here that turns its records into [`TraceRecord`]s, and one more entry in [`FORMATS`]; everything
 //! after the record (the request's regions, the billed usage, the explanation) is shared.
 //!
+//! - `har.rs`: HAR 1.2 archives, the entries array streamed one entry at a time;
+//! - `claude_tap.rs`: claude-tap's JSON Lines export;
 //! - `jsonl.rs`: pcsim's own JSON Lines `{time, session, url, request, response}` (docs/explain.md);
+//! - `sse.rs`: streamed (SSE) responses reassembled into the final body with its usage;
 //! - `exchange.rs`: a record's request body cut into regions in the provider's cache order, with
 //!   its breakpoints, settings and billed usage.
 
+mod claude_tap;
 mod exchange;
+mod har;
 mod jsonl;
+mod sse;
 
 use std::io::BufRead;
 use std::path::{Path, PathBuf};
@@ -26,7 +32,9 @@ use serde_json::Value;
 
 use crate::error::{Error, Result};
 
+pub use claude_tap::ClaudeTap;
 pub(crate) use exchange::{exchange_of, Api, Content, Exchange, RegionKind};
+pub use har::Har;
 pub use jsonl::PcsimJsonl;
 
 /// One request/response pair as a trace format gives it, before its body is interpreted.
@@ -84,7 +92,8 @@ pub trait TraceFormat: Sync {
 }
 
 /// The formats pcsim reads, in the order they are tried on a file's first bytes.
-pub static FORMATS: &[&dyn TraceFormat] = &[&PcsimJsonl];
+/// `PcsimJsonl` comes last: it accepts any file starting with `{`.
+pub static FORMATS: &[&dyn TraceFormat] = &[&Har, &ClaudeTap, &PcsimJsonl];
 
 /// The trace files named by `paths`: files as given, folders searched recursively for `.jsonl`,
 /// `.json` and `.har` files (sorted, so runs repeat).
