@@ -12,7 +12,7 @@ use serde::Deserialize;
 use serde_json::Value;
 
 use super::sse::{events_of_list, events_of_text, looks_like_sse, reassemble};
-use super::{SkippedRecord, TraceFormat, TraceItem, TraceRecord};
+use super::{session_hint, SkippedRecord, TraceFormat, TraceItem, TraceRecord};
 use crate::input::usagelog::parse_time;
 
 /// claude-tap's JSON Lines trace.
@@ -150,6 +150,8 @@ fn record(line: &[u8], at: String, bytes: u64) -> TraceItem {
         _ => None,
     }
     .or_else(|| {
+        // A WebSocket record can hold several turns' responses with the last turn's request
+        // body; the last response is the one that goes with it (as claude-tap pairs them).
         let events = resp.sse_events.as_deref().or(resp.ws_events.as_deref())?;
         reassemble(&events_of_list(events))
     });
@@ -168,7 +170,7 @@ fn record(line: &[u8], at: String, bytes: u64) -> TraceItem {
     let session = match parsed.session_id {
         Some(Value::String(s)) => Some(s),
         Some(Value::Number(n)) => Some(n.to_string()),
-        _ => None,
+        _ => session_hint(&request),
     };
     TraceItem::Record(Box::new(TraceRecord {
         at,

@@ -17,7 +17,7 @@ use serde_json::Value;
 
 use super::exchange::known_endpoint;
 use super::sse::{events_of_text, looks_like_sse, reassemble};
-use super::{SkippedRecord, TraceFormat, TraceItem, TraceRecord};
+use super::{session_hint, SkippedRecord, TraceFormat, TraceItem, TraceRecord};
 use crate::input::usagelog::parse_time;
 
 /// HAR 1.2 archives (`.har`, or any file whose first key is `log`).
@@ -238,7 +238,7 @@ fn record(mut entry: Value, at: String, bytes: u64) -> TraceItem {
     TraceItem::Record(Box::new(TraceRecord {
         at,
         time,
-        session: None,
+        session: session_hint(&request),
         url: Some(url),
         request,
         response,

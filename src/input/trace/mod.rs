@@ -91,6 +91,19 @@ pub trait TraceFormat: Sync {
     ) -> std::io::Result<u64>;
 }
 
+/// A conversation id a request body carries when its trace record has none: Claude Code's
+/// `metadata.user_id` (its `_session_` part when it has one), else OpenAI's `prompt_cache_key`.
+pub(crate) fn session_hint(request: &Value) -> Option<String> {
+    if let Some(user) = request.pointer("/metadata/user_id").and_then(Value::as_str) {
+        let session = user.rsplit_once("_session_").map_or(user, |(_, s)| s);
+        return Some(session.to_string());
+    }
+    request
+        .get("prompt_cache_key")
+        .and_then(Value::as_str)
+        .map(str::to_string)
+}
+
 /// The formats pcsim reads, in the order they are tried on a file's first bytes.
 /// `PcsimJsonl` comes last: it accepts any file starting with `{`.
 pub static FORMATS: &[&dyn TraceFormat] = &[&Har, &ClaudeTap, &PcsimJsonl];
