@@ -229,6 +229,25 @@ fn record(mut entry: Value, at: String, bytes: u64) -> TraceItem {
             Some(v) => v,
             None => return skip("missing usage: no event of the stream carries a usage".into()),
         }
+    } else if response_text.trim_start().starts_with('[') {
+        // Gemini `streamGenerateContent` without `alt=sse`: a JSON array of the chunks.
+        let chunks = match serde_json::from_str::<Vec<Value>>(&response_text) {
+            Ok(c) => c,
+            Err(e) if e.is_eof() => {
+                return skip(format!(
+                    "truncated JSON (the body ends early: {e}) in the response body"
+                ))
+            }
+            Err(e) => return skip(format!("not valid JSON ({e}) in the response body")),
+        };
+        let events: Vec<(String, Value)> = chunks
+            .into_iter()
+            .map(|c| ("message".to_string(), c))
+            .collect();
+        match reassemble(&events) {
+            Some(v) => v,
+            None => return skip("missing usage: no chunk of the stream carries a usage".into()),
+        }
     } else {
         match parse_body(&response_text) {
             Ok(v) => v,

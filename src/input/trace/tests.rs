@@ -168,3 +168,28 @@ fn a_har_is_read_entry_by_entry_and_a_cut_off_archive_ends_with_a_skip() {
         "{s:?}"
     );
 }
+
+#[test]
+fn a_har_gemini_stream_as_sse_or_as_a_json_array_bills_its_last_usage() {
+    let req = r#"{"contents":[{"role":"user","parts":[{"text":"hi"}]}]}"#;
+    let url = "https://generativelanguage.googleapis.com/v1beta/models/gemini-3.6-flash:streamGenerateContent";
+    let chunk = |n: u64| {
+        format!(
+            r#"{{"candidates":[],"usageMetadata":{{"promptTokenCount":1200,"cachedContentTokenCount":1024,"candidatesTokenCount":{n}}}}}"#
+        )
+    };
+    let sse = format!("data: {}\r\n\r\ndata: {}\r\n\r\n", chunk(1), chunk(7));
+    let array = format!("[{},\n{}]", chunk(1), chunk(7));
+    for body in [sse, array] {
+        let text = har_of(&har_entry("POST", url, req, &body));
+        let got = items(&text);
+        let [TraceItem::Record(r)] = got.as_slice() else {
+            panic!("{got:?}")
+        };
+        let ex = exchange_of((**r).clone()).unwrap();
+        assert_eq!(ex.api, Api::Gemini);
+        assert_eq!(ex.model, "gemini-3.6-flash");
+        assert_eq!(ex.billed.cache_read_tokens, 1024);
+        assert_eq!(ex.billed.prompt_tokens, 1200);
+    }
+}
