@@ -538,3 +538,157 @@ fn framing_tokens_are_scaled_away() {
     // than the 12 tokens added.
     assert!(tokens.abs_diff(1_800) < 12, "{tokens}");
 }
+
+/// (billed, predicted) of `bucket` of call `n` (1-based).
+fn buckets(e: &Value, n: usize, bucket: &str) -> (u64, u64) {
+    let c = &e["calls"][n - 1];
+    (
+        c["billed"][bucket].as_u64().unwrap(),
+        c["predicted"][bucket].as_u64().unwrap(),
+    )
+}
+
+/// The real-shaped Anthropic session of tests/fixtures/explain (make_real_shaped.py), calls `first`
+/// and `first + 1`: a streamed cold call that writes its 2,335-token prompt, then a call that reads
+/// it and writes its new turn (69 tokens). The bill's 3 uncached tokens a call are framing the
+/// regions do not hold: predicted read and write are the bill's to within them.
+fn assert_the_anthropic_session(e: &Value, first: usize) {
+    assert_eq!(buckets(e, first, "cache_write_tokens").0, 2335);
+    assert_eq!(buckets(e, first, "cache_read_tokens"), (0, 0));
+    assert_eq!(buckets(e, first + 1, "cache_read_tokens").0, 2335);
+    assert_eq!(buckets(e, first + 1, "cache_write_tokens"), (69, 69));
+    for n in [first, first + 1] {
+        let framing = buckets(e, n, "uncached_tokens").0;
+        assert_eq!(framing, 3);
+        for b in ["cache_read_tokens", "cache_write_tokens"] {
+            let (billed, predicted) = buckets(e, n, b);
+            assert!(billed.abs_diff(predicted) <= framing, "call {n} {b}");
+        }
+        assert_eq!(e["calls"][n - 1]["agrees"], true);
+        assert_eq!(e["calls"][n - 1]["model"], "claude-opus-4.8");
+        assert_eq!(e["calls"][n - 1]["api"], "anthropic-messages");
+    }
+    assert_eq!(causes(e, first)[0].0, "cold_start");
+    assert!(
+        causes(e, first + 1).is_empty(),
+        "{:?}",
+        causes(e, first + 1)
+    );
+}
+
+/// A HAR as a proxy saves it: the streamed Anthropic call reassembled from its events, the
+/// base64-encoded one decoded, the OpenAI chat call (its own conversation by its
+/// `prompt_cache_key`) a cold start whose read is the bill's; the GET and the cut-off body skipped
+/// with their places and reasons.
+#[test]
+fn a_har_is_explained_to_its_bill_with_skipped_entries_counted() {
+    let e = explain(Path::new(&fixture("har/session.har")), &[]);
+    assert_eq!(e["calls"].as_array().unwrap().len(), 3);
+    assert_eq!(e["conversations"], 2);
+    assert_eq!(e["unexplained_calls"], 0);
+    assert_eq!(e["disagreeing_calls"], 0);
+    assert_the_anthropic_session(&e, 1);
+    assert!(e["calls"][1]["at"]
+        .as_str()
+        .unwrap()
+        .ends_with("session.har: entry 3"));
+    let openai = &e["calls"][2];
+    assert_eq!(openai["api"], "openai-chat");
+    assert_eq!(openai["model"], "gpt-5.4");
+    assert_eq!(openai["prompt_tokens"], 2215);
+    assert_eq!(buckets(&e, 3, "cache_read_tokens"), (0, 0));
+    assert_eq!(openai["agrees"], true);
+    assert_eq!(causes(&e, 3)[0].0, "cold_start");
+    // 41.25 s between the Anthropic calls, from `startedDateTime`.
+    assert_eq!(e["calls"][1]["time_s"], 41.25);
+    assert_eq!(e["skipped_count"], 2);
+    let skipped: Vec<(String, String)> = e["skipped"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|s| {
+            (
+                s["at"].as_str().unwrap().to_string(),
+                s["reason"].as_str().unwrap().to_string(),
+            )
+        })
+        .collect();
+    assert!(
+        skipped[0].0.ends_with("session.har: entry 2"),
+        "{skipped:?}"
+    );
+    assert!(
+        skipped[0].1.starts_with("not an API call: GET https://"),
+        "{skipped:?}"
+    );
+    assert!(
+        skipped[1].0.ends_with("session.har: entry 5"),
+        "{skipped:?}"
+    );
+    assert!(
+        skipped[1].1.starts_with("truncated JSON")
+            && skipped[1].1.ends_with("in the response body"),
+        "{skipped:?}"
+    );
+}
+
+/// claude-tap's export: a record with claude-tap's reassembled body, one whose body was lost and
+/// is reassembled from its `sse_events`, and an error response skipped; the two records copied
+/// from claude-tap's own tests (a Responses call and a WebSocket record of three turns, whose last
+/// response goes with its request body) billed as recorded.
+#[test]
+fn claude_taps_export_is_explained_to_its_bill() {
+    let e = explain(Path::new(&fixture("claude-tap/session.jsonl")), &[]);
+    assert_eq!(e["calls"].as_array().unwrap().len(), 2);
+    assert_the_anthropic_session(&e, 1);
+    assert_eq!(e["skipped_count"], 1);
+    assert_eq!(
+        e["skipped"][0]["reason"],
+        "HTTP 529 response: no usage billed"
+    );
+    for (file, model, prompt) in [
+        ("claude-tap/openai_responses_trace.jsonl", "gpt-5.4", 500),
+        (
+            "claude-tap/codex_ws_multi_response_trace.jsonl",
+            "gpt-5.5",
+            30,
+        ),
+    ] {
+        let e = explain(Path::new(&fixture(file)), &[]);
+        assert_eq!(e["calls"].as_array().unwrap().len(), 1, "{file}");
+        let c = &e["calls"][0];
+        assert_eq!(c["api"], "openai-responses", "{file}");
+        assert_eq!(c["model"], model, "{file}");
+        assert_eq!(c["prompt_tokens"], prompt, "{file}");
+        // Below the 1,024-token minimum: nothing cached, predicted as billed.
+        assert_eq!(
+            buckets(&e, 1, "uncached_tokens"),
+            (prompt, prompt),
+            "{file}"
+        );
+        assert_eq!(c["agrees"], true, "{file}");
+    }
+}
+
+/// A folder holding a HAR and a claude-tap export: both formats recognised, every call and
+/// skipped record of both, each session its own conversation.
+#[test]
+fn a_folder_of_a_har_and_a_claude_tap_export() {
+    let dir = tempfile::tempdir().unwrap();
+    for f in ["har/session.har", "claude-tap/session.jsonl"] {
+        let name = Path::new(f).file_name().unwrap();
+        std::fs::copy(fixture(f), dir.path().join(name)).unwrap();
+    }
+    let e = explain(dir.path(), &[]);
+    assert_eq!(e["files"].as_array().unwrap().len(), 2);
+    assert_eq!(e["calls"].as_array().unwrap().len(), 5);
+    assert_eq!(e["conversations"], 3);
+    assert_eq!(e["skipped_count"], 3);
+    assert_eq!(e["unexplained_calls"], 0);
+    assert_the_anthropic_session(&e, 1);
+    assert_the_anthropic_session(&e, 4);
+    assert!(e["calls"][3]["at"]
+        .as_str()
+        .unwrap()
+        .ends_with("session.jsonl: line 1"));
+}

@@ -229,6 +229,11 @@ fn api_of(url: Option<&str>, req: &Value, resp: &Value) -> Option<Api> {
     }
 }
 
+/// Whether `url` is an endpoint `explain` knows (the APIs of [`Api`]).
+pub(crate) fn known_endpoint(url: &str) -> bool {
+    api_of(Some(url), &Value::Null, &Value::Null).is_some()
+}
+
 /// `gemini-3.6-flash` of `.../models/gemini-3.6-flash:generateContent`.
 fn gemini_model_of_url(url: &str) -> Option<String> {
     let after = url.split("/models/").nth(1)?;

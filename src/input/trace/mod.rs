@@ -11,12 +11,18 @@
 //! here that turns its records into [`TraceRecord`]s, and one more entry in [`FORMATS`]; everything
 //! after the record (the request's regions, the billed usage, the explanation) is shared.
 //!
+//! - `har.rs`: HAR 1.2 archives, the entries array streamed one entry at a time;
+//! - `claude_tap.rs`: claude-tap's JSON Lines export;
 //! - `jsonl.rs`: pcsim's own JSON Lines `{time, session, url, request, response}` (docs/explain.md);
+//! - `sse.rs`: streamed (SSE) responses reassembled into the final body with its usage;
 //! - `exchange.rs`: a record's request body cut into regions in the provider's cache order, with
 //!   its breakpoints, settings and billed usage.
 
+mod claude_tap;
 mod exchange;
+mod har;
 mod jsonl;
+mod sse;
 
 use std::io::BufRead;
 use std::path::{Path, PathBuf};
@@ -26,7 +32,9 @@ use serde_json::Value;
 
 use crate::error::{Error, Result};
 
+pub use claude_tap::ClaudeTap;
 pub(crate) use exchange::{exchange_of, Api, Content, Exchange, RegionKind};
+pub use har::Har;
 pub use jsonl::PcsimJsonl;
 
 /// One request/response pair as a trace format gives it, before its body is interpreted.
@@ -83,8 +91,22 @@ pub trait TraceFormat: Sync {
     ) -> std::io::Result<u64>;
 }
 
+/// A conversation id a request body carries when its trace record has none: Claude Code's
+/// `metadata.user_id` (its `_session_` part when it has one), else OpenAI's `prompt_cache_key`.
+pub(crate) fn session_hint(request: &Value) -> Option<String> {
+    if let Some(user) = request.pointer("/metadata/user_id").and_then(Value::as_str) {
+        let session = user.rsplit_once("_session_").map_or(user, |(_, s)| s);
+        return Some(session.to_string());
+    }
+    request
+        .get("prompt_cache_key")
+        .and_then(Value::as_str)
+        .map(str::to_string)
+}
+
 /// The formats pcsim reads, in the order they are tried on a file's first bytes.
-pub static FORMATS: &[&dyn TraceFormat] = &[&PcsimJsonl];
+/// `PcsimJsonl` comes last: it accepts any file starting with `{`.
+pub static FORMATS: &[&dyn TraceFormat] = &[&Har, &ClaudeTap, &PcsimJsonl];
 
 /// The trace files named by `paths`: files as given, folders searched recursively for `.jsonl`,
 /// `.json` and `.har` files (sorted, so runs repeat).

@@ -88,3 +88,108 @@ fn bad_records_are_skipped_with_a_reason_each() {
     assert!(reasons[3].starts_with("unknown endpoint"), "{reasons:?}");
     assert!(reasons[4].starts_with("binary body"), "{reasons:?}");
 }
+
+fn format_of(head: &str) -> Option<&'static str> {
+    FORMATS
+        .iter()
+        .find(|f| f.sniff(head.as_bytes()))
+        .map(|f| f.name())
+}
+
+#[test]
+fn each_format_is_told_by_its_first_bytes() {
+    assert_eq!(format_of(ANTHROPIC), Some("pcsim-jsonl"));
+    assert_eq!(
+        format_of("{\n  \"log\": {\"version\": \"1.2\""),
+        Some("har")
+    );
+    assert_eq!(
+        format_of(
+            r#"{"timestamp": "2026-03-10T20:40:00Z", "request": {"method": "POST", "path": "/v1/messages""#
+        ),
+        Some("claude-tap")
+    );
+    assert_eq!(
+        format_of(r#"{"id":"x","request":{"body":{"model""#),
+        Some("claude-tap")
+    );
+    assert_eq!(format_of("[1, 2]"), None);
+}
+
+fn har_of(entries: &str) -> String {
+    format!(
+        r#"{{"log": {{"version": "1.2", "creator": {{"name": "t"}}, "entries": [{entries}], "pages": []}}, "extra": 1}}"#
+    )
+}
+
+fn har_entry(method: &str, url: &str, request: &str, response: &str) -> String {
+    let q = |s: &str| serde_json::to_string(s).unwrap();
+    format!(
+        r#"{{"startedDateTime": "2026-01-01T00:00:10Z", "request": {{"method": "{method}", "url": "{url}", "postData": {{"text": {}}}}}, "response": {{"status": 200, "content": {{"mimeType": "application/json", "text": {}}}}}}}"#,
+        q(request),
+        q(response)
+    )
+}
+
+#[test]
+fn a_har_is_read_entry_by_entry_and_a_cut_off_archive_ends_with_a_skip() {
+    let v: serde_json::Value = serde_json::from_str(ANTHROPIC).unwrap();
+    let (req, resp) = (v["request"].to_string(), v["response"].to_string());
+    let url = "https://api.anthropic.com/v1/messages";
+    let entries = [
+        har_entry("POST", url, &req, &resp),
+        har_entry("POST", "https://example.com/upload", "a=1", "ok"),
+        har_entry("POST", url, &req, &resp),
+    ]
+    .join(", ");
+    let text = har_of(&entries);
+    let got = items(&text);
+    assert_eq!(got.len(), 3);
+    let TraceItem::Record(r) = &got[2] else {
+        panic!("{got:?}")
+    };
+    assert_eq!(r.at, "t.jsonl: entry 3");
+    assert_eq!(r.time, Some(1_767_225_610.0));
+    assert!(exchange_of((**r).clone()).is_ok());
+    let TraceItem::Skipped(s) = &got[1] else {
+        panic!("{got:?}")
+    };
+    assert!(s.reason.starts_with("unknown endpoint"), "{s:?}");
+    // Cut inside entry 3: entries 1 and 2 are read, then one skip names the place.
+    let cut = &text[..text.len() - 200];
+    let got = items(cut);
+    assert_eq!(got.len(), 3, "{got:?}");
+    let TraceItem::Skipped(s) = &got[2] else {
+        panic!("{got:?}")
+    };
+    assert!(
+        s.reason
+            .starts_with("truncated JSON (the archive ends inside entry 3"),
+        "{s:?}"
+    );
+}
+
+#[test]
+fn a_har_gemini_stream_as_sse_or_as_a_json_array_bills_its_last_usage() {
+    let req = r#"{"contents":[{"role":"user","parts":[{"text":"hi"}]}]}"#;
+    let url = "https://generativelanguage.googleapis.com/v1beta/models/gemini-3.6-flash:streamGenerateContent";
+    let chunk = |n: u64| {
+        format!(
+            r#"{{"candidates":[],"usageMetadata":{{"promptTokenCount":1200,"cachedContentTokenCount":1024,"candidatesTokenCount":{n}}}}}"#
+        )
+    };
+    let sse = format!("data: {}\r\n\r\ndata: {}\r\n\r\n", chunk(1), chunk(7));
+    let array = format!("[{},\n{}]", chunk(1), chunk(7));
+    for body in [sse, array] {
+        let text = har_of(&har_entry("POST", url, req, &body));
+        let got = items(&text);
+        let [TraceItem::Record(r)] = got.as_slice() else {
+            panic!("{got:?}")
+        };
+        let ex = exchange_of((**r).clone()).unwrap();
+        assert_eq!(ex.api, Api::Gemini);
+        assert_eq!(ex.model, "gemini-3.6-flash");
+        assert_eq!(ex.billed.cache_read_tokens, 1024);
+        assert_eq!(ex.billed.prompt_tokens, 1200);
+    }
+}
