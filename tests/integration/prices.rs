@@ -752,7 +752,7 @@ fn deepseek_takes_its_dated_peak_prices_and_off_peak_halves_them() {
 /// tool-result and 220 output tokens per call. Call n's prompt is B + 2,050 + 1,120 (n - 1):
 /// 20 B + 41,000 + 212,800 prompt tokens (293,420 with B = 1,981) and 4,400 output tokens.
 /// No caching: 293,420 x 4e-6 + 4,400 x 20e-6 = 1.17368 + 0.088 = $1.26168.
-/// Cached (explicit:system+last): call 1 writes its B + 2,050 tokens; each later call reads the
+/// Cached (its cheapest placement, explicit:last, bills as explicit:system+last here): call 1 writes its B + 2,050 tokens; each later call reads the
 /// previous prompt and writes the 1,120 new tokens: writes B + 2,050 + 19 x 1,120 = 25,311, reads
 /// 19 (B + 2,050) + 1,120 x (0 + 1 + ... + 18) = 76,589 + 191,520 = 268,109:
 /// 25,311 x 1.25 x 4e-6 + 268,109 x 0.1 x 4e-6 + 0.088 = 0.126555 + 0.1072436 + 0.088 = $0.3217986.
@@ -783,7 +783,12 @@ fn the_default_scenarios_gpt_5_6_rows_match_a_hand_computation() {
         (none["total_usd"].as_f64().unwrap() - by_hand).abs() < 1e-6,
         "{none}"
     );
-    let cached = row("explicit:system+last");
+    // `cached`: the cheapest placement, one moving breakpoint on the last message (on one
+    // conversation it bills as explicit:system+last does: the same writes and reads).
+    let cached = rows
+        .iter()
+        .find(|r| r["strategy_requested"] == "cached")
+        .unwrap();
     let writes = b + 2_050.0 + 19.0 * 1_120.0;
     let reads = 19.0 * (b + 2_050.0) + 1_120.0 * 171.0;
     assert_eq!(
