@@ -8,9 +8,10 @@
 //! Families whose tokenizer is not public (Claude 3+, Gemini, GLM, Kimi) count with it as a stand-in
 //! and carry a fitted factor.
 //!
-//! Counting splits the text as tiktoken does, with the vocabulary's pre-tokenizer pattern, but on
-//! the `regex` crate's automata (tiktoken-rs runs it on fancy-regex, for one look-ahead that pcsim
-//! does by hand), then merges each piece that is no token with tiktoken's byte-pair merge, once per
+//! Counting splits the text as tiktoken does, with the vocabulary's pre-tokenizer pattern, but on a
+//! lazy DFA of `regex-automata` (tiktoken-rs runs it on fancy-regex, for one look-ahead that pcsim
+//! does by hand; each piece starts where the last ended, so one forward search per piece finds it),
+//! then merges each piece that is no token with tiktoken's byte-pair merge, once per
 //! thread: the counts are tiktoken's, exactly (tests below and in tests/integration/tokens.rs).
 //!
 //! A catalog may also name a tiktoken-format vocabulary file of its own (`tokenizer_file`, one
@@ -95,6 +96,8 @@ mod imp {
     use std::sync::{Mutex, OnceLock};
 
     use base64::Engine;
+    use regex_automata::hybrid::dfa::{Cache, DFA};
+    use regex_automata::{Anchored, Input, MatchKind};
     use rustc_hash::FxHashMap;
 
     use super::Vocabulary;
@@ -113,7 +116,7 @@ mod imp {
 
     /// The end of every tiktoken pre-tokenizer pattern pcsim counts with: a run of whitespace that
     /// leaves its last character to the next piece, else any whitespace. The look-ahead needs a
-    /// backtracking engine (fancy-regex, several times slower than the `regex` crate's automata);
+    /// backtracking engine (fancy-regex, several times slower than automata);
     /// [`Bpe::count`] matches `\s+` instead and gives the last character back itself.
     const LOOKAHEAD_TAIL: &str = r"|\s+(?!\S)|\s+";
 
@@ -194,10 +197,36 @@ mod imp {
 
     /// A BPE vocabulary with its pre-tokenizer: counts exactly as tiktoken's `encode_ordinary` does
     /// (checked against it on random text and on every capture's rendering, see the tests), faster:
-    /// the split runs on the `regex` crate's automata, and each distinct piece is merged once.
+    /// the split runs on a lazy DFA, and each distinct piece is merged once.
     pub(super) struct Bpe {
         merge: Merge,
-        split: regex::Regex,
+        split: Split,
+    }
+
+    /// The pre-tokenizer: a lazy DFA (`regex-automata`'s hybrid engine) run forward only. A piece
+    /// starts where the previous one ended (tiktoken's patterns match at every character), so an
+    /// anchored forward search gives its end, with the alternatives' order of preference kept
+    /// (leftmost-first); no reverse automaton is built or run, as a general regex search needs to
+    /// find where a match starts. The DFA's states are built as the text needs them, in a cache;
+    /// each thread counting takes one from `caches` and puts it back, so that later counts find
+    /// the states built.
+    struct Split {
+        dfa: DFA,
+        caches: Mutex<Vec<Cache>>,
+    }
+
+    impl Split {
+        /// The end of the piece that starts at `at` (before the end of `text`); `None` when no
+        /// alternative matches there.
+        fn piece_end(&self, cache: &mut Cache, text: &str, at: usize) -> Option<usize> {
+            let input = Input::new(text).range(at..).anchored(Anchored::Yes);
+            // The search fails only on a quit byte or when a DFA configured to give up does;
+            // neither is configured (see `Bpe::split`).
+            match self.dfa.try_search_fwd(cache, &input) {
+                Ok(Some(m)) if m.offset() > at => Some(m.offset()),
+                _ => None,
+            }
+        }
     }
 
     /// Where a piece's rank is looked up.
@@ -220,11 +249,24 @@ mod imp {
     impl Bpe {
         /// The tiktoken pre-tokenizer `pattern`, which must end as [`LOOKAHEAD_TAIL`], compiled
         /// without its look-ahead.
-        fn split(pattern: &str) -> std::result::Result<regex::Regex, String> {
+        fn split(pattern: &str) -> std::result::Result<Split, String> {
             let head = pattern.strip_suffix(LOOKAHEAD_TAIL).ok_or_else(|| {
                 format!("the pre-tokenizer pattern does not end with `{LOOKAHEAD_TAIL}`")
             })?;
-            regex::Regex::new(&format!(r"{head}|\s+")).map_err(|e| e.to_string())
+            let dfa = DFA::builder()
+                // The defaults, said here because `piece_end` relies on them: the alternatives'
+                // order decides (as in tiktoken's engine), and a search never gives up.
+                .configure(
+                    DFA::config()
+                        .match_kind(MatchKind::LeftmostFirst)
+                        .minimum_cache_clear_count(None),
+                )
+                .build(&format!(r"{head}|\s+"))
+                .map_err(|e| e.to_string())?;
+            Ok(Split {
+                dfa,
+                caches: Mutex::new(Vec::new()),
+            })
         }
 
         /// `ranks` with the tiktoken pre-tokenizer `pattern`.
@@ -271,18 +313,45 @@ mod imp {
         }
 
         /// The sum of `piece` over the pieces of `text`, split as tiktoken splits it.
-        fn pieces(&self, text: &str, mut piece: impl FnMut(&str) -> u64) -> u64 {
+        fn pieces(&self, text: &str, piece: impl FnMut(&str) -> u64) -> u64 {
+            // A cache of DFA states another count left, else a new one; a poisoned lock only
+            // costs the states already built.
+            let split = &self.split;
+            let mut cache = split
+                .caches
+                .lock()
+                .ok()
+                .and_then(|mut caches| caches.pop())
+                .unwrap_or_else(|| split.dfa.create_cache());
+            let total = self.pieces_with(&mut cache, text, piece);
+            if let Ok(mut caches) = split.caches.lock() {
+                caches.push(cache);
+            }
+            total
+        }
+
+        fn pieces_with(
+            &self,
+            cache: &mut Cache,
+            text: &str,
+            mut piece: impl FnMut(&str) -> u64,
+        ) -> u64 {
             let mut total = 0u64;
             let mut at = 0;
-            // As tiktoken's `find_iter`, text no alternative matches would be skipped (the patterns
-            // match every character, so there is none).
-            while let Some(m) = self.split.find_at(text, at) {
-                let mut p = m.as_str();
+            while at < text.len() {
+                let Some(end) = self.split.piece_end(cache, text, at) else {
+                    // As tiktoken's `find_iter`, text no alternative matches is skipped (the
+                    // patterns match at every character, so there is none): the next match
+                    // starts at the first character where one does.
+                    at += text[at..].chars().next().map_or(1, char::len_utf8);
+                    continue;
+                };
+                let mut p = &text[at..end];
                 // `\s+` took a whole run of whitespace without a line break (a run with one is
                 // matched by `\s*[\r\n]+` before). Followed by more text, tiktoken's `\s+(?!\S)`
                 // stops one character short, and that character starts the next piece (` word`);
                 // a run of one character is `\s+` in both.
-                if m.end() < text.len()
+                if end < text.len()
                     && p.chars().all(char::is_whitespace)
                     && !p.contains(['\r', '\n'])
                 {
@@ -291,7 +360,7 @@ mod imp {
                     }
                 }
                 total += piece(p);
-                at = m.start() + p.len();
+                at += p.len();
             }
             total
         }
