@@ -1,16 +1,6 @@
 //! A small, stable content hash (FNV-1a, 64 bit). Stable across Rust versions and platforms, so
 //! prompt identities, and therefore results, never change with the toolchain.
 
-/// FNV-1a over bytes.
-pub fn fnv1a(bytes: &[u8]) -> u64 {
-    let mut h: u64 = 0xcbf2_9ce4_8422_2325;
-    for b in bytes {
-        h ^= u64::from(*b);
-        h = h.wrapping_mul(0x0000_0100_0000_01b3);
-    }
-    h
-}
-
 /// FNV-1a computed as bytes are written ([`fnv1a`] of everything written), so that a serializer can
 /// hash what it would have written to a string without the string.
 pub(crate) struct Fnv1aWriter(pub(crate) u64);
@@ -33,6 +23,16 @@ impl std::io::Write for Fnv1aWriter {
     fn flush(&mut self) -> std::io::Result<()> {
         Ok(())
     }
+}
+
+/// FNV-1a over bytes.
+pub fn fnv1a(bytes: &[u8]) -> u64 {
+    let mut h: u64 = 0xcbf2_9ce4_8422_2325;
+    for b in bytes {
+        h ^= u64::from(*b);
+        h = h.wrapping_mul(0x0000_0100_0000_01b3);
+    }
+    h
 }
 
 /// Combines a running prefix hash with the next segment's identity.

@@ -72,6 +72,12 @@ pub(crate) fn check(vocab: &Vocabulary, origin: &str, field: &str) -> Result<()>
     }
 }
 
+/// Counts `text` with a fresh copy of o200k_base, built as a process's first count builds it and
+/// dropped after (what `pcsim bench` times as the tokenizer's load); bytes/4 without the feature.
+pub(crate) fn count_with_fresh_o200k(text: &str) -> Result<u64> {
+    imp::fresh_o200k_count(text)
+}
+
 fn ordinary(vocab: &Vocabulary, text: &str) -> Result<u64> {
     if text.is_empty() {
         return Ok(0);
@@ -545,6 +551,13 @@ mod imp {
             .map_err(|e| Error::Internal(format!("the embedded o200k_base does not load: {e}")))
     }
 
+    /// [`o200k`] built afresh, `text` counted with it, the copy dropped.
+    pub(super) fn fresh_o200k_count(text: &str) -> Result<u64> {
+        let bpe = Bpe::compiled(&O200K_TABLE, O200K_PATTERN)
+            .map_err(|e| Error::Internal(format!("the embedded o200k_base does not load: {e}")))?;
+        Ok(bpe.count(text))
+    }
+
     pub(super) fn file(path: &Path) -> Result<&'static Bpe> {
         let files = FILES.get_or_init(|| Mutex::new(HashMap::new()));
         let mut map = files
@@ -640,6 +653,10 @@ mod imp {
     }
 
     pub(super) fn ordinary(_vocab: &Vocabulary, text: &str) -> Result<u64> {
+        Ok((text.len() as u64).div_ceil(4))
+    }
+
+    pub(super) fn fresh_o200k_count(text: &str) -> Result<u64> {
         Ok((text.len() as u64).div_ceil(4))
     }
 }
