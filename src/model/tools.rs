@@ -77,9 +77,29 @@ impl Tool {
         }
     }
 
-    /// A stable identity of the tool's content (FNV-1a over its compact JSON).
+    /// A stable identity of the tool's content (FNV-1a over its compact JSON, [`Self::api_json`]).
     pub fn content_hash(&self) -> u64 {
-        crate::base::hash::fnv1a(self.api_json().to_string().as_bytes())
+        /// [`Tool::api_json`] borrowed: the same JSON, written straight into the hash (no copy of
+        /// the schema, no string).
+        #[derive(Serialize)]
+        struct Api<'a> {
+            name: &'a str,
+            #[serde(skip_serializing_if = "str::is_empty")]
+            description: &'a str,
+            input_schema: &'a Value,
+        }
+        let mut h = crate::base::hash::Fnv1aWriter::default();
+        let api = Api {
+            name: &self.name,
+            description: &self.description,
+            input_schema: &self.input_schema,
+        };
+        match serde_json::to_writer(&mut h, &api) {
+            Ok(()) => h.0,
+            // Serializing a JSON value into a sink that never fails cannot fail; hashed the long
+            // way should it ever do.
+            Err(_) => crate::base::hash::fnv1a(self.api_json().to_string().as_bytes()),
+        }
     }
 }
 
@@ -758,6 +778,21 @@ pub fn synthetic_tools(first: usize, count: usize, params: usize) -> Vec<Tool> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_content_hash_is_fnv1a_of_the_compact_api_json() {
+        let dir =
+            std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/reference/mcp");
+        let mut tools = load_tool_file(&dir.join("server-github.tools.json")).unwrap();
+        assert!(tools.len() > 20);
+        // Without a description, and with text JSON escapes.
+        tools[0].description.clear();
+        tools[1].description = "quote \" tab \t é \u{1}".into();
+        for t in &tools {
+            let expected = crate::base::hash::fnv1a(t.api_json().to_string().as_bytes());
+            assert_eq!(t.content_hash(), expected, "{}", t.name);
+        }
+    }
 
     #[test]
     fn accepts_every_shape() {

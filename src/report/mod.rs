@@ -4,6 +4,8 @@
 //! of its own (a chart's parts come from the prices each result was billed at). The formatting
 //! primitives (dollars, CSV fields, tables) live in `base::text` so the analyses can use them too.
 
+#[cfg(feature = "cli")]
+pub(crate) mod bench;
 pub mod chart;
 pub(crate) mod csv;
 #[cfg(feature = "cli")]

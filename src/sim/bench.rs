@@ -1,6 +1,8 @@
 //! The built-in speed benchmark behind `pcsim bench` (and the Criterion benches): a realistic
 //! workload of 100 concurrent 50-call sessions with 26 tools sharing one account's cache, on the six
-//! measured models with their own caching; plus a 10,000-run Monte Carlo of one such session.
+//! measured models with their own caching; plus a 10,000-run Monte Carlo of one such session, what
+//! loading the embedded tokenizer costs a process, and the machine's load average (the figures move
+//! with it). The command adds replay's throughput ([`ReplaySpeed`]), measured a layer above.
 
 use std::path::Path;
 use std::time::{Duration, Instant};
@@ -107,10 +109,105 @@ pub(crate) struct BenchReport {
     pub cpu_share_1_thread: Option<f64>,
     /// Calls per second on one thread, per model simulated alone.
     pub per_model_1_thread: Vec<ModelSpeed>,
+    /// Milliseconds of CPU (of the measuring thread) that loading o200k_base costs a process before
+    /// its first count: its tables are compiled into the binary, so this is building the
+    /// pre-tokenizer's automaton and counting one tool's text with it (a fresh copy, whatever this
+    /// process loaded before). `null` without the `tokenizers` feature or thread CPU time.
+    pub tokenizer_load_cpu_ms: Option<f64>,
+    /// The same in wall-clock milliseconds (`null` without the `tokenizers` feature).
+    pub tokenizer_load_ms: Option<f64>,
+    /// The machine's load average over 1, 5 and 15 minutes when the bench started (Linux
+    /// `/proc/loadavg`; `null` elsewhere): jobs running or waiting for a CPU. Above the number of
+    /// cores, every figure here is slowed by sharing (the per-CPU-second ones less).
+    pub load_average_before: Option<[f64; 3]>,
+    /// The same when the bench ended.
+    pub load_average_after: Option<[f64; 3]>,
+    /// Replay's throughput on generated Claude Code transcripts, one thread (set by the command).
+    pub replay: Option<ReplaySpeed>,
+}
+
+/// Replay's throughput: usage-log text parsed and replayed on one model per second, beside a typed
+/// `serde_json` parse of the same lines (the floor a JSON Lines reader can reach).
+#[derive(Debug, Clone, Serialize)]
+pub(crate) struct ReplaySpeed {
+    /// What was replayed.
+    pub input: String,
+    /// Files per pass.
+    pub files: usize,
+    /// Bytes per pass.
+    pub bytes: u64,
+    /// Logged calls per pass.
+    pub calls: u64,
+    /// Passes timed.
+    pub passes: u64,
+    /// Megabytes (10^6 bytes) of log parsed and replayed per CPU-second of the thread; `null`
+    /// without thread CPU time.
+    pub mb_per_cpu_second: Option<f64>,
+    /// The same per wall-clock second.
+    pub mb_per_second: f64,
+    /// Megabytes per CPU-second of a typed `serde_json` parse of the same lines (structs with the
+    /// fields replay reads, every other field skipped); `null` without thread CPU time.
+    pub typed_parse_mb_per_cpu_second: Option<f64>,
+    /// The same per wall-clock second.
+    pub typed_parse_mb_per_second: f64,
+    /// Replay's time over the typed parse's on the same bytes (CPU time where known).
+    pub times_typed_parse: f64,
+}
+
+/// The load average over 1, 5 and 15 minutes (Linux `/proc/loadavg`).
+pub(crate) fn load_average() -> Option<[f64; 3]> {
+    let text = std::fs::read_to_string("/proc/loadavg").ok()?;
+    let mut it = text.split_whitespace().map(|x| x.parse::<f64>().ok());
+    Some([it.next()??, it.next()??, it.next()??])
+}
+
+/// CPU time of the calling thread in nanoseconds, to the nanosecond (`CLOCK_THREAD_CPUTIME_ID`):
+/// `/proc`'s figure is updated at scheduler ticks (4 ms here), too coarse for a few milliseconds.
+#[cfg(unix)]
+fn precise_thread_cpu_ns() -> Option<u64> {
+    let mut t = libc::timespec {
+        tv_sec: 0,
+        tv_nsec: 0,
+    };
+    // SAFETY: `t` is a valid, writable timespec for the call's duration.
+    let rc = unsafe { libc::clock_gettime(libc::CLOCK_THREAD_CPUTIME_ID, &mut t) };
+    (rc == 0).then(|| t.tv_sec as u64 * 1_000_000_000 + t.tv_nsec as u64)
+}
+
+#[cfg(not(unix))]
+fn precise_thread_cpu_ns() -> Option<u64> {
+    thread_cpu_ns()
+}
+
+/// CPU and wall seconds of `f` on the calling thread (CPU `None` where the OS does not say).
+pub(crate) fn timed<R>(f: impl FnOnce() -> R) -> (R, Option<f64>, f64) {
+    let (start, cpu0) = (Instant::now(), precise_thread_cpu_ns());
+    let r = f();
+    let wall = start.elapsed().as_secs_f64();
+    let cpu = precise_thread_cpu_ns()
+        .zip(cpu0)
+        .map(|(b, a)| b.saturating_sub(a) as f64 / 1e9);
+    (r, cpu, wall)
+}
+
+/// What a process pays to load o200k_base before its first count: CPU and wall milliseconds
+/// (`None` without the `tokenizers` feature).
+fn tokenizer_load() -> Result<(Option<f64>, Option<f64>)> {
+    if !crate::model::tokenizer::EMBEDDED {
+        return Ok((None, None));
+    }
+    let tool = crate::model::tools::synthetic_tools(1, 1, 4);
+    let text = tool
+        .first()
+        .map(|t| t.api_json().to_string())
+        .unwrap_or_default();
+    let (count, cpu, wall) = timed(|| crate::model::tokenizer::count_with_fresh_o200k(&text));
+    std::hint::black_box(count?);
+    Ok((cpu.map(|c| c * 1e3), Some(wall * 1e3)))
 }
 
 /// CPU time of the calling thread in nanoseconds (Linux `/proc/thread-self/schedstat`).
-fn thread_cpu_ns() -> Option<u64> {
+pub(crate) fn thread_cpu_ns() -> Option<u64> {
     let text = std::fs::read_to_string("/proc/thread-self/schedstat").ok()?;
     text.split_whitespace().next()?.parse().ok()
 }
@@ -156,6 +253,8 @@ impl Default for BenchOptions {
 
 /// Runs the benchmark.
 pub(crate) fn run_bench(catalog: &Catalog, opts: BenchOptions) -> Result<BenchReport> {
+    let load_average_before = load_average();
+    let (tokenizer_load_cpu_ms, tokenizer_load_ms) = tokenizer_load()?;
     let scenario = workload(100)?;
     let pairs = measured_setups(catalog)?;
     let setups: Vec<SimSetup> = pairs
@@ -292,5 +391,10 @@ pub(crate) fn run_bench(catalog: &Catalog, opts: BenchOptions) -> Result<BenchRe
         calls_per_cpu_second_1_thread_fixed_amounts: fixed_calls / fixed_cpu.max(1e-9),
         calls_per_second_1_thread_models_apart: apart_calls / apart_secs,
         per_model_1_thread: per_model,
+        tokenizer_load_cpu_ms,
+        tokenizer_load_ms,
+        load_average_before,
+        load_average_after: load_average(),
+        replay: None,
     })
 }

@@ -452,6 +452,33 @@ fn bench_reports_its_json_keys() {
         assert!(v[k].as_f64().is_some_and(|x| x > 0.0), "{k}: {}", v[k]);
     }
     assert_eq!(v["montecarlo_runs"], 20);
+    // What a process pays before its first count, and replay's throughput beside a typed parse
+    // of the same generated transcripts.
+    assert!(v["tokenizer_load_ms"].as_f64().is_some_and(|x| x > 0.0));
+    let replay = &v["replay"];
+    for k in [
+        "mb_per_second",
+        "typed_parse_mb_per_second",
+        "times_typed_parse",
+    ] {
+        assert!(
+            replay[k].as_f64().is_some_and(|x| x > 0.0),
+            "replay.{k}: {replay}"
+        );
+    }
+    assert_eq!(replay["files"], 24);
+    assert_eq!(replay["calls"], 24 * 40, "{replay}");
+    assert!(replay["bytes"].as_u64().is_some_and(|b| b > 1_000_000));
+    if cfg!(target_os = "linux") {
+        for k in ["load_average_before", "load_average_after"] {
+            let l = v[k].as_array().unwrap_or_else(|| panic!("{k}: {}", v[k]));
+            assert_eq!(l.len(), 3, "{k}");
+            assert!(
+                l.iter().all(|x| x.as_f64().is_some_and(|x| x >= 0.0)),
+                "{k}"
+            );
+        }
+    }
     let e = pcsim()
         .args(["bench", "--montecarlo-runs", "0"])
         .output()

@@ -57,7 +57,39 @@ impl ToolCounts {
         };
         &mut self.counters[i]
     }
+
+    /// Runs `f` with this thread's counts, kept between calls: a command prepares one scenario
+    /// several times (`cached` tries each model's placements, then every pair is prepared), and
+    /// each tool and list is then rendered and counted once per process, not once per set. The
+    /// counts are a function of the rendering and the tools' content alone, so keeping them
+    /// changes no result. Emptied when they exceed [`MAX_KEPT_COUNTS`] entries.
+    pub(crate) fn with_thread_local<R>(f: impl FnOnce(&mut ToolCounts) -> R) -> R {
+        thread_local! {
+            static COUNTS: std::cell::RefCell<ToolCounts> = std::cell::RefCell::new(ToolCounts::default());
+        }
+        COUNTS.with(|counts| match counts.try_borrow_mut() {
+            Ok(mut counts) => {
+                if counts
+                    .counters
+                    .iter()
+                    .map(ListCounter::entries)
+                    .sum::<usize>()
+                    > MAX_KEPT_COUNTS
+                {
+                    *counts = ToolCounts::default();
+                }
+                f(&mut counts)
+            }
+            // Re-entered on this thread (a set prepared inside another's preparation, as rayon
+            // may schedule it): counts of its own.
+            Err(_) => f(&mut ToolCounts::default()),
+        })
+    }
 }
+
+/// Entries (tools, lists, neighbouring pairs) a thread's [`ToolCounts`] keeps between sets, about
+/// 10 MB at most.
+const MAX_KEPT_COUNTS: usize = 1 << 18;
 
 /// Calls of one run (sessions x calls) up to which [`PreparedSet::run`] records the timeline
 /// (40 bytes a call: 10 MB at most) and applies it member by member.
@@ -66,7 +98,7 @@ pub const MAX_RECORDED_CALLS: usize = 1 << 18;
 impl<'a> PreparedSet<'a> {
     /// Prepares `scenario` for every setup.
     pub fn new(scenario: &'a Scenario, setups: &'a [SimSetup<'a>]) -> Self {
-        Self::with_counts(scenario, setups, &mut ToolCounts::default())
+        ToolCounts::with_thread_local(|counts| Self::with_counts(scenario, setups, counts))
     }
 
     /// [`Self::new`] with the tool and list counts of `counts`, which keeps them for later sets

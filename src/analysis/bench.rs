@@ -1,0 +1,178 @@
+//! Replay's throughput for `pcsim bench`: generated Claude Code transcripts parsed and replayed on
+//! one model, one file after another on one thread (as `pcsim replay DIR` reads each file), timed
+//! in CPU and wall seconds, beside a typed `serde_json` parse of the same lines.
+
+use std::fmt::Write as _;
+
+use serde::Deserialize;
+
+use crate::analysis::replay::{replay, ReplayOptions};
+use crate::error::Result;
+use crate::input::usagelog::parse_log;
+use crate::model::catalog::Catalog;
+use crate::model::strategy::Strategy;
+use crate::sim::bench::{timed, ReplaySpeed};
+
+/// Transcripts per pass (about 175 KB each).
+const FILES: usize = 24;
+/// Calls per transcript.
+const CALLS: usize = 40;
+/// The model replayed on (the transcripts' own).
+const MODEL: &str = "claude-opus-4.8";
+
+/// One Claude Code transcript (the shape of benches/replay.rs's): per call a user line carrying a
+/// tool result of a few KB, as real ones do, and two assistant lines (one per content block)
+/// repeating the response's usage.
+fn transcript(file: usize) -> String {
+    let session = format!("5e55{file:04}-0000-4000-8000-{file:012}");
+    let mut out = String::new();
+    let mut prompt = 12_000u64 + (file as u64 % 7) * 500;
+    let filler = "fn main() { println!(\\\"line of a tool result\\\"); } // ".repeat(60);
+    for call in 0..CALLS {
+        let secs = call * 20 + (file % 5);
+        let ts = format!(
+            "2026-11-30T{:02}:{:02}:{:02}.000Z",
+            9 + secs / 3600,
+            (secs / 60) % 60,
+            secs % 60
+        );
+        let _ = writeln!(
+            out,
+            r#"{{"isSidechain":false,"userType":"external","cwd":"/home/dev/p{}","sessionId":"{session}","version":"2.0.31","type":"user","uuid":"u-{file}-{call}","timestamp":"{ts}","message":{{"role":"user","content":[{{"type":"tool_result","tool_use_id":"toolu_{call}","content":"{filler}"}}]}}}}"#,
+            file % 20
+        );
+        let grow = 600 + (call as u64 * 37) % 900;
+        let (write, read) = if call == 0 {
+            (prompt - 4, 0)
+        } else {
+            (grow, prompt)
+        };
+        for (block, out_tok) in [(0, 12), (1, 180 + call as u64)] {
+            let _ = writeln!(
+                out,
+                r#"{{"isSidechain":false,"userType":"external","cwd":"/home/dev/p{}","sessionId":"{session}","version":"2.0.31","type":"assistant","uuid":"a-{file}-{call}-{block}","requestId":"req_{file}_{call}","timestamp":"{ts}","message":{{"id":"msg_{file}_{call}","type":"message","role":"assistant","model":"claude-opus-4-8-20260501","content":[{{"type":"text","text":"Working on it."}}],"usage":{{"input_tokens":4,"cache_creation_input_tokens":{write},"cache_read_input_tokens":{read},"cache_creation":{{"ephemeral_5m_input_tokens":{write},"ephemeral_1h_input_tokens":0}},"output_tokens":{out_tok},"service_tier":"standard"}}}}}}"#,
+                file % 20
+            );
+        }
+        prompt = if call == 0 { prompt } else { prompt + grow + 4 };
+    }
+    out
+}
+
+/// A transcript line as a typed reader would take it: the fields replay reads, the rest skipped.
+#[derive(Deserialize)]
+struct Line {
+    #[serde(rename = "type")]
+    kind: String,
+    timestamp: Option<String>,
+    #[serde(rename = "sessionId")]
+    session_id: Option<String>,
+    #[serde(rename = "requestId")]
+    request_id: Option<String>,
+    message: Option<Message>,
+}
+
+#[derive(Deserialize)]
+struct Message {
+    id: Option<String>,
+    model: Option<String>,
+    usage: Option<Usage>,
+}
+
+#[derive(Deserialize)]
+struct Usage {
+    #[serde(default)]
+    input_tokens: u64,
+    #[serde(default)]
+    cache_creation_input_tokens: u64,
+    #[serde(default)]
+    cache_read_input_tokens: u64,
+    #[serde(default)]
+    output_tokens: u64,
+}
+
+/// The typed parse of one file: every line into [`Line`]; the sum of the usage read (so that
+/// nothing is optimised away) and the assistant lines.
+fn typed_parse(text: &str) -> (u64, u64) {
+    let (mut tokens, mut assistant) = (0u64, 0u64);
+    for line in text.lines() {
+        let Ok(l) = serde_json::from_str::<Line>(line) else {
+            continue;
+        };
+        let keys = [&l.timestamp, &l.session_id, &l.request_id]
+            .iter()
+            .map(|k| k.as_ref().map_or(0, String::len) as u64)
+            .sum::<u64>();
+        if let Some(m) = l.message {
+            let named = m.id.map_or(0, |x| x.len()) + m.model.map_or(0, |x| x.len());
+            if let Some(u) = m.usage {
+                tokens += u.input_tokens
+                    + u.cache_creation_input_tokens
+                    + u.cache_read_input_tokens
+                    + u.output_tokens;
+            }
+            tokens += named as u64;
+        }
+        tokens += keys;
+        assistant += u64::from(l.kind == "assistant");
+    }
+    (tokens, assistant)
+}
+
+/// Replays the generated transcripts on [`MODEL`] with its `cached` strategy, pass after pass for at
+/// least `min_seconds` (one pass at least), then parses them typed for half as long.
+pub(crate) fn replay_speed(catalog: &Catalog, min_seconds: f64) -> Result<ReplaySpeed> {
+    let files: Vec<(String, String)> = (0..FILES)
+        .map(|f| (format!("bench-{f:02}.jsonl"), transcript(f)))
+        .collect();
+    let bytes: u64 = files.iter().map(|(_, t)| t.len() as u64).sum();
+    let model = catalog.model(MODEL)?;
+    let strategy = Strategy::parse("cached")?;
+    let opts = ReplayOptions::default();
+    let pass = || -> Result<(u64, f64)> {
+        let (mut calls, mut dollars) = (0u64, 0.0);
+        for (name, text) in &files {
+            let log = parse_log(text, name)?;
+            let r = replay(&log, model, &strategy, &opts)?;
+            calls += r.calls.len() as u64;
+            dollars += r.predicted.cost_usd;
+        }
+        Ok((calls, dollars))
+    };
+    let min = min_seconds.max(0.0);
+    let (mut passes, mut cpu, mut wall, mut calls) = (0u64, Some(0.0), 0.0, 0);
+    while passes == 0 || wall < min {
+        let (r, c, w) = timed(pass);
+        let (n, dollars) = r?;
+        std::hint::black_box(dollars);
+        calls = n;
+        passes += 1;
+        cpu = cpu.zip(c).map(|(a, b)| a + b);
+        wall += w;
+    }
+    let (mut typed_passes, mut typed_cpu, mut typed_wall) = (0u64, Some(0.0), 0.0);
+    while typed_passes == 0 || typed_wall < min / 2.0 {
+        let (r, c, w) = timed(|| files.iter().map(|(_, t)| typed_parse(t).0).sum::<u64>());
+        std::hint::black_box(r);
+        typed_passes += 1;
+        typed_cpu = typed_cpu.zip(c).map(|(a, b)| a + b);
+        typed_wall += w;
+    }
+    let mb = |passes: u64, secs: f64| passes as f64 * bytes as f64 / 1e6 / secs.max(1e-9);
+    let per_pass = |secs: Option<f64>, wall: f64, passes: u64| secs.unwrap_or(wall) / passes as f64;
+    Ok(ReplaySpeed {
+        input: format!("{FILES} generated Claude Code transcripts of {CALLS} calls, replayed on {MODEL} (cached)"),
+        files: FILES,
+        bytes,
+        calls,
+        passes,
+        mb_per_cpu_second: cpu.filter(|&c| c > 0.0).map(|c| mb(passes, c)),
+        mb_per_second: mb(passes, wall),
+        typed_parse_mb_per_cpu_second: typed_cpu
+            .filter(|&c| c > 0.0)
+            .map(|c| mb(typed_passes, c)),
+        typed_parse_mb_per_second: mb(typed_passes, typed_wall),
+        times_typed_parse: per_pass(cpu, wall, passes)
+            / per_pass(typed_cpu, typed_wall, typed_passes).max(1e-12),
+    })
+}
