@@ -2,7 +2,7 @@
 //! workload of 100 concurrent 50-call sessions with 26 tools sharing one account's cache, on the six
 //! measured models with their own caching; plus a 10,000-run Monte Carlo of one such session, what
 //! loading the embedded tokenizer costs a process, and the machine's load average (the figures move
-//! with it). The command adds replay's throughput ([`ReplaySpeed`]), measured a layer above.
+//! with it). The command adds replay's throughput (`ReplaySpeed`), measured a layer above.
 
 use std::path::Path;
 use std::time::{Duration, Instant};
