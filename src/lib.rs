@@ -14,7 +14,7 @@
 //! only for pcsim's own integration tests, benches and fuzz harness: they are not the API and may
 //! change in any release. The `cli` feature (on by default) adds the `pcsim` program ([`cli::main`]);
 //! a program that only simulates can leave it out (`default-features = false, features =
-//! ["tokenizers"]`): no clap, no indicatif, and anyhow only where tiktoken-rs uses it.
+//! ["tokenizers"]`): no clap, no indicatif, no anyhow.
 //!
 //! Load a catalog and a scenario and run it (every model and strategy the scenario names):
 //!

@@ -237,18 +237,18 @@ mod imp {
 
     /// Where a piece's rank is looked up.
     enum Merge {
-        /// A table compiled into the binary (o200k_base). A piece that is no token is merged once
-        /// per thread and its count remembered ([`MEMO`]).
+        /// A table compiled into the binary (o200k_base). Each distinct piece is looked up (and
+        /// merged, if no token) once per thread and its count remembered ([`MEMO`]).
         Compiled(&'static Compiled),
         /// Ranks read from a vocabulary file.
         Ranks(FxHashMap<Vec<u8>, Rank>),
     }
 
     thread_local! {
-        /// Per thread, the token count of every piece of the compiled vocabulary that is no token
-        /// itself (a word merged from several). Tool schemas repeat the same words across tools and
-        /// families, so after the first few tools nearly every such piece is a hit. Grows with the
-        /// distinct pieces counted.
+        /// Per thread, the token count of every distinct piece counted with the compiled
+        /// vocabulary. Tool schemas repeat the same pieces (`"type"`, `"string"`, `"description"`)
+        /// across tools and families, so after the first few tools nearly every piece is a hit.
+        /// Grows with the distinct pieces counted.
         static MEMO: RefCell<FxHashMap<Box<str>, u32>> = RefCell::new(FxHashMap::default());
     }
 
@@ -301,10 +301,8 @@ mod imp {
                 Merge::Compiled(table) => MEMO.with(|memo| {
                     let mut memo = memo.borrow_mut();
                     self.pieces(text, |p| {
-                        // As tiktoken: a piece that is a token is one (a single byte always is).
-                        if table.rank(p.as_bytes()).is_some() {
-                            return 1;
-                        }
+                        // The memo first: it holds the pieces this thread met, few and hot in
+                        // cache, where a look-up in the table is two or three misses.
                         match memo.get(p) {
                             Some(&n) => u64::from(n),
                             None => {
