@@ -18,7 +18,7 @@ use crate::model::catalog::{CacheRules, Catalog, ModelSpec};
 use crate::model::strategy::{Anchor, BreakpointSpec, Mode, ResolvedStrategy, Strategy};
 use crate::model::tools::Tool;
 use crate::sim::engine::{PreparedSet, ToolCounts, Workspace};
-use crate::sim::request::{Pair, Request, Selection, SkipKind};
+use crate::sim::request::{within_rounding, Pair, Request, Selection, SkipKind};
 use crate::sim::simulate::summarise;
 
 /// How many of the largest tools are tried for dropping.
@@ -443,11 +443,6 @@ impl Sim {
 /// The mean over the runs with `--runs`, else the one run's total.
 fn rank(c: &Candidate) -> f64 {
     c.runs.as_ref().map_or(c.total_usd, |r| r.total_usd.mean)
-}
-
-/// Whether `x` is no more than `best` (within rounding: a tie counts).
-fn within_rounding(x: f64, best: f64) -> bool {
-    x - best <= 1e-9 * best.abs().max(1e-9)
 }
 
 /// For each column (one per candidate, a total per run), whether it is the cheapest in each run.

@@ -172,16 +172,13 @@ fn refuse_unused_pricing(cli: &Cli) -> Result<()> {
     ];
     if let Some((flag, _)) = given.iter().find(|(_, on)| *on) {
         anyhow::bail!(crate::Error::invalid(
-            COMMAND_LINE_ORIGIN,
+            crate::sim::request::COMMAND_LINE,
             *flag,
             format!("`pcsim {command}` prices nothing, so {flag} would have no effect; the commands that price are run, compare, whatif, advise, diff, tools, sweep, config, replay, explain, fit and models")
         ));
     }
     Ok(())
 }
-
-/// Where command-line values are reported to come from in errors.
-const COMMAND_LINE_ORIGIN: &str = "command line";
 
 /// Subcommands.
 #[derive(Debug, Subcommand)]

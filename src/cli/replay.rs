@@ -69,8 +69,8 @@ pub(crate) struct ReplayArgs {
 /// and `.json` files (sorted, so runs are repeatable).
 pub(crate) fn expand_logs(paths: &[PathBuf]) -> Result<Vec<PathBuf>> {
     let walked = crate::input::walk::input_files(paths, &["jsonl", "json"])?;
-    for why in &walked.left_out {
-        eprintln_safe!("warning: {why}");
+    for (path, why) in &walked.left_out {
+        eprintln_safe!("warning: {}: {why}", path.display());
     }
     Ok(walked.files)
 }

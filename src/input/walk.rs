@@ -21,7 +21,7 @@ pub struct Walked {
     pub files: Vec<PathBuf>,
     /// Entries left out, each with the reason (a link to a folder, a FIFO, a file already listed
     /// under another name).
-    pub left_out: Vec<String>,
+    pub left_out: Vec<(PathBuf, &'static str)>,
 }
 
 /// The files of `paths` whose extension is one of `extensions`: a file is taken as given (a link
@@ -112,15 +112,12 @@ fn walk(
                     if seen.insert(identity(&target)) {
                         walked.files.push(p);
                     } else {
-                        walked
-                            .left_out
-                            .push(format!("{}: a link to a file already listed", p.display()));
+                        walked.left_out.push((p, "a link to a file already listed"));
                     }
                 }
-                Ok(target) if target.is_dir() => walked.left_out.push(format!(
-                    "{}: a link to a folder (not followed)",
-                    p.display()
-                )),
+                Ok(target) if target.is_dir() => walked
+                    .left_out
+                    .push((p, "a link to a folder (not followed)")),
                 _ => {}
             }
             continue;
@@ -129,9 +126,9 @@ fn walk(
             continue;
         }
         if !kind.is_file() {
-            walked.left_out.push(format!(
-                "{}: not a regular file (a FIFO, socket or device is never opened)",
-                p.display()
+            walked.left_out.push((
+                p,
+                "not a regular file (a FIFO, socket or device is never opened)",
             ));
             continue;
         }

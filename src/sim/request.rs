@@ -379,12 +379,17 @@ pub(crate) fn best_caching(
         .collect();
     let totals = PreparedSet::new(scenario, &setups).run(0, &mut Workspace::new(), |_, _| {});
     let min = totals.iter().copied().fold(f64::INFINITY, f64::min);
-    let tie = |x: f64| x - min <= 1e-9 * min.abs().max(1e-9);
     let best = (0..candidates.len())
-        .filter(|&k| tie(totals[k]))
+        .filter(|&k| within_rounding(totals[k], min))
         .min_by_key(|&k| candidates[k].0.breakpoints.len())
         .unwrap_or(0);
     candidates.swap_remove(best).0
+}
+
+/// Whether a total `x` is no more than `best` (within rounding: a tie counts). Placements that cost
+/// the same are one answer, by this rule in `cached` and in `advise`.
+pub(crate) fn within_rounding(x: f64, best: f64) -> bool {
+    x - best <= 1e-9 * best.abs().max(1e-9)
 }
 
 /// The models of `ids` (empty: the scenario's, else the six measured), each once, in order. An

@@ -637,9 +637,16 @@ pub fn explain_paths(
     paths: &[PathBuf],
     opts: ExplainOptions,
 ) -> Result<Explanation> {
-    let files = crate::input::trace::expand_paths(paths)?;
+    let walked = crate::input::walk::input_files(paths, &crate::input::trace::TRACE_EXTENSIONS)?;
     let mut e = Explainer::new(catalog, opts)?;
-    for f in &files {
+    // Links and special files the walk did not follow or open are skipped records, with the reason.
+    for (path, reason) in walked.left_out {
+        e.item(TraceItem::Skipped(SkippedRecord {
+            at: path.display().to_string(),
+            reason: reason.to_string(),
+        }));
+    }
+    for f in &walked.files {
         e.file(f)?;
     }
     Ok(e.finish())

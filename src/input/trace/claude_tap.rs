@@ -12,7 +12,9 @@ use serde::Deserialize;
 use serde_json::Value;
 
 use super::sse::{events_of_list, events_of_text, looks_like_sse, reassemble};
-use super::{session_hint, SkippedRecord, TraceFormat, TraceItem, TraceRecord};
+use super::{
+    parse_line, read_lines, session_hint, SkippedRecord, TraceFormat, TraceItem, TraceRecord,
+};
 use crate::input::usagelog::parse_time;
 
 /// claude-tap's JSON Lines trace.
@@ -94,22 +96,7 @@ impl TraceFormat for ClaudeTap {
         origin: &str,
         sink: &mut dyn FnMut(TraceItem),
     ) -> std::io::Result<u64> {
-        let mut buf = Vec::new();
-        let mut bytes = 0u64;
-        let mut line_no = 0usize;
-        loop {
-            buf.clear();
-            let n = input.read_until(b'\n', &mut buf)?;
-            if n == 0 {
-                return Ok(bytes);
-            }
-            bytes += n as u64;
-            line_no += 1;
-            if buf.iter().all(u8::is_ascii_whitespace) {
-                continue;
-            }
-            sink(record(&buf, format!("{origin}: line {line_no}"), n as u64));
-        }
+        read_lines(input, origin, sink, record)
     }
 }
 
@@ -125,15 +112,9 @@ fn record(line: &[u8], at: String, bytes: u64) -> TraceItem {
             reason,
         })
     };
-    let Ok(text) = std::str::from_utf8(line) else {
-        return skip("binary body: the line is not UTF-8 text".into());
-    };
-    let parsed: Line = match serde_json::from_str(text.trim()) {
+    let parsed: Line = match parse_line(line, "not a claude-tap record") {
         Ok(l) => l,
-        Err(e) if e.is_eof() => {
-            return skip(format!("truncated JSON (the record ends early: {e})"))
-        }
-        Err(e) => return skip(format!("not a claude-tap record: {e}")),
+        Err(reason) => return skip(reason),
     };
     let (Some(req), Some(resp)) = (parsed.request, parsed.response) else {
         return skip("no `request` or no `response`".into());

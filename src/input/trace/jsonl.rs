@@ -7,7 +7,7 @@ use std::io::BufRead;
 use serde::Deserialize;
 use serde_json::Value;
 
-use super::{SkippedRecord, TraceFormat, TraceItem, TraceRecord};
+use super::{parse_line, read_lines, SkippedRecord, TraceFormat, TraceItem, TraceRecord};
 use crate::input::usagelog::parse_time;
 
 /// pcsim's JSON Lines trace (what `pcsim run --trace-out` writes).
@@ -44,23 +44,7 @@ impl TraceFormat for PcsimJsonl {
         origin: &str,
         sink: &mut dyn FnMut(TraceItem),
     ) -> std::io::Result<u64> {
-        let mut buf = Vec::new();
-        let mut bytes = 0u64;
-        let mut line_no = 0usize;
-        loop {
-            buf.clear();
-            let n = input.read_until(b'\n', &mut buf)?;
-            if n == 0 {
-                return Ok(bytes);
-            }
-            bytes += n as u64;
-            line_no += 1;
-            let at = format!("{origin}: line {line_no}");
-            if buf.iter().all(u8::is_ascii_whitespace) {
-                continue;
-            }
-            sink(record(&buf, at, n as u64));
-        }
+        read_lines(input, origin, sink, record)
     }
 }
 
@@ -72,15 +56,9 @@ fn record(line: &[u8], at: String, bytes: u64) -> TraceItem {
             reason,
         })
     };
-    let Ok(text) = std::str::from_utf8(line) else {
-        return skip("binary body: the line is not UTF-8 text".into());
-    };
-    let parsed: Line = match serde_json::from_str(text.trim()) {
+    let parsed: Line = match parse_line(line, "not valid JSON") {
         Ok(l) => l,
-        Err(e) if e.is_eof() => {
-            return skip(format!("truncated JSON (the record ends early: {e})"))
-        }
-        Err(e) => return skip(format!("not valid JSON: {e}")),
+        Err(reason) => return skip(reason),
     };
     let Some(request) = parsed.request.filter(Value::is_object) else {
         return skip("no `request` object".into());

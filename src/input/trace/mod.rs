@@ -104,53 +104,62 @@ pub(crate) fn session_hint(request: &Value) -> Option<String> {
         .map(str::to_string)
 }
 
+/// Reads JSON Lines: every non-blank line of `input` becomes one item through `record(line, at,
+/// bytes)` (`at` is `ORIGIN: line N`); returns the bytes read. The line formats (pcsim's own,
+/// claude-tap's) differ only in `record`.
+pub(super) fn read_lines(
+    input: &mut dyn BufRead,
+    origin: &str,
+    sink: &mut dyn FnMut(TraceItem),
+    record: impl Fn(&[u8], String, u64) -> TraceItem,
+) -> std::io::Result<u64> {
+    let mut buf = Vec::new();
+    let mut bytes = 0u64;
+    let mut line_no = 0usize;
+    loop {
+        buf.clear();
+        let n = input.read_until(b'\n', &mut buf)?;
+        if n == 0 {
+            return Ok(bytes);
+        }
+        bytes += n as u64;
+        line_no += 1;
+        if buf.iter().all(u8::is_ascii_whitespace) {
+            continue;
+        }
+        sink(record(&buf, format!("{origin}: line {line_no}"), n as u64));
+    }
+}
+
+/// One line parsed as `T`, or the reason it is skipped: not UTF-8 (a binary body), cut off
+/// (truncated JSON), or not JSON of the shape (`not_what` names the shape for the reason).
+pub(super) fn parse_line<T: serde::de::DeserializeOwned>(
+    line: &[u8],
+    not_what: &str,
+) -> std::result::Result<T, String> {
+    let text = std::str::from_utf8(line)
+        .map_err(|_| "binary body: the line is not UTF-8 text".to_string())?;
+    serde_json::from_str(text.trim()).map_err(|e| {
+        if e.is_eof() {
+            format!("truncated JSON (the record ends early: {e})")
+        } else {
+            format!("{not_what}: {e}")
+        }
+    })
+}
+
 /// The formats pcsim reads, in the order they are tried on a file's first bytes.
 /// `PcsimJsonl` comes last: it accepts any file starting with `{`.
 pub static FORMATS: &[&dyn TraceFormat] = &[&Har, &ClaudeTap, &PcsimJsonl];
 
-/// The trace files named by `paths`: files as given, folders searched recursively for `.jsonl`,
-/// `.json` and `.har` files (sorted, so runs repeat).
-pub fn expand_paths(paths: &[PathBuf]) -> Result<Vec<PathBuf>> {
-    let mut out = Vec::new();
-    for p in paths {
-        if p.is_dir() {
-            let before = out.len();
-            walk(p, &mut out)?;
-            if out.len() == before {
-                return Err(Error::invalid(
-                    p.display().to_string(),
-                    "TRACE",
-                    "the folder holds no .jsonl, .json or .har file",
-                ));
-            }
-        } else {
-            out.push(p.clone());
-        }
-    }
-    Ok(out)
-}
+/// The extensions of trace files a folder walk takes.
+pub(crate) const TRACE_EXTENSIONS: [&str; 3] = ["jsonl", "json", "har"];
 
-fn walk(dir: &Path, out: &mut Vec<PathBuf>) -> Result<()> {
-    let mut entries: Vec<PathBuf> = std::fs::read_dir(dir)
-        .map_err(|e| Error::Io {
-            path: dir.to_path_buf(),
-            action: "listing",
-            source: e,
-        })?
-        .filter_map(|e| e.ok().map(|e| e.path()))
-        .collect();
-    entries.sort();
-    for p in entries {
-        if p.is_dir() {
-            walk(&p, out)?;
-        } else if matches!(
-            p.extension().and_then(|e| e.to_str()),
-            Some("jsonl" | "json" | "har")
-        ) {
-            out.push(p);
-        }
-    }
-    Ok(())
+/// The trace files named by `paths`: files as given, folders walked for `.jsonl`, `.json` and
+/// `.har` files as [`crate::input::walk::input_files`] walks them (each file once, no link followed
+/// into a folder, sorted, so runs repeat).
+pub fn expand_paths(paths: &[PathBuf]) -> Result<Vec<PathBuf>> {
+    Ok(crate::input::walk::input_files(paths, &TRACE_EXTENSIONS)?.files)
 }
 
 /// Reads one trace file record by record into `sink`; returns the bytes read. The format is the
