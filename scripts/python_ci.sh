@@ -14,8 +14,10 @@ if [ ! -x "$build_venv/bin/maturin" ]; then
     python3 -m venv "$build_venv"
     "$build_venv/bin/pip" install -q --disable-pip-version-check "maturin>=1.9.4,<2"
 fi
-# The bindings' crate is a workspace member outside the default members: lint it here.
-PYO3_PYTHON=python3 cargo clippy --quiet --locked -p pcsim-python -- -D warnings
+# The bindings' crate is its own workspace (python/Cargo.toml, python/Cargo.lock): lint it here. It
+# builds into the root's target/ so the core's compiled packages are reused.
+export CARGO_TARGET_DIR="$PWD/target"
+PYO3_PYTHON=python3 cargo clippy --quiet --locked --manifest-path python/Cargo.toml -- -D warnings
 rm -rf "$work/wheels"
 start=$(date +%s)
 "$build_venv/bin/maturin" build --quiet --release --locked -m python/Cargo.toml \
