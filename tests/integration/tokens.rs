@@ -37,6 +37,7 @@ fn harmony_rendering_counts_exactly_what_openai_harmony_counts() {
     assert_eq!(captures, 15, "the fixture covers the 15 captures");
     let c = Catalog::embedded().unwrap();
     let gpt = c.model("gpt-5.6").unwrap().rendering();
+    let mut floored = Vec::new();
     for row in rows {
         let name = row["file"].as_str().unwrap();
         let path = path_of(name);
@@ -61,11 +62,24 @@ fn harmony_rendering_counts_exactly_what_openai_harmony_counts() {
         // GPT-5.6's block is the exact count, plus the system message's tools line that harmony
         // writes (14 tokens, the fixture's `system_tools_line_tokens`), plus the stated residual of
         // 8 tokens per tool (64 measured per synthetic tool against harmony's 56): nothing scaled.
+        // Unless the tools counted one by one add up to more (o200k merges a few tokens across
+        // two tools' boundary, which a tool alone cannot): the block is then that sum, so that
+        // per-tool shares never exceed it. That happens on the random schemas alone, by 6 tokens.
         assert_eq!(gpt.factor(), 1.0);
         let n = tools.len() as u64;
         let block = gpt.block_tokens(&tools);
-        assert_eq!(block, count + 14 + 8 * n, "{name}");
+        let parts: u64 = tools.iter().map(|t| gpt.tool_tokens(t)).sum();
+        let exact = count + 14 + 8 * n;
+        assert_eq!(block, exact.max(parts), "{name}");
+        if parts > exact {
+            floored.push((name.to_string(), parts - exact));
+        }
     }
+    assert_eq!(
+        floored,
+        vec![("fixtures/random-schemas.tools.json".to_string(), 6)],
+        "where the tools counted alone add up to more than the block"
+    );
     assert_eq!(
         gpt.preamble(1),
         fx["system_tools_line_tokens"].as_u64().unwrap(),
@@ -127,6 +141,56 @@ fn gpt_family_error_against_the_exact_reference_is_the_stated_residual() {
         - gpt.block_tokens(&synthetic_tools(1, 10, 3)) as f64)
         / 30.0;
     assert!((per_tool - 64.0).abs() < 0.5, "{per_tool} per tool");
+}
+
+/// Why the stated residual stays a residual. The exact reference for GPT on the 15 captures is
+/// openai-harmony's count plus its 14-token tools line (no GPT count of a capture was ever measured
+/// through the API); the 64-per-tool fact is a measured API count on the study's synthetic tools,
+/// where the exact rendering of pcsim's synthetic tool has 56. pcsim's rendering is not the cause:
+/// it equals openai-harmony's byte for byte on the captures, the schema corners and 40 random
+/// schemas (`harmony_rendering_counts_exactly_what_openai_harmony_counts`). The smallest excess
+/// that keeps the fact within 5% (60.8 per tool) leaves the captures' mean error above 5% whether it
+/// is taken per tool (+6.2%) or as a factor (+8.2%): the three targets cannot all hold
+/// unless GPT-5.6's excess sits mostly in parameters, which nothing measured says. Computed here.
+#[test]
+fn the_64_per_tool_fact_and_a_5_percent_capture_error_exclude_each_other() {
+    let fx = fixture();
+    let c = Catalog::embedded().unwrap();
+    let gpt = c.model("gpt-5.6").unwrap().rendering();
+    let count = |tools: &[pcsim::model::tools::Tool]| gpt.count_rendered(&gpt.render(tools)) as f64;
+    let exact_per_tool =
+        (count(&synthetic_tools(1, 40, 3)) - count(&synthetic_tools(1, 10, 3))) / 30.0;
+    assert!((exact_per_tool - 56.0).abs() < 0.5, "{exact_per_tool}");
+    let floor = 0.95 * 64.0;
+    let line = fx["system_tools_line_tokens"].as_f64().unwrap();
+    let captures: Vec<(f64, f64)> = fx["files"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|r| r["file"].as_str().unwrap().starts_with("captures/"))
+        .map(|r| {
+            (
+                r["tools"].as_f64().unwrap(),
+                r["harmony_tokens"].as_f64().unwrap(),
+            )
+        })
+        .collect();
+    assert_eq!(captures.len(), 15);
+    let mean = |model: &dyn Fn(f64, f64) -> f64| {
+        captures
+            .iter()
+            .map(|&(n, h)| model(n, h) / (h + line))
+            .sum::<f64>()
+            / 15.0
+            - 1.0
+    };
+    let per_tool = floor - exact_per_tool;
+    let factor = floor / exact_per_tool;
+    let with_per_tool = mean(&|n, h| h + line + per_tool * n);
+    let with_factor = mean(&|_, h| factor * h + line);
+    assert!((with_per_tool - 0.062).abs() < 0.002, "{with_per_tool}");
+    assert!((with_factor - 0.082).abs() < 0.002, "{with_factor}");
+    assert!(with_per_tool > 0.05 && with_factor > 0.05);
 }
 
 /// `tools --show-rendering` prints the exact text counted: for GPT-5.6 on get_weather, the
