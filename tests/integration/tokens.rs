@@ -110,11 +110,16 @@ fn gpt_rendering_drops_defs_as_openais_renderer_does() {
     assert!(text.contains("page: any,") && !text.contains("DEFS MARKER"));
 }
 
-/// Against the exact reference (openai-harmony's count plus its 14-token tools line), the GPT
-/// family's modelled blocks on the 15 captures are off only by the stated residual (8 tokens per
-/// tool): mean +10.4%, spread (largest over smallest ratio) 1.14, and the 64-per-tool fact holds
-/// exactly. The flat factor it replaces was +14.3% on every capture. The figures are computed here
-/// from the fixture, not copied.
+/// The GPT family's error against the exact reference, in the two senses the project uses.
+/// - The count (rendering and tokenizer, before the calibration), as the vocabulary check of
+///   docs/tools.md and the "Qwen 1.1% mean error" define error: pcsim's o200k count of its
+///   harmony text against openai-harmony's count, per capture: mean 0.0%, spread 1.000.
+/// - The billed block (count + the 14-token tools line + the stated residual of 8 tokens per tool)
+///   against openai-harmony's count plus its tools line: mean +10.4%, spread (largest over smallest
+///   ratio) 1.14, while the 64-per-tool fact holds exactly. The flat factor it replaces was +14.3% on
+///   every capture. The residual is GPT-5.6's measured excess over the gpt-oss renderer, which no
+///   published text explains (see the next test for why no other form of it passes both targets).
+/// The figures are computed here from the fixture, not copied.
 #[test]
 fn gpt_family_error_against_the_exact_reference_is_the_stated_residual() {
     let fx = fixture();
@@ -122,19 +127,31 @@ fn gpt_family_error_against_the_exact_reference_is_the_stated_residual() {
     let gpt = c.model("gpt-5.6").unwrap().rendering();
     let line = fx["system_tools_line_tokens"].as_u64().unwrap() as f64;
     let mut ratios = Vec::new();
+    let mut count_ratios = Vec::new();
     for row in fx["files"].as_array().unwrap() {
         let name = row["file"].as_str().unwrap();
         if !name.starts_with("captures/") {
             continue;
         }
         let tools = load_tool_file(&path_of(name)).unwrap();
-        let exact = row["harmony_tokens"].as_f64().unwrap() + line;
-        ratios.push(gpt.block_tokens(&tools) as f64 / exact);
+        let harmony = row["harmony_tokens"].as_f64().unwrap();
+        count_ratios.push(gpt.count_rendered(&gpt.render(&tools)) as f64 / harmony);
+        ratios.push(gpt.block_tokens(&tools) as f64 / (harmony + line));
     }
-    assert_eq!(ratios.len(), 15);
-    let mean = ratios.iter().sum::<f64>() / 15.0 - 1.0;
-    let spread = ratios.iter().cloned().fold(0.0, f64::max)
-        / ratios.iter().cloned().fold(f64::INFINITY, f64::min);
+    let mean_and_spread = |r: &[f64]| {
+        assert_eq!(r.len(), 15);
+        let mean = r.iter().sum::<f64>() / 15.0 - 1.0;
+        let spread =
+            r.iter().cloned().fold(0.0, f64::max) / r.iter().cloned().fold(f64::INFINITY, f64::min);
+        (mean, spread)
+    };
+    let (count_mean, count_spread) = mean_and_spread(&count_ratios);
+    assert!(count_mean.abs() < 0.0005, "count mean {count_mean}");
+    assert!(
+        (count_spread - 1.0).abs() < 0.0005,
+        "count spread {count_spread}"
+    );
+    let (mean, spread) = mean_and_spread(&ratios);
     assert!((mean - 0.104).abs() < 0.005, "mean {mean}");
     assert!((spread - 1.14).abs() < 0.01, "spread {spread}");
     let per_tool = (gpt.block_tokens(&synthetic_tools(1, 40, 3)) as f64
