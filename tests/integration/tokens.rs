@@ -119,6 +119,7 @@ fn gpt_rendering_drops_defs_as_openais_renderer_does() {
 ///   ratio) 1.14, while the 64-per-tool fact holds exactly. The flat factor it replaces was +14.3% on
 ///   every capture. The residual is GPT-5.6's measured excess over the gpt-oss renderer, which no
 ///   published text explains (see the next test for why no other form of it passes both targets).
+///
 /// The figures are computed here from the fixture, not copied.
 #[test]
 fn gpt_family_error_against_the_exact_reference_is_the_stated_residual() {
