@@ -128,14 +128,29 @@ pub struct LongContext {
 /// The service tiers `--service-tier` accepts.
 pub(crate) const SERVICE_TIERS: [&str; 5] = ["standard", "batch", "flex", "priority", "off-peak"];
 
-/// A price must say when it was last compared with its source.
+/// The `checked` of a price that nobody could compare with a source: it must then say why in
+/// `checked_against` (starting with `unchecked:`), so no date is invented for it.
+pub(crate) const UNCHECKED: &str = "unchecked";
+
+/// A price must say when it was last compared with its source, or that it was not
+/// (`checked = "unchecked"` with `checked_against = "unchecked: why"`).
 pub(crate) fn check_checked(origin: &str, field: &str, v: &Sourced<f64>) -> Result<()> {
     match &v.checked {
         None => Err(Error::invalid(
             origin,
             format!("{field}.checked"),
-            "a price needs `checked = \"YYYY-MM-DD\"`, the day it was last compared with its source",
+            "a price needs `checked = \"YYYY-MM-DD\"`, the day it was last compared with its source (or `checked = \"unchecked\"` with `checked_against = \"unchecked: why\"`)",
         )),
+        Some(c) if c == UNCHECKED => match v.checked_against.as_deref() {
+            Some(why) if why.starts_with("unchecked:") && why.len() > "unchecked:".len() + 1 => {
+                Ok(())
+            }
+            _ => Err(Error::invalid(
+                origin,
+                format!("{field}.checked_against"),
+                "a price with `checked = \"unchecked\"` needs `checked_against = \"unchecked: why\"`, saying why it could not be compared with a source",
+            )),
+        },
         Some(c) => parse_day(origin, &format!("{field}.checked"), c).map(|_| ()),
     }
 }

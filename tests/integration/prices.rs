@@ -321,13 +321,17 @@ fn the_study_sheet_holds_the_gateway_rates() {
 #[test]
 fn every_price_has_a_source_and_a_checked_date() {
     let text = pcsim::model::catalog::EMBEDDED_CATALOG;
-    let bad = text.replacen(", checked = \"2026-12-03\" }", " }", 1);
+    let bad = text.replacen(
+        ", checked = \"2026-11-20\", checked_against",
+        ", checked_against",
+        1,
+    );
     assert_ne!(bad, text);
     let e = Catalog::from_toml_str(&bad, "m.toml")
         .unwrap_err()
         .to_string();
     assert!(e.contains("checked") && e.contains("m.toml"), "{e}");
-    let bad = text.replacen("checked = \"2026-12-03\"", "checked = \"yesterday\"", 1);
+    let bad = text.replacen("checked = \"2026-11-20\"", "checked = \"yesterday\"", 1);
     let e = Catalog::from_toml_str(&bad, "m.toml")
         .unwrap_err()
         .to_string();
@@ -1089,4 +1093,53 @@ fn import_litellm_maps_twelve_hour_writes_and_off_peak_prices() {
     ] {
         assert!(r.agreed.iter().any(|a| a.field == f), "{f} compared");
     }
+}
+
+/// A price nobody could compare with a source says so instead of carrying an invented date:
+/// `checked = "unchecked"` with `checked_against = "unchecked: why"`; the loader refuses the
+/// first without the second. Every built-in price has either a day or such a reason.
+#[test]
+fn an_unchecked_price_says_why() {
+    let text = pcsim::model::catalog::EMBEDDED_CATALOG;
+    let line = "checked = \"unchecked\", checked_against = \"unchecked: ";
+    assert!(text.contains(line));
+    let bad = text.replacen(
+        line,
+        "checked = \"unchecked\", checked_against = \"shortapi ",
+        1,
+    );
+    let e = Catalog::from_toml_str(&bad, "m.toml")
+        .unwrap_err()
+        .to_string();
+    assert!(
+        e.contains("m.toml") && e.contains("checked_against") && e.contains("unchecked: why"),
+        "{e}"
+    );
+    let v: toml::Value = toml::from_str(text).unwrap();
+    let (mut dated, mut unchecked) = (0, 0);
+    fn walk(v: &toml::Value, f: &mut dyn FnMut(&toml::map::Map<String, toml::Value>)) {
+        match v {
+            toml::Value::Table(t) => {
+                f(t);
+                t.values().for_each(|x| walk(x, f));
+            }
+            toml::Value::Array(a) => a.iter().for_each(|x| walk(x, f)),
+            _ => {}
+        }
+    }
+    walk(&v, &mut |t| {
+        let Some(c) = t.get("checked").and_then(|c| c.as_str()) else {
+            return;
+        };
+        let against = t.get("checked_against").and_then(|a| a.as_str());
+        assert!(against.is_some(), "a price checked {c} says against what");
+        if c == "unchecked" {
+            unchecked += 1;
+            assert!(against.unwrap().starts_with("unchecked: "));
+        } else {
+            dated += 1;
+        }
+    });
+    assert!(dated > 500, "{dated}");
+    assert_eq!(unchecked, 6, "qwen3.6-plus's list and long-context prices");
 }

@@ -37,6 +37,7 @@ fn harmony_rendering_counts_exactly_what_openai_harmony_counts() {
     assert_eq!(captures, 15, "the fixture covers the 15 captures");
     let c = Catalog::embedded().unwrap();
     let gpt = c.model("gpt-5.6").unwrap().rendering();
+    let mut floored = Vec::new();
     for row in rows {
         let name = row["file"].as_str().unwrap();
         let path = path_of(name);
@@ -61,11 +62,24 @@ fn harmony_rendering_counts_exactly_what_openai_harmony_counts() {
         // GPT-5.6's block is the exact count, plus the system message's tools line that harmony
         // writes (14 tokens, the fixture's `system_tools_line_tokens`), plus the stated residual of
         // 8 tokens per tool (64 measured per synthetic tool against harmony's 56): nothing scaled.
+        // Unless the tools counted one by one add up to more (o200k merges a few tokens across
+        // two tools' boundary, which a tool alone cannot): the block is then that sum, so that
+        // per-tool shares never exceed it. That happens on the random schemas alone, by 6 tokens.
         assert_eq!(gpt.factor(), 1.0);
         let n = tools.len() as u64;
         let block = gpt.block_tokens(&tools);
-        assert_eq!(block, count + 14 + 8 * n, "{name}");
+        let parts: u64 = tools.iter().map(|t| gpt.tool_tokens(t)).sum();
+        let exact = count + 14 + 8 * n;
+        assert_eq!(block, exact.max(parts), "{name}");
+        if parts > exact {
+            floored.push((name.to_string(), parts - exact));
+        }
     }
+    assert_eq!(
+        floored,
+        vec![("fixtures/random-schemas.tools.json".to_string(), 6)],
+        "where the tools counted alone add up to more than the block"
+    );
     assert_eq!(
         gpt.preamble(1),
         fx["system_tools_line_tokens"].as_u64().unwrap(),
@@ -96,11 +110,17 @@ fn gpt_rendering_drops_defs_as_openais_renderer_does() {
     assert!(text.contains("page: any,") && !text.contains("DEFS MARKER"));
 }
 
-/// Against the exact reference (openai-harmony's count plus its 14-token tools line), the GPT
-/// family's modelled blocks on the 15 captures are off only by the stated residual (8 tokens per
-/// tool): mean +10.4%, spread (largest over smallest ratio) 1.14, and the 64-per-tool fact holds
-/// exactly. The flat factor it replaces was +14.3% on every capture. The figures are computed here
-/// from the fixture, not copied.
+/// The GPT family's error against the exact reference, in the two senses the project uses.
+/// - The count (rendering and tokenizer, before the calibration), as the vocabulary check of
+///   docs/tools.md and the "Qwen 1.1% mean error" define error: pcsim's o200k count of its
+///   harmony text against openai-harmony's count, per capture: mean 0.0%, spread 1.000.
+/// - The billed block (count + the 14-token tools line + the stated residual of 8 tokens per tool)
+///   against openai-harmony's count plus its tools line: mean +10.4%, spread (largest over smallest
+///   ratio) 1.14, while the 64-per-tool fact holds exactly. The flat factor it replaces was +14.3% on
+///   every capture. The residual is GPT-5.6's measured excess over the gpt-oss renderer, which no
+///   published text explains (see the next test for why no other form of it passes both targets).
+///
+/// The figures are computed here from the fixture, not copied.
 #[test]
 fn gpt_family_error_against_the_exact_reference_is_the_stated_residual() {
     let fx = fixture();
@@ -108,25 +128,87 @@ fn gpt_family_error_against_the_exact_reference_is_the_stated_residual() {
     let gpt = c.model("gpt-5.6").unwrap().rendering();
     let line = fx["system_tools_line_tokens"].as_u64().unwrap() as f64;
     let mut ratios = Vec::new();
+    let mut count_ratios = Vec::new();
     for row in fx["files"].as_array().unwrap() {
         let name = row["file"].as_str().unwrap();
         if !name.starts_with("captures/") {
             continue;
         }
         let tools = load_tool_file(&path_of(name)).unwrap();
-        let exact = row["harmony_tokens"].as_f64().unwrap() + line;
-        ratios.push(gpt.block_tokens(&tools) as f64 / exact);
+        let harmony = row["harmony_tokens"].as_f64().unwrap();
+        count_ratios.push(gpt.count_rendered(&gpt.render(&tools)) as f64 / harmony);
+        ratios.push(gpt.block_tokens(&tools) as f64 / (harmony + line));
     }
-    assert_eq!(ratios.len(), 15);
-    let mean = ratios.iter().sum::<f64>() / 15.0 - 1.0;
-    let spread = ratios.iter().cloned().fold(0.0, f64::max)
-        / ratios.iter().cloned().fold(f64::INFINITY, f64::min);
+    let mean_and_spread = |r: &[f64]| {
+        assert_eq!(r.len(), 15);
+        let mean = r.iter().sum::<f64>() / 15.0 - 1.0;
+        let spread =
+            r.iter().cloned().fold(0.0, f64::max) / r.iter().cloned().fold(f64::INFINITY, f64::min);
+        (mean, spread)
+    };
+    let (count_mean, count_spread) = mean_and_spread(&count_ratios);
+    assert!(count_mean.abs() < 0.0005, "count mean {count_mean}");
+    assert!(
+        (count_spread - 1.0).abs() < 0.0005,
+        "count spread {count_spread}"
+    );
+    let (mean, spread) = mean_and_spread(&ratios);
     assert!((mean - 0.104).abs() < 0.005, "mean {mean}");
     assert!((spread - 1.14).abs() < 0.01, "spread {spread}");
     let per_tool = (gpt.block_tokens(&synthetic_tools(1, 40, 3)) as f64
         - gpt.block_tokens(&synthetic_tools(1, 10, 3)) as f64)
         / 30.0;
     assert!((per_tool - 64.0).abs() < 0.5, "{per_tool} per tool");
+}
+
+/// Why the stated residual stays a residual. The exact reference for GPT on the 15 captures is
+/// openai-harmony's count plus its 14-token tools line (no GPT count of a capture was ever measured
+/// through the API); the 64-per-tool fact is a measured API count on the study's synthetic tools,
+/// where the exact rendering of pcsim's synthetic tool has 56. pcsim's rendering is not the cause:
+/// it equals openai-harmony's byte for byte on the captures, the schema corners and 40 random
+/// schemas (`harmony_rendering_counts_exactly_what_openai_harmony_counts`). The smallest excess
+/// that keeps the fact within 5% (60.8 per tool) leaves the captures' mean error above 5% whether it
+/// is taken per tool (+6.2%) or as a factor (+8.2%): the three targets cannot all hold
+/// unless GPT-5.6's excess sits mostly in parameters, which nothing measured says. Computed here.
+#[test]
+fn the_64_per_tool_fact_and_a_5_percent_capture_error_exclude_each_other() {
+    let fx = fixture();
+    let c = Catalog::embedded().unwrap();
+    let gpt = c.model("gpt-5.6").unwrap().rendering();
+    let count = |tools: &[pcsim::model::tools::Tool]| gpt.count_rendered(&gpt.render(tools)) as f64;
+    let exact_per_tool =
+        (count(&synthetic_tools(1, 40, 3)) - count(&synthetic_tools(1, 10, 3))) / 30.0;
+    assert!((exact_per_tool - 56.0).abs() < 0.5, "{exact_per_tool}");
+    let floor = 0.95 * 64.0;
+    let line = fx["system_tools_line_tokens"].as_f64().unwrap();
+    let captures: Vec<(f64, f64)> = fx["files"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|r| r["file"].as_str().unwrap().starts_with("captures/"))
+        .map(|r| {
+            (
+                r["tools"].as_f64().unwrap(),
+                r["harmony_tokens"].as_f64().unwrap(),
+            )
+        })
+        .collect();
+    assert_eq!(captures.len(), 15);
+    let mean = |model: &dyn Fn(f64, f64) -> f64| {
+        captures
+            .iter()
+            .map(|&(n, h)| model(n, h) / (h + line))
+            .sum::<f64>()
+            / 15.0
+            - 1.0
+    };
+    let per_tool = floor - exact_per_tool;
+    let factor = floor / exact_per_tool;
+    let with_per_tool = mean(&|n, h| h + line + per_tool * n);
+    let with_factor = mean(&|_, h| factor * h + line);
+    assert!((with_per_tool - 0.062).abs() < 0.002, "{with_per_tool}");
+    assert!((with_factor - 0.082).abs() < 0.002, "{with_factor}");
+    assert!(with_per_tool > 0.05 && with_factor > 0.05);
 }
 
 /// `tools --show-rendering` prints the exact text counted: for GPT-5.6 on get_weather, the

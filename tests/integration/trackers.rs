@@ -216,4 +216,20 @@ fn the_readme_states_the_catalogs_pricing_date() {
         para.contains(&format!("{n} prices are checked against one of them")),
         "README should give {n}: {para}"
     );
+    let mut unchecked = 0;
+    for m in v["models"].as_array().unwrap() {
+        if m.get("alias_of").is_none() {
+            walk(m, &mut |o| {
+                if o.get("checked").and_then(|s| s.as_str()) == Some("unchecked") {
+                    unchecked += 1;
+                }
+            });
+        }
+    }
+    assert!(
+        para.contains(&format!(
+            "{unchecked} prices are marked `checked = \"unchecked\"`"
+        )),
+        "README should give {unchecked} unchecked prices: {para}"
+    );
 }
