@@ -236,7 +236,8 @@ fn caption(stem: &str) -> String {
 }
 
 /// The `run` report (`pcsim run --report`): what the command printed (`printed`, its text
-/// table) with its charts, at the options' chart size and scale.
+/// table) with its charts, at the options' chart size and scale. `scenario` is the request's
+/// (runs and seed as simulated); a scenario read from a file is shown as that file reads now.
 pub fn run_document(
     catalog: &Catalog,
     scenario: &Scenario,
