@@ -691,7 +691,7 @@ fn bar_colours(svg: &str) -> Vec<(i32, i32, i32)> {
             None => counts.push((c, 1)),
         }
     }
-    counts.sort_by(|a, b| b.1.cmp(&a.1));
+    counts.sort_by_key(|c| std::cmp::Reverse(c.1));
     counts.into_iter().map(|(c, _)| c).collect()
 }
 

@@ -63,9 +63,10 @@ pub struct TraceRecord<'a> {
     pub bytes: u64,
 }
 
+#[cfg(test)]
 impl TraceRecord<'_> {
     /// The record with its own copy of the bodies (kept past the line it was read from).
-    pub fn into_owned(self) -> TraceRecord<'static> {
+    pub(crate) fn into_owned(self) -> TraceRecord<'static> {
         TraceRecord {
             at: self.at,
             time: self.time,
@@ -97,9 +98,10 @@ pub enum TraceItem<'a> {
     Skipped(SkippedRecord),
 }
 
+#[cfg(test)]
 impl TraceItem<'_> {
     /// The item with its own copy of the bodies.
-    pub fn into_owned(self) -> TraceItem<'static> {
+    pub(crate) fn into_owned(self) -> TraceItem<'static> {
         match self {
             TraceItem::Record(r) => TraceItem::Record(Box::new(r.into_owned())),
             TraceItem::Skipped(s) => TraceItem::Skipped(s),
