@@ -691,6 +691,7 @@ pub fn parse_document(
     let kind = opts.client.or(by_path.filter(|c| *c != Client::Generic));
     let v: Value = match kind {
         Some(Client::Codex) => {
+            crate::error::check_toml_size(text.len(), origin)?;
             let t: toml::Value = toml::from_str(text)
                 .map_err(|e| Error::parse(origin, format!("not valid TOML: {e}")))?;
             serde_json::to_value(t).map_err(|e| Error::parse(origin, e))?
@@ -699,8 +700,12 @@ pub fn parse_document(
             serde_yaml_ng::from_str(text)
                 .map_err(|e| Error::parse(origin, format!("not valid YAML: {e}")))?
         }
-        _ => serde_json::from_str(&strip_jsonc(text))
-            .map_err(|e| Error::parse(origin, format!("not valid JSON: {e}")))?,
+        _ => {
+            let text = strip_jsonc(text);
+            crate::error::check_json_values(&text, origin)?;
+            serde_json::from_str(&text)
+                .map_err(|e| Error::parse(origin, format!("not valid JSON: {e}")))?
+        }
     };
     let client = match kind {
         // A YAML file outside Goose's folder that holds Goose's `extensions` map.

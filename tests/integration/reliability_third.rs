@@ -186,3 +186,76 @@ fn a_folder_with_link_loops_is_replayed_once_per_file() {
         "{err}"
     );
 }
+
+/// The TOML parser keeps every token of a document (and one error per token after a syntax error):
+/// 60 MB of `=` lines or of nested `[` aborted past 3 GB. A TOML file over 8 MiB is refused before
+/// it is parsed, naming the file and the limit, as a scenario, a catalog and a Codex configuration.
+#[test]
+fn toml_files_over_the_size_limit_are_refused_before_parsing() {
+    let dir = tempfile::tempdir().unwrap();
+    let limit = 8 * 1024 * 1024;
+    let big = dir.path().join("big.toml");
+    std::fs::write(&big, "=\n".repeat(limit / 2 + 1)).unwrap();
+    let b = big.to_str().unwrap();
+    let codex = dir.path().join(".codex");
+    std::fs::create_dir(&codex).unwrap();
+    let config = codex.join("config.toml");
+    std::fs::write(&config, format!("a = {}", "[".repeat(limit))).unwrap();
+    let cases: [Vec<&str>; 4] = [
+        vec!["run", b],
+        vec!["models", "--catalog", b],
+        vec!["run", "--catalog", b],
+        vec!["config", config.to_str().unwrap()],
+    ];
+    for args in cases {
+        let err = crate::common::refused(crate::common::pcsim().args(&args));
+        assert!(
+            err.contains(&format!("{limit}-byte limit of a TOML file")),
+            "{args:?}: {err}"
+        );
+    }
+    // Just under the limit, a syntax error names its line and shows a short excerpt of it, not the
+    // whole 8 MB line.
+    let deep = dir.path().join("deep.toml");
+    std::fs::write(&deep, format!("a = {}", "[".repeat(limit - 10))).unwrap();
+    let err = crate::common::refused(crate::common::pcsim().args(["run", deep.to_str().unwrap()]));
+    assert!(err.contains("line 1, column"), "{err}");
+    assert!(err.len() < 1000, "{} bytes of error", err.len());
+}
+
+/// A parsed JSON value takes tens of bytes however short its text: 60 MB of `0,` took 2.2 GB in
+/// `import-litellm`, `models --check-against` and `config`. Documents of more than 4,000,000 values
+/// are refused before parsing, naming the file and the limit.
+#[test]
+fn json_documents_over_the_value_limit_are_refused_before_parsing() {
+    let dir = tempfile::tempdir().unwrap();
+    let flat = dir.path().join("flat.json");
+    std::fs::write(&flat, format!("{{\"a\": [{}0]}}", "0,".repeat(4_000_000))).unwrap();
+    let f = flat.to_str().unwrap();
+    let out = dir.path().join("out.toml");
+    let cases: [Vec<&str>; 3] = [
+        vec!["import-litellm", f, "--out", out.to_str().unwrap()],
+        vec!["models", "--check-against", f],
+        vec!["config", f],
+    ];
+    for args in cases {
+        let err = crate::common::refused(crate::common::pcsim().args(&args));
+        assert!(
+            err.contains("flat.json") && err.contains("limit of 4000000 values"),
+            "{args:?}: {err}"
+        );
+    }
+    assert!(!out.exists());
+    // Commas and brackets inside strings are not values: a long string is within the limit.
+    std::fs::write(
+        &flat,
+        format!("{{\"m\": {{\"mode\": \"{}\"}}}}", ",[{:".repeat(2_000_000)),
+    )
+    .unwrap();
+    let run = crate::common::pcsim()
+        .args(["models", "--check-against", f])
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&run.stderr);
+    assert!(!err.contains("values in a JSON input"), "{err}");
+}
