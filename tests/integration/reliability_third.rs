@@ -259,3 +259,68 @@ fn json_documents_over_the_value_limit_are_refused_before_parsing() {
     let err = String::from_utf8_lossy(&run.stderr);
     assert!(!err.contains("values in a JSON input"), "{err}");
 }
+
+/// One line of a pcsim usage log, `ms` milliseconds after 2026-01-01.
+fn usage_line(ms: u64, session: &str, input: u64) -> String {
+    let s = ms / 1000;
+    format!(
+        "{{\"sent_at\":\"2026-01-{:02}T{:02}:{:02}:{:02}.{:03}Z\",\"session_id\":\"{session}\",\"model\":\"claude-opus-4.8\",\"usage\":{{\"input_tokens\":{input},\"cache_creation_input_tokens\":0,\"cache_read_input_tokens\":0,\"output_tokens\":100}}}}\n",
+        1 + s / 86_400,
+        s / 3600 % 24,
+        s / 60 % 60,
+        s % 60,
+        ms % 1000
+    )
+}
+
+/// `fit` ended in "internal error (a bug in pcsim)" (exit 1) on legal histories: sessions more than
+/// 30 days apart, 1 ms between calls, a `--name` with DEL. Each now writes a scenario that loads.
+#[test]
+fn fit_has_no_internal_error_on_gaps_over_30_days_1_ms_gaps_or_a_del_in_the_name() {
+    let dir = tempfile::tempdir().unwrap();
+    let day = 86_400_000;
+    let apart: String = [
+        (0, "a", 1000),
+        (5000, "a", 1200),
+        (31 * day, "b", 1000),
+        (31 * day + 5000, "b", 1200),
+    ]
+    .iter()
+    .map(|&(t, s, i)| usage_line(t, s, i))
+    .collect();
+    let fast: String = (0..50)
+        .map(|i| usage_line(i, "a", 1000 + 150 * i))
+        .collect();
+    for (log, text, name) in [
+        ("apart.jsonl", &apart, "apart"),
+        ("fast.jsonl", &fast, "fast"),
+        ("named.jsonl", &fast, "a\u{7f}b"),
+    ] {
+        std::fs::write(dir.path().join(log), text).unwrap();
+        let a = crate::common::pcsim()
+            .current_dir(dir.path())
+            .args([
+                "-q",
+                "fit",
+                log,
+                "--out",
+                "fitted.toml",
+                "--check-runs",
+                "2",
+            ])
+            .args(["--name", name])
+            .output()
+            .unwrap();
+        assert_eq!(
+            a.status.code(),
+            Some(0),
+            "{log}: {}",
+            String::from_utf8_lossy(&a.stderr)
+        );
+        crate::common::pcsim()
+            .current_dir(dir.path())
+            .args(["-q", "run", "fitted.toml"])
+            .assert()
+            .success();
+    }
+}
