@@ -324,3 +324,55 @@ fn fit_has_no_internal_error_on_gaps_over_30_days_1_ms_gaps_or_a_del_in_the_name
             .success();
     }
 }
+
+/// A usage log's line is held whole while it is parsed: a sparse 8 GB file (one line of zeros)
+/// aborted and a 1 GB line took 2 GB. A line, or a log that is one JSON document, past the 64 MiB
+/// limit of an input file is refused, naming the file and the limit (the rest is never read).
+#[test]
+fn usage_log_lines_and_documents_past_the_limit_are_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    for (name, head) in [("zeros.jsonl", &b""[..]), ("doc.json", &b"[\n"[..])] {
+        let path = dir.path().join(name);
+        std::fs::write(&path, head).unwrap();
+        // Sparse: 8 GiB of zeros without a newline, no disk space used.
+        std::fs::OpenOptions::new()
+            .write(true)
+            .open(&path)
+            .unwrap()
+            .set_len(8 << 30)
+            .unwrap();
+        let err = crate::common::refused(crate::common::pcsim().args([
+            "replay",
+            path.to_str().unwrap(),
+            "--model",
+            "claude-opus-4.8",
+        ]));
+        assert!(
+            err.contains(name) && err.contains("67108864-byte limit of a log line"),
+            "{err}"
+        );
+    }
+}
+
+/// A UTF-8 byte-order mark at the start of a usage log is not part of its first record (the first
+/// call was lost as unreadable).
+#[test]
+fn a_usage_log_with_a_byte_order_mark_reads_every_call() {
+    let dir = tempfile::tempdir().unwrap();
+    let text: String = (0..5)
+        .map(|i| usage_line(i * 1000, "a", 1000 + 150 * i))
+        .collect();
+    std::fs::write(dir.path().join("plain.jsonl"), &text).unwrap();
+    std::fs::write(dir.path().join("bom.jsonl"), format!("\u{feff}{text}")).unwrap();
+    let calls = |log: &str| {
+        let a = crate::common::pcsim()
+            .current_dir(dir.path())
+            .args(["-q", "replay", log, "--format", "json"])
+            .assert()
+            .success();
+        let v: serde_json::Value = serde_json::from_slice(&a.get_output().stdout).unwrap();
+        (v["calls_logged"].as_u64(), v["unreadable_records"].as_u64())
+    };
+    assert_eq!(calls("plain.jsonl"), (Some(5), Some(0)));
+    assert_eq!(calls("bom.jsonl"), (Some(5), Some(0)));
+}
