@@ -376,3 +376,24 @@ fn a_usage_log_with_a_byte_order_mark_reads_every_call() {
     assert_eq!(calls("plain.jsonl"), (Some(5), Some(0)));
     assert_eq!(calls("bom.jsonl"), (Some(5), Some(0)));
 }
+
+/// `RAYON_NUM_THREADS=600` under a 1 GB address-space limit made rayon panic building its pool
+/// (exit 1, "internal error"): the pool is now capped and built with the threads that can start.
+#[cfg(target_os = "linux")]
+#[test]
+fn many_rayon_threads_under_a_memory_limit_do_not_panic() {
+    let bin = assert_cmd::cargo::cargo_bin("pcsim");
+    let out = std::process::Command::new("sh")
+        .args([
+            "-c",
+            "ulimit -v 1000000 && exec \"$0\" -q run --runs 100",
+            bin.to_str().unwrap(),
+        ])
+        .env("RAYON_NUM_THREADS", "600")
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(0), "{err}");
+    assert!(!err.contains("panicked"), "{err}");
+    assert!(String::from_utf8_lossy(&out.stdout).contains("total USD"));
+}
