@@ -397,3 +397,43 @@ fn many_rayon_threads_under_a_memory_limit_do_not_panic() {
     assert!(!err.contains("panicked"), "{err}");
     assert!(String::from_utf8_lossy(&out.stdout).contains("total USD"));
 }
+
+/// `capture --out srv.py -- python3 srv.py` replaced the server's own script with its tool list:
+/// an output that is a file of the server's command line (a word, or a value after `=`) is refused
+/// before the server starts, and the script is left as it was.
+#[test]
+fn capture_never_writes_over_a_file_of_the_servers_command_line() {
+    let dir = tempfile::tempdir().unwrap();
+    let script = dir.path().join("srv.py");
+    std::fs::copy(
+        crate::common::root().join("tests/fixtures/fake_mcp_server.py"),
+        &script,
+    )
+    .unwrap();
+    let before = std::fs::read(&script).unwrap();
+    for (out, word) in [("srv.py", "srv.py"), ("./srv.py", "--script=srv.py")] {
+        let err = crate::common::refused(
+            crate::common::pcsim()
+                .current_dir(dir.path())
+                .args(["capture", "--timeout-seconds", "10", "--tools-out", out])
+                .args(["--", "python3", word]),
+        );
+        assert!(err.contains("a file of the server's command line"), "{err}");
+        assert_eq!(std::fs::read(&script).unwrap(), before);
+    }
+    // Another output path works (the server is a real one).
+    crate::common::pcsim()
+        .current_dir(dir.path())
+        .args([
+            "-q",
+            "capture",
+            "--timeout-seconds",
+            "10",
+            "--tools-out",
+            "tools.json",
+        ])
+        .args(["--", "python3", "srv.py"])
+        .assert()
+        .success();
+    assert!(dir.path().join("tools.json").is_file());
+}
