@@ -437,3 +437,31 @@ fn capture_never_writes_over_a_file_of_the_servers_command_line() {
         .success();
     assert!(dir.path().join("tools.json").is_file());
 }
+
+/// A per-call chart drew one bar per call: `run` at the 2,000,000-bill limit with `--report` took
+/// 40 s and 3.4 GB and wrote 695 MB. Past 2,000 calls each bar is the mean cost per call of a bin
+/// of consecutive calls, said in the title, so the chart's size is bounded by design.
+#[test]
+fn per_call_charts_bin_calls_past_2000_bars() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(
+        dir.path().join("long.toml"),
+        "models = [\"claude-opus-4.8\"]\nstrategies = [\"cached\"]\n[session]\ncalls = 5000\ntool_result_tokens = 20\noutput_tokens = 20\n",
+    )
+    .unwrap();
+    crate::common::pcsim()
+        .current_dir(dir.path())
+        .args(["-q", "run", "long.toml", "--out", "out", "--svg"])
+        .assert()
+        .success();
+    let svg = std::fs::read_to_string(dir.path().join("out/per-call-claude-opus-4.8-cached.svg"))
+        .unwrap();
+    assert!(
+        svg.contains("each bar: the mean cost per call of 3 consecutive calls"),
+        "no bin note in the title"
+    );
+    // At most 1,667 bars (5,000 calls in bins of 3) of at most six parts, plus axes and legend.
+    let rects = svg.matches("<rect").count();
+    assert!(rects < 1_667 * 6 + 200, "{rects} rectangles");
+    assert!(svg.len() < 4_000_000, "{} bytes", svg.len());
+}
