@@ -51,6 +51,8 @@ pub fn to_json<T: serde::Serialize>(value: &T) -> Result<String> {
     json::to_json(value)
 }
 
+pub(crate) use json::write_json;
+
 /// Writes a file atomically: a temporary file in the same folder, then a rename, so a reader never
 /// sees a half-written report and an existing file is replaced whole or not at all. Only a regular
 /// file (or nothing) is replaced; in the `pcsim` program, never a file it read as input.
