@@ -183,8 +183,8 @@ pub(crate) fn report_charts(
 }
 
 /// Writes the report: HTML as one file; Markdown with its PNGs beside it, named after the report
-/// (`r.md` → `r-cumulative-by-call.png`). Every file is written atomically, the PNGs first, so the
-/// Markdown never links a missing picture.
+/// (`r.md` → `r-cumulative-by-call.png`), written as one set (see [`report::write_set`]): the
+/// Markdown never links a missing picture, and a failure leaves the old set whole.
 pub(crate) fn write(path: &Path, kind: Kind, doc: &Document, stdout_is_table: bool) -> Result<()> {
     let say = |p: &Path| {
         let _ = if super::quiet() {
@@ -210,16 +210,23 @@ pub(crate) fn write(path: &Path, kind: Kind, doc: &Document, stdout_is_table: bo
                 .parent()
                 .filter(|p| !p.as_os_str().is_empty())
                 .unwrap_or(Path::new("."));
-            for f in doc.png_files(&prefix) {
-                let p = dir.join(&f.name);
-                report::write_atomic(&p, &f.bytes)
-                    .with_context(|| format!("writing {}", p.display()))?;
-                say(&p);
-            }
+            // One set, as `--out` writes: every file complete before any is renamed into place,
+            // so a failure (a full disk) leaves the old Markdown with its old pictures (issue 29).
+            let pngs = doc.png_files(&prefix);
             let text = doc.to_markdown(|s| format!("{prefix}{s}.png"));
-            report::write_atomic(path, text.as_bytes())
+            let name = path
+                .file_name()
+                .map_or("report.md".into(), |n| n.to_string_lossy().into_owned());
+            let mut files: Vec<(&str, &[u8])> = pngs
+                .iter()
+                .map(|f| (f.name.as_str(), f.bytes.as_slice()))
+                .collect();
+            files.push((&name, text.as_bytes()));
+            let written = report::write_set(dir, &files)
                 .with_context(|| format!("writing {}", path.display()))?;
-            say(path);
+            for p in &written {
+                say(p);
+            }
         }
     }
     Ok(())

@@ -465,3 +465,52 @@ fn per_call_charts_bin_calls_past_2000_bars() {
     assert!(rects < 1_667 * 6 + 200, "{rects} rectangles");
     assert!(svg.len() < 4_000_000, "{} bytes", svg.len());
 }
+
+/// A Markdown report and its PNGs are written as one set, as `--out` is: when one member cannot be
+/// written, none is replaced (each PNG was renamed into place on its own, so a failure midway left
+/// new pictures beside the old Markdown).
+#[test]
+fn a_markdown_report_is_replaced_as_a_whole_set_or_not_at_all() {
+    let dir = tempfile::tempdir().unwrap();
+    let run = |model: &str| {
+        crate::common::pcsim()
+            .current_dir(dir.path())
+            .args(["-q", "run", "--model", model, "--strategy", "none"])
+            .args(["--strategy", "cached", "--report", "r.md"])
+            .output()
+            .unwrap()
+    };
+    assert!(run("kimi-k3").status.success());
+    let snapshot = || {
+        let mut files: Vec<(String, Vec<u8>)> = std::fs::read_dir(dir.path())
+            .unwrap()
+            .flatten()
+            .filter(|e| e.path().is_file())
+            .map(|e| {
+                (
+                    e.file_name().to_string_lossy().into_owned(),
+                    std::fs::read(e.path()).unwrap(),
+                )
+            })
+            .collect();
+        files.sort();
+        files
+    };
+    // The last picture of the next report (on another model, so its charts differ) cannot be
+    // written: a folder holds its name.
+    std::fs::create_dir(dir.path().join("r-per-call-glm-5.2-none.png")).unwrap();
+    let before = snapshot();
+    assert_eq!(
+        before.len(),
+        5,
+        "{:?}",
+        before.iter().map(|f| &f.0).collect::<Vec<_>>()
+    );
+    let second = run("glm-5.2");
+    assert!(
+        !second.status.success(),
+        "{}",
+        String::from_utf8_lossy(&second.stderr)
+    );
+    assert_eq!(snapshot(), before, "a member of the old set was replaced");
+}
