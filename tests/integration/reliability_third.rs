@@ -514,3 +514,34 @@ fn a_markdown_report_is_replaced_as_a_whole_set_or_not_at_all() {
     );
     assert_eq!(snapshot(), before, "a member of the old set was replaced");
 }
+
+/// Past the file-size limit (`ulimit -f`) a report's write failed by SIGXFSZ, leaving its temporary
+/// file, and with the signal ignored the error named the temporary file (`.r.html.tmp-PID-0`). Now
+/// the write fails with an error naming the report, and no temporary file is left.
+#[cfg(target_os = "linux")]
+#[test]
+fn a_report_past_the_file_size_limit_names_the_report_and_leaves_no_temporary_file() {
+    let bin = assert_cmd::cargo::cargo_bin("pcsim");
+    for trap in ["", "trap '' XFSZ; "] {
+        let dir = tempfile::tempdir().unwrap();
+        let out = std::process::Command::new("sh")
+            .current_dir(dir.path())
+            .args([
+                "-c",
+                &format!("{trap}ulimit -f 1 && exec \"$0\" -q run --report r.html"),
+                bin.to_str().unwrap(),
+            ])
+            .output()
+            .unwrap();
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(1), "{trap}: {err}");
+        assert!(err.contains("r.html: cannot write"), "{trap}: {err}");
+        assert!(!err.contains(".tmp-"), "{trap}: {err}");
+        let left: Vec<_> = std::fs::read_dir(dir.path())
+            .unwrap()
+            .flatten()
+            .map(|e| e.file_name())
+            .collect();
+        assert!(left.is_empty(), "{trap}: {left:?}");
+    }
+}
