@@ -703,8 +703,17 @@ pub fn parse_document(
         _ => {
             let text = strip_jsonc(text);
             crate::error::check_json_values(&text, origin)?;
-            serde_json::from_str(&text)
-                .map_err(|e| Error::parse(origin, format!("not valid JSON: {e}")))?
+            let v = serde_json::from_str(&text)
+                .map_err(|e| Error::parse(origin, format!("not valid JSON: {e}")))?;
+            // Two equal keys in one object: the JSON parse keeps the last (a server lost).
+            if let Some(key) = crate::input::json_keys::first_duplicate_key(&text) {
+                return Err(Error::invalid(
+                    origin,
+                    key,
+                    "this key appears twice in one object; only the last would count (remove or rename one)",
+                ));
+            }
+            v
         }
     };
     let client = match kind {

@@ -545,3 +545,60 @@ fn a_report_past_the_file_size_limit_names_the_report_and_leaves_no_temporary_fi
         assert!(left.is_empty(), "{trap}: {left:?}");
     }
 }
+
+/// A catalog overlay (`--catalog FILE`) defining one model id twice kept the last silently; it is
+/// refused naming both entries (replacing a built-in model of the same id stays what an overlay
+/// does).
+#[test]
+fn a_catalog_overlay_defining_a_model_twice_is_refused_naming_both() {
+    let text =
+        std::fs::read_to_string(crate::common::root().join("tests/fixtures/catalog-imported.toml"))
+            .unwrap();
+    let first = text.find("[[model]]").unwrap();
+    let end = text[first + 1..]
+        .find("[[model]]")
+        .map_or(text.len(), |i| first + 1 + i);
+    let dir = tempfile::tempdir().unwrap();
+    let twice = dir.path().join("twice.toml");
+    std::fs::write(&twice, format!("{text}\n{}", &text[first..end])).unwrap();
+    let err = crate::common::refused(crate::common::pcsim().args([
+        "models",
+        "--catalog",
+        twice.to_str().unwrap(),
+    ]));
+    assert!(
+        err.contains("twice.toml")
+            && err.contains("model `claude-sonnet-4-5`")
+            && err.contains("defined twice: [[model]] entries 1 and "),
+        "{err}"
+    );
+    // The file as it is loads.
+    crate::common::pcsim()
+        .args(["-q", "models", "--catalog"])
+        .arg(crate::common::root().join("tests/fixtures/catalog-imported.toml"))
+        .assert()
+        .success();
+}
+
+/// A client configuration naming one server twice kept the last silently (the JSON parse keeps the
+/// last of two equal keys); it is refused naming the key's path, before any server starts.
+#[test]
+fn a_client_configuration_with_a_duplicate_key_is_refused_naming_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let config = dir.path().join("mcp.json");
+    std::fs::write(
+        &config,
+        r#"{"mcpServers": {"fs": {"command": "true"}, "git": {"command": "true"}, "fs": {"command": "false"}}}"#,
+    )
+    .unwrap();
+    let err = crate::common::refused(crate::common::pcsim().args([
+        "config",
+        config.to_str().unwrap(),
+        "--timeout-seconds",
+        "5",
+    ]));
+    assert!(
+        err.contains("mcp.json") && err.contains("mcpServers.fs") && err.contains("appears twice"),
+        "{err}"
+    );
+}
