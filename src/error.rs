@@ -321,7 +321,8 @@ pub(crate) fn num(x: f64) -> String {
 
 /// A TOML syntax or schema error as an [`Error::Parse`] whose message starts with the line and column,
 /// names the offending line, and suggests the closest field or value for an unknown one.
-/// Largest TOML file pcsim reads (scenarios, catalogs, client configurations), in bytes. The TOML
+/// Largest TOML file pcsim reads (scenarios, catalogs, client configurations), in bytes; also the
+/// limit of a YAML client configuration. The TOML
 /// parser keeps every token and event of a document at once, tens of bytes per input byte, and one
 /// error per token after a syntax error: 60 MB of `=` lines or of nested `[` aborted past 3 GB (issue
 /// 29). At 8 MiB the worst parse stays near 600 MB; real scenarios and catalogs are kilobytes. (A

@@ -697,6 +697,18 @@ pub fn parse_document(
             serde_json::to_value(t).map_err(|e| Error::parse(origin, e))?
         }
         Some(Client::Continue | Client::Goose) if !text.trim_start().starts_with('{') => {
+            // The YAML parser holds a document's events too: 48 MB of list items took 2 GB.
+            if text.len() as u64 > crate::error::MAX_TOML_BYTES {
+                return Err(Error::invalid(
+                    origin,
+                    "size",
+                    format!(
+                        "{} bytes is more than the {}-byte limit of a YAML file",
+                        text.len(),
+                        crate::error::MAX_TOML_BYTES
+                    ),
+                ));
+            }
             serde_yaml_ng::from_str(text)
                 .map_err(|e| Error::parse(origin, format!("not valid YAML: {e}")))?
         }

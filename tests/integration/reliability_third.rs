@@ -602,3 +602,28 @@ fn a_client_configuration_with_a_duplicate_key_is_refused_naming_it() {
         "{err}"
     );
 }
+
+/// A YAML client configuration (Continue, Goose) is parsed whole as well: 48 MB of list items took
+/// 2 GB. Over 8 MiB it is refused before parsing, naming the file and the limit.
+#[test]
+fn yaml_configurations_over_the_size_limit_are_refused_before_parsing() {
+    let dir = tempfile::tempdir().unwrap();
+    let continue_dir = dir.path().join(".continue");
+    std::fs::create_dir(&continue_dir).unwrap();
+    let config = continue_dir.join("config.yaml");
+    std::fs::write(
+        &config,
+        format!("mcpServers:\n{}", "  - 0\n".repeat(8 * 1024 * 1024 / 6 + 1)),
+    )
+    .unwrap();
+    let err = crate::common::refused(crate::common::pcsim().args([
+        "config",
+        config.to_str().unwrap(),
+        "--client",
+        "continue",
+    ]));
+    assert!(
+        err.contains("config.yaml") && err.contains("8388608-byte limit of a YAML file"),
+        "{err}"
+    );
+}
