@@ -166,6 +166,23 @@ pub fn read_text(path: &std::path::Path) -> Result<String> {
     read_text_within(path, MAX_INPUT_BYTES, "an input file")
 }
 
+/// Refuses TOML text of `len` bytes over [`MAX_TOML_BYTES`], naming `origin` and the limit.
+pub(crate) fn check_toml_size(len: usize, origin: &str) -> Result<()> {
+    if len as u64 > MAX_TOML_BYTES {
+        return Err(Error::invalid(
+            origin,
+            "size",
+            format!("{len} bytes is more than the {MAX_TOML_BYTES}-byte limit of a TOML file"),
+        ));
+    }
+    Ok(())
+}
+
+/// [`read_text`] of a TOML file: at most [`MAX_TOML_BYTES`].
+pub(crate) fn read_toml_text(path: &std::path::Path) -> Result<String> {
+    read_text_within(path, MAX_TOML_BYTES, "a TOML file")
+}
+
 /// [`read_text`] with a smaller size limit (at most [`MAX_INPUT_BYTES`]) for one kind of input,
 /// `what` naming it in the refusal ("a tool file"). The size is checked on the open file before
 /// anything is read.
@@ -304,6 +321,51 @@ pub(crate) fn num(x: f64) -> String {
 
 /// A TOML syntax or schema error as an [`Error::Parse`] whose message starts with the line and column,
 /// names the offending line, and suggests the closest field or value for an unknown one.
+/// Largest TOML file pcsim reads (scenarios, catalogs, client configurations), in bytes; also the
+/// limit of a YAML client configuration. The TOML
+/// parser keeps every token and event of a document at once, tens of bytes per input byte, and one
+/// error per token after a syntax error: 60 MB of `=` lines or of nested `[` aborted past 3 GB (issue
+/// 29). At 8 MiB the worst parse stays near 600 MB; real scenarios and catalogs are kilobytes. (A
+/// catalog `import-litellm` generates is parsed from memory, bounded by its entry limit instead.)
+#[doc(hidden)]
+pub const MAX_TOML_BYTES: u64 = 8 * 1024 * 1024;
+
+/// Most values (numbers, strings, arrays, objects, keys) in a JSON document parsed whole (client
+/// configurations, LiteLLM price files): a parsed value takes tens of bytes however short its text,
+/// so 60 MB of `0,` took 2.2 GB (issue 29). LiteLLM's own file has about 60,000.
+#[doc(hidden)]
+pub const MAX_JSON_VALUES: usize = 4_000_000;
+
+/// Refuses JSON text with more than [`MAX_JSON_VALUES`] values, counted on the text in one pass
+/// before parsing (separators and openings outside strings), naming `origin` and the limit.
+pub(crate) fn check_json_values(text: &str, origin: &str) -> Result<()> {
+    let (mut values, mut in_string, mut escaped) = (1usize, false, false);
+    for &b in text.as_bytes() {
+        if in_string {
+            match b {
+                _ if escaped => escaped = false,
+                b'\\' => escaped = true,
+                b'"' => in_string = false,
+                _ => {}
+            }
+            continue;
+        }
+        match b {
+            b'"' => in_string = true,
+            b',' | b'[' | b'{' | b':' => values += 1,
+            _ => {}
+        }
+    }
+    if values > MAX_JSON_VALUES {
+        return Err(Error::invalid(
+            origin,
+            "size",
+            format!("about {values} JSON values is more than the limit of {MAX_JSON_VALUES} values in a JSON input"),
+        ));
+    }
+    Ok(())
+}
+
 pub(crate) fn toml_error(origin: &str, text: &str, e: &toml::de::Error) -> Error {
     let mut message = e.message().trim().to_string();
     if let Some(hint) = unknown_name_hint(&message) {
@@ -314,6 +376,12 @@ pub(crate) fn toml_error(origin: &str, text: &str, e: &toml::de::Error) -> Error
     };
     let (line, column) = line_column(text, span.start);
     let source_line = text.lines().nth(line - 1).unwrap_or("").trim_end();
+    // At most 120 characters of the line, from 60 before the column: a 60 MB line is not repeated.
+    let skip = column.saturating_sub(61);
+    let mut source_line: String = source_line.chars().skip(skip).take(120).collect();
+    if skip > 0 {
+        source_line.insert(0, '…');
+    }
     Error::parse(
         origin,
         format!("line {line}, column {column}: {message}\n  {line} | {source_line}"),

@@ -26,6 +26,10 @@ use super::replay::{conversations, infer_prefix_tokens, ReplayOptions};
 use crate::base::quantity::Quantity;
 use crate::base::text::TextTable;
 use crate::error::{Error, Result};
+use crate::input::scenario::{
+    MAX_CALLS_PER_RUN, MAX_CALLS_PER_SESSION, MAX_SECONDS, MAX_SESSIONS, MAX_SESSION_LENGTHS,
+    MIN_POISSON_PER_HOUR,
+};
 use crate::input::usagelog::UsageLog;
 use crate::model::catalog::ModelSpec;
 use crate::model::tools::Tool;
@@ -425,7 +429,7 @@ fn fit_read(
             }
             let (pp, po, pt, pstamped) = c.calls[i - 1];
             if stamped && pstamped {
-                gaps.push(t - pt);
+                gaps.push(micros(t - pt));
             }
             if p < pp {
                 restarts += 1;
@@ -501,6 +505,22 @@ fn fit_read(
             c,
         ),
     ];
+    let mut fields = fields;
+    if let Some(q) = fields
+        .iter_mut()
+        .find(|f| f.field == "session.gap_seconds")
+        .and_then(|f| f.fit.as_mut())
+    {
+        if let Some(capped) = cap_duration(&q.quantity) {
+            notes.push(format!(
+                "the gaps between calls fit {} with a mean of {:.0} s, beyond a scenario's limit of {MAX_SECONDS} s (30 days) on any duration: the scenario's gap distribution is scaled down to a mean of {:.0} s",
+                q.family,
+                q.quantity.mean(),
+                capped.mean()
+            ));
+            q.quantity = capped;
+        }
+    }
     if gaps.is_empty() && counts.iter().any(|&n| n > 1.0) {
         notes.push(
             "the logs carry no timestamps: gap_seconds and the arrivals keep the scenario defaults"
@@ -509,7 +529,19 @@ fn fit_read(
     }
 
     let n_sessions = convs.len();
-    let fitted_calls = fit_calls(&counts, c, opts.lengths, &mut notes)?;
+    check_history_limits(&origin, &counts)?;
+    let lengths = if opts.lengths == SessionLengths::Empirical
+        && n_sessions > MAX_SESSION_LENGTHS
+        && counts.iter().any(|&x| x != counts[0])
+    {
+        notes.push(format!(
+            "{n_sessions} sessions are more than the {MAX_SESSION_LENGTHS} lengths an empirical session-length list holds: every scenario session makes the mean length (as --session-lengths mean)"
+        ));
+        SessionLengths::Mean
+    } else {
+        opts.lengths
+    };
+    let fitted_calls = fit_calls(&counts, c, lengths, &mut notes)?;
     if compactions > 0 {
         notes.push(format!(
             "{compactions} compaction{} (a prompt shorter than the one before) each end a session and start the next, which shares only the stable prefix: the scenario has {n_sessions} sessions",
@@ -525,7 +557,7 @@ fn fit_read(
 
     let between: Vec<f64> = session_starts
         .iter()
-        .flat_map(|s| s.windows(2).map(|w| w[1] - w[0]))
+        .flat_map(|s| s.windows(2).map(|w| micros(w[1] - w[0])))
         .collect();
     let arrivals = if n_sessions == 1 || between.is_empty() {
         FittedArrivals {
@@ -540,15 +572,29 @@ fn fit_read(
         match &g.quantity {
             Quantity::Fixed { value } => FittedArrivals {
                 kind: "every",
-                every_seconds: Some(*value),
+                every_seconds: Some(if *value > MAX_SECONDS {
+                    notes.push(format!(
+                        "sessions start every {value:.0} s, beyond a scenario's limit of {MAX_SECONDS} s (30 days) on any duration: the scenario's sessions start every {MAX_SECONDS} s"
+                    ));
+                    MAX_SECONDS
+                } else {
+                    *value
+                }),
                 gaps: Some(g.clone()),
                 per_hour: None,
             },
             _ => {
                 let m = &g.params[0];
+                let mut estimate = 3600.0 / m.estimate;
+                if estimate.is_nan() || estimate < MIN_POISSON_PER_HOUR {
+                    notes.push(format!(
+                        "sessions arrive at {estimate:.6} per hour, below a scenario's smallest Poisson rate of {MIN_POISSON_PER_HOUR} per hour: the scenario uses {MIN_POISSON_PER_HOUR}"
+                    ));
+                    estimate = MIN_POISSON_PER_HOUR;
+                }
                 let per_hour = ParamEstimate {
                     name: "per_hour".into(),
-                    estimate: 3600.0 / m.estimate,
+                    estimate,
                     low: 3600.0 / m.high,
                     high: 3600.0 / m.low,
                 };
@@ -783,8 +829,116 @@ fn interval_text(p: &ParamEstimate) -> String {
     )
 }
 
+/// `s` as a TOML basic string: quotes, backslashes and every control character (TOML allows none
+/// but tab, and DEL neither) escaped.
 fn string_toml(s: &str) -> String {
-    serde_json::to_string(s).unwrap_or_else(|_| "\"\"".into())
+    let mut out = String::with_capacity(s.len() + 2);
+    out.push('"');
+    for ch in s.chars() {
+        match ch {
+            '"' => out.push_str("\\\""),
+            '\\' => out.push_str("\\\\"),
+            '\n' => out.push_str("\\n"),
+            '\t' => out.push_str("\\t"),
+            c if c.is_control() => {
+                let _ = write!(out, "\\u{:04X}", c as u32);
+            }
+            c => out.push(c),
+        }
+    }
+    out.push('"');
+    out
+}
+
+/// `s` for a TOML comment: control characters (which TOML refuses there, but for tab) shown as
+/// `\u{..}` escapes, so a file name cannot break the scenario.
+fn comment_toml(s: &str) -> String {
+    s.chars()
+        .map(|c| {
+            if c.is_control() && c != '\t' {
+                format!("\\u{{{:x}}}", c as u32)
+            } else {
+                c.to_string()
+            }
+        })
+        .collect()
+}
+
+/// A duration in seconds rounded to the microsecond: times are seconds since 1970 in an `f64`, so
+/// their differences carry noise (1 ms gaps came out as 0.000999... and 0.001000...), which made a
+/// constant gap fit as a uniform of zero width.
+fn micros(seconds: f64) -> f64 {
+    (seconds * 1e6).round() / 1e6
+}
+
+/// `q` scaled down so that a scenario accepts it as a duration (its mean, or its fixed value or
+/// uniform maximum, at most [`MAX_SECONDS`], with a margin for the six decimals it is written
+/// with); `None` when it already is.
+fn cap_duration(q: &Quantity) -> Option<Quantity> {
+    let top = match *q {
+        Quantity::Fixed { value } => value,
+        Quantity::Uniform { max, .. } => max,
+        _ => q.mean(),
+    };
+    if top <= MAX_SECONDS || !top.is_finite() {
+        return None;
+    }
+    let f = 0.999 * MAX_SECONDS / top;
+    Some(match *q {
+        Quantity::Fixed { value } => Quantity::Fixed { value: value * f },
+        Quantity::Exponential { mean } => Quantity::Exponential { mean: mean * f },
+        Quantity::LogNormal { mu, sigma } => Quantity::LogNormal {
+            mu: mu + f.ln(),
+            sigma,
+        },
+        Quantity::Uniform { min, max } => Quantity::Uniform {
+            min: min * f,
+            max: max * f,
+        },
+        Quantity::Gamma { shape, scale } => Quantity::Gamma {
+            shape,
+            scale: scale * f,
+        },
+    })
+}
+
+/// Refuses a history a scenario cannot hold, naming the limit: a conversation of more calls than a
+/// scenario session makes, more conversations than a scenario's sessions, or more calls in all than
+/// one run simulates (with the longest conversation's length for every session, as the scenario
+/// draws them).
+fn check_history_limits(origin: &str, counts: &[f64]) -> Result<()> {
+    let longest = counts.iter().copied().fold(0.0, f64::max) as u64;
+    let hint = "give --session-gap-minutes M to split conversations at pauses, or fit a part of the history";
+    if longest > MAX_CALLS_PER_SESSION as u64 {
+        return Err(Error::invalid(
+            origin,
+            "calls",
+            format!(
+                "a conversation of {longest} calls is more than a scenario session's limit of {MAX_CALLS_PER_SESSION} calls; {hint}"
+            ),
+        ));
+    }
+    if counts.len() > MAX_SESSIONS {
+        return Err(Error::invalid(
+            origin,
+            "sessions",
+            format!(
+                "{} conversations are more than a scenario's limit of {MAX_SESSIONS} sessions; fit a part of the history",
+                counts.len()
+            ),
+        ));
+    }
+    if (counts.len() as u64).saturating_mul(longest) > MAX_CALLS_PER_RUN {
+        return Err(Error::invalid(
+            origin,
+            "calls",
+            format!(
+                "{} conversations x {longest} calls (the longest) is more than a scenario's limit of {MAX_CALLS_PER_RUN} calls per run; {hint}",
+                counts.len()
+            ),
+        ));
+    }
+    Ok(())
 }
 
 impl HistoryFit {
@@ -796,7 +950,7 @@ impl HistoryFit {
         let _ = writeln!(
             s,
             "# Fitted by `pcsim fit` to {}.\n# Each fitted value is followed by its {pct}% interval; `pcsim fit` prints the goodness of fit.",
-            self.origin.replace('\n', " ")
+            comment_toml(&self.origin)
         );
         let _ = writeln!(s, "name = {}", string_toml(name));
         let _ = writeln!(
@@ -1021,5 +1175,200 @@ impl HistoryFit {
             let _ = writeln!(s, "note: {n}");
         }
         s
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::input::scenario::Scenario;
+    use crate::input::usagelog::LoggedCall;
+    use crate::model::catalog::Catalog;
+    use proptest::prelude::*;
+
+    /// One logged call: `time` seconds since 2026-01-01 (none: no timestamp).
+    fn call(session: &str, time: Option<f64>, prompt: u64, read: u64, output: u64) -> LoggedCall {
+        LoggedCall {
+            at: String::new(),
+            format: "test",
+            model: Some("claude-opus-4.8".into()),
+            unix_time: time.map(|t| 1_767_225_600.0 + t),
+            session: Some(session.into()),
+            agent: None,
+            sidechain: false,
+            project: None,
+            prompt_tokens: prompt,
+            uncached_tokens: prompt - read,
+            cache_write_5m_tokens: 0,
+            cache_write_1h_tokens: 0,
+            cache_read_tokens: read,
+            output_tokens: output,
+            stated_usd: None,
+            response_id: None,
+        }
+    }
+
+    /// Fits `calls` and loads the scenario it writes under `name`: `Ok(None)` when the history was
+    /// refused as beyond a limit (an invalid-input error), `Err` for anything else that fails.
+    fn fit_and_load(
+        calls: Vec<LoggedCall>,
+        name: &str,
+        opts: &FitOptions,
+    ) -> std::result::Result<Option<Scenario>, String> {
+        let catalog = Catalog::embedded().map_err(|e| e.to_string())?;
+        let model = catalog
+            .model("claude-opus-4.8")
+            .map_err(|e| e.to_string())?;
+        let log = UsageLog {
+            origin: "history.jsonl".into(),
+            calls,
+            ..Default::default()
+        };
+        let mut r = HistoryReader::new(opts).map_err(|e| e.to_string())?;
+        r.add_log(&log);
+        let fit = match r.fit(model, &[], opts) {
+            Ok(f) => f,
+            Err(e @ Error::Invalid { .. }) => {
+                let text = e.to_string();
+                return if text.contains("limit") {
+                    Ok(None)
+                } else {
+                    Err(format!("refused without a limit: {text}"))
+                };
+            }
+            Err(e) => return Err(format!("fit failed: {e}")),
+        };
+        let toml = fit.scenario_toml(name, &[]);
+        Scenario::from_toml_str(&toml, "fitted.toml", Path::new("."))
+            .map(Some)
+            .map_err(|e| format!("the fitted scenario does not load: {e}\n{toml}"))
+    }
+
+    use std::path::Path;
+
+    /// The legal inputs on which `fit` ended in "internal error" (issue 29), each now fitted.
+    #[test]
+    fn gaps_over_30_days_1_ms_gaps_and_control_characters_fit() {
+        let opts = FitOptions::default();
+        let day = 86_400.0;
+        // Sessions 31 days apart (every_seconds past 30 days).
+        let apart = vec![
+            call("a", Some(0.0), 1000, 0, 100),
+            call("a", Some(5.0), 1200, 0, 100),
+            call("b", Some(31.0 * day), 1000, 0, 100),
+            call("b", Some(31.0 * day + 5.0), 1200, 0, 100),
+        ];
+        assert!(fit_and_load(apart, "apart", &opts).unwrap().is_some());
+        // A gap of a year inside a session, varied arrivals years apart (Poisson rate < 0.001/h).
+        let mut slow = Vec::new();
+        for (k, start) in [0.0, 400.0, 900.0, 2000.0, 2100.0, 3000.0]
+            .iter()
+            .enumerate()
+        {
+            let s = format!("s{k}");
+            for i in 0..6u64 {
+                let t = start * day + (i as f64).powi(3) * 365.0 * day / 125.0;
+                slow.push(call(&s, Some(t), 1000 + 300 * i, 0, 100));
+            }
+        }
+        assert!(fit_and_load(slow, "slow", &opts).unwrap().is_some());
+        // 1 ms between every call: one fixed gap, not a uniform of zero width.
+        let fast: Vec<LoggedCall> = (0..50u64)
+            .map(|i| call("a", Some(i as f64 / 1000.0), 1000 + 150 * i, 0, 100))
+            .collect();
+        let s = fit_and_load(fast, "fast", &opts).unwrap().unwrap();
+        assert_eq!(s.gap_seconds, Quantity::Fixed { value: 0.001 });
+        // A name with DEL, other control characters, quotes and a backslash is kept as given.
+        let name = "a\u{7f}b\u{1}c\"d\\e\u{9b}f\r";
+        let named: Vec<LoggedCall> = (0..5u64)
+            .map(|i| call("a", Some(i as f64), 1000 + 150 * i, 0, 100))
+            .collect();
+        let s = fit_and_load(named, name, &opts).unwrap().unwrap();
+        assert_eq!(s.name, name);
+    }
+
+    /// A conversation longer than a scenario session is refused with the limit named (it was an
+    /// internal error at 150,000 calls); so is a million calls in one session.
+    #[test]
+    fn conversations_beyond_the_session_limit_are_refused_naming_it() {
+        for n in [150_000u64, 1_000_000] {
+            let calls: Vec<LoggedCall> = (0..n)
+                .map(|i| call("a", Some(i as f64), 1000 + i, 0, 1))
+                .collect();
+            let catalog = Catalog::embedded().unwrap();
+            let model = catalog.model("claude-opus-4.8").unwrap();
+            let opts = FitOptions::default();
+            let mut r = HistoryReader::new(&opts).unwrap();
+            r.add_log(&UsageLog {
+                origin: "h.jsonl".into(),
+                calls,
+                ..Default::default()
+            });
+            let e = r.fit(model, &[], &opts).unwrap_err();
+            assert!(matches!(e, Error::Invalid { .. }), "{e}");
+            assert!(
+                e.to_string().contains(&format!(
+                    "{n} calls is more than a scenario session's limit of 100000"
+                )),
+                "{e}"
+            );
+        }
+    }
+
+    fn history() -> impl Strategy<Value = (Vec<LoggedCall>, String, bool, bool)> {
+        // Gaps from 1 ms to a year (log-uniform), a few sessions of up to 30 calls, prompts that
+        // grow, shrink (compactions) or stall, some without timestamps, and unicode names.
+        let conv = (
+            prop::collection::vec((-3.0f64..7.5, 0u64..5_000, 0u64..3, 1u64..4_000), 1..30),
+            -3.0f64..7.5,
+            any::<bool>(),
+            0u64..3_000,
+        );
+        (
+            prop::collection::vec(conv, 1..6),
+            "\\PC{0,12}[\u{0}-\u{1f}\u{7f}\u{80}-\u{9f}]{0,3}",
+            any::<bool>(),
+            any::<bool>(),
+        )
+            .prop_map(|(convs, name, mean, keep)| {
+                let mut calls = Vec::new();
+                let mut start = 0.0;
+                for (k, (steps, after, stamped, first)) in convs.into_iter().enumerate() {
+                    start += 10f64.powf(after);
+                    let (mut t, mut prompt) = (start, 2_000 + first);
+                    let s = format!("s{k}");
+                    for (gap, growth, shape, output) in steps {
+                        let read = if prompt > 2_000 { 2_000 } else { 0 };
+                        calls.push(call(&s, stamped.then_some(t), prompt, read, output));
+                        t += 10f64.powf(gap);
+                        prompt = match shape {
+                            0 => 2_000 + growth,
+                            _ => prompt + output + growth,
+                        };
+                    }
+                }
+                (calls, name, mean, keep)
+            })
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(64))]
+        /// `fit` on arbitrary legal histories writes a scenario that loads, or refuses the history
+        /// naming a limit; never an internal error.
+        #[test]
+        fn fit_writes_a_loadable_scenario_for_any_legal_history(
+            (calls, name, mean, keep) in history()
+        ) {
+            let opts = FitOptions {
+                lengths: if mean { SessionLengths::Mean } else { SessionLengths::Empirical },
+                split_compactions: !keep,
+                ..FitOptions::default()
+            };
+            let loaded = fit_and_load(calls, &name, &opts);
+            prop_assert!(loaded.is_ok(), "{}", loaded.unwrap_err());
+            if let Ok(Some(s)) = loaded {
+                prop_assert_eq!(s.name, name);
+            }
+        }
     }
 }

@@ -2,7 +2,7 @@
 
 use std::collections::BTreeMap;
 use std::io::Write;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use anyhow::{Context, Result};
@@ -93,12 +93,44 @@ pub(crate) struct CaptureArgs {
     pub command: Vec<String>,
 }
 
+/// The word of `command` (or its value after `=`, as in `--config=FILE`) that names the existing
+/// file `out` (same file: same device and inode, or same canonical path): `capture --out srv.py --
+/// python3 srv.py` replaced the server's own script (issue 29).
+fn command_file_at(out: &Path, command: &[String]) -> Option<String> {
+    let target = std::fs::metadata(out)
+        .ok()
+        .filter(std::fs::Metadata::is_file)?;
+    let id = crate::error::files::FileId::of(&target);
+    let canonical = std::fs::canonicalize(out).ok();
+    command.iter().find_map(|word| {
+        let value = word.split_once('=').map(|(_, v)| v);
+        [Some(word.as_str()), value]
+            .into_iter()
+            .flatten()
+            .find_map(|w| {
+                let meta = std::fs::metadata(w).ok()?;
+                let same = (id.is_some() && crate::error::files::FileId::of(&meta) == id)
+                    || (canonical.is_some() && std::fs::canonicalize(w).ok() == canonical);
+                same.then(|| w.to_string())
+            })
+    })
+}
+
 /// Runs `pcsim capture`.
 pub(crate) fn cmd_capture(a: CaptureArgs, out: &mut dyn Write) -> Result<()> {
     let opts = a.server.to_options()?;
     // Refused before the server is started.
     if let Some(path) = &a.out {
         report::check_output_path(path)?;
+        if let Some(arg) = command_file_at(path, &a.command) {
+            anyhow::bail!(crate::Error::invalid(
+                path.display().to_string(),
+                "--tools-out",
+                format!(
+                    "is `{arg}`, a file of the server's command line; pcsim never writes over its inputs (choose another output path)"
+                )
+            ));
+        }
     }
     let (program, args) = a.command.split_first().context("no command given")?;
     let label = a.command.join(" ");

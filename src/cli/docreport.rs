@@ -96,16 +96,17 @@ pub(crate) fn report_charts(
 /// it), every file atomically, saying `wrote FILE` for each (on standard output when it holds the
 /// table, else on standard error; not with `--quiet`).
 pub(crate) fn write(path: &Path, kind: Kind, doc: &Document, stdout_is_table: bool) -> Result<()> {
-    for (p, bytes) in doc.files(path, kind) {
-        report::write_atomic(&p, &bytes).with_context(|| format!("writing {}", p.display()))?;
-        if super::quiet() {
-            continue;
+    let written = doc
+        .write(path, kind)
+        .with_context(|| format!("writing {}", path.display()))?;
+    if !super::quiet() {
+        for p in &written {
+            let _ = if stdout_is_table {
+                writeln!(std::io::stdout(), "wrote {}", p.display())
+            } else {
+                writeln!(std::io::stderr(), "wrote {}", p.display())
+            };
         }
-        let _ = if stdout_is_table {
-            writeln!(std::io::stdout(), "wrote {}", p.display())
-        } else {
-            writeln!(std::io::stderr(), "wrote {}", p.display())
-        };
     }
     Ok(())
 }

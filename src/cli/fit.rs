@@ -183,11 +183,37 @@ pub(crate) fn cmd_fit(catalog: &Catalog, a: FitArgs, out: &mut dyn Write) -> Res
             .map_or("fitted".into(), |s| s.to_string_lossy().into_owned())
     });
     let toml = fit.scenario_toml(&name, &tool_files);
-    // The scenario must load as written (a fit that the loader refuses is pcsim's bug).
-    let scenario = Scenario::from_toml_str(&toml, &a.out.display().to_string(), &dir)
-        .map_err(|e| crate::Error::Internal(format!("the fitted scenario does not load: {e}")))?;
+    // The scenario must load as written. `fit` keeps within the scenario limits it can (durations,
+    // rates, session lengths, calls: capped or refused with the limit named, in the analysis); a
+    // limit left (e.g. a conversation's expected growth past 1,000,000,000 tokens) is the history's,
+    // refused as input beyond a limit, with the loader's message naming it.
+    let scenario =
+        Scenario::from_toml_str(&toml, &a.out.display().to_string(), &dir).map_err(|e| {
+            crate::Error::invalid(
+                files[0].display().to_string(),
+                "history",
+                format!("the fitted scenario would exceed a scenario limit: {e}"),
+            )
+        })?;
+    // At most as many check runs as the simulation limits allow for this scenario's size.
+    let per_run = (scenario.sessions as u64)
+        .saturating_mul(scenario.calls as u64)
+        .max(1);
+    let runs_allowed = (crate::sim::request::MAX_SIMULATED_CALLS / per_run).max(1);
+    let check_runs = if a.check_runs > runs_allowed {
+        eprintln_safe!(
+            "note: {runs_allowed} check runs instead of {}: {} sessions x {} calls per run, at most {} simulated calls",
+            a.check_runs,
+            scenario.sessions,
+            scenario.calls,
+            crate::sim::request::MAX_SIMULATED_CALLS
+        );
+        runs_allowed
+    } else {
+        a.check_runs
+    };
     // Does the scenario reproduce the history? Its runs' p5–p95 against the logged total.
-    let check = match a.check_runs {
+    let check = match check_runs {
         0 => None,
         runs => Some(check_fit(
             catalog,

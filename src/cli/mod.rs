@@ -424,10 +424,74 @@ pub(crate) fn print_report(
     Ok(())
 }
 
+/// Most worker threads of pcsim's parallel work, per core and in all (`RAYON_NUM_THREADS` above
+/// is capped): the work is split per core, and 600 threads under a memory limit made rayon panic
+/// (issue 29).
+const MAX_THREADS_PER_CORE: usize = 4;
+/// See [`MAX_THREADS_PER_CORE`].
+const MAX_THREADS: usize = 64;
+
+/// Builds rayon's global pool with the threads asked for (`RAYON_NUM_THREADS`, else one per core),
+/// capped by [`MAX_THREADS_PER_CORE`] and [`MAX_THREADS`], and by what can be started now. Rayon
+/// builds its global pool once, leaks the threads of a failed build and panics on first use, so
+/// the threads are first tried as plain threads (all alive at once, each with an allocation, as a
+/// worker has its own memory arena); when not all start, half of those that did are used, leaving
+/// memory for the work. With not even one thread, the failure is the error.
+fn init_thread_pool() -> Result<()> {
+    use std::sync::atomic::{AtomicBool, Ordering};
+    use std::sync::Arc;
+    let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
+    let wanted = std::env::var("RAYON_NUM_THREADS")
+        .ok()
+        .and_then(|v| v.trim().parse::<usize>().ok())
+        .filter(|&n| n > 0)
+        .unwrap_or(cores)
+        .min(cores.saturating_mul(MAX_THREADS_PER_CORE))
+        .min(MAX_THREADS);
+    let done = Arc::new(AtomicBool::new(false));
+    let started: Vec<_> = (0..wanted)
+        .map_while(|_| {
+            let done = Arc::clone(&done);
+            std::thread::Builder::new()
+                .spawn(move || {
+                    let held = std::hint::black_box(vec![0u8; 4096]);
+                    while !done.load(Ordering::SeqCst) {
+                        std::thread::park_timeout(std::time::Duration::from_millis(5));
+                    }
+                    drop(held);
+                })
+                .ok()
+        })
+        .collect();
+    let n = match started.len() {
+        k if k == wanted => wanted,
+        k => (k / 2).max(1),
+    };
+    done.store(true, Ordering::SeqCst);
+    for t in started {
+        t.thread().unpark();
+        let _ = t.join();
+    }
+    rayon::ThreadPoolBuilder::new()
+        .num_threads(n)
+        .build_global()
+        .map_err(|e| anyhow::anyhow!("cannot start {n} worker thread(s): {e}"))?;
+    if n < wanted {
+        eprintln_safe!(
+            "note: {n} worker threads instead of {wanted}: no more could be started (memory or process limits)"
+        );
+    }
+    Ok(())
+}
+
 /// The `pcsim` program: parses the process arguments, runs the command and maps errors to exit
 /// codes (0 ok, 2 user error, 1 internal error). The binary is this one call.
 pub fn main() -> std::process::ExitCode {
     let cli = Cli::parse();
+    if let Err(e) = init_thread_pool() {
+        let _ = writeln!(std::io::stderr(), "error: {e:#}");
+        return std::process::ExitCode::from(1);
+    }
     // Every input file read from here on is remembered, so no report can be written over one.
     crate::base::files::protect_inputs();
     // An interruption removes the temporary files of reports being written (the program's own

@@ -416,11 +416,30 @@ pub(crate) fn cmd_replay(catalog: &Catalog, a: ReplayArgs, out: &mut dyn Write) 
     };
     match format {
         Format::Json => {
-            let results: Vec<serde_json::Value> = accs
+            // Serialized straight to the output: the per-call rows are written from the kept
+            // results, never copied into a JSON tree or a string (1M calls took 5.5 GB, issue 29).
+            #[derive(serde::Serialize)]
+            struct ResultJson<'a> {
+                #[serde(flatten)]
+                head: serde_json::Value,
+                #[serde(skip_serializing_if = "Option::is_none")]
+                calls: Option<&'a [crate::analysis::replay::CallComparison]>,
+            }
+            #[derive(serde::Serialize)]
+            struct ReplayJson<'a> {
+                #[serde(flatten)]
+                head: serde_json::Value,
+                results: Vec<ResultJson<'a>>,
+                #[serde(skip_serializing_if = "Option::is_none")]
+                counterfactual: Option<serde_json::Value>,
+                #[serde(skip_serializing_if = "Option::is_none")]
+                invoice: Option<serde_json::Value>,
+            }
+            let results: Vec<ResultJson> = accs
                 .iter()
                 .enumerate()
                 .map(|(i, acc)| {
-                    let mut v = serde_json::json!({
+                    let head = serde_json::json!({
                         "model": acc.models.join("+"),
                         "models": acc.models,
                         "strategy": acc.strategies.join(" / "),
@@ -432,13 +451,13 @@ pub(crate) fn cmd_replay(catalog: &Catalog, a: ReplayArgs, out: &mut dyn Write) 
                         "calls_total": acc.total.calls,
                         "totals_by": groups_json(&acc.groups),
                     });
-                    if let Some((_, rs)) = &kept {
-                        v["calls"] = serde_json::to_value(&rs[i].calls).unwrap_or_default();
+                    ResultJson {
+                        head,
+                        calls: kept.as_ref().map(|(_, rs)| rs[i].calls.as_slice()),
                     }
-                    v
                 })
                 .collect();
-            let v = serde_json::json!({
+            let head = serde_json::json!({
                 "log": origin,
                 "files": read.files,
                 "files_skipped": read.files_skipped,
@@ -463,19 +482,19 @@ pub(crate) fn cmd_replay(catalog: &Catalog, a: ReplayArgs, out: &mut dyn Write) 
                 "unpriced_models": read.unpriced,
                 "calls_without_model_at_file_model": read.unnamed_at_file_model,
                 "file_warnings": read.file_warnings,
-                "results": results,
             });
-            let mut v = v;
-            if let Some(ch) = &change {
-                v["counterfactual"] = serde_json::json!({
-                    "change": ch.describe(),
-                    "results": counterfactuals,
-                });
-            }
-            if let Some(r) = &invoice {
-                v["invoice"] = serde_json::to_value(r)?;
-            }
-            out.write_all(report::to_json(&v)?.as_bytes())?;
+            let v = ReplayJson {
+                head,
+                results,
+                counterfactual: change.as_ref().map(|ch| {
+                    serde_json::json!({
+                        "change": ch.describe(),
+                        "results": counterfactuals,
+                    })
+                }),
+                invoice: invoice.as_ref().map(serde_json::to_value).transpose()?,
+            };
+            report::write_json(&mut *out, &v)?;
         }
         Format::Table | Format::Csv => {
             let conv = read.conversations;

@@ -230,6 +230,12 @@ mod cleanup {
                     libc::sigaction(sig, &action, std::ptr::null_mut());
                 }
             }
+            // A write past the file-size limit (`ulimit -f`) fails with EFBIG instead of killing
+            // the process, so the report's error path removes its temporary file (issue 29).
+            // SAFETY: setting a signal's disposition to ignore is async-signal-safe and global.
+            unsafe {
+                libc::signal(libc::SIGXFSZ, libc::SIG_IGN);
+            }
         });
     }
 

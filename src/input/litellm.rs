@@ -80,6 +80,7 @@ pub const MAX_IMPORT_ENTRIES: usize = 10_000;
 
 /// Imports `text` (the JSON database); `keys` selects entries (all chat models when empty).
 pub fn import(text: &str, origin: &str, keys: &[String]) -> Result<Import> {
+    crate::error::check_json_values(text, origin)?;
     let v: Value = serde_json::from_str(text)
         .map_err(|e| Error::parse(origin, format!("not valid JSON: {e}")))?;
     let db = v.as_object().ok_or_else(|| {

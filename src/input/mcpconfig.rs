@@ -691,16 +691,42 @@ pub fn parse_document(
     let kind = opts.client.or(by_path.filter(|c| *c != Client::Generic));
     let v: Value = match kind {
         Some(Client::Codex) => {
+            crate::error::check_toml_size(text.len(), origin)?;
             let t: toml::Value = toml::from_str(text)
                 .map_err(|e| Error::parse(origin, format!("not valid TOML: {e}")))?;
             serde_json::to_value(t).map_err(|e| Error::parse(origin, e))?
         }
         Some(Client::Continue | Client::Goose) if !text.trim_start().starts_with('{') => {
+            // The YAML parser holds a document's events too: 48 MB of list items took 2 GB.
+            if text.len() as u64 > crate::error::MAX_TOML_BYTES {
+                return Err(Error::invalid(
+                    origin,
+                    "size",
+                    format!(
+                        "{} bytes is more than the {}-byte limit of a YAML file",
+                        text.len(),
+                        crate::error::MAX_TOML_BYTES
+                    ),
+                ));
+            }
             serde_yaml_ng::from_str(text)
                 .map_err(|e| Error::parse(origin, format!("not valid YAML: {e}")))?
         }
-        _ => serde_json::from_str(&strip_jsonc(text))
-            .map_err(|e| Error::parse(origin, format!("not valid JSON: {e}")))?,
+        _ => {
+            let text = strip_jsonc(text);
+            crate::error::check_json_values(&text, origin)?;
+            let v = serde_json::from_str(&text)
+                .map_err(|e| Error::parse(origin, format!("not valid JSON: {e}")))?;
+            // Two equal keys in one object: the JSON parse keeps the last (a server lost).
+            if let Some(key) = crate::input::json_keys::first_duplicate_key(&text) {
+                return Err(Error::invalid(
+                    origin,
+                    key,
+                    "this key appears twice in one object; only the last would count (remove or rename one)",
+                ));
+            }
+            v
+        }
     };
     let client = match kind {
         // A YAML file outside Goose's folder that holds Goose's `extensions` map.

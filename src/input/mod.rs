@@ -5,6 +5,7 @@
 
 pub mod capture;
 mod genai_check;
+pub(crate) mod json_keys;
 pub mod litellm;
 pub mod litellm_check;
 mod litellm_entry;

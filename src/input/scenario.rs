@@ -421,6 +421,7 @@ impl Scenario {
                 format!("not a scenario (TOML) but {kind}"),
             ));
         }
+        crate::error::check_toml_size(text.len(), &path.display().to_string())?;
         let base = path.parent().unwrap_or(Path::new("."));
         Self::from_toml_str(&text, &path.display().to_string(), base)
     }

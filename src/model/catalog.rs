@@ -314,7 +314,7 @@ impl Catalog {
         // writes): its families replace the built-in ones of the same id.
         let mut overlaid_on = None;
         if raw.model.is_empty() && !raw.family.is_empty() && text != EMBEDDED_CATALOG {
-            raw = overlay_on_builtin(raw)?;
+            raw = overlay_on_builtin(raw, origin)?;
             overlaid_on = Some(BUILTIN_ORIGIN.to_string());
         }
         Self::from_raw(raw, text, origin, overlaid_on)
@@ -329,7 +329,7 @@ impl Catalog {
         if text == EMBEDDED_CATALOG {
             return Self::from_raw(raw, text, origin, None);
         }
-        let raw = overlay_on_builtin(raw)?;
+        let raw = overlay_on_builtin(raw, origin)?;
         Self::from_raw(raw, text, origin, Some(BUILTIN_ORIGIN.to_string()))
     }
 
@@ -570,7 +570,39 @@ impl Catalog {
 /// The built-in catalog with `over`'s entries laid on it by id: a family, model or price sheet of
 /// `over` replaces the built-in one of the same id (in its place) or is added at the end. A model
 /// of `over` whose id is a built-in model's alias takes that id over (the alias is dropped).
-fn overlay_on_builtin(over: RawCatalog) -> Result<RawCatalog> {
+/// The first id that `items` define twice, with the 1-based positions of both definitions.
+fn defined_twice<T>(items: &[T], id: impl Fn(&T) -> &str) -> Option<(String, usize, usize)> {
+    let mut seen = std::collections::HashMap::new();
+    for (i, x) in items.iter().enumerate() {
+        if let Some(&first) = seen.get(id(x)) {
+            return Some((id(x).to_string(), first + 1, i + 1));
+        }
+        seen.insert(id(x), i);
+    }
+    None
+}
+
+fn overlay_on_builtin(over: RawCatalog, origin: &str) -> Result<RawCatalog> {
+    // Within the overlay, an id defined twice is refused naming both (the last won silently, issue
+    // 29); replacing a built-in entry of the same id is what an overlay is for.
+    let twice = [
+        ("model", defined_twice(&over.model, |m| m.id.as_str())),
+        ("family", defined_twice(&over.family, |f| f.id.as_str())),
+        (
+            "price_sheet",
+            defined_twice(&over.price_sheet, |p| p.id.as_str()),
+        ),
+        ("tracker", defined_twice(&over.tracker, |t| t.id.as_str())),
+    ];
+    for (table, dup) in twice {
+        if let Some((id, a, b)) = dup {
+            return Err(Error::invalid(
+                origin,
+                format!("{table} `{id}`"),
+                format!("defined twice: [[{table}]] entries {a} and {b} of this file (keep one)"),
+            ));
+        }
+    }
     let mut base: RawCatalog = toml::from_str(EMBEDDED_CATALOG)
         .map_err(|e| crate::error::toml_error(BUILTIN_ORIGIN, EMBEDDED_CATALOG, &e))?;
     fn lay<T>(base: &mut Vec<T>, over: Vec<T>, id: impl Fn(&T) -> &str) {

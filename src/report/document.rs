@@ -557,16 +557,32 @@ impl Document {
         }
     }
 
-    /// Writes the report as `--report path` does: [`Document::files`] in order, each atomically
-    /// ([`super::write_atomic`]: a reader never sees a half-written file, and only a regular file
-    /// is replaced), so the Markdown never links a missing picture. Returns the paths written.
+    /// Writes the report as `--report path` does: HTML atomically ([`super::write_atomic`]: a
+    /// reader never sees a half-written file, and only a regular file is replaced); Markdown and
+    /// its PNGs as one set ([`super::write_set`]: every file complete before any is renamed into
+    /// place), so the Markdown never links a missing picture and a failure (a full disk) leaves
+    /// the old set whole. Returns the paths written.
     pub fn write(&self, path: &Path, format: ReportFormat) -> Result<Vec<PathBuf>> {
-        let mut written = Vec::new();
-        for (p, bytes) in self.files(path, format) {
-            super::write_atomic(&p, &bytes)?;
-            written.push(p);
+        let files = self.files(path, format);
+        if let [(p, bytes)] = files.as_slice() {
+            super::write_atomic(p, bytes)?;
+            return Ok(vec![p.clone()]);
         }
-        Ok(written)
+        let dir = path
+            .parent()
+            .filter(|p| !p.as_os_str().is_empty())
+            .unwrap_or(Path::new("."));
+        let names: Vec<(String, &[u8])> = files
+            .iter()
+            .map(|(p, bytes)| {
+                let name = p
+                    .file_name()
+                    .map_or("report.md".into(), |n| n.to_string_lossy().into_owned());
+                (name, bytes.as_slice())
+            })
+            .collect();
+        let set: Vec<(&str, &[u8])> = names.iter().map(|(n, b)| (n.as_str(), *b)).collect();
+        super::write_set(dir, &set)
     }
 
     /// Every chart of the document, in order.

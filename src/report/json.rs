@@ -13,3 +13,18 @@ pub(crate) fn to_json<T: Serialize>(value: &T) -> Result<String> {
         })
         .map_err(|e| Error::Internal(format!("cannot encode JSON: {e}")))
 }
+
+/// Pretty JSON of any report written straight to `out`, with a trailing newline: nothing is built
+/// in memory first, so a report of a million per-call rows costs no more than its rows.
+pub(crate) fn write_json<T: Serialize>(out: &mut dyn std::io::Write, value: &T) -> Result<()> {
+    serde_json::to_writer_pretty(&mut *out, value)
+        .and_then(|()| out.write_all(b"\n").map_err(serde_json::Error::io))
+        .map_err(|e| match e.io_error_kind() {
+            Some(kind) => Error::Io {
+                path: "standard output".into(),
+                action: "writing",
+                source: std::io::Error::new(kind, e.to_string()),
+            },
+            None => Error::Internal(format!("cannot encode JSON: {e}")),
+        })
+}

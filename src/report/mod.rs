@@ -56,6 +56,8 @@ pub fn to_json<T: serde::Serialize>(value: &T) -> Result<String> {
     json::to_json(value)
 }
 
+pub(crate) use json::write_json;
+
 /// Writes a file atomically: a temporary file in the same folder, then a rename, so a reader never
 /// sees a half-written report and an existing file is replaced whole or not at all. Only a regular
 /// file (or nothing) is replaced; in the `pcsim` program, never a file it read as input.
@@ -218,19 +220,20 @@ fn write_members(
     let mut temps: Vec<TempFile> = Vec::with_capacity(paths.len());
     for (i, p) in paths.iter().enumerate() {
         let tmp_path = side_path(p, "tmp");
-        let (tmp, file) = TempFile::create(tmp_path.clone())
-            .map_err(|e| set_error(io("cannot create", &tmp_path)(e), &unchanged(paths)))?;
-        let mut out = std::io::BufWriter::new(file);
-        write(i, &mut out)
-            .map_err(|e| set_error(io("cannot write", &tmp_path)(e), &unchanged(paths)))?;
-        let file = out.into_inner().map_err(|e| {
+        let (tmp, file) = TempFile::create(tmp_path.clone()).map_err(|e| {
             set_error(
-                io("cannot write", &tmp_path)(e.into_error()),
+                io("cannot create a temporary file for", p)(e),
                 &unchanged(paths),
             )
         })?;
+        let mut out = std::io::BufWriter::new(file);
+        // Errors name the report, not its temporary file (issue 29: `.x.tmp-PID-0` was named).
+        write(i, &mut out).map_err(|e| set_error(io("cannot write", p)(e), &unchanged(paths)))?;
+        let file = out
+            .into_inner()
+            .map_err(|e| set_error(io("cannot write", p)(e.into_error()), &unchanged(paths)))?;
         file.sync_all()
-            .map_err(|e| set_error(io("cannot write", &tmp_path)(e), &unchanged(paths)))?;
+            .map_err(|e| set_error(io("cannot write", p)(e), &unchanged(paths)))?;
         if existed[i] {
             if let Ok(meta) = std::fs::metadata(p) {
                 // Keep the permissions of the file being replaced (best effort).

@@ -55,12 +55,14 @@ fn pricing_of(catalog: &Catalog) -> Option<String> {
     (!seen.is_empty()).then(|| seen.join("; "))
 }
 
-/// The scenario text as simulated: the file, or the built-in default.
+/// The scenario text as simulated: the file, or the built-in default. Read as inputs are (a
+/// regular file only, never waited on, at most the TOML size limit): a FIFO swapped in for the
+/// scenario hung the report, and `/dev/zero` read 2 GB (issue 29).
 fn scenario_text(scenario: &Scenario) -> Option<String> {
     if scenario.origin == "built-in default scenario" {
         return Some(DEFAULT_SCENARIO.to_string());
     }
-    std::fs::read_to_string(&scenario.origin).ok()
+    crate::error::read_toml_text(std::path::Path::new(&scenario.origin)).ok()
 }
 
 /// What every simulated report assumes, from the scenario.
@@ -880,5 +882,34 @@ pub(crate) fn diff_document(
         scenario_text: scenario_a.and_then(scenario_text),
         prices: price_sources(&models_of(catalog, &ids)),
         provenance: provenance(catalog, scenario_a, command_line),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A scenario path that has become a FIFO or a device since it was loaded is not read.
+    #[cfg(target_os = "linux")]
+    #[test]
+    fn the_scenario_text_of_a_report_is_never_read_from_a_fifo_or_device() {
+        let dir = tempfile::tempdir().unwrap();
+        let fifo = dir.path().join("s.toml");
+        let made = std::process::Command::new("mkfifo")
+            .arg(&fifo)
+            .status()
+            .unwrap();
+        assert!(made.success());
+        for origin in [fifo.to_str().unwrap(), "/dev/zero"] {
+            let s = Scenario::from_toml_str(DEFAULT_SCENARIO, origin, std::path::Path::new("."))
+                .unwrap();
+            let (tx, rx) = std::sync::mpsc::channel();
+            std::thread::spawn(move || {
+                let _ = tx.send(scenario_text(&s).map(|t| t.len()));
+            });
+            // A read that waits on the FIFO never answers (the thread is left blocked).
+            let text = rx.recv_timeout(std::time::Duration::from_secs(20));
+            assert_eq!(text, Ok(None), "{origin}");
+        }
     }
 }

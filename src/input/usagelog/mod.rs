@@ -234,10 +234,14 @@ pub(crate) fn read_log(reader: impl Read, origin: &str) -> Result<UsageLog> {
     };
     let mut state = FileState::default();
     let mut first = String::new();
-    let io = |e: std::io::Error| Error::Io {
-        path: origin.into(),
-        action: "reading",
-        source: e,
+    let io = |e: std::io::Error| match e.kind() {
+        // A line or document past its limit (`read_line`, below): input beyond a limit.
+        std::io::ErrorKind::FileTooLarge => Error::invalid(origin, "size", e.to_string()),
+        _ => Error::Io {
+            path: origin.into(),
+            action: "reading",
+            source: e,
+        },
     };
     // Skip leading blank lines; the first line decides between JSON Lines and one document.
     let mut line_no = 0usize;
@@ -249,6 +253,10 @@ pub(crate) fn read_log(reader: impl Read, origin: &str) -> Result<UsageLog> {
         }
         line_no += 1;
         log.bytes += n as u64;
+        // A UTF-8 byte-order mark (Windows tools write one) is not part of the first record.
+        if line_no == 1 && first.starts_with('\u{feff}') {
+            first.drain(..3);
+        }
         if !first.trim().is_empty() {
             break;
         }
@@ -260,7 +268,13 @@ pub(crate) fn read_log(reader: impl Read, origin: &str) -> Result<UsageLog> {
     if !lead.is_empty() && !one_line_record {
         // One JSON document over several lines (or garbage): read it whole.
         let mut rest = first.clone();
-        r.read_to_string(&mut rest).map_err(io)?;
+        r.by_ref()
+            .take(MAX_LOG_LINE_BYTES + 1)
+            .read_to_string(&mut rest)
+            .map_err(io)?;
+        if rest.len() as u64 > MAX_LOG_LINE_BYTES {
+            return Err(io(too_large("a log that is one JSON document")));
+        }
         log.bytes = rest.len() as u64;
         match serde_json::from_str::<&RawValue>(&rest) {
             Ok(raw) => {
@@ -329,10 +343,30 @@ pub(crate) fn read_log(reader: impl Read, origin: &str) -> Result<UsageLog> {
     Ok(log)
 }
 
-/// Reads one line including its newline; invalid UTF-8 is replaced (it can only be in strings).
+/// Longest line of a JSON Lines log, and longest log that is one JSON document, in bytes (the
+/// size limit of an input file): a line is held whole while it is parsed, so an 8 GB sparse file
+/// (one line of zeros) aborted and a 1 GB line took 2 GB (issue 29).
+pub(crate) const MAX_LOG_LINE_BYTES: u64 = crate::error::MAX_INPUT_BYTES;
+
+/// The refusal of `what` past [`MAX_LOG_LINE_BYTES`].
+fn too_large(what: &str) -> std::io::Error {
+    std::io::Error::new(
+        std::io::ErrorKind::FileTooLarge,
+        format!("{what} is longer than the {MAX_LOG_LINE_BYTES}-byte limit of a log line"),
+    )
+}
+
+/// Reads one line including its newline, at most [`MAX_LOG_LINE_BYTES`] (else an error of kind
+/// `FileTooLarge`); invalid UTF-8 is replaced (it can only be in strings).
 fn read_line(r: &mut impl BufRead, buf: &mut String) -> std::io::Result<usize> {
     let mut bytes = Vec::new();
-    let n = r.read_until(b'\n', &mut bytes)?;
+    let n = r
+        .by_ref()
+        .take(MAX_LOG_LINE_BYTES + 1)
+        .read_until(b'\n', &mut bytes)?;
+    if n as u64 > MAX_LOG_LINE_BYTES {
+        return Err(too_large("a line"));
+    }
     match String::from_utf8(bytes) {
         Ok(s) => buf.push_str(&s),
         Err(e) => buf.push_str(&String::from_utf8_lossy(e.as_bytes())),
