@@ -76,6 +76,20 @@ fn write_folder(dir: &Path, mb: u64) -> (Vec<PathBuf>, u64) {
     (files, bytes)
 }
 
+/// CPU seconds of this process so far (user + system, every thread), from /proc/self/stat; `None`
+/// where there is no /proc.
+fn cpu_seconds() -> Option<f64> {
+    let stat = std::fs::read_to_string("/proc/self/stat").ok()?;
+    // Fields after the command name (which may hold spaces) in parentheses: utime and stime are
+    // the 12th and 13th of them.
+    let rest = stat.rsplit_once(')')?.1;
+    let f: Vec<&str> = rest.split_whitespace().collect();
+    let ticks: f64 = f.get(11)?.parse::<f64>().ok()? + f.get(12)?.parse::<f64>().ok()?;
+    // SAFETY: sysconf only reads a configuration value.
+    let hz = unsafe { libc::sysconf(libc::_SC_CLK_TCK) };
+    (hz > 0).then(|| ticks / hz as f64)
+}
+
 fn load_average() -> String {
     std::fs::read_to_string("/proc/loadavg")
         .map(|s| s.split_whitespace().take(3).collect::<Vec<_>>().join(" "))
@@ -118,18 +132,27 @@ fn main() {
             .build()
             .expect("rayon pool");
         let before = load_average();
-        let mut secs = f64::INFINITY;
+        let (mut secs, mut cpu) = (f64::INFINITY, None);
         let mut print = String::new();
         for _ in 0..passes {
-            let t = Instant::now();
+            let (t, c) = (Instant::now(), cpu_seconds());
             let o = pool
                 .install(|| replay_logs(&catalog, &request))
                 .expect("replay of the bench folder");
-            secs = secs.min(t.elapsed().as_secs_f64());
+            let wall = t.elapsed().as_secs_f64();
+            if wall < secs {
+                secs = wall;
+                cpu = c.zip(cpu_seconds()).map(|(a, b)| b - a);
+            }
             print = fingerprint(&o);
         }
+        // CPU seconds over wall seconds: the cores the pass actually got (on a busy machine, two
+        // threads may get little more than one core between them).
+        let cores = cpu.map_or("unknown".into(), |c| {
+            format!("{c:.2} s CPU, {:.2} cores busy", c / secs)
+        });
         println!(
-            "replay_folder: {threads} thread{}: best of {passes} passes {secs:.2} s wall, {:.1} MB/s (load average before {before}, after {})",
+            "replay_folder: {threads} thread{}: best of {passes} passes {secs:.2} s wall ({cores}), {:.1} MB/s (load average before {before}, after {})",
             if threads == 1 { "" } else { "s" },
             bytes as f64 / 1e6 / secs,
             load_average()
