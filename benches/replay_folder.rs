@@ -90,6 +90,17 @@ fn cpu_seconds() -> Option<f64> {
     (hz > 0).then(|| ticks / hz as f64)
 }
 
+/// Seconds the threads of this process have spent runnable but waiting for a core (summed over
+/// its threads, from /proc/self/task/*/schedstat); `None` where the kernel does not say.
+fn runqueue_wait_seconds() -> Option<f64> {
+    let mut ns = 0u64;
+    for task in std::fs::read_dir("/proc/self/task").ok()? {
+        let stat = std::fs::read_to_string(task.ok()?.path().join("schedstat")).ok()?;
+        ns += stat.split_whitespace().nth(1)?.parse::<u64>().ok()?;
+    }
+    Some(ns as f64 / 1e9)
+}
+
 fn load_average() -> String {
     std::fs::read_to_string("/proc/loadavg")
         .map(|s| s.split_whitespace().take(3).collect::<Vec<_>>().join(" "))
@@ -132,10 +143,10 @@ fn main() {
             .build()
             .expect("rayon pool");
         let before = load_average();
-        let (mut secs, mut cpu) = (f64::INFINITY, None);
+        let (mut secs, mut cpu, mut waited) = (f64::INFINITY, None, None);
         let mut print = String::new();
         for _ in 0..passes {
-            let (t, c) = (Instant::now(), cpu_seconds());
+            let (t, c, q) = (Instant::now(), cpu_seconds(), runqueue_wait_seconds());
             let o = pool
                 .install(|| replay_logs(&catalog, &request))
                 .expect("replay of the bench folder");
@@ -143,6 +154,7 @@ fn main() {
             if wall < secs {
                 secs = wall;
                 cpu = c.zip(cpu_seconds()).map(|(a, b)| b - a);
+                waited = q.zip(runqueue_wait_seconds()).map(|(a, b)| b - a);
             }
             print = fingerprint(&o);
         }
@@ -151,8 +163,9 @@ fn main() {
         let cores = cpu.map_or("unknown".into(), |c| {
             format!("{c:.2} s CPU, {:.2} cores busy", c / secs)
         });
+        let waited = waited.map_or("unknown".into(), |w| format!("{w:.2} s"));
         println!(
-            "replay_folder: {threads} thread{}: best of {passes} passes {secs:.2} s wall ({cores}), {:.1} MB/s (load average before {before}, after {})",
+            "replay_folder: {threads} thread{}: best of {passes} passes {secs:.2} s wall ({cores}; threads waited {waited} for a core), {:.1} MB/s (load average before {before}, after {})",
             if threads == 1 { "" } else { "s" },
             bytes as f64 / 1e6 / secs,
             load_average()
