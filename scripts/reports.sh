@@ -49,3 +49,8 @@ for f in tests/fixtures/usage/*.json tests/fixtures/usage/*.jsonl; do
 done
 rec replay-all replay tests/fixtures/usage --format json
 rec replay-bad-gap replay tests/fixtures/usage/two_sessions.jsonl --gap-seconds=-1
+rec replay-all-table replay tests/fixtures/usage --all-calls
+rec replay-all-models replay tests/fixtures/usage --model claude-opus-4.8 --model gpt-5.6 --strategy none --strategy cached --prefix-tokens 1500
+rec replay-all-change replay tests/fixtures/usage --tool-tokens-delta 500 --invoice-usd 3
+rec replay-all-change-json replay tests/fixtures/usage --model claude-opus-4.8 --tool-tokens-delta -200 --invoice-usd 3 --format json
+rec replay-one-change replay tests/fixtures/usage/two_sessions.jsonl --tool-tokens-delta 300 --all-calls

@@ -572,9 +572,11 @@ def replay_files(
     skip_bad: bool = True,
     catalog: Optional[Catalog] = None,
 ) -> ReplayResult:
-    """Replays each log file on its own (as ``pcsim replay`` does with several files): the unit of
-    work of a distributed replay, done in one native call with the GIL released. A file that
-    cannot be read, or whose model the catalog does not know, is skipped with its reason in
+    """Replays the log files with the library's replay, the one ``pcsim replay`` runs (files in
+    parallel, each file's figures listed on its own): the unit of work of a distributed replay,
+    done in one native call with the GIL released. Each call is billed at its own model unless
+    ``models`` names some; calls of models the catalog does not know are left out, and no priced
+    call at all raises. A file that cannot be read is skipped with its reason in
     ``.files_skipped`` when ``skip_bad`` (the command's behaviour with several files); otherwise
     its exception is raised."""
     cat = _catalog(catalog)

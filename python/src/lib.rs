@@ -13,14 +13,12 @@ use std::path::PathBuf;
 use std::sync::Arc;
 
 use pcsim::analysis::explain::{explain_paths, ExplainOptions};
-use pcsim::analysis::replay::{
-    infer_prefix_tokens, match_model, replay, uses_prefix_anchors, ReplayOptions,
-};
+use pcsim::analysis::replay::ReplayOptions;
+use pcsim::analysis::replay_logs::{replay_logs, ReplayRequest};
 use pcsim::analysis::whatif::{self as whatif_analysis, ToolChange};
 use pcsim::analysis::{advise as advise_analysis, compare as compare_analysis};
 use pcsim::base::date::Day;
 use pcsim::input::trim::Trim;
-use pcsim::input::usagelog::load_log;
 use pcsim::model::catalog::{ModelSpec, MEASURED_MODELS};
 use pcsim::model::pricing::{PriceOverride, Pricing};
 use pcsim::model::render::TemplateKind;
@@ -740,13 +738,13 @@ fn tools_cost(
     })
 }
 
-/// `pcsim replay LOG...` over log files, each replayed on its own as the command does: JSON
-/// `{"files": [...], "files_skipped": [...]}`, one entry per replayed file with its counters and one
-/// result per (model, strategy). The model is the log's own (matched to the catalog) unless `models`
-/// names some; the stable prefix is inferred from the log when a strategy needs one and
-/// `prefix_tokens` is 0. With `skip_bad`, a file that cannot be read or names no known model is
-/// listed in `files_skipped` with the reason (the command's behaviour with several files); without
-/// it, its error is raised.
+/// `pcsim replay LOG...` over log files, by the library's replay of logs (`replay_logs`, the one
+/// the command calls): JSON `{"files": [...], "files_skipped": [...]}`, one entry per replayed file
+/// with its counters and one result per (model, strategy), each call on its own logged model (calls
+/// of models outside the catalog left out) unless `models` names some; the stable prefix is inferred
+/// from each log when a strategy needs one and `prefix_tokens` is 0. With `skip_bad`, a file that
+/// cannot be read is listed in `files_skipped` with the reason (the command's behaviour with several
+/// files); without it, its error is raised. No call priced at all is an error, as in the command.
 #[pyfunction]
 #[pyo3(signature = (catalog, paths, models, strategies, gap_seconds=30.0, prefix_tokens=0,
     session_gap_minutes=0.0, seed=None, keep_calls=false, skip_bad=false))]
@@ -772,134 +770,27 @@ fn replay_files(
                 format!("value {session_gap_minutes} must be a non-negative number"),
             ));
         }
-        let strategies: Vec<Strategy> = if strategies.is_empty() {
-            vec![Strategy::parse("cached")?]
-        } else {
-            strategies
-                .iter()
-                .map(|s| Strategy::parse(s))
-                .collect::<pcsim::Result<_>>()?
-        };
-        let chosen = if models.is_empty() {
-            Vec::new()
-        } else {
-            select(&catalog, &models)?
-        };
-        let base = ReplayOptions {
+        let mut request = ReplayRequest::new(paths);
+        request.strategies = strategies
+            .iter()
+            .map(|s| Strategy::parse(s))
+            .collect::<pcsim::Result<_>>()?;
+        request.models = models;
+        request.options = ReplayOptions {
             gap_seconds,
             prefix_tokens,
             session_gap_seconds: session_gap_minutes * 60.0,
             seed,
             ..ReplayOptions::default()
         };
-        let mut files = Vec::with_capacity(paths.len());
-        let mut skipped = Vec::new();
-        for path in &paths {
-            // As `pcsim replay`: a log that cannot be read, or whose model is unknown, is skipped
-            // among several; a failure of the replay itself is an error.
-            let loaded = load_log(path).and_then(|log| {
-                let models = if chosen.is_empty() {
-                    vec![log_model(&catalog, &log)?]
-                } else {
-                    chosen.clone()
-                };
-                Ok((log, models))
-            });
-            let (log, models) = match loaded {
-                Ok(x) => x,
-                Err(e) if skip_bad => {
-                    skipped.push(e.to_string());
-                    continue;
-                }
-                Err(e) => return Err(e),
-            };
-            files.push(replay_log(&log, &models, &strategies, &base, keep_calls)?);
-        }
-        report::to_json(&serde_json::json!({"files": files, "files_skipped": skipped}))
+        request.keep_calls = keep_calls;
+        request.skip_bad = skip_bad;
+        let outcome = replay_logs(&catalog, &request)?;
+        report::to_json(&serde_json::json!({
+            "files": outcome.files,
+            "files_skipped": outcome.files_skipped,
+        }))
     })
-}
-
-/// One log replayed on every (model, strategy): its counters and results, as JSON.
-fn replay_log(
-    log: &pcsim::input::usagelog::UsageLog,
-    models: &[&ModelSpec],
-    strategies: &[Strategy],
-    base: &ReplayOptions,
-    keep_calls: bool,
-) -> pcsim::Result<serde_json::Value> {
-    let mut opts = base.clone();
-    let mut prefix_inferred = None;
-    if strategies.iter().any(uses_prefix_anchors) && opts.prefix_tokens == 0 {
-        prefix_inferred = infer_prefix_tokens(&log.calls, &opts);
-        opts.prefix_tokens = prefix_inferred.unwrap_or(0);
-    }
-    let mut results = Vec::new();
-    for m in models {
-        for s in strategies {
-            let r = replay(log, m, s, &opts)?;
-            let mut v = serde_json::json!({
-                "model": r.model,
-                "strategy": r.strategy,
-                "conversations": r.conversations,
-                "calls_total": r.calls.len(),
-                "logged": r.logged,
-                "predicted": r.predicted,
-                "predicted_write_tokens_by_tier": r.predicted_write_tokens_by_tier,
-            });
-            if keep_calls {
-                v["calls"] = serde_json::to_value(&r.calls)
-                    .map_err(|e| Error::Internal(format!("replay calls as JSON: {e}")))?;
-            }
-            results.push(v);
-        }
-    }
-    Ok(serde_json::json!({
-        "log": log.origin,
-        "bytes": log.bytes,
-        "calls_logged": log.calls.len(),
-        "timestamps": log.calls.iter().filter(|c| c.unix_time.is_some()).count(),
-        "sidechain_calls": log.sidechain_calls,
-        "failed_calls": log.failed_calls,
-        "unreadable_records": log.unreadable,
-        "prefix_tokens_inferred": prefix_inferred,
-        "results": results,
-    }))
-}
-
-/// The model a log names most often (the first of equals), matched to the catalog, as `pcsim
-/// replay` chooses it when no model is given.
-fn log_model<'c>(
-    catalog: &'c Catalog,
-    log: &pcsim::input::usagelog::UsageLog,
-) -> pcsim::Result<&'c ModelSpec> {
-    let mut named: Vec<(&str, usize)> = Vec::new();
-    for m in log.calls.iter().filter_map(|c| c.model.as_deref()) {
-        match named.iter_mut().find(|(n, _)| *n == m) {
-            Some((_, k)) => *k += 1,
-            None => named.push((m, 1)),
-        }
-    }
-    let best = named
-        .iter()
-        .fold(None::<&(&str, usize)>, |best, x| match best {
-            Some(b) if b.1 >= x.1 => Some(b),
-            _ => Some(x),
-        })
-        .map(|(n, _)| *n);
-    match best {
-        Some(n) => match_model(catalog, n).ok_or_else(|| Error::Invalid {
-            file: log.origin.clone(),
-            field: "model".into(),
-            problem: format!(
-                "the log's model `{n}` is not in the catalog; choose one with models=[...]"
-            ),
-        }),
-        None => Err(Error::Invalid {
-            file: log.origin.clone(),
-            field: "model".into(),
-            problem: "the log names no model; choose one with models=[...]".into(),
-        }),
-    }
 }
 
 /// Dollars as pcsim prints them (`$0.000388`: six decimals).

@@ -14,28 +14,6 @@ def test_the_usage_fixtures_are_there():
     assert len(LOGS) >= 20
 
 
-# Logs on which `pcsim replay` applies issue 27's rules that the Python replay does not have yet:
-# each call at its own model's prices (a model switch; a model outside the catalog), the logged
-# 1-hour lifetime per write, sub-agent usage from progress lines. Strict: the day the Python replay
-# agrees, these fail as unexpected passes and the marks come off.
-NOT_YET_IN_PYTHON = {
-    "claude_code_model_switch.jsonl",
-    "claude_code_progress_1h.jsonl",
-    "claude_code_session.jsonl",
-    "cohere_chat.jsonl",
-    "helicone_export.json",
-    "langfuse_observations.json",
-}
-
-
-def _log_param(p):
-    if p.name in NOT_YET_IN_PYTHON:
-        return pytest.param(p, marks=pytest.mark.xfail(
-            strict=True, reason="pcsim replay's per-call models and logged lifetimes (issue 27) "
-                                "are not in the Python replay yet"))
-    return p
-
-
 def _same_totals(got: pcsim.ReplayTotals, expected: dict) -> None:
     assert (got.model, got.strategy) == (expected["model"], expected["strategy"])
     assert got.conversations == expected["conversations"]
@@ -49,7 +27,7 @@ def _same_totals(got: pcsim.ReplayTotals, expected: dict) -> None:
         assert b.cost_usd == pytest.approx(e["cost_usd"], rel=1e-12, abs=1e-12), side
 
 
-@pytest.mark.parametrize("log", [_log_param(p) for p in LOGS], ids=lambda p: p.name)
+@pytest.mark.parametrize("log", LOGS, ids=lambda p: p.name)
 def test_each_log_equals_pcsim_replay(log, cli, cli_json):
     p = cli("replay", str(log), "--format", "json", check=False)
     if p.returncode != 0:

@@ -14,7 +14,9 @@ pub mod breakeven;
 #[doc(hidden)]
 pub mod calibrate;
 pub mod compare;
-#[cfg(feature = "cli")]
+// Always built: `replay::replay_logs` (the Python bindings' replay too) sums the logged totals and a
+// tool-list change's counterfactual; the rest is the command line's.
+#[cfg_attr(not(feature = "cli"), allow(dead_code))]
 pub(crate) mod counterfactual;
 #[cfg(feature = "cli")]
 pub(crate) mod diff;
@@ -24,6 +26,7 @@ pub(crate) mod fit;
 #[cfg(feature = "cli")]
 pub(crate) mod fitdist;
 pub mod replay;
+pub mod replay_logs;
 #[cfg(feature = "cli")]
 pub(crate) mod toolreport;
 pub mod uncertainty;

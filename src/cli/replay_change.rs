@@ -1,14 +1,13 @@
 //! `replay`'s counterfactual flags (the logged calls re-billed with another tool list) and
 //! `--invoice-usd` (the logged total against an invoice). Kept apart from `replay.rs`, which only
-//! calls in here.
+//! calls in here; the sums and their table are in `analysis::replay` and `report::replay`.
 
 use std::path::PathBuf;
 
 use anyhow::Result;
 
-use crate::analysis::counterfactual::{Counterfactual, ToolListChange};
+use crate::analysis::counterfactual::ToolListChange;
 use crate::model::tools::load_tool_files;
-use crate::report::{table::TextTable, usd};
 
 /// Flags of `replay` that change the tool list of the logged calls, as `whatif` spells them.
 #[derive(Debug, clap::Args, Default)]
@@ -61,61 +60,4 @@ impl ChangeArgs {
         change.apply()?;
         Ok(Some(change))
     }
-}
-
-/// Adds one file's counterfactual to the sums per (model, strategy).
-pub(crate) fn add(sums: &mut Vec<Counterfactual>, cf: Counterfactual) {
-    match sums
-        .iter_mut()
-        .find(|s| s.model == cf.model && s.strategy == cf.strategy)
-    {
-        Some(s) => {
-            s.predicted_usd += cf.predicted_usd;
-            s.changed_usd += cf.changed_usd;
-            s.saving_usd += cf.saving_usd;
-            s.saving_percent = if s.predicted_usd > 0.0 {
-                s.saving_usd / s.predicted_usd * 100.0
-            } else {
-                0.0
-            };
-            s.changed.add(&cf.changed);
-        }
-        None => sums.push(cf),
-    }
-}
-
-/// The counterfactual as a table.
-pub(crate) fn table(change: &ToolListChange, sums: &[Counterfactual]) -> String {
-    let mut s = format!(
-        "\nCounterfactual: the logged calls with the tool list changed ({}):\n\n",
-        change.describe()
-    );
-    let mut t = TextTable::new(
-        &[
-            "model",
-            "strategy",
-            "tool tok/call",
-            "prefix tok",
-            "as logged $",
-            "changed $",
-            "saving $",
-            "saving %",
-        ],
-        &[false, false, true, true, true, true, true, true],
-    );
-    for c in sums {
-        t.row(vec![
-            c.model.clone(),
-            c.strategy.clone(),
-            format!("{:+}", c.tool_tokens_delta),
-            format!("{} -> {}", c.prefix_tokens, c.changed_prefix_tokens),
-            usd(c.predicted_usd),
-            usd(c.changed_usd),
-            usd(c.saving_usd),
-            format!("{:.1}%", c.saving_percent),
-        ]);
-    }
-    s.push_str(&t.render());
-    s.push_str("as logged: the logged prompts replayed on pcsim's rules; changed: the same calls (times, sessions, outputs) with every prompt and the stable prefix changed by the tool tokens\n");
-    s
 }

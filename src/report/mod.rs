@@ -15,6 +15,8 @@ pub(crate) mod explain;
 #[cfg(feature = "cli")]
 pub(crate) mod fit;
 pub(crate) mod json;
+#[cfg(feature = "cli")]
+pub(crate) mod replay;
 mod reports;
 pub(crate) mod scenario_file;
 pub(crate) mod table;

@@ -23,6 +23,7 @@ mod properties;
 mod reliability;
 mod reliability_third;
 mod replay_logs;
+mod replay_parallel;
 mod report;
 mod settings;
 mod snapshots;

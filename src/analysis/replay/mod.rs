@@ -19,6 +19,8 @@
 //!   outside the catalog named and left out.
 //! - `simulate.rs`: [`replay`] itself, and its content seed.
 //! - `tally.rs`: totals by day, session, project and model.
+//!
+//! Many files replayed (in parallel) and summed as `pcsim replay` does: [`crate::analysis::replay_logs`].
 
 mod conversations;
 mod own;
