@@ -21,6 +21,7 @@ mod diff;
 mod docreport;
 mod explain;
 mod fit;
+mod flags;
 mod import_litellm;
 mod models;
 mod outputs;
