@@ -13,7 +13,8 @@
 use serde::Serialize;
 
 use super::replay::{logged_usd, replay, ReplayOptions, ReplayResult, UsageLog};
-use crate::error::{closest, Error, Result};
+use crate::base::text::closest;
+use crate::error::{Error, Result};
 use crate::model::catalog::ModelSpec;
 use crate::model::strategy::Strategy;
 use crate::model::tools::Tool;

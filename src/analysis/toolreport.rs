@@ -6,7 +6,8 @@
 
 use serde::Serialize;
 
-use crate::error::{closest, Error, Result};
+use crate::base::text::closest;
+use crate::error::{Error, Result};
 use crate::input::trim::Trim;
 use crate::model::catalog::ModelSpec;
 use crate::model::render::TemplateKind;

@@ -11,7 +11,8 @@ use std::fmt::Write as _;
 
 use serde_json::Value;
 
-use crate::error::{closest, Error, Result};
+use crate::base::text::closest;
+use crate::error::{Error, Result};
 use crate::input::litellm_entry::{f, flatten_tiered, map_entry, q, Skip};
 use crate::model::catalog::{Catalog, Family};
 

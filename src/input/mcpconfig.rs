@@ -34,7 +34,8 @@ use std::path::{Path, PathBuf};
 use serde::Serialize;
 use serde_json::Value;
 
-use crate::error::{read_text, Error, Result};
+use crate::base::files::read_text;
+use crate::error::{Error, Result};
 use crate::input::capture::{capture_command, CaptureOptions};
 use crate::model::catalog::ModelSpec;
 use crate::model::strategy::Strategy;

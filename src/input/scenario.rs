@@ -5,8 +5,10 @@ use std::path::{Path, PathBuf};
 
 use serde::Deserialize;
 
+use crate::base::files::read_text;
 use crate::base::quantity::Quantity;
-use crate::error::{closest, num, read_text, Error, Result};
+use crate::base::text::{closest, num};
+use crate::error::{Error, Result};
 use crate::input::trim::Trim;
 use crate::model::tools::{load_tool_files_within, synthetic_tools, Tool};
 
@@ -433,7 +435,7 @@ impl Scenario {
 
     fn parse_and_validate(text: &str, origin: &str, base: &Path) -> Result<Self> {
         let raw: RawScenario =
-            toml::from_str(text).map_err(|e| crate::error::toml_error(origin, text, &e))?;
+            toml::from_str(text).map_err(|e| crate::base::tomlpos::toml_error(origin, text, &e))?;
         let inv = |field: &str, problem: String| Error::invalid(origin, field, problem);
         let quantity = |v: &Option<toml::Value>, field: &str, default: f64| -> Result<Quantity> {
             match v {

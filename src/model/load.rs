@@ -4,7 +4,8 @@
 
 use std::path::Path;
 
-use crate::error::{read_text, Error, Result};
+use crate::base::files::read_text;
+use crate::error::{Error, Result};
 use crate::model::catalog::{Catalog, EMBEDDED_CATALOG};
 use crate::model::strategy::Strategy;
 

@@ -183,7 +183,7 @@ impl UsageLog {
 
 /// Loads a log file, streaming JSON Lines (memory follows the number of calls, not the file size).
 pub fn load_log(path: &Path) -> Result<UsageLog> {
-    use crate::error::files::{open_input, OpenError};
+    use crate::base::files::{open_input, OpenError};
     // Opened without blocking and checked on the descriptor: a pipe or device is refused, never
     // waited on; the log is remembered as an input, so no report is written over it.
     let file = match open_input(path) {
@@ -727,7 +727,7 @@ fn count_raw(o: &Obj, key: &str, origin: &str, field: &str) -> Result<u64> {
 }
 
 /// Largest token count accepted in one field of one logged call: above any context window, and small
-/// enough that no sum over a log (at most [`crate::error::MAX_INPUT_BYTES`] of text, so a few
+/// enough that no sum over a log (at most [`crate::base::files::MAX_INPUT_BYTES`] of text, so a few
 /// million calls) can overflow a `u64`.
 pub(crate) const MAX_LOGGED_TOKENS: u64 = 1_000_000_000;
 
