@@ -1,5 +1,10 @@
 //! Scenario files: the agent session to simulate (tools, prompt growth, timing, tool-list events,
 //! sessions, models and strategies). See `examples/*.toml` and the README for the format.
+//!
+//! One concept, a scenario file read into a validated [`Scenario`]: the file's shape (`Raw*`), the
+//! validated form, and the one pass between them. The file is over 800 lines because that pass
+//! checks every field against its limit with an error that names it; it is not split by section
+//! yet (see `parse_and_validate`).
 
 use std::path::{Path, PathBuf};
 
@@ -433,6 +438,12 @@ impl Scenario {
         Self::parse_and_validate(text, origin, base).map_err(|e| e.located_in(text, origin))
     }
 
+    // About 430 lines, over the ~120 the house allows, for a reason: the sections are validated in
+    // the file's dependency order in one pass (strategies, then the tool files whose bytes and
+    // synthetic parameters count against shared limits, then the session, the sessions and the
+    // events that refer to both), and most steps share the running totals and the `inv`/`quantity`
+    // closures that make errors name their field. Splitting it per section (issue 28) means passing
+    // that state explicitly; left for a follow-up, as the output must stay byte-identical.
     fn parse_and_validate(text: &str, origin: &str, base: &Path) -> Result<Self> {
         let raw: RawScenario =
             toml::from_str(text).map_err(|e| crate::base::tomlpos::toml_error(origin, text, &e))?;
