@@ -111,7 +111,7 @@
 //! # Ok::<(), pcsim::Error>(())
 //! ```
 
-#![warn(missing_docs)]
+#![deny(missing_docs)]
 // Every type a public signature or field shows can be named and has its page in the docs.
 #![warn(unnameable_types)]
 // Without the `cli` feature the analyses only the program runs (fit, diff, tools, sweep, calibrate,

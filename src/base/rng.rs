@@ -8,15 +8,19 @@
 //! needs reproducible, well-distributed streams, not unpredictability, so nothing is lost.
 //!
 //! Implemented here (30 lines, checked against the reference implementation's output below) rather
-//! than taken from a crate so the streams, and therefore every stochastic result, can never change
-//! with a dependency update.
+//! than taken from a crate, so the raw 64-bit stream of a seed cannot change with a dependency
+//! update. The amounts drawn from it can: floats, ranges and distributions are made from the bits by
+//! `rand`'s samplers (`random::<f64>()`, `random_range`, `rand::distr`), whose algorithms `rand` may
+//! change in a new version. Cargo.lock pins that version, and the snapshot tests of every command's
+//! output would show a change when it is updated; nothing stronger is promised.
 
 use std::convert::Infallible;
 
 use rand::{SeedableRng, TryRng};
 
 /// xoshiro256++ with [`SeedableRng::seed_from_u64`] expanding the seed by SplitMix64 (the seeding its
-/// authors recommend). Streams are fixed forever: results depend only on the seed.
+/// authors recommend). A seed's stream of bits is fixed by this file; what is drawn from it also
+/// depends on `rand`'s samplers (see the module comment).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) struct SimRng {
     s: [u64; 4],

@@ -129,6 +129,71 @@ impl TextTable {
     }
 }
 
+/// The closest candidate to `wanted`, for "did you mean" hints: one whose leading part, up to a
+/// separator, `wanted` is (the shortest; `explicit` -> `explicit:tools+system+last`, `gemini` -> a
+/// Gemini id, never `implicit` or `o4-mini`, which are merely a few edits away), else the nearest by
+/// edit distance within about half the name's length.
+pub(crate) fn closest<'a>(
+    wanted: &str,
+    candidates: impl IntoIterator<Item = &'a str>,
+) -> Option<&'a str> {
+    let candidates: Vec<&'a str> = candidates.into_iter().collect();
+    let lower = wanted.to_lowercase();
+    if lower.chars().count() >= 3 {
+        let extends = candidates
+            .iter()
+            .copied()
+            .filter(|c| {
+                // `wanted` is a whole leading part of the name, ended by a separator (`:`, `-`,
+                // `.`, `@`): `explicit` of `explicit:tools`, not `tool_1` of `tool_10`.
+                let c_lower = c.to_lowercase();
+                c_lower.starts_with(&lower)
+                    && c_lower[lower.len()..]
+                        .chars()
+                        .next()
+                        .is_some_and(|n| !n.is_alphanumeric() && n != '_')
+            })
+            .min_by_key(|c| c.len());
+        if extends.is_some() {
+            return extends;
+        }
+    }
+    let limit = |c: &str| (c.len().max(wanted.len()) / 2).max(2);
+    candidates
+        .into_iter()
+        // The length difference bounds the distance from below: skipping hopeless candidates first
+        // keeps a megabyte-long unknown name from costing seconds.
+        .filter(|c| c.len().abs_diff(wanted.len()) <= limit(c))
+        .map(|c| (edit_distance(wanted, c), c))
+        .filter(|(d, c)| *d <= limit(c))
+        .min_by_key(|(d, _)| *d)
+        .map(|(_, c)| c)
+}
+
+fn edit_distance(a: &str, b: &str) -> usize {
+    let b: Vec<char> = b.chars().collect();
+    let mut prev: Vec<usize> = (0..=b.len()).collect();
+    for (i, ca) in a.chars().enumerate() {
+        let mut cur = vec![i + 1; b.len() + 1];
+        for (j, cb) in b.iter().enumerate() {
+            let cost = usize::from(ca != *cb);
+            cur[j + 1] = (prev[j] + cost).min(prev[j + 1] + 1).min(cur[j] + 1);
+        }
+        prev = cur;
+    }
+    prev[b.len()]
+}
+
+/// A number as a user would write it: plain for ordinary magnitudes, `1e300` (not three hundred
+/// digits) for huge or tiny ones.
+pub(crate) fn num(x: f64) -> String {
+    if x != 0.0 && x.is_finite() && !(1e-4..1e15).contains(&x.abs()) {
+        format!("{x:e}")
+    } else {
+        format!("{x}")
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -148,5 +213,36 @@ mod tests {
         assert_eq!(usd_number(-0.25), "-0.250000");
         assert_eq!(saving_percent(-0.04), "0.0");
         assert_eq!(saving_percent(47.06), "47.1");
+    }
+
+    /// Hints suggest a name of the same kind: a leading part before a separator (the flag value
+    /// `explicit`, a model family) before a few edits (`explicit` is two edits from `implicit`).
+    #[test]
+    fn closest_prefers_the_name_a_word_begins_over_a_few_edits() {
+        let strategies = [
+            "none",
+            "cached",
+            "automatic",
+            "implicit",
+            "explicit:tools+system+last",
+        ];
+        assert_eq!(
+            closest("explicit", strategies),
+            Some("explicit:tools+system+last")
+        );
+        assert_eq!(closest("implicitt", strategies), Some("implicit"));
+        let models = ["o4-mini", "gemini-3.6-flash", "gemini-3.6-pro-long"];
+        assert_eq!(closest("gemini", models), Some("gemini-3.6-flash"));
+        // A name continued by a letter or digit is not a leading part (and five edits is too far).
+        assert_eq!(closest("auto", ["automatic"]), None);
+        assert_eq!(closest("zzzzzz", models), None);
+    }
+
+    #[test]
+    fn closest_suggests_near_miss() {
+        let ids = ["claude-opus-4.8", "gpt-5.6", "kimi-k3"];
+        assert_eq!(closest("claude-opus-48", ids), Some("claude-opus-4.8"));
+        assert_eq!(closest("gpt5.6", ids), Some("gpt-5.6"));
+        assert_eq!(closest("totally-different-thing", ids), None);
     }
 }

@@ -15,6 +15,7 @@ use crate::report::chart::advise_charts;
 
 /// Arguments of `advise`.
 #[derive(Debug, clap::Args)]
+#[command(mut_arg("runs", |a| a.help("Monte Carlo: simulate N runs (default: the scenario's `runs`, else 1) of every candidate on one timeline per run; candidates are ranked by their mean, with the share of runs in which each is the cheapest")))]
 pub(crate) struct AdviseArgs {
     /// Scenario file (TOML); the built-in default scenario when omitted.
     pub scenario: Option<PathBuf>,
@@ -24,14 +25,8 @@ pub(crate) struct AdviseArgs {
     /// Output format on standard output (table or json; the advice is nested, so no CSV).
     #[arg(long, value_enum, default_value_t = TextFormat::Table)]
     pub format: TextFormat,
-    /// Monte Carlo: simulate N runs (default: the scenario's `runs`, else 1) of every candidate on
-    /// one timeline per run; candidates are ranked by their mean, with the share of runs in which
-    /// each is the cheapest.
-    #[arg(long, value_name = "N")]
-    pub runs: Option<u64>,
-    /// Seed of the random draws (default: the scenario's `seed`).
-    #[arg(long, value_name = "S")]
-    pub seed: Option<u64>,
+    #[command(flatten)]
+    pub mc: super::flags::MonteCarloArgs,
     /// Also write advice.json and advice.txt and the charts into this folder.
     #[arg(long, value_name = "DIR")]
     pub out: Option<PathBuf>,
@@ -47,7 +42,7 @@ pub(crate) fn cmd_advise(catalog: &Catalog, a: AdviseArgs, out: &mut dyn Write) 
     let outputs = Outputs::check(a.out.as_deref(), Some(&a.charts), &a.doc)?;
     let scenario = load_scenario(&a.scenario)?;
     let request = advise::selection(&a.models)
-        .overrides(a.runs, a.seed)
+        .overrides(a.mc.runs, a.mc.seed)
         .resolve(catalog, scenario)?;
     let per_run = advise::work_per_run(&request)?;
     let rep = super::progress::with_bar(request.scenario.runs as u64, per_run, |progress| {

@@ -100,7 +100,7 @@ fn command_file_at(out: &Path, command: &[String]) -> Option<String> {
     let target = std::fs::metadata(out)
         .ok()
         .filter(std::fs::Metadata::is_file)?;
-    let id = crate::error::files::FileId::of(&target);
+    let id = crate::base::files::FileId::of(&target);
     let canonical = std::fs::canonicalize(out).ok();
     command.iter().find_map(|word| {
         let value = word.split_once('=').map(|(_, v)| v);
@@ -109,7 +109,7 @@ fn command_file_at(out: &Path, command: &[String]) -> Option<String> {
             .flatten()
             .find_map(|w| {
                 let meta = std::fs::metadata(w).ok()?;
-                let same = (id.is_some() && crate::error::files::FileId::of(&meta) == id)
+                let same = (id.is_some() && crate::base::files::FileId::of(&meta) == id)
                     || (canonical.is_some() && std::fs::canonicalize(w).ok() == canonical);
                 same.then(|| w.to_string())
             })

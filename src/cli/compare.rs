@@ -15,6 +15,7 @@ use crate::report::chart::compare_charts;
 
 /// Arguments of `compare`.
 #[derive(Debug, clap::Args)]
+#[command(mut_arg("runs", |a| a.help("Monte Carlo: simulate N runs (default: the scenario's `runs`, else 1) and report each strategy's total and saving as a mean with the range of 90% of runs, and the share of runs in which it saves and is the cheapest")))]
 pub(crate) struct CompareArgs {
     /// Scenario file (TOML); the built-in default scenario when omitted.
     pub scenario: Option<PathBuf>,
@@ -35,14 +36,8 @@ pub(crate) struct CompareArgs {
     pub out: Option<PathBuf>,
     #[command(flatten)]
     pub charts: ChartArgs,
-    /// Monte Carlo: simulate N runs (default: the scenario's `runs`, else 1) and report each
-    /// strategy's total and saving as a mean with the range of 90% of runs, and the share of runs in
-    /// which it saves and is the cheapest.
-    #[arg(long, value_name = "N")]
-    pub runs: Option<u64>,
-    /// Seed of the random draws (default: the scenario's `seed`).
-    #[arg(long, value_name = "S")]
-    pub seed: Option<u64>,
+    #[command(flatten)]
+    pub mc: super::flags::MonteCarloArgs,
     #[command(flatten)]
     pub doc: super::docreport::ReportArgs,
 }
@@ -52,7 +47,7 @@ pub(crate) fn cmd_compare(catalog: &Catalog, a: CompareArgs, out: &mut dyn Write
     let outputs = Outputs::check(a.out.as_deref(), Some(&a.charts), &a.doc)?;
     let scenario = load_scenario(&a.scenario)?;
     let request = compare::selection(&a.models, &a.strategies)
-        .overrides(a.runs, a.seed)
+        .overrides(a.mc.runs, a.mc.seed)
         .resolve(catalog, scenario)?;
     let rep = super::progress::with_runs_bar(&request, |progress| {
         compare::compare_request_with_progress(&request, progress)

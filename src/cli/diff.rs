@@ -16,6 +16,8 @@ use crate::report;
 
 /// Arguments of `diff`.
 #[derive(Debug, clap::Args)]
+#[command(mut_arg("runs", |a| a.help("Monte Carlo runs of each scenario (default: each scenario's `runs`)")))]
+#[command(mut_arg("seed", |a| a.help("Seed of both scenarios' draws (default: each scenario's `seed`)")))]
 pub(crate) struct DiffArgs {
     /// A: a scenario (.toml) or a tool list (MCP tools/list JSON or an API tool array).
     pub a: PathBuf,
@@ -27,12 +29,8 @@ pub(crate) struct DiffArgs {
     /// Strategy (repeatable; scenarios only); default: A's strategies.
     #[arg(long = "strategy", value_name = "S")]
     pub strategies: Vec<String>,
-    /// Monte Carlo runs of each scenario (default: each scenario's `runs`).
-    #[arg(long, value_name = "N")]
-    pub runs: Option<u64>,
-    /// Seed of both scenarios' draws (default: each scenario's `seed`).
-    #[arg(long, value_name = "S")]
-    pub seed: Option<u64>,
+    #[command(flatten)]
+    pub mc: super::flags::MonteCarloArgs,
     /// Output format on standard output.
     #[arg(long, value_enum, default_value_t = Format::Table)]
     pub format: Format,
@@ -57,10 +55,10 @@ pub(crate) fn cmd_diff(catalog: &Catalog, a: DiffArgs, out: &mut dyn Write) -> R
             let mut sa = Scenario::load(&a.a)?;
             let mut sb = Scenario::load(&a.b)?;
             for s in [&mut sa, &mut sb] {
-                if let Some(n) = a.runs {
+                if let Some(n) = a.mc.runs {
                     s.set_runs(n, "command line", "--runs")?;
                 }
-                if let Some(seed) = a.seed {
+                if let Some(seed) = a.mc.seed {
                     s.seed = seed;
                 }
             }
@@ -69,7 +67,7 @@ pub(crate) fn cmd_diff(catalog: &Catalog, a: DiffArgs, out: &mut dyn Write) -> R
             rep
         }
         (false, false) => {
-            if !a.strategies.is_empty() || a.runs.is_some() || a.seed.is_some() {
+            if !a.strategies.is_empty() || a.mc.runs.is_some() || a.mc.seed.is_some() {
                 return Err(crate::Error::invalid(
                     "command line",
                     "--strategy/--runs/--seed",

@@ -5,7 +5,7 @@ use std::path::PathBuf;
 
 use anyhow::{Context, Result};
 
-use crate::error::read_text;
+use crate::base::files::read_text;
 use crate::input::litellm::import;
 use crate::report;
 

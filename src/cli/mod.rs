@@ -21,6 +21,7 @@ mod diff;
 mod docreport;
 mod explain;
 mod fit;
+mod flags;
 mod import_litellm;
 mod models;
 mod outputs;
@@ -496,7 +497,7 @@ pub fn main() -> std::process::ExitCode {
     crate::base::files::protect_inputs();
     // An interruption removes the temporary files of reports being written (the program's own
     // choice: the library installs no signal handler).
-    crate::error::files::install_interrupt_cleanup();
+    crate::base::signals::install_interrupt_cleanup();
     let stdout = std::io::stdout();
     use std::io::IsTerminal;
     // Names and descriptions from inputs may hold escape sequences: a terminal gets them escaped

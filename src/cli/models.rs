@@ -122,7 +122,7 @@ fn check(
     format: Format,
     out: &mut dyn Write,
 ) -> Result<()> {
-    let text = crate::error::read_text(file)?;
+    let text = crate::base::files::read_text(file)?;
     let rep = crate::input::litellm_check::check_against_on(
         catalog,
         &text,

@@ -16,6 +16,7 @@ use crate::sim::simulate::run_request;
 
 /// Arguments of `run`.
 #[derive(Debug, clap::Args, Default)]
+#[command(mut_arg("runs", |a| a.help("Monte Carlo: repeat the stochastic scenario N times (default: the scenario's `runs`, else 1) and report mean, median, p5/p95 and a 95% interval of the mean per model and strategy")))]
 pub(crate) struct RunArgs {
     /// Scenario file (TOML); the built-in default scenario when omitted.
     pub scenario: Option<PathBuf>,
@@ -39,13 +40,8 @@ pub(crate) struct RunArgs {
     pub charts: ChartArgs,
     #[command(flatten)]
     pub doc: super::docreport::ReportArgs,
-    /// Monte Carlo: repeat the stochastic scenario N times (default: the scenario's `runs`, else 1)
-    /// and report mean, median, p5/p95 and a 95% interval of the mean per model and strategy.
-    #[arg(long, value_name = "N")]
-    pub runs: Option<u64>,
-    /// Seed of the random draws (default: the scenario's `seed`).
-    #[arg(long, value_name = "S")]
-    pub seed: Option<u64>,
+    #[command(flatten)]
+    pub mc: super::flags::MonteCarloArgs,
     /// Also write the calls of the first run as a usage log (JSON Lines: `sent_at`, `session_id`,
     /// `model`, Anthropic-style `usage`) that `replay` and `fit` read; needs exactly one model and
     /// one strategy.
@@ -80,7 +76,7 @@ pub(crate) fn cmd_run(catalog: &Catalog, a: RunArgs, out: &mut dyn Write) -> Res
         .collect::<crate::Result<Vec<_>>>()?;
     let request = Selection::new(&a.models, &a.strategies)
         .cached_as_documented_default(a.trace_out.is_some())
-        .overrides(a.runs, a.seed)
+        .overrides(a.mc.runs, a.mc.seed)
         .resolve(catalog, load_scenario(&a.scenario)?)?;
     // Counted in (run, pair) simulations, as the Monte Carlo reports them (not as runs).
     let rep = super::progress::with_runs_bar(&request, |progress| run_request(&request, progress))?;

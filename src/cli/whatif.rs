@@ -18,6 +18,7 @@ use crate::report::chart::whatif_charts;
 /// Arguments of `whatif`.
 #[derive(Debug, clap::Args)]
 #[command(group = clap::ArgGroup::new("change").required(true).multiple(true))]
+#[command(mut_arg("runs", |a| a.help("Monte Carlo: simulate N runs (default: the scenario's `runs`, else 1), each with the baseline and the changed session on one timeline, and report the saving as a mean with the range of 90% of runs, the share of runs in which the change saves and pays back, and the pay-back calls over the runs")))]
 pub(crate) struct WhatifArgs {
     /// Scenario file (TOML); the built-in default scenario when omitted.
     pub scenario: Option<PathBuf>,
@@ -55,15 +56,8 @@ pub(crate) struct WhatifArgs {
     /// Output format on standard output.
     #[arg(long, value_enum, default_value_t = Format::Table)]
     pub format: Format,
-    /// Monte Carlo: simulate N runs (default: the scenario's `runs`, else 1), each with the
-    /// baseline and the changed session on one timeline, and report the saving as a mean with the
-    /// range of 90% of runs, the share of runs in which the change saves and pays back, and the
-    /// pay-back calls over the runs.
-    #[arg(long, value_name = "N")]
-    pub runs: Option<u64>,
-    /// Seed of the random draws (default: the scenario's `seed`).
-    #[arg(long, value_name = "S")]
-    pub seed: Option<u64>,
+    #[command(flatten)]
+    pub mc: super::flags::MonteCarloArgs,
     /// Also write whatif.json and whatif.csv and the charts into this folder.
     #[arg(long, value_name = "DIR")]
     pub out: Option<PathBuf>,
@@ -109,7 +103,7 @@ pub(crate) fn cmd_whatif(catalog: &Catalog, a: WhatifArgs, out: &mut dyn Write) 
     };
     let (changed, summary) = whatif::apply_change(&scenario, a.at_call, &change)?;
     let request = whatif::selection_at(&a.models, &a.strategies, a.at_call)
-        .overrides(a.runs, a.seed)
+        .overrides(a.mc.runs, a.mc.seed)
         .resolve(catalog, scenario)?;
     let rep = super::progress::with_bar(
         request.scenario.runs as u64,

@@ -11,7 +11,8 @@ use std::fmt::Write as _;
 
 use serde_json::Value;
 
-use crate::error::{closest, Error, Result};
+use crate::base::text::closest;
+use crate::error::{Error, Result};
 use crate::input::litellm_entry::{f, flatten_tiered, map_entry, q, Skip};
 use crate::model::catalog::{Catalog, Family};
 
@@ -80,7 +81,7 @@ pub const MAX_IMPORT_ENTRIES: usize = 10_000;
 
 /// Imports `text` (the JSON database); `keys` selects entries (all chat models when empty).
 pub fn import(text: &str, origin: &str, keys: &[String]) -> Result<Import> {
-    crate::error::check_json_values(text, origin)?;
+    crate::base::files::check_json_values(text, origin)?;
     let v: Value = serde_json::from_str(text)
         .map_err(|e| Error::parse(origin, format!("not valid JSON: {e}")))?;
     let db = v.as_object().ok_or_else(|| {

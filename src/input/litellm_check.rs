@@ -38,7 +38,7 @@ pub fn check_against_on(
     origin: &str,
     day: crate::base::date::Day,
 ) -> Result<CheckReport> {
-    crate::error::check_json_values(text, origin)?;
+    crate::base::files::check_json_values(text, origin)?;
     let v: Value = serde_json::from_str(text)
         .map_err(|e| Error::parse(origin, format!("not valid JSON: {e}")))?;
     if let Some(providers) = v.as_array() {

@@ -1,12 +1,19 @@
 //! Scenario files: the agent session to simulate (tools, prompt growth, timing, tool-list events,
 //! sessions, models and strategies). See `examples/*.toml` and the README for the format.
+//!
+//! One concept, a scenario file read into a validated [`Scenario`]: the file's shape (`Raw*`), the
+//! validated form, and the one pass between them. The file is over 800 lines because that pass
+//! checks every field against its limit with an error that names it; it is not split by section
+//! yet (see `parse_and_validate`).
 
 use std::path::{Path, PathBuf};
 
 use serde::Deserialize;
 
+use crate::base::files::read_text;
 use crate::base::quantity::Quantity;
-use crate::error::{closest, num, read_text, Error, Result};
+use crate::base::text::{closest, num};
+use crate::error::{Error, Result};
 use crate::input::trim::Trim;
 use crate::model::tools::{load_tool_files_within, synthetic_tools, Tool};
 
@@ -421,7 +428,7 @@ impl Scenario {
                 format!("not a scenario (TOML) but {kind}"),
             ));
         }
-        crate::error::check_toml_size(text.len(), &path.display().to_string())?;
+        crate::base::files::check_toml_size(text.len(), &path.display().to_string())?;
         let base = path.parent().unwrap_or(Path::new("."));
         Self::from_toml_str(&text, &path.display().to_string(), base)
     }
@@ -432,9 +439,15 @@ impl Scenario {
         Self::parse_and_validate(text, origin, base).map_err(|e| e.located_in(text, origin))
     }
 
+    // About 430 lines, over the ~120 the house allows, for a reason: the sections are validated in
+    // the file's dependency order in one pass (strategies, then the tool files whose bytes and
+    // synthetic parameters count against shared limits, then the session, the sessions and the
+    // events that refer to both), and most steps share the running totals and the `inv`/`quantity`
+    // closures that make errors name their field. Splitting it per section (issue 28) means passing
+    // that state explicitly; left for a follow-up, as the output must stay byte-identical.
     fn parse_and_validate(text: &str, origin: &str, base: &Path) -> Result<Self> {
         let raw: RawScenario =
-            toml::from_str(text).map_err(|e| crate::error::toml_error(origin, text, &e))?;
+            toml::from_str(text).map_err(|e| crate::base::tomlpos::toml_error(origin, text, &e))?;
         let inv = |field: &str, problem: String| Error::invalid(origin, field, problem);
         let quantity = |v: &Option<toml::Value>, field: &str, default: f64| -> Result<Quantity> {
             match v {

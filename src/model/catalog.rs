@@ -5,7 +5,8 @@ use std::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize};
 
-use crate::error::{closest, Error, Result};
+use crate::base::text::closest;
+use crate::error::{Error, Result};
 use crate::model::prices::check_price;
 use crate::model::sourced::{check_number, check_source};
 pub use crate::model::sourced::{Sourced, SOURCE_KINDS};
@@ -309,7 +310,7 @@ impl Catalog {
     /// errors.
     pub(crate) fn from_toml_str_unchecked_strategies(text: &str, origin: &str) -> Result<Self> {
         let mut raw: RawCatalog =
-            toml::from_str(text).map_err(|e| crate::error::toml_error(origin, text, &e))?;
+            toml::from_str(text).map_err(|e| crate::base::tomlpos::toml_error(origin, text, &e))?;
         // A file of families only is an overlay on the built-in catalog (what `pcsim calibrate`
         // writes): its families replace the built-in ones of the same id.
         let mut overlaid_on = None;
@@ -325,7 +326,7 @@ impl Catalog {
     /// catalog overlaid gives its own models exactly; the built-in models it does not define stay.
     pub(crate) fn overlay_toml_str_unchecked_strategies(text: &str, origin: &str) -> Result<Self> {
         let raw: RawCatalog =
-            toml::from_str(text).map_err(|e| crate::error::toml_error(origin, text, &e))?;
+            toml::from_str(text).map_err(|e| crate::base::tomlpos::toml_error(origin, text, &e))?;
         if text == EMBEDDED_CATALOG {
             return Self::from_raw(raw, text, origin, None);
         }
@@ -604,7 +605,7 @@ fn overlay_on_builtin(over: RawCatalog, origin: &str) -> Result<RawCatalog> {
         }
     }
     let mut base: RawCatalog = toml::from_str(EMBEDDED_CATALOG)
-        .map_err(|e| crate::error::toml_error(BUILTIN_ORIGIN, EMBEDDED_CATALOG, &e))?;
+        .map_err(|e| crate::base::tomlpos::toml_error(BUILTIN_ORIGIN, EMBEDDED_CATALOG, &e))?;
     fn lay<T>(base: &mut Vec<T>, over: Vec<T>, id: impl Fn(&T) -> &str) {
         for o in over {
             match base.iter().position(|b| id(b) == id(&o)) {

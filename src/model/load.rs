@@ -16,7 +16,7 @@ impl Catalog {
 
     /// Loads and validates a catalog file.
     pub fn load(path: &Path) -> Result<Self> {
-        let text = crate::error::read_toml_text(path)?;
+        let text = crate::base::files::read_toml_text(path)?;
         Self::from_toml_str(&text, &path.display().to_string())
     }
 
@@ -24,7 +24,7 @@ impl Catalog {
     /// families, models and price sheets replace the built-in ones of the same id and add the
     /// others.
     pub fn load_overlay(path: &Path) -> Result<Self> {
-        let text = crate::error::read_toml_text(path)?;
+        let text = crate::base::files::read_toml_text(path)?;
         Self::overlay_toml_str(&text, &path.display().to_string())
     }
 

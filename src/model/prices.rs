@@ -7,7 +7,8 @@ use std::collections::BTreeMap;
 use serde::{Deserialize, Serialize};
 
 use crate::base::date::Day;
-use crate::error::{closest, Error, Result};
+use crate::base::text::closest;
+use crate::error::{Error, Result};
 use crate::model::sourced::{check_number, check_source, Sourced};
 
 /// Upper bound on any price (USD per million tokens, or per million tokens per hour): a thousand

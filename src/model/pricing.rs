@@ -6,7 +6,8 @@
 //! become the effective ones, so every command and every layer above prices alike.
 
 use crate::base::date::Day;
-use crate::error::{closest, Error, Result};
+use crate::base::text::closest;
+use crate::error::{Error, Result};
 use crate::model::catalog::{Catalog, ModelSpec};
 pub(crate) use crate::model::prices::parse_day;
 use crate::model::prices::MAX_USD_PER_MTOK;

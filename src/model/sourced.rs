@@ -3,7 +3,8 @@
 
 use serde::{Deserialize, Serialize};
 
-use crate::error::{num, Error, Result};
+use crate::base::text::num;
+use crate::error::{Error, Result};
 
 /// A number (or flag) together with where it comes from: `measured: …`, `documented: …`,
 /// `derived: …` or `assumed: …`.

@@ -130,7 +130,7 @@ impl Strategy {
             }
             other => {
                 let anchors = other.strip_prefix("explicit:").ok_or_else(|| {
-                    let hint = crate::error::closest(
+                    let hint = crate::base::text::closest(
                         other,
                         ["none", "cached", "automatic", "implicit", "explicit:tools+system+last"],
                     )
@@ -149,7 +149,7 @@ impl Strategy {
                         "system" => Anchor::System,
                         "last" => Anchor::Last,
                         _ => {
-                            let hint = crate::error::closest(a, ["tools", "system", "last"])
+                            let hint = crate::base::text::closest(a, ["tools", "system", "last"])
                                 .map(|c| format!(" (did you mean `{c}`?)"))
                                 .unwrap_or_default();
                             return Err(err(format!(

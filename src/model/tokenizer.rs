@@ -565,7 +565,7 @@ mod imp {
             return Ok(bpe);
         }
         let origin = path.display().to_string();
-        let text = crate::error::read_text(path)?;
+        let text = crate::base::files::read_text(path)?;
         let mut encoder: FxHashMap<Vec<u8>, Rank> = Default::default();
         let mut ranks = std::collections::HashSet::new();
         for (n, line) in text

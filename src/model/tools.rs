@@ -6,7 +6,8 @@ use std::path::Path;
 use serde::Serialize;
 use serde_json::{Map, Value};
 
-use crate::error::{read_text_within, Error, Result};
+use crate::base::files::read_text_within;
+use crate::error::{Error, Result};
 
 /// Fields that MCP servers send but clients drop before calling a model API.
 pub const MCP_ONLY_FIELDS: [&str; 5] =
@@ -315,7 +316,7 @@ fn locate_tool_error(
     }
     let file = match json_offset(text, &path).or(element) {
         Some(offset) => {
-            let (line, column) = crate::error::line_column(text, offset);
+            let (line, column) = crate::base::tomlpos::line_column(text, offset);
             format!("{file}:{line}:{column}")
         }
         None => file,

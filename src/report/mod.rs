@@ -5,10 +5,18 @@
 //! of its own (a chart's parts come from the prices each result was billed at). The formatting
 //! primitives (dollars, CSV fields, tables) live in `base::text` so the analyses can use them too.
 
+mod advise;
 #[cfg(feature = "cli")]
 pub(crate) mod bench;
+#[cfg(feature = "cli")]
+mod calibrate;
 pub mod chart;
+mod compare;
+#[cfg(feature = "cli")]
+mod counterfactual;
 pub(crate) mod csv;
+#[cfg(feature = "cli")]
+mod diff;
 pub mod document;
 #[cfg(feature = "cli")]
 pub(crate) mod explain;
@@ -21,7 +29,10 @@ mod reports;
 pub(crate) mod scenario_file;
 pub(crate) mod table;
 #[cfg(feature = "cli")]
+mod tools;
+#[cfg(feature = "cli")]
 pub(crate) mod usagelog;
+mod whatif;
 pub(crate) use crate::base::terminal;
 #[cfg(feature = "cli")]
 pub(crate) use reports::diff_document;

@@ -62,7 +62,7 @@ fn scenario_text(scenario: &Scenario) -> Option<String> {
     if scenario.origin == "built-in default scenario" {
         return Some(DEFAULT_SCENARIO.to_string());
     }
-    crate::error::read_toml_text(std::path::Path::new(&scenario.origin)).ok()
+    crate::base::files::read_toml_text(std::path::Path::new(&scenario.origin)).ok()
 }
 
 /// What every simulated report assumes, from the scenario.

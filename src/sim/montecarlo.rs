@@ -100,6 +100,8 @@ struct Recorder<'c> {
     /// Next curve point, per member.
     next_point: Vec<usize>,
     accs: Vec<ChunkAcc>,
+    /// Run 0's bills per member, when the caller keeps them and this chunk holds run 0.
+    first: Option<Vec<Vec<CallBill>>>,
 }
 
 impl Recorder<'_> {
@@ -159,11 +161,12 @@ pub fn monte_carlo(
     progress: &(dyn Fn(u64) + Sync),
 ) -> Result<MonteCarlo> {
     check_runs(runs)?;
-    let mut summaries = monte_carlo_members(
+    let (mut summaries, _) = monte_carlo_members(
         1,
         prepared.calls_per_run(),
         runs,
         progress,
+        false,
         &|run, ws, rec| {
             let total = prepared.run(run, ws, |b| rec.record(0, b));
             rec.end_run(&[total]);
@@ -181,53 +184,84 @@ pub(crate) fn monte_carlo_set(
     runs: u64,
     progress: &(dyn Fn(u64) + Sync),
 ) -> Result<Vec<MonteCarlo>> {
-    monte_carlo_set_within(set, runs, progress, SET_MEMORY_VALUES)
+    Ok(monte_carlo_set_within(set, runs, progress, SET_MEMORY_VALUES, false)?.0)
 }
 
-/// [`monte_carlo_set`] with a memory budget of `budget` values.
+/// [`monte_carlo_set`], also handing back every member's bills of run 0 (in member order), the run
+/// a report shows call by call, so that run is not simulated a second time.
+pub(crate) fn monte_carlo_set_with_first(
+    set: &PreparedSet,
+    runs: u64,
+    progress: &(dyn Fn(u64) + Sync),
+) -> Result<(Vec<MonteCarlo>, Vec<Vec<CallBill>>)> {
+    monte_carlo_set_within(set, runs, progress, SET_MEMORY_VALUES, true)
+}
+
+/// [`monte_carlo_set`] with a memory budget of `budget` values; with run 0's bills of every member
+/// when `keep_first` (otherwise no bills).
 fn monte_carlo_set_within(
     set: &PreparedSet,
     runs: u64,
     progress: &(dyn Fn(u64) + Sync),
     budget: u64,
-) -> Result<Vec<MonteCarlo>> {
+    keep_first: bool,
+) -> Result<(Vec<MonteCarlo>, Vec<Vec<CallBill>>)> {
     check_runs(runs)?;
     let members = set.members();
     let Some(first) = members.first() else {
-        return Ok(Vec::new());
+        return Ok((Vec::new(), Vec::new()));
     };
     let points = curve_calls(first.calls_per_run()).len() as u64;
     let per_member = runs + sample_runs(runs, points as usize) * points;
     let group = (budget / per_member.max(1)).max(1) as usize;
     let mut out = Vec::with_capacity(members.len());
+    let mut first_bills = Vec::new();
     for part in set.parts(group) {
-        out.extend(monte_carlo_members(
+        let (summaries, bills) = monte_carlo_members(
             part.members().len(),
             first.calls_per_run(),
             runs,
             progress,
+            keep_first,
             &|run, ws, rec| {
-                let totals = part.run(run, ws, |m, b| rec.record(m, b));
+                // Run 0 keeps its bills too when asked (a closure of its own, so the other runs'
+                // loop is the same as without).
+                let totals = if run == 0 && rec.first.is_some() {
+                    part.run(run, ws, |m, b| {
+                        rec.record(m, b);
+                        if let Some(first) = rec.first.as_mut() {
+                            first[m].push(*b);
+                        }
+                    })
+                } else {
+                    part.run(run, ws, |m, b| rec.record(m, b))
+                };
                 rec.end_run(&totals);
             },
-        )?);
+        )?;
+        out.extend(summaries);
+        first_bills.extend(bills);
     }
-    Ok(out)
+    Ok((out, first_bills))
 }
 
 /// The Monte Carlo of `n` members whose runs `simulate` performs, handing each member's bills and
-/// totals to the recorder; `calls_per_run` is one member's.
+/// totals to the recorder; `calls_per_run` is one member's. With `keep_first`, the recorder of run
+/// 0's chunk has room for that run's bills (`simulate` fills it), which come back with the
+/// summaries (otherwise no bills come back).
 fn monte_carlo_members(
     n: usize,
     calls_per_run: usize,
     runs: u64,
     progress: &(dyn Fn(u64) + Sync),
+    keep_first: bool,
     simulate: &(dyn Fn(u64, &mut Workspace, &mut Recorder) + Sync),
-) -> Result<Vec<MonteCarlo>> {
+) -> Result<(Vec<MonteCarlo>, Vec<Vec<CallBill>>)> {
     let calls = curve_calls(calls_per_run);
     let points = calls.len();
     let sample_runs = sample_runs(runs, points);
     let mut totals: Vec<Vec<f64>> = (0..n).map(|_| Vec::with_capacity(runs as usize)).collect();
+    let mut first_bills = Vec::new();
     let mut curve = vec![vec![Welford::default(); points]; n];
     let mut samples: Vec<Vec<f64>> = (0..n)
         .map(|_| Vec::with_capacity(sample_runs as usize * points))
@@ -255,6 +289,8 @@ fn monte_carlo_members(
                                 samples: Vec::new(),
                             })
                             .collect(),
+                        first: (keep_first && first == 0)
+                            .then(|| (0..n).map(|_| Vec::with_capacity(calls_per_run)).collect()),
                     };
                     for run in first..last {
                         rec.start_run(run < sample_runs);
@@ -264,7 +300,10 @@ fn monte_carlo_members(
                 })
             })
             .collect();
-        for rec in &recs {
+        for rec in recs {
+            if let Some(bills) = rec.first {
+                first_bills = bills;
+            }
             for (m, acc) in rec.accs.iter().enumerate() {
                 totals[m].extend_from_slice(&acc.totals);
                 for (w, a) in curve[m].iter_mut().zip(&acc.curve) {
@@ -277,14 +316,15 @@ fn monte_carlo_members(
         next_chunk = end;
     }
 
-    totals
+    let summaries = totals
         .iter_mut()
         .zip(&curve)
         .zip(&samples)
         .map(|((totals, curve), samples)| {
             summarise(runs, sample_runs, &calls, totals, curve, samples)
         })
-        .collect()
+        .collect::<Result<Vec<_>>>()?;
+    Ok((summaries, first_bills))
 }
 
 /// Maps runs `0..runs` to values with `f` (given the run and this thread's workspace), in parallel
@@ -432,10 +472,24 @@ every_seconds = 5
                     done.fetch_add(n, Ordering::Relaxed);
                 },
                 budget,
+                true,
             )
             .unwrap();
+            let (together, first) = together;
             assert_eq!(together, alone, "budget {budget}");
             assert_eq!(done.into_inner(), runs * setups.len() as u64);
+            // Run 0's bills kept on the way are each member's own run 0, bill for bill.
+            let own: Vec<Vec<CallBill>> = set
+                .members()
+                .iter()
+                .map(|p| {
+                    let mut bills = Vec::new();
+                    p.run(0, &mut Workspace::new(), |b| bills.push(*b));
+                    bills
+                })
+                .collect();
+            assert!(own.iter().all(|b| !b.is_empty()));
+            assert_eq!(first, own, "budget {budget}");
         }
     }
 

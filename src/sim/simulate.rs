@@ -7,7 +7,7 @@ use crate::input::scenario::Scenario;
 use crate::model::catalog::{Catalog, ModelSpec};
 use crate::sim::billing::{CallBill, PriceSheet};
 use crate::sim::engine::{PreparedSet, Workspace};
-use crate::sim::montecarlo::{monte_carlo_set, MonteCarlo};
+use crate::sim::montecarlo::{monte_carlo_set_with_first, MonteCarlo};
 use crate::sim::request::{Pair, Request, Selection};
 
 /// Totals of one (model, strategy) simulation.
@@ -271,13 +271,23 @@ pub fn run_request(request: &Request, progress: &(dyn Fn(u64) + Sync)) -> Result
     let setups = request.setups(scenario);
     // All pairs on one timeline (the queue and the draws once for all of them).
     let set = PreparedSet::new(scenario, &setups);
-    let mut results = simulate_set(request, &set);
-    if scenario.runs > 1 {
-        let montecarlo = monte_carlo_set(&set, scenario.runs as u64, progress)?;
-        for (r, mc) in results.iter_mut().zip(montecarlo) {
-            r.montecarlo = Some(mc);
-        }
-    }
+    let results = if scenario.runs > 1 {
+        // Run 0's bills, shown call by call, are kept by the Monte Carlo (which simulates run 0
+        // anyway) rather than simulated a second time.
+        let (montecarlo, first) = monte_carlo_set_with_first(&set, scenario.runs as u64, progress)?;
+        request
+            .pairs
+            .iter()
+            .zip(first)
+            .zip(montecarlo)
+            .map(|((pair, calls), mc)| SimResult {
+                montecarlo: Some(mc),
+                ..summarise(pair, calls)
+            })
+            .collect()
+    } else {
+        simulate_set(request, &set)
+    };
     Ok(RunReport {
         scenario: scenario.name.clone(),
         description: scenario.description.clone(),

@@ -3,22 +3,11 @@
 
 use serde_json::Value;
 
-use crate::common::{pcsim, refused, root};
+use crate::common::{pcsim, python3_or_skip, refused, root};
 
+/// Whether the fake MCP server can run (a missing python3 fails the test unless a skip is asked for).
 fn python3() -> bool {
-    let ok = std::process::Command::new("python3")
-        .arg("--version")
-        .output()
-        .is_ok_and(|o| o.status.success());
-    // In CI a missing python3 is a failure, not a silent pass; elsewhere the skip is said.
-    assert!(
-        ok || std::env::var_os("CI").is_none(),
-        "python3 is needed to run the fake MCP server (CI is set: not skipping)"
-    );
-    if !ok {
-        eprintln!("SKIPPED: python3 is not available to run the fake MCP server");
-    }
-    ok
+    python3_or_skip("to run the fake MCP server")
 }
 
 /// `pcsim config FILE --model claude-opus-4.8 --format json ARGS`, run from the repository root.

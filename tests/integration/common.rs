@@ -104,3 +104,31 @@ pub fn outcome(cmd: &mut assert_cmd::Command) -> Outcome {
         stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
     }
 }
+
+/// Says on the test process's own standard error that a test did not run, and why. libtest keeps
+/// what a passing test prints with `eprintln!` to itself, so a skip said that way is silent; this
+/// line is written past the capture and shows in every `cargo test` run.
+pub fn say_skipped(what: &str) {
+    use std::io::Write;
+    let _ = writeln!(std::io::stderr().lock(), "SKIPPED: {what}");
+}
+
+/// Whether `python3` runs. Tests that start the fake MCP server (a Python script) need it: a
+/// missing one fails the test, under CI always, elsewhere unless `PCSIM_ALLOW_MISSING_SHARED=1` asks
+/// for the skip (which is then said past the test harness's capture, [`say_skipped`]).
+pub fn python3_or_skip(purpose: &str) -> bool {
+    let ok = std::process::Command::new("python3")
+        .arg("--version")
+        .output()
+        .is_ok_and(|o| o.status.success());
+    if !ok {
+        let allowed = std::env::var_os("PCSIM_ALLOW_MISSING_SHARED").is_some_and(|v| v == "1");
+        assert!(
+            allowed && std::env::var_os("CI").is_none(),
+            "python3 is needed {purpose} and is not available (install python3; outside CI, \
+             PCSIM_ALLOW_MISSING_SHARED=1 skips)"
+        );
+        say_skipped(&format!("python3 is not available {purpose}"));
+    }
+    ok
+}

@@ -112,9 +112,14 @@ fn twenty_tool_block_written_once_then_read() {
         + b[1].uncached_tokens as f64 * price
         + b[1].output_tokens as f64 * out;
     assert!((b[1].cost_usd - later).abs() < 1e-12);
-    // 90% off the recurring cost of the block.
-    let saving = 1.0 - (block as f64 * 0.1) / block as f64;
-    assert!(within(saving, 0.9, 1e-9));
+    // 90% off the recurring cost of the block: each later call costs the block's price less 90%
+    // than the same call with caching off (same tokens, same output, all of them uncached).
+    let off = bills(&s, "claude-opus-4.8", "none");
+    let full_block = block as f64 * price;
+    for (cached, uncached) in b[1..].iter().zip(&off[1..]) {
+        let saving = (uncached.cost_usd - cached.cost_usd) / full_block;
+        assert!(within(saving, 0.9, 1e-9), "call {}: {saving}", cached.call);
+    }
 }
 
 /// Fact: the minimum cacheable prefix on Claude is 1,024 tokens: a 2-tool block (about 655 tokens)
@@ -186,7 +191,15 @@ fn kimi_reads_whole_256_token_blocks() {
     let b = bills(&scenario(&text), "kimi-k3", "automatic");
     assert_eq!(b[0].cache_read_tokens, 0);
     assert_eq!(b[1].cache_read_tokens, 2048);
-    assert!(within(2048.0 / 2112.0, 0.97, 0.01));
+    // 97% of the second call's shared prefix came from cache (the prefix is what both sessions send
+    // before their own task message).
+    let shared = b[1].prompt_tokens - 40;
+    assert_eq!(shared, 2112, "{:?}", b[1]);
+    assert!(within(
+        b[1].cache_read_tokens as f64 / shared as f64,
+        0.97,
+        0.01
+    ));
 }
 
 /// Fact: Gemini implicit caching gave no hit in three prepared tests with the tool block.

@@ -223,7 +223,7 @@ fn devices_and_oversized_files_are_refused_without_reading_them() {
     // A sparse file just over the limit: refused from its size, nothing is read.
     let big = dir.path().join("big.json");
     let f = std::fs::File::create(&big).unwrap();
-    f.set_len(pcsim::error::MAX_INPUT_BYTES + 1).unwrap();
+    f.set_len(pcsim::base::files::MAX_INPUT_BYTES + 1).unwrap();
     let e = pcsim::model::tools::load_tool_file(&big)
         .unwrap_err()
         .to_string();
@@ -1000,7 +1000,7 @@ fn a_file_swapped_for_a_pipe_never_hangs_a_read() {
             // (scripts/fifo_race.rs); a few thousand reads, as before, missed the window 4 times in 5.
             let start = std::time::Instant::now();
             for _ in 0..200_000 {
-                let r = pcsim::error::read_text(&path);
+                let r = pcsim::base::files::read_text(&path);
                 if let Err(e) = &r {
                     assert!(e.is_user_error(), "{e}");
                 }

@@ -3,7 +3,8 @@
 //! error, and its screenshot shows the charts.
 //!
 //! Without Chromium the browser test fails under CI (`CI=true`) and says so; on a developer machine
-//! without it, it prints why it did not run (`apt-get install chromium`).
+//! without it, it prints `SKIPPED:` and why past the test harness's capture, so every `cargo test`
+//! run shows it (`apt-get install chromium`).
 //! Set `PCSIM_REPORT_DUMP=/some/dir` to keep the report and the screenshot for viewing.
 
 use std::path::{Path, PathBuf};
@@ -382,7 +383,7 @@ fn every_command_writes_a_report_and_a_bad_name_is_refused_before_any_work() {
     assert!(err.contains("--report") && err.contains(".html"), "{err}");
 }
 
-/// Chromium from Debian's package, or `None` (and the reason printed) outside CI.
+/// Chromium from Debian's package, or `None` (and the skip said loudly) outside CI.
 fn chromium() -> Option<PathBuf> {
     for p in ["/usr/bin/chromium", "/usr/bin/chromium-browser"] {
         if Path::new(p).exists() {
@@ -392,7 +393,10 @@ fn chromium() -> Option<PathBuf> {
     if std::env::var("CI").is_ok_and(|v| v == "true") {
         panic!("chromium is not installed: .ci/run installs it (apt-get install -y chromium)");
     }
-    eprintln!("not run: chromium is not installed (apt-get install -y chromium; .ci/run does)");
+    common::say_skipped(
+        "the HTML report was not opened in a browser: chromium is not installed \
+         (apt-get install -y chromium; .ci/run does)",
+    );
     None
 }
 

@@ -4,7 +4,8 @@ use std::collections::HashSet;
 
 use super::types::*;
 use crate::analysis::COMMAND_LINE;
-use crate::error::{closest, Error, Result};
+use crate::base::text::closest;
+use crate::error::{Error, Result};
 use crate::input::scenario::{Scenario, ToolEvent};
 use crate::model::tools::Tool;
 

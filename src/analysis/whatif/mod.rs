@@ -7,7 +7,6 @@ mod outcome;
 mod run;
 #[cfg(test)]
 mod tests;
-mod text;
 mod types;
 
 pub use change::{apply_change, tools_at};

@@ -187,7 +187,7 @@ pub fn expand_paths(paths: &[PathBuf]) -> Result<Vec<PathBuf>> {
 /// Reads one trace file record by record into `sink`; returns the bytes read. The format is the
 /// first of [`FORMATS`] whose `sniff` accepts the file's first bytes.
 pub fn read_trace_file(path: &Path, sink: &mut dyn FnMut(TraceItem<'_>)) -> Result<u64> {
-    use crate::error::files::{open_input, OpenError};
+    use crate::base::files::{open_input, OpenError};
     let origin = path.display().to_string();
     let file = match open_input(path) {
         Ok((f, _)) => f,

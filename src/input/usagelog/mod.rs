@@ -183,7 +183,7 @@ impl UsageLog {
 
 /// Loads a log file, streaming JSON Lines (memory follows the number of calls, not the file size).
 pub fn load_log(path: &Path) -> Result<UsageLog> {
-    use crate::error::files::{open_input, OpenError};
+    use crate::base::files::{open_input, OpenError};
     // Opened without blocking and checked on the descriptor: a pipe or device is refused, never
     // waited on; the log is remembered as an input, so no report is written over it.
     let file = match open_input(path) {
@@ -346,7 +346,7 @@ pub(crate) fn read_log(reader: impl Read, origin: &str) -> Result<UsageLog> {
 /// Longest line of a JSON Lines log, and longest log that is one JSON document, in bytes (the
 /// size limit of an input file): a line is held whole while it is parsed, so an 8 GB sparse file
 /// (one line of zeros) aborted and a 1 GB line took 2 GB (issue 29).
-pub(crate) const MAX_LOG_LINE_BYTES: u64 = crate::error::MAX_INPUT_BYTES;
+pub(crate) const MAX_LOG_LINE_BYTES: u64 = crate::base::files::MAX_INPUT_BYTES;
 
 /// The refusal of `what` past [`MAX_LOG_LINE_BYTES`].
 fn too_large(what: &str) -> std::io::Error {
@@ -761,7 +761,7 @@ fn count_raw(o: &Obj, key: &str, origin: &str, field: &str) -> Result<u64> {
 }
 
 /// Largest token count accepted in one field of one logged call: above any context window, and small
-/// enough that no sum over a log (at most [`crate::error::MAX_INPUT_BYTES`] of text, so a few
+/// enough that no sum over a log (at most [`crate::base::files::MAX_INPUT_BYTES`] of text, so a few
 /// million calls) can overflow a `u64`.
 pub(crate) const MAX_LOGGED_TOKENS: u64 = 1_000_000_000;
 
@@ -1152,64 +1152,4 @@ pub(crate) fn parse_time(v: &Value) -> Option<f64> {
     }
 }
 
-/// `YYYY-MM-DDTHH:MM:SS[.fff](Z|±HH:MM)` to Unix seconds.
-pub(crate) fn parse_rfc3339(s: &str) -> Option<f64> {
-    let s = s.trim();
-    if s.len() < 19 || !s.is_char_boundary(19) || !s.is_char_boundary(10) {
-        return None;
-    }
-    let (date, rest) = s.split_at(10);
-    let d: Vec<i64> = date
-        .split('-')
-        .map(|x| x.parse().ok())
-        .collect::<Option<_>>()?;
-    if d.len() != 3 || !rest.is_char_boundary(1) || !matches!(&rest[..1], "T" | "t" | " ") {
-        return None;
-    }
-    let time = &rest[1..];
-    let (clock, zone) = match time.find(['Z', 'z', '+', '-']) {
-        Some(i) => time.split_at(i),
-        None => (time, ""),
-    };
-    let mut parts = clock.split(':');
-    let h: f64 = parts.next()?.parse().ok()?;
-    let m: f64 = parts.next()?.parse().ok()?;
-    let sec: f64 = parts.next()?.parse().ok()?;
-    let offset = match zone {
-        "" | "Z" | "z" => 0.0,
-        z => {
-            let sign = if z.starts_with('-') { -1.0 } else { 1.0 };
-            let (oh, om) = z.get(1..)?.split_once(':')?;
-            sign * (oh.parse::<f64>().ok()? * 3600.0 + om.parse::<f64>().ok()? * 60.0)
-        }
-    };
-    // Days from the civil date (Howard Hinnant's algorithm).
-    let (y, mo, day) = (d[0], d[1], d[2]);
-    if !(1..=12).contains(&mo) || !(1..=31).contains(&day) {
-        return None;
-    }
-    let y = if mo <= 2 { y - 1 } else { y };
-    let era = y.div_euclid(400);
-    let yoe = y - era * 400;
-    let mp = (mo + 9) % 12;
-    let doy = (153 * mp + 2) / 5 + day - 1;
-    let doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
-    let days = era * 146_097 + doe - 719_468;
-    Some(days as f64 * 86_400.0 + h * 3600.0 + m * 60.0 + sec - offset)
-}
-
-/// The UTC date (`YYYY-MM-DD`) of Unix seconds.
-pub(crate) fn utc_date(unix: f64) -> String {
-    let days = (unix / 86_400.0).floor() as i64;
-    // Civil from days (Howard Hinnant's algorithm).
-    let z = days + 719_468;
-    let era = z.div_euclid(146_097);
-    let doe = z - era * 146_097;
-    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
-    let y = yoe + era * 400;
-    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-    let mp = (5 * doy + 2) / 153;
-    let d = doy - (153 * mp + 2) / 5 + 1;
-    let m = if mp < 10 { mp + 3 } else { mp - 9 };
-    format!("{:04}-{:02}-{:02}", if m <= 2 { y + 1 } else { y }, m, d)
-}
+pub(crate) use crate::base::date::{parse_rfc3339, utc_date};

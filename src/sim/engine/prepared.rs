@@ -10,8 +10,7 @@ use super::keys::{machine_salt, routing_key, segment_id};
 use super::prompt::{Prompt, Segment};
 use super::settings;
 use super::setup::{place_breakpoints, BreakpointPlan, Placed, SimSetup};
-use super::timeline::{history_capacity, run_members, MAX_RECORDED_CALLS};
-use super::workspace::{session_leases, Lane, MemberState, Workspace};
+use super::workspace::{session_leases, Lane, MemberState};
 use crate::base::hash::{chain, fnv1a};
 use crate::input::scenario::{PromptCacheKey, Scenario};
 use crate::model::catalog::ToolChangeRule;
@@ -234,21 +233,6 @@ impl<'a> Prepared<'a> {
         self.scenario.calls * self.scenario.sessions
     }
 
-    /// Simulates one run (see [`super::simulate_run`]), reusing the buffers of `ws`.
-    pub fn run(&self, run: u64, ws: &mut Workspace, mut sink: impl FnMut(&CallBill)) -> f64 {
-        let mut total = [0.0];
-        run_members(
-            self.scenario,
-            std::slice::from_ref(self),
-            run,
-            ws,
-            |_, bill| sink(bill),
-            MAX_RECORDED_CALLS,
-            &mut total,
-        );
-        total[0]
-    }
-
     /// Applies call `call` of a session, made at `now` and growing the conversation by `growth`,
     /// to this member's prompt of the session (`lane`), its cache and its bill.
     #[allow(clippy::too_many_arguments)]
@@ -425,4 +409,9 @@ pub(super) fn automatic_uncacheable(prompt: &Prompt, p: &super::cache::RuleParam
         split.uncached = total - coverage;
     }
     split
+}
+
+/// Messages a session's prompt can hold after its head: two per call, one per event, one spare.
+fn history_capacity(scenario: &Scenario) -> usize {
+    2 * scenario.calls + scenario.events.len() + 1
 }

@@ -11,7 +11,7 @@ use super::prepared::Prepared;
 use super::prompt::{Prompt, Segment};
 use super::queue::EventQueue;
 use super::setup::SimSetup;
-use super::workspace::{Lane, MemberState, Session, Workspace};
+use super::workspace::{Lane, MemberState, Session, TimedCall, Workspace};
 use crate::base::hash::chain;
 use crate::input::scenario::{Arrival, Scenario};
 use crate::model::tokens::{ListCounter, ToolRendering};
@@ -171,6 +171,25 @@ impl<'a> PreparedSet<'a> {
     }
 }
 
+// The run of a single member is the timeline of a set of one: it lives here, beside the set's, so
+// that `prepared` (the per-call step) does not import the timeline that drives it.
+impl Prepared<'_> {
+    /// Simulates one run (see [`super::simulate_run`]), reusing the buffers of `ws`.
+    pub fn run(&self, run: u64, ws: &mut Workspace, mut sink: impl FnMut(&CallBill)) -> f64 {
+        let mut total = [0.0];
+        run_members(
+            self.scenario,
+            std::slice::from_ref(self),
+            run,
+            ws,
+            |_, bill| sink(bill),
+            MAX_RECORDED_CALLS,
+            &mut total,
+        );
+        total[0]
+    }
+}
+
 /// One run of `scenario` on every member (all prepared from it), member after member: recorded
 /// once and applied to each when it has at most `max_recorded` calls, redone for each otherwise;
 /// member `m`'s total goes to `totals[m]`.
@@ -215,29 +234,6 @@ pub(super) fn run_members(
         }
         totals[m] = st.cumulative;
     }
-}
-
-/// Messages a session's prompt can hold after its head: two per call, one per event, one spare.
-pub(super) fn history_capacity(scenario: &Scenario) -> usize {
-    2 * scenario.calls + scenario.events.len() + 1
-}
-
-/// One call as a run's timeline fixes it, whatever the model.
-#[derive(Debug, Clone, Copy)]
-pub(super) struct TimedCall {
-    /// Request start (ms).
-    pub(super) now: u64,
-    /// Session index (0-based).
-    pub(super) session: u32,
-    /// Call number (1-based).
-    pub(super) call: u32,
-    /// Output tokens of the session's previous call (0 before its first).
-    pub(super) previous_output: u64,
-    /// Tokens the conversation grows by after that output: the first user message on call 1, the
-    /// tool result plus the user message after it.
-    pub(super) growth: u64,
-    /// Output tokens of this call.
-    pub(super) output: u64,
 }
 
 /// Runs the timeline of run `run`: session arrivals, then every call in time order (ties to the

@@ -8,7 +8,6 @@ use super::cache::{CacheStore, LeaseIds, OwnEntries};
 use super::draws::DrawnCall;
 use super::prompt::{Prompt, Segment};
 use super::queue::EventQueue;
-use super::timeline::TimedCall;
 use crate::base::hash::chain;
 
 /// Reusable buffers of the event loop, so repeated runs (Monte Carlo, benchmarks) allocate nothing
@@ -176,3 +175,21 @@ impl Lane {
 
 /// Salt of the conversation leases' keys.
 pub(super) const HISTORY_LEASE: u64 = 0x6869_7374_6f72_7900;
+
+/// One call as a run's timeline fixes it, whatever the model.
+#[derive(Debug, Clone, Copy)]
+pub(super) struct TimedCall {
+    /// Request start (ms).
+    pub(super) now: u64,
+    /// Session index (0-based).
+    pub(super) session: u32,
+    /// Call number (1-based).
+    pub(super) call: u32,
+    /// Output tokens of the session's previous call (0 before its first).
+    pub(super) previous_output: u64,
+    /// Tokens the conversation grows by after that output: the first user message on call 1, the
+    /// tool result plus the user message after it.
+    pub(super) growth: u64,
+    /// Output tokens of this call.
+    pub(super) output: u64,
+}

@@ -27,6 +27,10 @@
 //!
 //! JSON files may have comments and trailing commas (JSONC, as VS Code and Zed write them). Remote
 //! entries and disabled ones are listed as skipped with the reason, never an error.
+//!
+//! Here: reading a configuration into its server entries (the clients' shapes and rules). Beside it,
+//! one concern a file: `expand` (each client's variable expansion), `jsonc` (comments and trailing
+//! commas), `run` (starting and capturing the servers) and `overhead` (pricing their tool blocks).
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -34,11 +38,19 @@ use std::path::{Path, PathBuf};
 use serde::Serialize;
 use serde_json::Value;
 
-use crate::error::{read_text, Error, Result};
-use crate::input::capture::{capture_command, CaptureOptions};
-use crate::model::catalog::ModelSpec;
-use crate::model::strategy::Strategy;
-use crate::model::tools::{parse_tool_list, Tool};
+use crate::base::files::read_text;
+use crate::error::{Error, Result};
+
+mod expand;
+mod jsonc;
+mod overhead;
+mod run;
+
+pub use expand::MAX_EXPANDED_BYTES;
+use expand::*;
+pub(crate) use jsonc::strip_jsonc;
+pub(crate) use overhead::{overheads, Overhead};
+pub(crate) use run::{capture_all, ServerOutcome};
 
 /// The client whose configuration format (and variable syntax) a file is read in.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
@@ -261,115 +273,6 @@ pub(crate) fn parse_config_with(
     parse_document(text, origin, None, &LoadOptions::default(), lookup)
 }
 
-/// Expands `${VAR}` / `${VAR:-default}` (and `${env:VAR}`); `Err(name)` for an unset variable
-/// without a default.
-pub(crate) fn expand_vars(
-    s: &str,
-    lookup: &dyn Fn(&str) -> Option<String>,
-) -> std::result::Result<String, String> {
-    let mut out = String::with_capacity(s.len());
-    let mut rest = s;
-    while let Some(i) = rest.find("${") {
-        out.push_str(&rest[..i]);
-        let after = &rest[i + 2..];
-        let Some(end) = after.find('}') else {
-            out.push_str(&rest[i..]);
-            return Ok(out);
-        };
-        let inner = &after[..end];
-        let (name, default) = match inner.split_once(":-") {
-            Some((n, d)) => (n, Some(d)),
-            None => (inner, None),
-        };
-        let name = name.strip_prefix("env:").unwrap_or(name);
-        match (lookup(name), default) {
-            (Some(v), _) => out.push_str(&v),
-            (None, Some(d)) => out.push_str(d),
-            (None, None) => return Err(name.to_string()),
-        }
-        rest = &after[end + 1..];
-    }
-    out.push_str(rest);
-    Ok(out)
-}
-
-/// Removes `//` and `/* */` comments and trailing commas outside strings (JSONC), keeping line
-/// breaks so error positions still point at the right line.
-pub(crate) fn strip_jsonc(text: &str) -> String {
-    let b = text.as_bytes();
-    let mut out: Vec<u8> = Vec::with_capacity(b.len());
-    let mut i = 0;
-    let mut in_str = false;
-    while i < b.len() {
-        let c = b[i];
-        if in_str {
-            out.push(c);
-            if c == b'\\' && i + 1 < b.len() {
-                out.push(b[i + 1]);
-                i += 2;
-                continue;
-            }
-            if c == b'"' {
-                in_str = false;
-            }
-            i += 1;
-        } else if c == b'"' {
-            in_str = true;
-            out.push(c);
-            i += 1;
-        } else if c == b'/' && b.get(i + 1) == Some(&b'/') {
-            while i < b.len() && b[i] != b'\n' {
-                i += 1;
-            }
-        } else if c == b'/' && b.get(i + 1) == Some(&b'*') {
-            i += 2;
-            while i < b.len() && !(b[i] == b'*' && b.get(i + 1) == Some(&b'/')) {
-                if b[i] == b'\n' {
-                    out.push(b'\n');
-                }
-                i += 1;
-            }
-            i += 2;
-        } else {
-            out.push(c);
-            i += 1;
-        }
-    }
-    // Trailing commas: a comma followed only by whitespace before `}` or `]`.
-    let mut res: Vec<u8> = Vec::with_capacity(out.len());
-    let mut in_str = false;
-    let mut k = 0;
-    while k < out.len() {
-        let c = out[k];
-        if in_str {
-            res.push(c);
-            if c == b'\\' && k + 1 < out.len() {
-                res.push(out[k + 1]);
-                k += 2;
-                continue;
-            }
-            if c == b'"' {
-                in_str = false;
-            }
-        } else if c == b'"' {
-            in_str = true;
-            res.push(c);
-        } else if c == b',' {
-            let next = out[k + 1..]
-                .iter()
-                .find(|x| !x.is_ascii_whitespace())
-                .copied();
-            if !matches!(next, Some(b'}') | Some(b']')) {
-                res.push(c);
-            }
-        } else {
-            res.push(c);
-        }
-        k += 1;
-    }
-    String::from_utf8(res).unwrap_or_else(|e| String::from_utf8_lossy(e.as_bytes()).into_owned())
-}
-
 /// The client a file belongs to, from its path and then its content.
 pub(crate) fn detect_client(path: Option<&Path>, v: Option<&Value>) -> Client {
     if let Some(p) = path {
@@ -480,201 +383,6 @@ fn workspace_of(path: Option<&Path>, opts: &LoadOptions) -> PathBuf {
     }
 }
 
-/// Where a reason names the field it comes from.
-const IN: &str = "{IN}";
-
-/// What expanding a value needs from outside the file.
-struct Ctx<'a> {
-    client: Client,
-    lookup: &'a dyn Fn(&str) -> Option<String>,
-    inputs: &'a BTreeMap<String, String>,
-    /// VS Code `inputs` defaults.
-    input_defaults: &'a BTreeMap<String, String>,
-    workspace: &'a Path,
-    /// The configuration file's folder (OpenCode's `{file:...}` paths are relative to it).
-    config_dir: &'a Path,
-}
-
-/// Expands one value the way `ctx.client` does; `Err(reason)` when the server cannot be started as
-/// configured (an unset variable that client refuses to start without, an input nobody gave).
-fn expand(s: &str, ctx: &Ctx) -> std::result::Result<String, String> {
-    // Every client's syntax looks variables up through `ctx.lookup`: counting the bytes it hands
-    // out bounds the expansion before it is built (a 120 KB file repeating a 100 KB variable 2,000
-    // times asked for gigabytes). Past the bound the lookups give nothing and the value is refused.
-    let given = std::cell::Cell::new(0usize);
-    let over = std::cell::Cell::new(false);
-    let bounded = |name: &str| -> Option<String> {
-        let v = (ctx.lookup)(name)?;
-        given.set(given.get().saturating_add(v.len()));
-        if given.get().saturating_add(s.len()) > MAX_EXPANDED_BYTES {
-            over.set(true);
-            return Some(String::new());
-        }
-        Some(v)
-    };
-    let ctx = &Ctx {
-        client: ctx.client,
-        lookup: &bounded,
-        inputs: ctx.inputs,
-        input_defaults: ctx.input_defaults,
-        workspace: ctx.workspace,
-        config_dir: ctx.config_dir,
-    };
-    let expanded = expand_unbounded(s, ctx);
-    if over.get() {
-        return Err(format!(
-            "expands to more than {MAX_EXPANDED_BYTES} bytes {IN}, the most one argument or environment value can hold (Linux's MAX_ARG_STRLEN)"
-        ));
-    }
-    expanded
-}
-
-/// The most bytes one expanded value may have: what Linux lets one argument or environment string
-/// be (`MAX_ARG_STRLEN`, 32 pages); a server could not be started with a longer one.
-pub const MAX_EXPANDED_BYTES: usize = 131_072;
-
-fn expand_unbounded(s: &str, ctx: &Ctx) -> std::result::Result<String, String> {
-    match ctx.client {
-        Client::ClaudeCode | Client::Generic => expand_vars(s, ctx.lookup)
-            .map_err(|v| format!("needs environment variable `{v}` {IN}, which is not set")),
-        Client::ClaudeDesktop | Client::Zed | Client::Codex | Client::Goose => Ok(s.to_string()),
-        Client::OpenCode => {
-            crate::input::mcpclients::expand_opencode(s, ctx.lookup, ctx.config_dir)
-        }
-        Client::Cursor | Client::Windsurf | Client::VsCode => expand_vscode(s, ctx),
-        Client::GeminiCli => Ok(expand_gemini(s, ctx.lookup)),
-        Client::Continue => expand_continue(s, ctx),
-    }
-}
-
-/// Replaces each `open`…`close` placeholder in `s` by what `resolve` gives for the text between
-/// them; `Ok(None)` leaves the placeholder as written (as a client leaves what it does not know),
-/// `Err` refuses the value. An unclosed placeholder and all after it stay as written. VS Code's
-/// `${…}` and Continue's `${{ … }}` differ only in the delimiters and in what they resolve.
-fn substitute(
-    s: &str,
-    open: &str,
-    close: &str,
-    mut resolve: impl FnMut(&str) -> std::result::Result<Option<String>, String>,
-) -> std::result::Result<String, String> {
-    let mut out = String::with_capacity(s.len());
-    let mut rest = s;
-    while let Some(i) = rest.find(open) {
-        out.push_str(&rest[..i]);
-        let after = &rest[i + open.len()..];
-        let Some(end) = after.find(close) else {
-            out.push_str(&rest[i..]);
-            return Ok(out);
-        };
-        match resolve(&after[..end])? {
-            Some(v) => out.push_str(&v),
-            None => out.push_str(&rest[i..i + open.len() + end + close.len()]),
-        }
-        rest = &after[end + close.len()..];
-    }
-    out.push_str(rest);
-    Ok(out)
-}
-
-fn expand_vscode(s: &str, ctx: &Ctx) -> std::result::Result<String, String> {
-    substitute(s, "${", "}", |inner| {
-        let home = || (ctx.lookup)("HOME").or_else(|| (ctx.lookup)("USERPROFILE"));
-        Ok(if let Some(name) = inner.strip_prefix("env:") {
-            // VS Code resolves an unset variable to the empty string.
-            Some((ctx.lookup)(name).unwrap_or_default())
-        } else if let Some(id) = inner.strip_prefix("input:") {
-            if ctx.client != Client::VsCode {
-                None
-            } else {
-                match ctx
-                    .inputs
-                    .get(id)
-                    .or_else(|| ctx.input_defaults.get(id))
-                {
-                    Some(v) => Some(v.clone()),
-                    None => {
-                        return Err(format!(
-                            "asks for input `{id}` (VS Code prompts for it); give it with --input {id}=VALUE"
-                        ))
-                    }
-                }
-            }
-        } else {
-            match inner {
-                "workspaceFolder" | "workspaceRoot" => Some(ctx.workspace.display().to_string()),
-                "workspaceFolderBasename" => Some(
-                    ctx.workspace
-                        .file_name()
-                        .map(|n| n.to_string_lossy().into_owned())
-                        .unwrap_or_default(),
-                ),
-                "userHome" => home(),
-                "pathSeparator" | "/" => Some(std::path::MAIN_SEPARATOR.to_string()),
-                _ => None,
-            }
-        })
-    })
-}
-
-/// `$VAR` and `${VAR}` from the environment; an unset one stays as written (Gemini CLI's rule).
-fn expand_gemini(s: &str, lookup: &dyn Fn(&str) -> Option<String>) -> String {
-    let b = s.as_bytes();
-    let mut out = String::with_capacity(s.len());
-    let mut i = 0;
-    while i < b.len() {
-        if b[i] == b'$' {
-            let (name, len) = if b.get(i + 1) == Some(&b'{') {
-                match s[i + 2..].find('}') {
-                    Some(e) => (&s[i + 2..i + 2 + e], e + 3),
-                    None => ("", 0),
-                }
-            } else {
-                let n = s[i + 1..]
-                    .bytes()
-                    .take_while(|c| c.is_ascii_alphanumeric() || *c == b'_')
-                    .count();
-                (&s[i + 1..i + 1 + n], n + 1)
-            };
-            let valid =
-                !name.is_empty() && name.bytes().all(|c| c.is_ascii_alphanumeric() || c == b'_');
-            if valid {
-                match lookup(name) {
-                    Some(v) => out.push_str(&v),
-                    None => out.push_str(&s[i..i + len]),
-                }
-                i += len;
-                continue;
-            }
-        }
-        let ch = s[i..].chars().next().unwrap_or('$');
-        out.push(ch);
-        i += ch.len_utf8();
-    }
-    out
-}
-
-/// `${{ secrets.NAME }}` from the environment and `${{ inputs.NAME }}` from `--input`.
-fn expand_continue(s: &str, ctx: &Ctx) -> std::result::Result<String, String> {
-    substitute(s, "${{", "}}", |inner| {
-        let inner = inner.trim();
-        if let Some(name) = inner.strip_prefix("secrets.") {
-            (ctx.lookup)(name).map(Some).ok_or_else(|| {
-                format!(
-                    "needs secret `{name}` (Continue takes it from its hub or a .env file); set {name} in the environment"
-                )
-            })
-        } else if let Some(name) = inner.strip_prefix("inputs.") {
-            ctx.inputs
-                .get(name)
-                .cloned()
-                .map(Some)
-                .ok_or_else(|| format!("needs input `{name}`; give it with --input {name}=VALUE"))
-        } else {
-            Ok(None)
-        }
-    })
-}
-
 /// Upper bound on the server entries of one configuration (its projects' included): `config`
 /// starts every server at once, so a larger file is refused before any server is started.
 pub const MAX_SERVERS: usize = 256;
@@ -691,21 +399,21 @@ pub fn parse_document(
     let kind = opts.client.or(by_path.filter(|c| *c != Client::Generic));
     let v: Value = match kind {
         Some(Client::Codex) => {
-            crate::error::check_toml_size(text.len(), origin)?;
+            crate::base::files::check_toml_size(text.len(), origin)?;
             let t: toml::Value = toml::from_str(text)
                 .map_err(|e| Error::parse(origin, format!("not valid TOML: {e}")))?;
             serde_json::to_value(t).map_err(|e| Error::parse(origin, e))?
         }
         Some(Client::Continue | Client::Goose) if !text.trim_start().starts_with('{') => {
             // The YAML parser holds a document's events too: 48 MB of list items took 2 GB.
-            if text.len() as u64 > crate::error::MAX_TOML_BYTES {
+            if text.len() as u64 > crate::base::files::MAX_TOML_BYTES {
                 return Err(Error::invalid(
                     origin,
                     "size",
                     format!(
                         "{} bytes is more than the {}-byte limit of a YAML file",
                         text.len(),
-                        crate::error::MAX_TOML_BYTES
+                        crate::base::files::MAX_TOML_BYTES
                     ),
                 ));
             }
@@ -714,7 +422,7 @@ pub fn parse_document(
         }
         _ => {
             let text = strip_jsonc(text);
-            crate::error::check_json_values(&text, origin)?;
+            crate::base::files::check_json_values(&text, origin)?;
             let v = serde_json::from_str(&text)
                 .map_err(|e| Error::parse(origin, format!("not valid JSON: {e}")))?;
             // Two equal keys in one object: the JSON parse keeps the last (a server lost).
@@ -1148,159 +856,6 @@ fn read_entry(
         });
     }
     Ok(Ok(entry))
-}
-
-/// The outcome of capturing one server.
-#[derive(Debug, Clone)]
-#[non_exhaustive]
-pub(crate) struct ServerOutcome {
-    /// The entry.
-    pub entry: ServerEntry,
-    /// Its tools as the model sees them (after the entry's include/exclude filters), or the error
-    /// message that names the server.
-    pub tools: std::result::Result<Vec<Tool>, String>,
-    /// The raw `tools/list` result (filtered the same way), for saving, in the server's key order.
-    pub raw: Option<String>,
-    /// How many tools the server listed before the filters.
-    pub listed: Option<usize>,
-}
-
-/// Captures every server of a configuration, in parallel (each bounded by `opts.timeout`), so the
-/// whole configuration takes about as long as its slowest server.
-pub(crate) fn capture_all(cfg: &McpConfig, opts: &CaptureOptions) -> Vec<ServerOutcome> {
-    std::thread::scope(|s| {
-        let handles: Vec<_> = cfg
-            .servers
-            .iter()
-            .map(|e| {
-                s.spawn(move || {
-                    let mut o = opts.clone();
-                    o.cwd = e.cwd.clone();
-                    let got =
-                        capture_command(&e.name, &e.command, &e.args, &e.env, &o).and_then(|c| {
-                            let listed = c.tools.len();
-                            let mut raw = c.result_json_text_filtered(|t| e.exposes(t));
-                            // What the model sees is what the client sends: its names, prefixed.
-                            if let Some(prefix) = cfg.client.tool_prefix(&e.name) {
-                                raw = prefix_tool_names(&raw, &prefix, &e.name)?;
-                            }
-                            let tools = parse_tool_list(&raw, &e.name)?;
-                            Ok((tools, raw, listed))
-                        });
-                    match got {
-                        Ok((tools, raw, listed)) => ServerOutcome {
-                            entry: e.clone(),
-                            tools: Ok(tools),
-                            raw: Some(raw),
-                            listed: Some(listed),
-                        },
-                        Err(err) => ServerOutcome {
-                            entry: e.clone(),
-                            tools: Err(err.to_string()),
-                            raw: None,
-                            listed: None,
-                        },
-                    }
-                })
-            })
-            .collect();
-        handles
-            .into_iter()
-            .zip(&cfg.servers)
-            .map(|(h, e)| {
-                h.join().unwrap_or_else(|_| ServerOutcome {
-                    entry: e.clone(),
-                    tools: Err(format!("MCP server `{}`: capture thread panicked", e.name)),
-                    raw: None,
-                    listed: None,
-                })
-            })
-            .collect()
-    })
-}
-
-/// `raw` (a `{"tools": [...]}` result) with `prefix` before every tool name, pretty-printed in the
-/// server's key order.
-fn prefix_tool_names(raw: &str, prefix: &str, server: &str) -> Result<String> {
-    let mut v: Value = serde_json::from_str(raw)
-        .map_err(|e| Error::invalid(server, "tools", format!("not JSON: {e}")))?;
-    if let Some(tools) = v.get_mut("tools").and_then(Value::as_array_mut) {
-        for t in tools {
-            if let Some(name) = t.get("name").and_then(Value::as_str) {
-                let renamed = format!("{prefix}{name}");
-                t["name"] = Value::String(renamed);
-            }
-        }
-    }
-    serde_json::to_string_pretty(&v)
-        .map_err(|e| Error::Internal(format!("re-serialising a tool list: {e}")))
-}
-
-/// The per-call cost of one tool block on one model.
-#[derive(Debug, Clone, PartialEq, Serialize)]
-pub(crate) struct Overhead {
-    /// The server, or `None` for the whole configuration.
-    pub server: Option<String>,
-    /// Model id.
-    pub model: String,
-    /// Number of tools.
-    pub tools: usize,
-    /// Tokens of the rendered block (the preamble counted once).
-    pub block_tokens: u64,
-    /// Dollars per call when the block is sent uncached.
-    pub usd_per_call: f64,
-    /// Dollars per call when the block is read from cache under the model's default strategy
-    /// (`None` when the model has no caching).
-    pub usd_per_call_cached: Option<f64>,
-}
-
-fn overhead_row(model: &ModelSpec, server: Option<&str>, tools: &[Tool]) -> Overhead {
-    let block = model.rendering().block_tokens(tools);
-    let read = Strategy::parse("cached")
-        .and_then(|s| s.resolve(model))
-        .ok()
-        .and_then(|r| r.rules)
-        .map(|r| r.read_multiplier.value);
-    Overhead {
-        server: server.map(str::to_string),
-        model: model.id.clone(),
-        tools: tools.len(),
-        block_tokens: block,
-        usd_per_call: model.input_usd(block as f64),
-        usd_per_call_cached: read.map(|m| model.input_usd(block as f64) * m),
-    }
-}
-
-/// Overhead of each captured server and of all of them together, for each model (models outer).
-/// Duplicate tool names across servers are kept in the total (a client would have to rename them)
-/// and returned so the caller can warn.
-pub(crate) fn overheads(
-    models: &[&ModelSpec],
-    outcomes: &[ServerOutcome],
-) -> (Vec<Overhead>, Vec<String>) {
-    let all: Vec<Tool> = outcomes
-        .iter()
-        .filter_map(|o| o.tools.as_ref().ok())
-        .flatten()
-        .cloned()
-        .collect();
-    let mut seen = std::collections::HashSet::new();
-    let mut dups: Vec<String> = Vec::new();
-    for t in &all {
-        if !seen.insert(t.name.as_str()) && !dups.contains(&t.name) {
-            dups.push(t.name.clone());
-        }
-    }
-    let mut rows = Vec::new();
-    for m in models {
-        for o in outcomes {
-            if let Ok(tools) = &o.tools {
-                rows.push(overhead_row(m, Some(&o.entry.name), tools));
-            }
-        }
-        rows.push(overhead_row(m, None, &all));
-    }
-    (rows, dups)
 }
 
 #[cfg(test)]

@@ -2,8 +2,8 @@
 
 use std::fmt::Write as _;
 
-use super::types::*;
 use crate::analysis::uncertainty::share_text;
+use crate::analysis::whatif::*;
 use crate::analysis::{calls_word, skip_lines};
 use crate::base::text::{field, saving_percent, usd, usd_number, TextTable};
 
