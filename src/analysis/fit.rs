@@ -666,31 +666,45 @@ fn session_mix(
         .iter()
         .map(|n| super::replay::match_model(catalog, n))
         .collect();
-    let label =
-        |k: u32| resolved[k as usize].map_or_else(|| names[k as usize].clone(), |m| m.id.clone());
+    // One label per model: its catalog id, or the name the logs give (names of one model share it).
+    let mut labels: Vec<(String, Option<&ModelSpec>)> = Vec::new();
+    let label_of: Vec<usize> = names
+        .iter()
+        .zip(&resolved)
+        .map(|(n, r)| {
+            let l = r.map_or_else(|| n.clone(), |m| m.id.clone());
+            labels.iter().position(|x| x.0 == l).unwrap_or_else(|| {
+                labels.push((l, *r));
+                labels.len() - 1
+            })
+        })
+        .collect();
     let mut session_models: Vec<SessionModel> = Vec::new();
     let mut check_models: Vec<(String, usize)> = Vec::new();
     let mut off_catalog: BTreeMap<String, usize> = BTreeMap::new();
     let mut off_catalog_sessions = 0usize;
     let mut logged_usd = 0.0;
+    let mut counts: Vec<(usize, usize)> = Vec::new();
     for c in convs {
         // The session's model: the label its calls name most, the first of equals.
-        let mut counts: Vec<(String, usize, Option<&ModelSpec>)> = Vec::new();
+        counts.clear();
         for &k in c.models.iter().flatten() {
-            let l = label(k);
+            let l = label_of[k as usize];
             match counts.iter_mut().find(|x| x.0 == l) {
                 Some(x) => x.1 += 1,
-                None => counts.push((l, 1, resolved[k as usize])),
+                None => counts.push((l, 1)),
             }
         }
-        let mut best: Option<&(String, usize, Option<&ModelSpec>)> = None;
-        for x in &counts {
+        let mut best: Option<(usize, usize)> = None;
+        for &x in &counts {
             if best.is_none_or(|b| x.1 > b.1) {
                 best = Some(x);
             }
         }
         // A session naming no model is the scenario's model's.
-        let (name, spec) = best.map_or((model.id.clone(), Some(model)), |b| (b.0.clone(), b.2));
+        let (name, spec) = best.map_or((model.id.clone(), Some(model)), |(l, _)| {
+            (labels[l].0.clone(), labels[l].1)
+        });
         match session_models.iter_mut().find(|s| s.model == name) {
             Some(s) => {
                 s.sessions += 1;
@@ -702,13 +716,10 @@ fn session_mix(
                 calls: c.calls.len(),
             }),
         }
+        off_catalog_sessions += usize::from(spec.is_none());
         let simulated = match spec {
-            _ if one_model => model,
-            Some(m) => m,
-            None => {
-                off_catalog_sessions += 1;
-                model
-            }
+            Some(m) if !one_model => m,
+            _ => model,
         };
         match check_models.iter_mut().find(|(m, _)| *m == simulated.id) {
             Some((_, k)) => *k += 1,
@@ -1320,5 +1331,99 @@ impl HistoryFit {
             let _ = writeln!(s, "note: {n}");
         }
         s
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A conversation of calls on `models` (`None`: naming none), each with `bucket`.
+    fn conv(models: &[Option<u32>], bucket: [u64; 5]) -> Conv {
+        Conv {
+            calls: models.iter().map(|_| (0, 0, 0.0, false)).collect(),
+            buckets: models.iter().map(|_| bucket).collect(),
+            start_reads: false,
+            models: models.to_vec(),
+        }
+    }
+
+    /// Each session is on its calls' most frequent model (names of one catalog model counted
+    /// together), each call billed at its own model's prices; a model outside the catalog is
+    /// checked and billed on the scenario's model, with a note; `--model` checks all on one.
+    #[test]
+    fn sessions_are_on_their_most_frequent_model_and_calls_billed_at_their_own() {
+        let catalog = Catalog::embedded().unwrap();
+        let opus = catalog.model("claude-opus-4.8").unwrap();
+        let haiku = catalog.model("claude-haiku-4.5").unwrap();
+        // 0 and 1 name Haiku 4.5 two ways; 2 is Opus; 3 is not in the catalog.
+        let names: Vec<String> = [
+            "claude-haiku-4.5",
+            "claude-haiku-4-5-20251001",
+            "claude-opus-4.8",
+            "not-a-model-9",
+        ]
+        .map(String::from)
+        .to_vec();
+        assert_eq!(
+            super::super::replay::match_model(&catalog, &names[1]).map(|m| m.id.as_str()),
+            Some("claude-haiku-4.5")
+        );
+        let b = [100, 2000, 0, 30_000, 400];
+        let convs = vec![
+            // Two Opus calls and a Haiku one: an Opus session.
+            conv(&[Some(2), Some(0), Some(2)], b),
+            // Haiku under two names outnumbers Opus.
+            conv(&[Some(2), Some(0), Some(1)], b),
+            // Mostly a model outside the catalog, and a call naming none.
+            conv(&[Some(3), Some(3), None], b),
+        ];
+        let mut notes = Vec::new();
+        let mix = session_mix(&convs, &names, &catalog, opus, false, &mut notes);
+        let sm = |m: &str, sessions, calls| SessionModel {
+            model: m.into(),
+            sessions,
+            calls,
+        };
+        assert_eq!(
+            mix.session_models,
+            vec![
+                sm("claude-opus-4.8", 1, 3),
+                sm("claude-haiku-4.5", 1, 3),
+                sm("not-a-model-9", 1, 3)
+            ]
+        );
+        assert_eq!(
+            mix.check_models,
+            vec![
+                ("claude-opus-4.8".to_string(), 2),
+                ("claude-haiku-4.5".to_string(), 1)
+            ]
+        );
+        let (o, h) = (logged_bucket_usd(opus, &b), logged_bucket_usd(haiku, &b));
+        assert!(o > h);
+        // Opus: 2 + 1 calls of the first two sessions, and the third session's 3 (checked on Opus).
+        let want = 6.0 * o + 3.0 * h;
+        assert!(
+            (mix.logged_usd - want).abs() < 1e-12 * want,
+            "{}",
+            mix.logged_usd
+        );
+        assert_eq!(notes.len(), 1, "{notes:?}");
+        assert!(
+            notes[0].contains("not-a-model-9: 2 calls")
+                && notes[0].contains("checked on claude-opus-4.8"),
+            "{notes:?}"
+        );
+        // `--model`: every session checked on it; the calls still at their own prices.
+        let mut notes = Vec::new();
+        let one = session_mix(&convs, &names, &catalog, opus, true, &mut notes);
+        assert_eq!(one.check_models, vec![("claude-opus-4.8".to_string(), 3)]);
+        assert_eq!(one.session_models, mix.session_models);
+        assert!((one.logged_usd - want).abs() < 1e-12 * want);
+        assert!(
+            notes[0].contains("1 session mostly on such models is checked"),
+            "{notes:?}"
+        );
     }
 }
