@@ -115,7 +115,7 @@
 // Every type a public signature or field shows can be named and has its page in the docs.
 #![warn(unnameable_types)]
 // Without the `cli` feature the analyses only the program runs (fit, diff, tools, sweep, calibrate,
-// HTML documents, the benchmark) are not compiled; a few small helpers of the program's own that
+// the benchmark) are not compiled; a few small helpers of the program's own that
 // live beside library code (terminal escaping, report-set writing, argument parsers) stay compiled
 // and unused there. They are checked for dead code in the default build, which CI lints.
 #![cfg_attr(not(feature = "cli"), allow(dead_code, unused_imports))]

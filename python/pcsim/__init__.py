@@ -40,8 +40,16 @@ from ._results import (
     AdviceResult,
     Buckets,
     Call,
+    CallBuckets,
+    CallCause,
+    CauseTotal,
     ChangeSummary,
     CompareResult,
+    ExplainedCall,
+    ExplainResult,
+    FixSaving,
+    SkippedRecord,
+    ToolBlockSample,
     ModelAdvice,
     ModelComparison,
     ModelToolCost,
@@ -71,6 +79,7 @@ __all__ = [
     "compare",
     "whatif",
     "advise",
+    "explain",
     "tools_cost",
     "replay",
     "replay_files",
@@ -100,6 +109,14 @@ __all__ = [
     "ReplayResult",
     "ReplayTotals",
     "Buckets",
+    "ExplainResult",
+    "ExplainedCall",
+    "CallBuckets",
+    "CallCause",
+    "CauseTotal",
+    "FixSaving",
+    "ToolBlockSample",
+    "SkippedRecord",
     # errors
     "PcsimError",
     "InputError",
@@ -457,14 +474,62 @@ def advise(
     return AdviceResult(js, table, "", report, rerun)
 
 
+def explain(
+    traces: Union[PathLike, Sequence[PathLike]],
+    *,
+    model: Optional[str] = None,
+    session_gap_minutes: float = 0.0,
+    redact: bool = False,
+    catalog: Optional[Catalog] = None,
+) -> ExplainResult:
+    """``pcsim explain TRACE...``: why each call of a trace missed the cache, what it cost, and
+    what the mechanical fixes (tool order, volatile system text, breakpoints, TTL, cache key,
+    unused tools) would save on the same trace (docs/explain.md).
+
+    Args:
+        traces: trace files or folders (searched for ``.jsonl``, ``.json`` and ``.har``): pcsim's
+            JSON Lines (``pcsim run --trace-out``), HAR, claude-tap.
+        model: explain every call as this catalog model (``--model``; default: the model each
+            request names).
+        session_gap_minutes: a longer pause between two calls of a session starts a new
+            conversation (``--session-gap-minutes``; 0: never).
+        redact: no prompt text in any detail (``--redact``).
+
+    Raises:
+        InvalidValueError: no call could be explained (the command's error), a bad option.
+        FileError: a trace that cannot be read.
+    """
+    if isinstance(traces, (str, os.PathLike)):
+        traces = [traces]
+    paths = [os.fspath(t) for t in traces]
+    js = _pcsim.explain(_catalog(catalog)._native, paths, model, float(session_gap_minutes), redact)
+    return ExplainResult(js)
+
+
 class _Rerun:
-    """A picklable way to compute a result again (for the charts of an unpickled result)."""
+    """A picklable way to compute a result again (for the charts of an unpickled result), and
+    the call that made it (for the provenance of its report document)."""
 
     def __init__(self, fn: Any, scenario: Scenario, kwargs: Dict[str, Any]) -> None:
         self.fn, self.scenario, self.kwargs = fn, scenario, kwargs
 
     def __call__(self) -> Result:
         return self.fn(self.scenario, **self.kwargs)
+
+    def describe(self) -> str:
+        """The call as Python source, e.g. ``python: pcsim.run('examples/default.toml',
+        models=['gpt-5.6'])`` (tool lists by their origin; the catalog is in the provenance)."""
+        name = "whatif" if self.fn is _whatif_native else self.fn.__name__
+        words = [repr(self.scenario.origin)]
+        for k, v in self.kwargs.items():
+            if k == "catalog" or v is None or v is False or (isinstance(v, list) and not v):
+                continue
+            if k in ("add", "replace"):
+                v = [origin for _, origin in v]
+            if k in ("add", "replace", "remove", "keep"):
+                k = f"{k}_tools"
+            words.append(f"{k}={v!r}")
+        return f"python: pcsim.{name}({', '.join(words)})"
 
 
 def log_files(paths: Union[PathLike, Sequence[PathLike]]) -> List[str]:

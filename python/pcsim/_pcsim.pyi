@@ -59,6 +59,15 @@ class Report:
     def charts(
         self, width: int = 1600, height: int = 1000, svg: bool = False, log_scale: bool = False
     ) -> List[Tuple[str, bytes]]: ...
+    def report_files(
+        self,
+        path: str,
+        command_line: str,
+        width: int = 1600,
+        height: int = 1000,
+        log_scale: bool = False,
+        write: bool = False,
+    ) -> List[Tuple[str, bytes]]: ...
 
 Printed = Tuple[Report, str, str, str]  # report, JSON, table, CSV
 
@@ -101,6 +110,13 @@ def whatif(
     runs: Optional[int] = None,
     seed: Optional[int] = None,
 ) -> Printed: ...
+def explain(
+    catalog: Catalog,
+    paths: Sequence[str],
+    model: Optional[str] = None,
+    session_gap_minutes: float = 0.0,
+    redact: bool = False,
+) -> str: ...
 def tools_cost(catalog: Catalog, lists: ToolTexts, models: Sequence[str]) -> str: ...
 def replay_files(
     catalog: Catalog,

@@ -5,14 +5,18 @@ Every result keeps the JSON document the corresponding ``pcsim`` command prints 
 (:attr:`Result.table`, what the command prints by default) and, where the command has one, its CSV
 (:attr:`Result.csv`). Typed attributes give the figures; :meth:`Result.to_dicts` gives flat rows, and
 :meth:`Result.to_pandas` / :meth:`Result.to_polars` data frames when pandas or polars is installed.
-Results pickle (their charts are re-rendered from the request after unpickling).
+The results of ``run``, ``compare``, ``whatif`` and ``advise`` also give the report document
+``--report FILE`` writes (:meth:`Result.report_html`, :meth:`Result.report_markdown`,
+:meth:`Result.write_report`). Results pickle (their charts and documents are re-rendered from the
+request after unpickling).
 """
 
 from __future__ import annotations
 
 import json
+import os
 from dataclasses import dataclass, field
-from typing import Any, Callable, Dict, List, Optional
+from typing import Any, Callable, Dict, List, Optional, Tuple, Union
 
 __all__ = [
     "Result",
@@ -38,6 +42,14 @@ __all__ = [
     "Buckets",
     "ReplayTotals",
     "ReplayResult",
+    "CallBuckets",
+    "CallCause",
+    "ExplainedCall",
+    "CauseTotal",
+    "FixSaving",
+    "ToolBlockSample",
+    "SkippedRecord",
+    "ExplainResult",
 ]
 
 Row = Dict[str, Any]
@@ -186,11 +198,49 @@ class Result:
         """The charts ``--out DIR`` writes, as ``{file name: PNG bytes}`` (SVG text as UTF-8 bytes
         with ``svg=True``). An unpickled result re-runs its request first (same inputs, same seed,
         same figures)."""
+        return dict(self._native_report("charts").charts(width, height, svg, log_scale))
+
+    def _native_report(self, what: str) -> Any:
         if self._report is None:
             if self._rerun is None:
-                raise TypeError(f"{type(self).__name__} has no charts")
+                raise TypeError(f"{type(self).__name__} has no {what}")
             self._report = self._rerun()._report
-        return dict(self._report.charts(width, height, svg, log_scale))
+        return self._report
+
+    def _document(self, path: str, width: int, height: int, log_scale: bool,
+                  write: bool) -> List[Tuple[str, bytes]]:
+        call = self._rerun.describe() if self._rerun is not None else "python: pcsim"
+        return self._native_report("report document").report_files(
+            path, call, width, height, log_scale, write)
+
+    def report_html(self, *, width: int = 1600, height: int = 1000, log_scale: bool = False) -> str:
+        """The HTML report ``pcsim ... --report FILE.html`` writes: one self-contained page with
+        the tables, the charts inline as SVG (``width`` x ``height``, as ``--chart-size``), the
+        assumptions, the scenario, every price used with its source and the provenance (which names
+        this Python call where the command names its command line)."""
+        [(_, html)] = self._document("report.html", width, height, log_scale, False)
+        return html.decode("utf-8")
+
+    def report_markdown(self, name: str = "report", *, width: int = 1600, height: int = 1000,
+                        log_scale: bool = False) -> Tuple[str, Dict[str, bytes]]:
+        """The Markdown report ``--report NAME.md`` writes, and its charts: ``(markdown, {PNG file
+        name: bytes})``; the Markdown links each PNG by that name (``NAME-<chart>.png``), so write
+        them beside it (or use :meth:`write_report`)."""
+        *pngs, (_, md) = self._document(f"{name}.md", width, height, log_scale, False)
+        return md.decode("utf-8"), {os.path.basename(p): b for p, b in pngs}
+
+    def write_report(self, path: Union[str, "os.PathLike[str]"], *, width: int = 1600,
+                     height: int = 1000, log_scale: bool = False) -> List[str]:
+        """Writes the report as ``--report PATH`` does and returns the paths written: ``.html``
+        one file; ``.md`` the PNGs beside it first, then the Markdown. Each file is written
+        atomically; only a regular file is replaced.
+
+        Raises:
+            InvalidValueError: a name that does not end in ``.html`` / ``.md``.
+            FileError: a file that cannot be written.
+        """
+        files = self._document(os.fspath(path), width, height, log_scale, True)
+        return [p for p, _ in files]
 
     def __getstate__(self) -> Dict[str, Any]:
         state = dict(self.__dict__)
@@ -580,3 +630,151 @@ class ReplayResult(Result):
 
     def __repr__(self) -> str:
         return f"<ReplayResult {len(self.files)} logs, {self.calls_logged} calls>"
+
+
+@dataclass(frozen=True)
+class CallBuckets:
+    """Token buckets of one explained call and its dollars (output included)."""
+
+    uncached_tokens: int
+    cache_write_tokens: int
+    cache_read_tokens: int
+    cost_usd: float
+
+
+@dataclass(frozen=True)
+class CallCause:
+    """One cause of one call's cache miss: the tokens it kept from being read, their dollars
+    beyond a read, and what shows it."""
+
+    cause: str
+    tokens: int
+    usd: float
+    detail: str
+
+
+@dataclass(frozen=True)
+class ExplainedCall:
+    """One call of a trace: what the response billed, what pcsim's rules predict for the same
+    prompt and cache, and the causes of the tokens not read."""
+
+    call: int
+    at: str
+    conversation: int
+    time_s: float
+    model: str
+    api: str
+    regions: int
+    prompt_tokens: int
+    billed: CallBuckets
+    predicted: CallBuckets
+    agrees: bool
+    causes: List[CallCause]
+
+
+@dataclass(frozen=True)
+class CauseTotal:
+    """One cause over the whole trace, ranked by dollars."""
+
+    cause: str
+    calls: int
+    tokens: int
+    usd: float
+    top_detail: str
+    top_detail_calls: int
+
+
+@dataclass(frozen=True)
+class FixSaving:
+    """A mechanical fix simulated on the same trace, and what it saves (positive: cheaper)."""
+
+    fix: str
+    description: str
+    simulated: bool
+    predicted_usd: float
+    saving_usd: float
+    note: str
+
+
+@dataclass(frozen=True)
+class ToolBlockSample:
+    """A tool-block size inferred from a call's billed input tokens, beside pcsim's count."""
+
+    model: str
+    at: str
+    tools: int
+    measured_tokens: float
+    modelled_tokens: int
+
+
+@dataclass(frozen=True)
+class SkippedRecord:
+    """A trace record that was not explained, where it was and why."""
+
+    at: str
+    reason: str
+
+
+class ExplainResult(Result):
+    """What ``pcsim explain --format json`` reports: every call of the traces with its causes,
+    the causes ranked over the trace, and the simulated fixes."""
+
+    files: List[str]
+    bytes: int
+    records: int
+    conversations: int
+    calls: List[ExplainedCall]
+    skipped_count: int
+    skipped_by_reason: Dict[str, int]
+    skipped: List[SkippedRecord]
+    billed_usd: float
+    predicted_usd: float
+    disagreeing_calls: int
+    unexplained_calls: int
+    causes: List[CauseTotal]
+    summary: str
+    fixes: List[FixSaving]
+    tool_blocks: List[ToolBlockSample]
+
+    def _parse(self) -> None:
+        d = self._raw
+        for k in ("files", "bytes", "records", "conversations", "skipped_count", "skipped_by_reason",
+                  "billed_usd", "predicted_usd", "disagreeing_calls", "unexplained_calls", "summary"):
+            setattr(self, k, d[k])
+        self.calls = [
+            _pick(ExplainedCall, c, billed=_pick(CallBuckets, c["billed"]),
+                  predicted=_pick(CallBuckets, c["predicted"]),
+                  causes=[_pick(CallCause, k) for k in c["causes"]])
+            for c in d["calls"]
+        ]
+        self.skipped = [_pick(SkippedRecord, r) for r in d["skipped"]]
+        self.causes = [_pick(CauseTotal, c) for c in d["causes"]]
+        self.fixes = [_pick(FixSaving, f) for f in d["fixes"]]
+        self.tool_blocks = [_pick(ToolBlockSample, t) for t in d["tool_blocks"]]
+
+    def to_dicts(self) -> List[Row]:
+        """One row per call (the columns of ``pcsim explain --format csv``, its causes as
+        ``cause=tokens`` joined by ``;``, and ``lost_usd``, their dollars beyond a read)."""
+        rows = []
+        for c in self.calls:
+            row: Row = {k: getattr(c, k) for k in ("call", "at", "conversation", "time_s", "model",
+                                                   "api", "regions", "prompt_tokens")}
+            for side in ("billed", "predicted"):
+                for k, v in getattr(c, side).__dict__.items():
+                    row[f"{side}_{k}"] = v
+            row["agrees"] = c.agrees
+            row["causes"] = ";".join(f"{k.cause}={k.tokens}" for k in c.causes)
+            row["lost_usd"] = sum(k.usd for k in c.causes)
+            rows.append(row)
+        return rows
+
+    def causes_to_dicts(self) -> List[Row]:
+        """One row per (call, cause)."""
+        return [{"call": c.call, "model": c.model, **k.__dict__} for c in self.calls for k in c.causes]
+
+    def fixes_to_dicts(self) -> List[Row]:
+        """One row per fix."""
+        return [dict(f.__dict__) for f in self.fixes]
+
+    def __repr__(self) -> str:
+        return f"<ExplainResult {len(self.calls)} calls, {len(self.files)} files>"

@@ -12,6 +12,7 @@
 use std::path::PathBuf;
 use std::sync::Arc;
 
+use pcsim::analysis::explain::{explain_paths, ExplainOptions};
 use pcsim::analysis::replay::{
     infer_prefix_tokens, match_model, replay, uses_prefix_anchors, ReplayOptions,
 };
@@ -25,6 +26,7 @@ use pcsim::model::pricing::{PriceOverride, Pricing};
 use pcsim::model::render::TemplateKind;
 use pcsim::model::tools::{parse_tool_list, Tool, MAX_TOOLS};
 use pcsim::report::chart::{self, ChartFile, ChartOptions};
+use pcsim::report::document::{DocumentOptions, ReportFormat};
 use pcsim::{report, Catalog, Error, Scenario, Selection, Strategy};
 use pyo3::prelude::*;
 use pyo3::types::PyBytes;
@@ -296,11 +298,17 @@ enum Kept {
     Advise(pcsim::analysis::advise::AdviceReport),
 }
 
-/// A report of `run`, `compare`, `whatif` or `advise`, for its charts (not picklable: the Python
-/// result re-runs its request when unpickled and asked for charts).
+/// A report of `run`, `compare`, `whatif` or `advise`, for its charts and its report document
+/// (not picklable: the Python result re-runs its request when unpickled and asked for either).
 #[pyclass(frozen, module = "pcsim._pcsim", name = "Report")]
 struct PyReport {
     kept: Kept,
+    /// The catalog it was priced with and the scenario as resolved (runs and seed overridden),
+    /// for the document's prices, assumptions and provenance.
+    catalog: Arc<Catalog>,
+    scenario: Scenario,
+    /// The text table the command prints (the document's "As printed by pcsim").
+    table: String,
 }
 
 #[pymethods]
@@ -332,13 +340,78 @@ impl PyReport {
             .map(|f| (f.name, PyBytes::new(py, &f.bytes)))
             .collect())
     }
+
+    /// The files of the report document at `path` (`.html`: one file; `.md`: its PNGs, then the
+    /// Markdown), as `--report path` writes them, as `(path, bytes)` in writing order; with
+    /// `write`, written atomically too. `command_line` is shown in its provenance.
+    #[pyo3(signature = (path, command_line, width=1600, height=1000, log_scale=false, write=false))]
+    #[allow(clippy::too_many_arguments)]
+    fn report_files<'py>(
+        &self,
+        py: Python<'py>,
+        path: PathBuf,
+        command_line: String,
+        width: u32,
+        height: u32,
+        log_scale: bool,
+        write: bool,
+    ) -> PyResult<Vec<(String, Bound<'py, PyBytes>)>> {
+        let files = detached(py, || {
+            let format = ReportFormat::of_path(&path).ok_or_else(|| {
+                invalid(
+                    "path",
+                    format!(
+                        "`{}`: the file name must end in .html (one self-contained file) or .md (Markdown with PNGs beside it)",
+                        path.display()
+                    ),
+                )
+            })?;
+            let opts = DocumentOptions {
+                charts: ChartOptions {
+                    width,
+                    height,
+                    svg: false,
+                    log_scale,
+                },
+                command_line,
+            };
+            let (c, s, t) = (&*self.catalog, &self.scenario, self.table.as_str());
+            let doc = match &self.kept {
+                Kept::Run(r) => report::run_document(c, s, r, &opts, t),
+                Kept::Compare(r) => report::compare_document(c, s, r, &opts, t),
+                Kept::Whatif(r) => report::whatif_document(c, s, r, &opts, t),
+                Kept::Advise(r) => report::advise_document(c, s, r, &opts, t),
+            }?;
+            if write {
+                doc.write(&path, format)?;
+            }
+            Ok(doc.files(&path, format))
+        })?;
+        Ok(files
+            .into_iter()
+            .map(|(p, b)| (p.display().to_string(), PyBytes::new(py, &b)))
+            .collect())
+    }
 }
 
 /// What a command prints: its report kept for charts, the JSON, the text table and the CSV.
 type Printed = (PyReport, String, String, String);
 
-fn printed(kept: Kept, json: String, table: String, csv: String) -> Printed {
-    (PyReport { kept }, json, table, csv)
+fn printed(
+    kept: Kept,
+    catalog: Arc<Catalog>,
+    scenario: Scenario,
+    json: String,
+    table: String,
+    csv: String,
+) -> Printed {
+    let report = PyReport {
+        kept,
+        catalog,
+        scenario,
+        table: table.clone(),
+    };
+    (report, json, table, csv)
 }
 
 /// `pcsim run`: the scenario on the selected models and strategies.
@@ -364,7 +437,14 @@ fn run(
         let json = report::to_json(&rep)?;
         let table = report::run_table(&rep, per_call);
         let csv = report::run_csv(&rep);
-        Ok(printed(Kept::Run(rep), json, table, csv))
+        Ok(printed(
+            Kept::Run(rep),
+            catalog.clone(),
+            request.scenario,
+            json,
+            table,
+            csv,
+        ))
     })
 }
 
@@ -387,7 +467,14 @@ fn compare(
             .resolve(&catalog, (*scenario).clone())?;
         let rep = compare_analysis::compare_request(&request)?;
         let (json, table, csv) = (report::to_json(&rep)?, rep.table(), rep.csv());
-        Ok(printed(Kept::Compare(rep), json, table, csv))
+        Ok(printed(
+            Kept::Compare(rep),
+            catalog.clone(),
+            request.scenario,
+            json,
+            table,
+            csv,
+        ))
     })
 }
 
@@ -409,7 +496,56 @@ fn advise(
             .resolve(&catalog, (*scenario).clone())?;
         let rep = advise_analysis::advise_request(&request)?;
         let (json, table) = (report::to_json(&rep)?, rep.table());
-        Ok(printed(Kept::Advise(rep), json, table, String::new()))
+        Ok(printed(
+            Kept::Advise(rep),
+            catalog.clone(),
+            request.scenario,
+            json,
+            table,
+            String::new(),
+        ))
+    })
+}
+
+/// `pcsim explain TRACE...`: why each call of a trace missed the cache, what it cost, and what the
+/// mechanical fixes would save; the JSON `--format json` prints. A trace with no explainable call
+/// is refused as the command refuses it.
+#[pyfunction]
+#[pyo3(signature = (catalog, paths, model=None, session_gap_minutes=0.0, redact=false))]
+fn explain(
+    py: Python<'_>,
+    catalog: &PyCatalog,
+    paths: Vec<PathBuf>,
+    model: Option<String>,
+    session_gap_minutes: f64,
+    redact: bool,
+) -> PyResult<String> {
+    let catalog = catalog.inner.clone();
+    detached(py, move || {
+        let Some(first) = paths.first() else {
+            return Err(invalid("paths", "give at least one trace file or folder"));
+        };
+        let opts = ExplainOptions {
+            session_gap_seconds: session_gap_minutes * 60.0,
+            redact,
+            model,
+        };
+        let e = explain_paths(&catalog, &paths, opts)?;
+        if e.calls.is_empty() {
+            return Err(Error::Invalid {
+                file: first.display().to_string(),
+                field: "trace".into(),
+                problem: format!(
+                    "no call could be explained ({} records skipped{})",
+                    e.skipped_count,
+                    e.skipped.first().map_or(String::new(), |s| format!(
+                        "; first: {}: {}",
+                        s.at, s.reason
+                    ))
+                ),
+            });
+        }
+        report::to_json(&e)
     })
 }
 
@@ -496,7 +632,14 @@ fn whatif(
             .resolve(&catalog, (*scenario).clone())?;
         let rep = whatif_analysis::whatif_request(&request, &changed, at_call, summary)?;
         let (json, table, csv) = (report::to_json(&rep)?, rep.table(), rep.csv());
-        Ok(printed(Kept::Whatif(rep), json, table, csv))
+        Ok(printed(
+            Kept::Whatif(rep),
+            catalog.clone(),
+            request.scenario,
+            json,
+            table,
+            csv,
+        ))
     })
 }
 
@@ -775,6 +918,7 @@ fn _pcsim(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(compare, m)?)?;
     m.add_function(wrap_pyfunction!(advise, m)?)?;
     m.add_function(wrap_pyfunction!(whatif, m)?)?;
+    m.add_function(wrap_pyfunction!(explain, m)?)?;
     m.add_function(wrap_pyfunction!(tools_cost, m)?)?;
     m.add_function(wrap_pyfunction!(replay_files, m)?)?;
     m.add_function(wrap_pyfunction!(usd, m)?)?;

@@ -2,15 +2,76 @@
 //! its tables, charts, the assumptions it rests on, the source of every price it used and where it
 //! came from (pcsim version, catalog, scenario, seed, runs, command line).
 //!
-//! A `Document` is plain data; `Document::to_html` renders one HTML file with the charts inline
-//! as SVG (no script, no external resource: it opens anywhere, offline), and
-//! `Document::to_markdown` renders Markdown for pull requests with the charts as PNG files to be
-//! written beside it.
+//! A [`Document`] is plain data, built by [`super::run_document`], [`super::compare_document`],
+//! [`super::whatif_document`] and [`super::advise_document`] from a command's report; [`Document::to_html`]
+//! renders one HTML file with the charts inline as SVG (no script, no external resource: it opens
+//! anywhere, offline), [`Document::to_markdown`] renders Markdown for pull requests with the charts
+//! as PNG files to be written beside it, and [`Document::write`] writes either as `pcsim ...
+//! --report FILE` does.
+//!
+//! ```
+//! use pcsim::report::document::{DocumentOptions, ReportFormat};
+//! use pcsim::report::run_document;
+//! use pcsim::{report, run_request, Catalog, Scenario, Selection};
+//! let catalog = Catalog::embedded()?;
+//! let request = Selection::new(&["kimi-k3".into()], &["none".into(), "cached".into()])
+//!     .resolve(&catalog, Scenario::builtin_default()?)?;
+//! let rep = run_request(&request, &|_| {})?;
+//! let opts = DocumentOptions {
+//!     charts: report::chart::ChartOptions { width: 400, height: 250, ..Default::default() },
+//!     command_line: "my-notebook: run kimi-k3".into(),
+//! };
+//! let doc = run_document(&catalog, &request.scenario, &rep, &opts, &report::run_table(&rep, false))?;
+//! let html = doc.to_html();
+//! assert!(html.contains("<svg") && html.contains("my-notebook: run kimi-k3"));
+//! let dir = std::env::temp_dir().join(format!("pcsim-doc-{}", std::process::id()));
+//! let files = doc.files(&dir.join("r.md"), ReportFormat::Markdown);
+//! assert!(files[0].0.ends_with("r-cumulative-by-call.png"));
+//! assert!(files.last().unwrap().0.ends_with("r.md"));
+//! # Ok::<(), pcsim::Error>(())
+//! ```
 
 use std::fmt::Write as _;
+use std::path::{Path, PathBuf};
 
-use super::chart::ChartFile;
+use super::chart::{ChartFile, ChartOptions};
+use crate::error::Result;
 use crate::model::catalog::{Catalog, ModelSpec};
+
+/// The two report formats.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ReportFormat {
+    /// One self-contained HTML file (charts inline as SVG).
+    Html,
+    /// Markdown, with the charts as PNG files beside it.
+    Markdown,
+}
+
+impl ReportFormat {
+    /// The format a report file's name asks for: `.html` or `.htm`, `.md` or `.markdown` (any
+    /// case); `None` for any other name.
+    pub fn of_path(path: &Path) -> Option<ReportFormat> {
+        let ext = path
+            .extension()
+            .map(|e| e.to_string_lossy().to_ascii_lowercase())
+            .unwrap_or_default();
+        match ext.as_str() {
+            "html" | "htm" => Some(ReportFormat::Html),
+            "md" | "markdown" => Some(ReportFormat::Markdown),
+            _ => None,
+        }
+    }
+}
+
+/// How a report document is drawn and where it says it came from.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct DocumentOptions {
+    /// Size and scale of the charts (`--chart-size`, `--log-scale`); each chart is drawn both as
+    /// SVG (for HTML) and PNG (for Markdown), whatever `svg` says.
+    pub charts: ChartOptions,
+    /// The command line (or call) that made the report, shown in its provenance table.
+    pub command_line: String,
+}
 
 /// Where a reader finds the sources the price table names: "providers.md" is a file of the pcsim
 /// repository, the other sources are public pages and tracker files named with their version.
@@ -96,23 +157,24 @@ pub(crate) struct PriceSource {
     pub source: String,
 }
 
-/// A whole report.
+/// A whole report document of one command: its sections, the assumptions, the scenario as
+/// simulated, the prices used with their sources and the provenance.
 #[derive(Debug, Clone, PartialEq)]
-pub(crate) struct Document {
+pub struct Document {
     /// Title (also the HTML `<title>`).
-    pub title: String,
+    pub(crate) title: String,
     /// One paragraph under the title: what the report answers.
-    pub summary: String,
+    pub(crate) summary: String,
     /// The command's sections (results, tables, charts).
-    pub sections: Vec<Section>,
+    pub(crate) sections: Vec<Section>,
     /// What the figures assume (scenario parameters, caching rules, what is not modelled).
-    pub assumptions: Vec<String>,
+    pub(crate) assumptions: Vec<String>,
     /// The scenario as written, shown whole when there is one.
-    pub scenario_text: Option<String>,
+    pub(crate) scenario_text: Option<String>,
     /// Every price used, with its source.
-    pub prices: Vec<PriceSource>,
+    pub(crate) prices: Vec<PriceSource>,
     /// Where it came from.
-    pub provenance: Provenance,
+    pub(crate) provenance: Provenance,
 }
 
 /// Every price and price multiplier of `models` that a simulation can use, with the catalog's source
@@ -327,7 +389,7 @@ tbody td:first-child{white-space:nowrap}.prov td:first-child{font-weight:bold;wh
 impl Document {
     /// One self-contained HTML file: inline CSS, charts as inline SVG, no script and no external
     /// resource, every text escaped.
-    pub(crate) fn to_html(&self) -> String {
+    pub fn to_html(&self) -> String {
         let e = escape_html;
         let mut h = String::new();
         let _ = write!(
@@ -401,7 +463,7 @@ impl Document {
 
     /// Markdown for a pull request, with `image(stem)` giving the relative path of each chart's PNG
     /// (the caller writes [`Document::png_files`] there). Tables are pipe tables; text is escaped.
-    pub(crate) fn to_markdown(&self, image: impl Fn(&str) -> String) -> String {
+    pub fn to_markdown(&self, image: impl Fn(&str) -> String) -> String {
         let mut m = String::new();
         let _ = writeln!(
             m,
@@ -454,13 +516,57 @@ impl Document {
     }
 
     /// The PNG of every chart, named `prefix` + stem + `.png`.
-    pub(crate) fn png_files(&self, prefix: &str) -> Vec<ChartFile> {
+    pub fn png_files(&self, prefix: &str) -> Vec<ChartFile> {
         self.charts()
             .map(|c| ChartFile {
                 name: format!("{prefix}{}.png", c.stem),
                 bytes: c.png.clone(),
             })
             .collect()
+    }
+
+    /// The title (also the HTML `<title>`).
+    pub fn title(&self) -> &str {
+        &self.title
+    }
+
+    /// The files of the report at `path` in `format`, in the order they are to be written: HTML
+    /// is one file; Markdown is its PNGs first (named after the report: `r.md` →
+    /// `r-cumulative-by-call.png`, in the same folder), then the Markdown that links them.
+    pub fn files(&self, path: &Path, format: ReportFormat) -> Vec<(PathBuf, Vec<u8>)> {
+        match format {
+            ReportFormat::Html => vec![(path.to_path_buf(), self.to_html().into_bytes())],
+            ReportFormat::Markdown => {
+                let stem = path
+                    .file_stem()
+                    .map_or("report".into(), |s| s.to_string_lossy().into_owned());
+                let prefix = format!("{}-", super::chart::sanitize_file_stem(&stem));
+                let dir = path
+                    .parent()
+                    .filter(|p| !p.as_os_str().is_empty())
+                    .unwrap_or(Path::new("."));
+                let mut files: Vec<(PathBuf, Vec<u8>)> = self
+                    .png_files(&prefix)
+                    .into_iter()
+                    .map(|f| (dir.join(&f.name), f.bytes))
+                    .collect();
+                let text = self.to_markdown(|s| format!("{prefix}{s}.png"));
+                files.push((path.to_path_buf(), text.into_bytes()));
+                files
+            }
+        }
+    }
+
+    /// Writes the report as `--report path` does: [`Document::files`] in order, each atomically
+    /// ([`super::write_atomic`]: a reader never sees a half-written file, and only a regular file
+    /// is replaced), so the Markdown never links a missing picture. Returns the paths written.
+    pub fn write(&self, path: &Path, format: ReportFormat) -> Result<Vec<PathBuf>> {
+        let mut written = Vec::new();
+        for (p, bytes) in self.files(path, format) {
+            super::write_atomic(&p, &bytes)?;
+            written.push(p);
+        }
+        Ok(written)
     }
 
     /// Every chart of the document, in order.

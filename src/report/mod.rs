@@ -1,6 +1,7 @@
 //! Report layer: the renderers of `run` ([`run_table`], [`run_csv`], [`to_json`]), the charts of
-//! every report (PNG and SVG), dollars as pcsim prints them ([`usd`]) and atomic file output
-//! ([`write_atomic`]). Renders what the simulation and analysis layers computed; computes no figures
+//! every report (PNG and SVG), the report documents of run, compare, whatif and advise
+//! ([`run_document`] and the others, HTML or Markdown: see [`document`]), dollars as pcsim prints
+//! them ([`usd`]) and atomic file output ([`write_atomic`]). Renders what the simulation and analysis layers computed; computes no figures
 //! of its own (a chart's parts come from the prices each result was billed at). The formatting
 //! primitives (dollars, CSV fields, tables) live in `base::text` so the analyses can use them too.
 
@@ -8,18 +9,22 @@
 pub(crate) mod bench;
 pub mod chart;
 pub(crate) mod csv;
-#[cfg(feature = "cli")]
-pub(crate) mod document;
+pub mod document;
 #[cfg(feature = "cli")]
 pub(crate) mod explain;
 #[cfg(feature = "cli")]
 pub(crate) mod fit;
 pub(crate) mod json;
+mod reports;
 pub(crate) mod scenario_file;
 pub(crate) mod table;
 #[cfg(feature = "cli")]
 pub(crate) mod usagelog;
 pub(crate) use crate::base::terminal;
+#[cfg(feature = "cli")]
+pub(crate) use reports::diff_document;
+pub use reports::{advise_document, compare_document, run_document, whatif_document};
+pub(crate) use reports::{provenance, report_charts, table};
 
 use std::io::Write;
 use std::path::{Path, PathBuf};

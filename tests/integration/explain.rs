@@ -9,7 +9,7 @@ use serde_json::Value;
 
 use crate::common::{catalog_model, json_of, pcsim, root, stdout_of};
 
-fn fixture(name: &str) -> String {
+pub(crate) fn fixture(name: &str) -> String {
     let p = root().join("tests/fixtures/explain").join(name);
     assert!(p.is_file(), "missing fixture {}", p.display());
     p.display().to_string()
@@ -17,7 +17,12 @@ fn fixture(name: &str) -> String {
 
 /// `run [SCENARIO] --model MODEL --strategy cached --trace-out DIR/trace.jsonl [--trace-inject ..]`:
 /// the trace's path and the run's JSON.
-fn trace(dir: &Path, scenario: Option<&str>, model: &str, inject: &[&str]) -> (PathBuf, Value) {
+pub(crate) fn trace(
+    dir: &Path,
+    scenario: Option<&str>,
+    model: &str,
+    inject: &[&str],
+) -> (PathBuf, Value) {
     let path = dir.join(format!(
         "trace-{}.jsonl",
         inject.join("-").replace(['@', '='], "_")

@@ -660,3 +660,134 @@ fn diff_writes_a_report_for_two_scenarios_and_for_two_tool_lists() {
     assert!(String::from_utf8_lossy(&out.stderr).contains("--report"));
     assert!(!bad.exists());
 }
+
+/// The bar colours of an inline SVG chart (`fill="#RRGGBB"` of its `rect`s), most used first.
+fn bar_colours(svg: &str) -> Vec<(i32, i32, i32)> {
+    let mut counts: Vec<((i32, i32, i32), usize)> = Vec::new();
+    for rect in svg.split("<rect").skip(1) {
+        let tag = rect.split('>').next().unwrap_or("");
+        let Some(at) = tag.find("fill=\"#") else {
+            continue;
+        };
+        let hex = &tag[at + 7..];
+        if hex.len() < 6 {
+            continue;
+        }
+        let Ok(rgb) = u32::from_str_radix(&hex[..6], 16) else {
+            continue;
+        };
+        let c = (
+            (rgb >> 16) as i32,
+            ((rgb >> 8) & 0xff) as i32,
+            (rgb & 0xff) as i32,
+        );
+        // Greys (background, axes, text) are not bars.
+        let (hi, lo) = (c.0.max(c.1).max(c.2), c.0.min(c.1).min(c.2));
+        if hi - lo < 16 {
+            continue;
+        }
+        match counts.iter_mut().find(|(k, _)| *k == c) {
+            Some((_, n)) => *n += 1,
+            None => counts.push((c, 1)),
+        }
+    }
+    counts.sort_by_key(|c| std::cmp::Reverse(c.1));
+    counts.into_iter().map(|(c, _)| c).collect()
+}
+
+/// `explain --report`: the report of a trace with an edited message opens in headless Chromium
+/// with no error or console message, its per-call chart in the DOM, and a screenshot that shows the
+/// chart's bars in the colours the chart itself uses (read back from the report's inline SVG).
+#[test]
+fn html_report_of_explain_opens_in_headless_chromium() {
+    let Some(bin) = chromium() else { return };
+    let dir = tempfile::tempdir().unwrap();
+    let (trace, _) = crate::explain::trace(
+        dir.path(),
+        Some(&crate::explain::fixture("base.toml")),
+        "claude-opus-4.8",
+        &["edit@5"],
+    );
+    let report = dir.path().join("explain.html");
+    common::pcsim()
+        .args([
+            "explain",
+            trace.to_str().unwrap(),
+            "--report",
+            report.to_str().unwrap(),
+            "-q",
+        ])
+        .assert()
+        .success();
+    let html = std::fs::read_to_string(&report).unwrap();
+    dump("explain-report.html", html.as_bytes());
+    let url = |p: &Path| format!("file://{}", p.display());
+
+    let hooked = dir.path().join("hooked.html");
+    std::fs::write(&hooked, with_error_hook(&html)).unwrap();
+    let (dom, log) = run_chromium(
+        &bin,
+        &dir.path().join("p1"),
+        &["--dump-dom".into()],
+        &url(&hooked),
+    );
+    let title = title_of(&dom);
+    assert!(
+        title.starts_with("pcsim explain") && !title.contains("PCSIM-ERROR"),
+        "{title}\n{log}"
+    );
+    assert_eq!(
+        dom.matches("<svg").count(),
+        1,
+        "the per-call chart in the DOM"
+    );
+    assert!(
+        dom.contains("messages_changed"),
+        "the injected cause is named"
+    );
+    assert!(!log.contains("CONSOLE"), "console messages: {log}");
+
+    let shot = dir.path().join("shot.png");
+    run_chromium(
+        &bin,
+        &dir.path().join("p2"),
+        &[
+            "--window-size=1280,2000".into(),
+            "--hide-scrollbars".into(),
+            format!("--screenshot={}", shot.display()),
+        ],
+        &url(&report),
+    );
+    let bytes = std::fs::read(&shot).expect("chromium wrote the screenshot");
+    dump("explain-screenshot.png", &bytes);
+    let mut reader = png::Decoder::new(std::io::Cursor::new(bytes.as_slice()))
+        .read_info()
+        .unwrap();
+    let mut buf = vec![
+        0;
+        reader
+            .output_buffer_size()
+            .expect("a PNG this size fits in memory")
+    ];
+    let info = reader.next_frame(&mut buf).unwrap();
+    let channels = info.color_type.samples();
+    let px: Vec<&[u8]> = buf[..info.buffer_size()].chunks(channels).collect();
+    let svg = &html[html.find("<svg").expect("inline chart")..];
+    let colours = bar_colours(svg);
+    assert!(
+        colours.len() >= 2,
+        "bars of at least two colours: {colours:?}"
+    );
+    // The two most used bar colours (of reads, new tokens or a cause) are on screen.
+    for (r, g, b) in colours.into_iter().take(2) {
+        let near = px
+            .iter()
+            .filter(|p| {
+                (p[0] as i32 - r).abs() < 16
+                    && (p[1] as i32 - g).abs() < 16
+                    && (p[2] as i32 - b).abs() < 16
+            })
+            .count();
+        assert!(near > 300, "colour #{r:02X}{g:02X}{b:02X}: {near} pixels");
+    }
+}

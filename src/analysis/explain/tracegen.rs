@@ -243,9 +243,10 @@ pub(crate) fn trace_records(
             at: format!("session {} call {call}", bill.session),
             time: Some(time),
             session: Some(format!("session-{}", bill.session)),
+            session_from_body: false,
             url: Some(url.clone()),
-            request: request.clone(),
-            response: placeholder,
+            request: request.to_string().into(),
+            response: placeholder.to_string().into(),
             bytes: 0,
         };
         let ex = exchange_of(rec).map_err(|s| Error::invalid("trace", "request", s.reason))?;

@@ -8,13 +8,14 @@
 
 use std::io::BufRead;
 
+use std::borrow::Cow;
+
 use serde::Deserialize;
+use serde_json::value::RawValue;
 use serde_json::Value;
 
 use super::sse::{events_of_list, events_of_text, looks_like_sse, reassemble};
-use super::{
-    parse_line, read_lines, session_hint, SkippedRecord, TraceFormat, TraceItem, TraceRecord,
-};
+use super::{parse_line, read_lines, SkippedRecord, TraceFormat, TraceItem, TraceRecord};
 use crate::input::usagelog::parse_time;
 
 /// claude-tap's JSON Lines trace.
@@ -22,28 +23,28 @@ use crate::input::usagelog::parse_time;
 pub struct ClaudeTap;
 
 #[derive(Deserialize)]
-struct Line {
+struct Line<'a> {
     #[serde(default)]
     timestamp: Option<Value>,
     #[serde(default)]
     session_id: Option<Value>,
     #[serde(default)]
     upstream_base_url: Option<String>,
-    #[serde(default)]
-    request: Option<Half>,
-    #[serde(default)]
-    response: Option<Half>,
+    #[serde(default, borrow)]
+    request: Option<Half<'a>>,
+    #[serde(default, borrow)]
+    response: Option<Half<'a>>,
 }
 
-/// A request or response as claude-tap records it.
+/// A request or response as claude-tap records it, its body left as the text it is.
 #[derive(Deserialize)]
-struct Half {
+struct Half<'a> {
     #[serde(default)]
     path: Option<String>,
     #[serde(default)]
     status: Option<u64>,
-    #[serde(default)]
-    body: Option<Value>,
+    #[serde(default, borrow)]
+    body: Option<&'a RawValue>,
     #[serde(default)]
     sse_events: Option<Vec<Value>>,
     #[serde(default)]
@@ -94,7 +95,7 @@ impl TraceFormat for ClaudeTap {
         &self,
         input: &mut dyn BufRead,
         origin: &str,
-        sink: &mut dyn FnMut(TraceItem),
+        sink: &mut dyn FnMut(TraceItem<'_>),
     ) -> std::io::Result<u64> {
         read_lines(input, origin, sink, record)
     }
@@ -105,7 +106,7 @@ fn find(hay: &[u8], needle: &[u8]) -> Option<usize> {
 }
 
 /// One line as a record, or the reason it is skipped.
-fn record(line: &[u8], at: String, bytes: u64) -> TraceItem {
+fn record(line: &[u8], at: String, bytes: u64) -> TraceItem<'_> {
     let skip = |reason: String| {
         TraceItem::Skipped(SkippedRecord {
             at: at.clone(),
@@ -122,19 +123,24 @@ fn record(line: &[u8], at: String, bytes: u64) -> TraceItem {
     if let Some(status) = resp.status.filter(|s| *s >= 400) {
         return skip(format!("HTTP {status} response: no usage billed"));
     }
-    let Some(request) = req.body.filter(Value::is_object) else {
+    let Some(request) = req.body.map(RawValue::get).filter(|t| t.starts_with('{')) else {
         return skip("no `request.body` object".into());
     };
-    let response = match resp.body {
-        Some(v @ Value::Object(_)) if has_usage(&v) => Some(v),
-        Some(Value::String(s)) if looks_like_sse(&s) => reassemble(&events_of_text(&s)),
+    // The response as recorded when it is a body with its usage (its text, as it is), else
+    // reassembled from the stream.
+    let recorded = resp.body.map(RawValue::get);
+    let response = match recorded.map(|t| (t, serde_json::from_str::<Value>(t))) {
+        Some((text, Ok(v @ Value::Object(_)))) if has_usage(&v) => Some(Cow::Borrowed(text)),
+        Some((_, Ok(Value::String(s)))) if looks_like_sse(&s) => {
+            reassemble(&events_of_text(&s)).map(|v| Cow::Owned(v.to_string()))
+        }
         _ => None,
     }
     .or_else(|| {
         // A WebSocket record can hold several turns' responses with the last turn's request
         // body; the last response is the one that goes with it (as claude-tap pairs them).
         let events = resp.sse_events.as_deref().or(resp.ws_events.as_deref())?;
-        reassemble(&events_of_list(events))
+        reassemble(&events_of_list(events)).map(|v| Cow::Owned(v.to_string()))
     });
     let Some(response) = response else {
         return skip(
@@ -151,14 +157,15 @@ fn record(line: &[u8], at: String, bytes: u64) -> TraceItem {
     let session = match parsed.session_id {
         Some(Value::String(s)) => Some(s),
         Some(Value::Number(n)) => Some(n.to_string()),
-        _ => session_hint(&request),
+        _ => None,
     };
     TraceItem::Record(Box::new(TraceRecord {
         at,
         time: parsed.timestamp.as_ref().and_then(parse_time),
+        session_from_body: session.is_none(),
         session,
         url,
-        request,
+        request: Cow::Borrowed(request),
         response,
         bytes,
     }))

@@ -7,9 +7,12 @@
 //! content only while the record is explained (for sizing and diff excerpts); what outlives the
 //! record is hashes.
 
-use serde::Serialize;
-use serde_json::{Map, Value};
+use std::borrow::Cow;
 
+use serde::Serialize;
+use serde_json::Value;
+
+use super::json::Json;
 use super::{SkippedRecord, TraceRecord};
 use crate::base::hash::{chain, fingerprint, fnv1a};
 use crate::input::usagelog::{response_usage, LoggedCall};
@@ -123,18 +126,34 @@ pub struct Exchange {
 
 /// Interprets a record: its API, model, regions, breakpoints, settings and billed usage; or the
 /// reason it is skipped.
-pub fn exchange_of(mut rec: TraceRecord) -> Result<Exchange, SkippedRecord> {
+pub fn exchange_of(rec: TraceRecord<'_>) -> Result<Exchange, SkippedRecord> {
     let skip = |reason: String| SkippedRecord {
         at: rec.at.clone(),
         reason,
     };
-    let api = api_of(rec.url.as_deref(), &rec.request, &rec.response).ok_or_else(|| {
+    // The body is read as a tree borrowed from its text (see `json.rs`): its texts are moved into
+    // the regions, not copied twice.
+    let mut request = match Json::parse(&rec.request) {
+        Ok(v @ Json::Object(_)) => v,
+        Ok(_) => return Err(skip("not a JSON object in the request body".into())),
+        Err(e) if e.is_eof() => {
+            return Err(skip(format!(
+                "truncated JSON (the body ends early: {e}) in the request body"
+            )))
+        }
+        Err(e) => return Err(skip(format!("not valid JSON ({e}) in the request body"))),
+    };
+    let api = match rec.url.as_deref() {
+        Some(u) => api_of_url(u),
+        None => api_of_bodies(&request, &rec.response),
+    }
+    .ok_or_else(|| {
         skip(match &rec.url {
             Some(u) => format!("unknown endpoint `{}`", short(u, 120)),
             None => "unknown endpoint: the request is not Anthropic Messages, OpenAI Chat Completions or Responses, or Gemini generateContent".into(),
         })
     })?;
-    let billed = match response_usage(&rec.response.to_string(), "response", &rec.at) {
+    let billed = match response_usage(&rec.response, "response", &rec.at) {
         Ok(Some(b)) => b,
         Ok(None) => {
             return Err(skip(
@@ -143,31 +162,29 @@ pub fn exchange_of(mut rec: TraceRecord) -> Result<Exchange, SkippedRecord> {
         }
         Err(e) => return Err(skip(format!("bad usage: {e}"))),
     };
-    let model = rec
-        .request
+    let model = request
         .get("model")
-        .and_then(Value::as_str)
+        .and_then(Json::as_str)
         .map(str::to_string)
         .or_else(|| rec.url.as_deref().and_then(gemini_model_of_url))
         .or_else(|| billed.model.clone())
         .ok_or_else(|| skip("no model: neither the request nor the response names one".into()))?;
-    let Some(_) = rec.request.as_object() else {
-        return Err(skip("the request is not a JSON object".into()));
+    let session = match (&rec.session, rec.session_from_body) {
+        (Some(s), _) => Some(s.clone()),
+        (None, true) => session_hint(&request),
+        (None, false) => None,
     };
     let mut ex = Exchange {
         at: rec.at.clone(),
         time: rec.time,
-        session: rec.session.clone(),
+        session,
         api,
         model,
         regions: Vec::new(),
         settings: Settings::default(),
         billed,
     };
-    // The texts are moved out of the body (it is not used again), not copied.
-    let Some(body) = rec.request.as_object_mut() else {
-        return Err(skip("the request is not a JSON object".into()));
-    };
+    let body = &mut request;
     match api {
         Api::AnthropicMessages => anthropic(body, &mut ex),
         Api::OpenAiChat => openai_chat(body, &mut ex),
@@ -182,6 +199,23 @@ pub fn exchange_of(mut rec: TraceRecord) -> Result<Exchange, SkippedRecord> {
     Ok(ex)
 }
 
+/// A conversation id a request body carries when its trace record has none: Claude Code's
+/// `metadata.user_id` (its `_session_` part when it has one), else OpenAI's `prompt_cache_key`.
+fn session_hint(request: &Json) -> Option<String> {
+    if let Some(user) = request
+        .get("metadata")
+        .and_then(|m| m.get("user_id"))
+        .and_then(Json::as_str)
+    {
+        let session = user.rsplit_once("_session_").map_or(user, |(_, s)| s);
+        return Some(session.to_string());
+    }
+    request
+        .get("prompt_cache_key")
+        .and_then(Json::as_str)
+        .map(str::to_string)
+}
+
 fn short(s: &str, n: usize) -> String {
     if s.len() <= n {
         return s.to_string();
@@ -193,28 +227,31 @@ fn short(s: &str, n: usize) -> String {
     format!("{}...", &s[..end])
 }
 
-/// The API of a request: from its URL when the record has one, else from the bodies' shapes.
-fn api_of(url: Option<&str>, req: &Value, resp: &Value) -> Option<Api> {
-    if let Some(u) = url {
-        let path = u.split('?').next().unwrap_or(u);
-        return if path.contains(":generateContent") || path.contains(":streamGenerateContent") {
-            Some(Api::Gemini)
-        } else if path.ends_with("/chat/completions") {
-            Some(Api::OpenAiChat)
-        } else if path.ends_with("/responses") {
-            Some(Api::OpenAiResponses)
-        } else if path.ends_with("/messages") {
-            Some(Api::AnthropicMessages)
-        } else {
-            None
-        };
+/// The API of a request sent to `url`.
+fn api_of_url(u: &str) -> Option<Api> {
+    let path = u.split('?').next().unwrap_or(u);
+    if path.contains(":generateContent") || path.contains(":streamGenerateContent") {
+        Some(Api::Gemini)
+    } else if path.ends_with("/chat/completions") {
+        Some(Api::OpenAiChat)
+    } else if path.ends_with("/responses") {
+        Some(Api::OpenAiResponses)
+    } else if path.ends_with("/messages") {
+        Some(Api::AnthropicMessages)
+    } else {
+        None
     }
+}
+
+/// The API of a request whose record has no URL, from the bodies' shapes.
+fn api_of_bodies(req: &Json, response: &str) -> Option<Api> {
     if req.get("contents").is_some() {
         Some(Api::Gemini)
     } else if req.get("input").is_some() || req.get("instructions").is_some() {
         Some(Api::OpenAiResponses)
     } else if req.get("messages").is_some() {
-        let anthropic = resp.get("type").and_then(Value::as_str) == Some("message")
+        let resp = Json::parse(response).unwrap_or(Json::Null);
+        let anthropic = resp.get("type").and_then(Json::as_str) == Some("message")
             || req.get("system").is_some()
             || resp
                 .get("usage")
@@ -231,7 +268,7 @@ fn api_of(url: Option<&str>, req: &Value, resp: &Value) -> Option<Api> {
 
 /// Whether `url` is an endpoint `explain` knows (the APIs of [`Api`]).
 pub(crate) fn known_endpoint(url: &str) -> bool {
-    api_of(Some(url), &Value::Null, &Value::Null).is_some()
+    api_of_url(url).is_some()
 }
 
 /// `gemini-3.6-flash` of `.../models/gemini-3.6-flash:generateContent`.
@@ -242,39 +279,66 @@ fn gemini_model_of_url(url: &str) -> Option<String> {
 }
 
 /// The TTL tier a `cache_control` (or `prompt_cache_breakpoint`) object asks for.
-fn tier_of(v: Option<&Value>) -> Option<String> {
+fn tier_of(v: Option<&Json>) -> Option<String> {
     let v = v?;
     if v.is_null() {
         return None;
     }
     Some(
         v.get("ttl")
-            .and_then(Value::as_str)
+            .and_then(Json::as_str)
             .map_or("5m", |t| if t == "1h" { "1h" } else { "5m" })
             .to_string(),
     )
 }
 
-fn breakpoint_of(part: &Value) -> Option<String> {
+fn breakpoint_of(part: &Json) -> Option<String> {
     tier_of(part.get("cache_control")).or_else(|| {
         part.get("prompt_cache_breakpoint")
-            .filter(|v| !v.is_null() && *v != &Value::Bool(false))
+            .filter(|v| !v.is_null() && **v != Json::Bool(false))
             .map(|_| "default".to_string())
     })
 }
 
-/// A part as compact JSON without its breakpoint markers (they are not content).
-fn compact_without_markers(part: &Value) -> String {
-    match part {
-        Value::Object(m)
-            if m.contains_key("cache_control") || m.contains_key("prompt_cache_breakpoint") =>
-        {
-            let mut m = m.clone();
-            m.remove("cache_control");
-            m.remove("prompt_cache_breakpoint");
-            Value::Object(m).to_string()
+/// The keys that mark a breakpoint on a part (they are not content).
+const MARKERS: [&str; 2] = ["cache_control", "prompt_cache_breakpoint"];
+
+/// The entries of an object in the order they keep once its breakpoint markers are removed, as
+/// `serde_json::Map::remove` (a swap-remove with `preserve_order`) leaves them: a part's
+/// fingerprint has always been taken over that text.
+fn without_markers<'j, 'a>(
+    entries: &'j [(Cow<'a, str>, Json<'a>)],
+) -> Vec<&'j (Cow<'a, str>, Json<'a>)> {
+    let mut kept: Vec<&(Cow<str>, Json)> = entries.iter().collect();
+    for marker in MARKERS {
+        if let Some(i) = kept.iter().position(|(k, _)| k == marker) {
+            kept.swap_remove(i);
         }
-        other => other.to_string(),
+    }
+    kept
+}
+
+/// An object's entries, serialised in the given order.
+struct Entries<'j, 'a>(Vec<&'j (Cow<'a, str>, Json<'a>)>);
+
+impl serde::Serialize for Entries<'_, '_> {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeMap;
+        let mut map = s.serialize_map(Some(self.0.len()))?;
+        for (k, v) in &self.0 {
+            map.serialize_entry(k.as_ref(), v)?;
+        }
+        map.end()
+    }
+}
+
+/// A part as compact JSON without its breakpoint markers (they are not content).
+fn compact_without_markers(part: &Json) -> String {
+    match part {
+        Json::Object(m) if m.iter().any(|(k, _)| MARKERS.contains(&k.as_ref())) => {
+            serde_json::to_string(&Entries(without_markers(m))).unwrap_or_default()
+        }
+        other => other.to_json_string(),
     }
 }
 
@@ -318,35 +382,35 @@ fn push(
 
 /// A tool definition in any of the APIs' forms as pcsim's [`Tool`]; a tool that is not a function
 /// (a server tool such as web search) keeps its whole JSON as its schema.
-fn tool_of(t: &Value) -> Tool {
+fn tool_of(t: &Json) -> Tool {
     let f = t.get("function").unwrap_or(t);
     let name = f
         .get("name")
-        .and_then(Value::as_str)
-        .unwrap_or_else(|| t.get("type").and_then(Value::as_str).unwrap_or("unnamed"));
+        .and_then(Json::as_str)
+        .unwrap_or_else(|| t.get("type").and_then(Json::as_str).unwrap_or("unnamed"));
     let schema = f
         .get("input_schema")
         .or_else(|| f.get("parameters"))
         .or_else(|| f.get("parametersJsonSchema"))
-        .cloned();
-    let input_schema = schema.unwrap_or_else(|| match compact_without_markers(t).parse() {
-        Ok(v) => v,
-        Err(_) => Value::Null,
+        .map(Json::to_value);
+    let input_schema = schema.unwrap_or_else(|| match t {
+        Json::Object(m) => serde_json::to_value(Entries(without_markers(m))).unwrap_or(Value::Null),
+        other => other.to_value(),
     });
     Tool {
         name: name.to_string(),
         description: f
             .get("description")
-            .and_then(Value::as_str)
+            .and_then(Json::as_str)
             .unwrap_or("")
             .to_string(),
         input_schema,
     }
 }
 
-fn tools(list: Option<&Value>, ex: &mut Exchange) {
+fn tools(list: Option<&Json>, ex: &mut Exchange) {
     for (i, t) in list
-        .and_then(Value::as_array)
+        .and_then(Json::as_array)
         .into_iter()
         .flatten()
         .enumerate()
@@ -364,47 +428,52 @@ fn tools(list: Option<&Value>, ex: &mut Exchange) {
     }
 }
 
-fn setting(v: Option<&Value>) -> u64 {
+fn setting(v: Option<&Json>) -> u64 {
     match v {
-        None | Some(Value::Null) => 0,
-        Some(v) => fnv1a(v.to_string().as_bytes()),
+        None | Some(Json::Null) => 0,
+        Some(v) => fnv1a(v.to_json_string().as_bytes()),
     }
 }
 
+/// A string moved out of the body.
+fn take(s: &mut Cow<'_, str>) -> String {
+    std::mem::take(s).into_owned()
+}
+
 /// A content part as a region's content (its text moved out of the body).
-fn part_content(part: &mut Value) -> Content {
+fn part_content(part: &mut Json) -> Content {
     match part {
-        Value::String(s) => Content::Text(std::mem::take(s)),
-        Value::Object(m) => {
-            let ty = m.get("type").and_then(Value::as_str).unwrap_or("");
-            if matches!(ty, "image" | "image_url" | "input_image") || is_gemini_image(m) {
+        Json::Str(s) => Content::Text(take(s)),
+        Json::Object(_) => {
+            let ty = part.get("type").and_then(Json::as_str).unwrap_or("");
+            if matches!(ty, "image" | "image_url" | "input_image") || is_gemini_image(part) {
                 return Content::Image;
             }
             let text_part = matches!(ty, "text" | "input_text" | "output_text" | "");
             if text_part {
-                if let Some(Value::String(t)) = m.get_mut("text") {
-                    return Content::Text(std::mem::take(t));
+                if let Some(Json::Str(t)) = part.get_mut("text") {
+                    return Content::Text(take(t));
                 }
             }
             Content::Json(compact_without_markers(part))
         }
-        other => Content::Json(other.to_string()),
+        other => Content::Json(other.to_json_string()),
     }
 }
 
-fn is_gemini_image(m: &Map<String, Value>) -> bool {
+fn is_gemini_image(m: &Json) -> bool {
     m.get("inlineData")
         .or_else(|| m.get("fileData"))
         .and_then(|d| d.get("mimeType"))
-        .and_then(Value::as_str)
+        .and_then(Json::as_str)
         .is_some_and(|t| t.starts_with("image/"))
 }
 
 /// One message's content (a string or an array of parts) as regions of message `index`.
-fn message_parts(content: Option<&mut Value>, index: usize, role: &str, ex: &mut Exchange) {
+fn message_parts(content: Option<&mut Json>, index: usize, role: &str, ex: &mut Exchange) {
     match content {
-        None | Some(Value::Null) => {}
-        Some(Value::Array(parts)) => {
+        None | Some(Json::Null) => {}
+        Some(Json::Array(parts)) => {
             for p in parts {
                 let bp = breakpoint_of(p);
                 push(ex, RegionKind::Message, index, role, part_content(p), bp);
@@ -418,26 +487,26 @@ fn message_parts(content: Option<&mut Value>, index: usize, role: &str, ex: &mut
 }
 
 /// The role of a message or input item (`user` when it names none).
-fn role_of(m: &Value, fallback_key: Option<&str>) -> String {
+fn role_of(m: &Json, fallback_key: Option<&str>) -> String {
     m.get("role")
-        .and_then(Value::as_str)
-        .or_else(|| fallback_key.and_then(|k| m.get(k)).and_then(Value::as_str))
+        .and_then(Json::as_str)
+        .or_else(|| fallback_key.and_then(|k| m.get(k)).and_then(Json::as_str))
         .unwrap_or("user")
         .to_string()
 }
 
-fn anthropic(body: &mut Map<String, Value>, ex: &mut Exchange) {
+fn anthropic(body: &mut Json, ex: &mut Exchange) {
     tools(body.get("tools"), ex);
     match body.get_mut("system") {
-        Some(Value::String(s)) => push(
+        Some(Json::Str(s)) => push(
             ex,
             RegionKind::System,
             0,
             "system",
-            Content::Text(std::mem::take(s)),
+            Content::Text(take(s)),
             None,
         ),
-        Some(Value::Array(blocks)) => {
+        Some(Json::Array(blocks)) => {
             for (i, b) in blocks.iter_mut().enumerate() {
                 let bp = breakpoint_of(b);
                 push(ex, RegionKind::System, i, "system", part_content(b), bp);
@@ -445,7 +514,7 @@ fn anthropic(body: &mut Map<String, Value>, ex: &mut Exchange) {
         }
         _ => {}
     }
-    if let Some(messages) = body.get_mut("messages").and_then(Value::as_array_mut) {
+    if let Some(messages) = body.get_mut("messages").and_then(Json::as_array_mut) {
         for (i, m) in messages.iter_mut().enumerate() {
             let role = role_of(m, None);
             message_parts(m.get_mut("content"), i, &role, ex);
@@ -461,10 +530,10 @@ fn anthropic(body: &mut Map<String, Value>, ex: &mut Exchange) {
     ex.settings.thinking = setting(body.get("thinking"));
 }
 
-fn openai_chat(body: &mut Map<String, Value>, ex: &mut Exchange) {
+fn openai_chat(body: &mut Json, ex: &mut Exchange) {
     tools(body.get("tools"), ex);
     let (mut system, mut message) = (0usize, 0usize);
-    if let Some(messages) = body.get_mut("messages").and_then(Value::as_array_mut) {
+    if let Some(messages) = body.get_mut("messages").and_then(Json::as_array_mut) {
         for m in messages {
             let role = role_of(m, None);
             if matches!(role.as_str(), "system" | "developer") && message == 0 {
@@ -479,7 +548,7 @@ fn openai_chat(body: &mut Map<String, Value>, ex: &mut Exchange) {
             }
             message_parts(m.get_mut("content"), message, &role, ex);
             if let Some(calls) = m.get("tool_calls").filter(|c| !c.is_null()) {
-                let c = Content::Json(calls.to_string());
+                let c = Content::Json(calls.to_json_string());
                 push(ex, RegionKind::Message, message, &role, c, None);
             }
             message += 1;
@@ -492,14 +561,14 @@ fn openai_chat(body: &mut Map<String, Value>, ex: &mut Exchange) {
     );
 }
 
-fn openai_responses(body: &mut Map<String, Value>, ex: &mut Exchange) {
+fn openai_responses(body: &mut Json, ex: &mut Exchange) {
     tools(body.get("tools"), ex);
-    if let Some(Value::String(s)) = body.get_mut("instructions") {
-        let c = Content::Text(std::mem::take(s));
+    if let Some(Json::Str(s)) = body.get_mut("instructions") {
+        let c = Content::Text(take(s));
         push(ex, RegionKind::System, 0, "system", c, None);
     }
     match body.get_mut("input") {
-        Some(Value::Array(items)) => {
+        Some(Json::Array(items)) => {
             for (i, item) in items.iter_mut().enumerate() {
                 let role = role_of(item, Some("type"));
                 if item.get("content").is_some() {
@@ -517,17 +586,17 @@ fn openai_responses(body: &mut Map<String, Value>, ex: &mut Exchange) {
     ex.settings.thinking = setting(body.get("reasoning"));
 }
 
-fn gemini(body: &mut Map<String, Value>, ex: &mut Exchange) {
+fn gemini(body: &mut Json, ex: &mut Exchange) {
     let mut i = 0usize;
     for t in body
         .get("tools")
-        .and_then(Value::as_array)
+        .and_then(Json::as_array)
         .into_iter()
         .flatten()
     {
         for d in t
             .get("functionDeclarations")
-            .and_then(Value::as_array)
+            .and_then(Json::as_array)
             .into_iter()
             .flatten()
         {
@@ -545,13 +614,13 @@ fn gemini(body: &mut Map<String, Value>, ex: &mut Exchange) {
     if let Some(parts) = body
         .get_mut(key)
         .and_then(|s| s.get_mut("parts"))
-        .and_then(Value::as_array_mut)
+        .and_then(Json::as_array_mut)
     {
         for (k, p) in parts.iter_mut().enumerate() {
             push(ex, RegionKind::System, k, "system", part_content(p), None);
         }
     }
-    if let Some(contents) = body.get_mut("contents").and_then(Value::as_array_mut) {
+    if let Some(contents) = body.get_mut("contents").and_then(Json::as_array_mut) {
         for (k, c) in contents.iter_mut().enumerate() {
             let role = role_of(c, None);
             message_parts(c.get_mut("parts"), k, &role, ex);
@@ -562,4 +631,36 @@ fn gemini(body: &mut Map<String, Value>, ex: &mut Exchange) {
         body.get("generationConfig")
             .and_then(|g| g.get("thinkingConfig")),
     );
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The text a part was fingerprinted over before the borrowed tree: `serde_json::Value` with the
+    /// markers removed by `Map::remove`.
+    fn as_value_did(text: &str) -> String {
+        match serde_json::from_str::<Value>(text).unwrap() {
+            Value::Object(mut m) => {
+                m.remove("cache_control");
+                m.remove("prompt_cache_breakpoint");
+                Value::Object(m).to_string()
+            }
+            other => other.to_string(),
+        }
+    }
+
+    #[test]
+    fn a_part_without_its_markers_is_the_text_value_wrote() {
+        for text in [
+            r#"{"type":"tool_result","cache_control":{"type":"ephemeral"},"tool_use_id":"t1","content":"a\nb","is_error":false}"#,
+            r#"{"cache_control":{"type":"ephemeral"},"a":1,"prompt_cache_breakpoint":true,"b":2,"c":3}"#,
+            r#"{"prompt_cache_breakpoint":{},"a":1,"b":[1,2.5],"cache_control":null}"#,
+            r#"{"a":1,"b":2}"#,
+            r#"[1,{"cache_control":{}}]"#,
+        ] {
+            let tree = Json::parse(text).unwrap();
+            assert_eq!(compact_without_markers(&tree), as_value_did(text), "{text}");
+        }
+    }
 }

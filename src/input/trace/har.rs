@@ -7,6 +7,7 @@
 //! `explain` knows, has no body, or whose body is cut off or binary is skipped with its reason.
 //! Streamed responses (`text/event-stream`) are reassembled into the final body (`sse.rs`).
 
+use std::borrow::Cow;
 use std::cell::Cell;
 use std::fmt;
 use std::io::{BufRead, Read};
@@ -17,7 +18,7 @@ use serde_json::Value;
 
 use super::exchange::known_endpoint;
 use super::sse::{events_of_text, looks_like_sse, reassemble};
-use super::{session_hint, SkippedRecord, TraceFormat, TraceItem, TraceRecord};
+use super::{SkippedRecord, TraceFormat, TraceItem, TraceRecord};
 use crate::input::usagelog::parse_time;
 
 /// HAR 1.2 archives (`.har`, or any file whose first key is `log`).
@@ -47,7 +48,7 @@ impl TraceFormat for Har {
         &self,
         input: &mut dyn BufRead,
         origin: &str,
-        sink: &mut dyn FnMut(TraceItem),
+        sink: &mut dyn FnMut(TraceItem<'_>),
     ) -> std::io::Result<u64> {
         let bytes = Cell::new(0u64);
         let reader = Counting {
@@ -105,7 +106,7 @@ impl Read for Counting<'_> {
 /// Where the entries go while the archive is streamed.
 struct Entries<'a, 'b> {
     origin: &'a str,
-    sink: &'b mut dyn FnMut(TraceItem),
+    sink: &'b mut dyn FnMut(TraceItem<'_>),
     bytes: &'a Cell<u64>,
     /// Bytes read when the previous entry ended.
     done_at: u64,
@@ -188,7 +189,7 @@ impl<'de> Visitor<'de> for EntryList<'_, '_, '_> {
 }
 
 /// One entry as a record, or the reason it is skipped.
-fn record(mut entry: Value, at: String, bytes: u64) -> TraceItem {
+fn record(mut entry: Value, at: String, bytes: u64) -> TraceItem<'static> {
     let skip = |reason: String| {
         TraceItem::Skipped(SkippedRecord {
             at: at.clone(),
@@ -213,11 +214,11 @@ fn record(mut entry: Value, at: String, bytes: u64) -> TraceItem {
         Ok(t) => t,
         Err(why) => return skip(format!("request body: {why}")),
     };
-    let request = match parse_body(&request_text) {
-        Ok(v) => v,
-        Err(why) => return skip(format!("{why} in the request body")),
-    };
-    drop(request_text);
+    // The request is checked as JSON here (the reason names the body) and read into its regions
+    // once, by `exchange_of`.
+    if let Err(why) = check_body(&request_text, false) {
+        return skip(format!("{why} in the request body"));
+    }
     let content = &mut entry["response"]["content"];
     let mime = content["mimeType"].as_str().unwrap_or("").to_string();
     let response_text = match body_text(content) {
@@ -226,7 +227,7 @@ fn record(mut entry: Value, at: String, bytes: u64) -> TraceItem {
     };
     let response = if mime.starts_with("text/event-stream") || looks_like_sse(&response_text) {
         match reassemble(&events_of_text(&response_text)) {
-            Some(v) => v,
+            Some(v) => v.to_string(),
             None => return skip("missing usage: no event of the stream carries a usage".into()),
         }
     } else if response_text.trim_start().starts_with('[') {
@@ -245,22 +246,23 @@ fn record(mut entry: Value, at: String, bytes: u64) -> TraceItem {
             .map(|c| ("message".to_string(), c))
             .collect();
         match reassemble(&events) {
-            Some(v) => v,
+            Some(v) => v.to_string(),
             None => return skip("missing usage: no chunk of the stream carries a usage".into()),
         }
     } else {
-        match parse_body(&response_text) {
-            Ok(v) => v,
+        match check_body(&response_text, true) {
+            Ok(()) => response_text,
             Err(why) => return skip(format!("{why} in the response body")),
         }
     };
     TraceItem::Record(Box::new(TraceRecord {
         at,
         time,
-        session: session_hint(&request),
+        session: None,
+        session_from_body: true,
         url: Some(url),
-        request,
-        response,
+        request: Cow::Owned(request_text),
+        response: Cow::Owned(response),
         bytes,
     }))
 }
@@ -288,11 +290,17 @@ fn body_text(holder: &mut Value) -> Result<String, String> {
     String::from_utf8(raw).map_err(|_| "binary body: not UTF-8 text".to_string())
 }
 
-/// A JSON object body, or why not.
-fn parse_body(text: &str) -> Result<Value, String> {
-    match serde_json::from_str::<Value>(text) {
-        Ok(v @ Value::Object(_)) => Ok(v),
-        Ok(_) => Err("not a JSON object".into()),
+/// Whether a body is a JSON object, or why not. The request is checked (`IgnoredAny`: its syntax,
+/// no tree; `exchange_of` reads it, and names the body in a reason it finds); a response is parsed.
+fn check_body(text: &str, parse: bool) -> Result<(), String> {
+    let checked = if parse {
+        serde_json::from_str::<Value>(text).map(|v| v.is_object())
+    } else {
+        serde_json::from_str::<IgnoredAny>(text).map(|_| text.trim_start().starts_with('{'))
+    };
+    match checked {
+        Ok(true) => Ok(()),
+        Ok(false) => Err("not a JSON object".into()),
         Err(e) if e.is_eof() => Err(format!("truncated JSON (the body ends early: {e})")),
         Err(e) => Err(format!("not valid JSON ({e})")),
     }

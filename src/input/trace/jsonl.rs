@@ -4,7 +4,10 @@
 
 use std::io::BufRead;
 
+use std::borrow::Cow;
+
 use serde::Deserialize;
+use serde_json::value::RawValue;
 use serde_json::Value;
 
 use super::{parse_line, read_lines, SkippedRecord, TraceFormat, TraceItem, TraceRecord};
@@ -14,18 +17,24 @@ use crate::input::usagelog::parse_time;
 #[derive(Debug, Clone, Copy)]
 pub struct PcsimJsonl;
 
+/// A line, its bodies left as the text they are (checked as JSON, not built into trees).
 #[derive(Deserialize)]
-struct Line {
+struct Line<'a> {
     #[serde(default)]
     time: Option<Value>,
     #[serde(default)]
     session: Option<Value>,
     #[serde(default)]
     url: Option<String>,
-    #[serde(default)]
-    request: Option<Value>,
-    #[serde(default)]
-    response: Option<Value>,
+    #[serde(default, borrow)]
+    request: Option<&'a RawValue>,
+    #[serde(default, borrow)]
+    response: Option<&'a RawValue>,
+}
+
+/// The text of a body that is a JSON object.
+fn object(raw: Option<&RawValue>) -> Option<&str> {
+    raw.map(RawValue::get).filter(|t| t.starts_with('{'))
 }
 
 impl TraceFormat for PcsimJsonl {
@@ -42,14 +51,14 @@ impl TraceFormat for PcsimJsonl {
         &self,
         input: &mut dyn BufRead,
         origin: &str,
-        sink: &mut dyn FnMut(TraceItem),
+        sink: &mut dyn FnMut(TraceItem<'_>),
     ) -> std::io::Result<u64> {
         read_lines(input, origin, sink, record)
     }
 }
 
 /// One line as a record, or the reason it is skipped.
-fn record(line: &[u8], at: String, bytes: u64) -> TraceItem {
+fn record(line: &[u8], at: String, bytes: u64) -> TraceItem<'_> {
     let skip = |reason: String| {
         TraceItem::Skipped(SkippedRecord {
             at: at.clone(),
@@ -60,10 +69,10 @@ fn record(line: &[u8], at: String, bytes: u64) -> TraceItem {
         Ok(l) => l,
         Err(reason) => return skip(reason),
     };
-    let Some(request) = parsed.request.filter(Value::is_object) else {
+    let Some(request) = object(parsed.request) else {
         return skip("no `request` object".into());
     };
-    let Some(response) = parsed.response.filter(Value::is_object) else {
+    let Some(response) = object(parsed.response) else {
         return skip("no `response` object".into());
     };
     let session = match parsed.session {
@@ -75,9 +84,10 @@ fn record(line: &[u8], at: String, bytes: u64) -> TraceItem {
         at,
         time: parsed.time.as_ref().and_then(parse_time),
         session,
+        session_from_body: false,
         url: parsed.url,
-        request,
-        response,
+        request: Cow::Borrowed(request),
+        response: Cow::Borrowed(response),
         bytes,
     }))
 }

@@ -21,14 +21,15 @@
 mod claude_tap;
 mod exchange;
 mod har;
+mod json;
 mod jsonl;
 mod sse;
 
+use std::borrow::Cow;
 use std::io::BufRead;
 use std::path::{Path, PathBuf};
 
 use serde::Serialize;
-use serde_json::Value;
 
 use crate::error::{Error, Result};
 
@@ -37,23 +38,46 @@ pub(crate) use exchange::{exchange_of, Api, Content, Exchange, RegionKind};
 pub use har::Har;
 pub use jsonl::PcsimJsonl;
 
-/// One request/response pair as a trace format gives it, before its body is interpreted.
+/// One request/response pair as a trace format gives it, before its body is interpreted. The
+/// bodies are their JSON text, borrowed from the line they were read from where the format allows
+/// it (no copy, no tree: `exchange_of` reads the request once, into its regions).
 #[derive(Debug, Clone)]
-pub struct TraceRecord {
+pub struct TraceRecord<'a> {
     /// Where it came from: `FILE: line N`.
     pub at: String,
     /// Start time in Unix seconds, if the record has one.
     pub time: Option<f64>,
     /// Session (conversation) id, if the record has one.
     pub session: Option<String>,
+    /// Whether, when `session` is `None`, the request body may name the session (Claude Code's
+    /// `metadata.user_id`, OpenAI's `prompt_cache_key`): formats that record no session of their
+    /// own (HAR, claude-tap) say yes.
+    pub session_from_body: bool,
     /// The URL the request was sent to, if the record says.
     pub url: Option<String>,
-    /// The request body.
-    pub request: Value,
-    /// The response body (reassembled when it was streamed).
-    pub response: Value,
+    /// The request body: the JSON text of an object.
+    pub request: Cow<'a, str>,
+    /// The response body (reassembled when it was streamed): JSON text.
+    pub response: Cow<'a, str>,
     /// Bytes the record took in its file.
     pub bytes: u64,
+}
+
+#[cfg(test)]
+impl TraceRecord<'_> {
+    /// The record with its own copy of the bodies (kept past the line it was read from).
+    pub(crate) fn into_owned(self) -> TraceRecord<'static> {
+        TraceRecord {
+            at: self.at,
+            time: self.time,
+            session: self.session,
+            session_from_body: self.session_from_body,
+            url: self.url,
+            request: Cow::Owned(self.request.into_owned()),
+            response: Cow::Owned(self.response.into_owned()),
+            bytes: self.bytes,
+        }
+    }
 }
 
 /// A record that was skipped, with its place and the reason.
@@ -67,11 +91,22 @@ pub struct SkippedRecord {
 
 /// What a format hands on for each record: a record, or a skipped one.
 #[derive(Debug)]
-pub enum TraceItem {
+pub enum TraceItem<'a> {
     /// A record to interpret.
-    Record(Box<TraceRecord>),
+    Record(Box<TraceRecord<'a>>),
     /// A record that could not be read.
     Skipped(SkippedRecord),
+}
+
+#[cfg(test)]
+impl TraceItem<'_> {
+    /// The item with its own copy of the bodies.
+    pub(crate) fn into_owned(self) -> TraceItem<'static> {
+        match self {
+            TraceItem::Record(r) => TraceItem::Record(Box::new(r.into_owned())),
+            TraceItem::Skipped(s) => TraceItem::Skipped(s),
+        }
+    }
 }
 
 /// A trace file format: recognised by its first bytes, read as a stream of records.
@@ -87,21 +122,8 @@ pub trait TraceFormat: Sync {
         &self,
         input: &mut dyn BufRead,
         origin: &str,
-        sink: &mut dyn FnMut(TraceItem),
+        sink: &mut dyn FnMut(TraceItem<'_>),
     ) -> std::io::Result<u64>;
-}
-
-/// A conversation id a request body carries when its trace record has none: Claude Code's
-/// `metadata.user_id` (its `_session_` part when it has one), else OpenAI's `prompt_cache_key`.
-pub(crate) fn session_hint(request: &Value) -> Option<String> {
-    if let Some(user) = request.pointer("/metadata/user_id").and_then(Value::as_str) {
-        let session = user.rsplit_once("_session_").map_or(user, |(_, s)| s);
-        return Some(session.to_string());
-    }
-    request
-        .get("prompt_cache_key")
-        .and_then(Value::as_str)
-        .map(str::to_string)
 }
 
 /// Reads JSON Lines: every non-blank line of `input` becomes one item through `record(line, at,
@@ -110,8 +132,8 @@ pub(crate) fn session_hint(request: &Value) -> Option<String> {
 pub(super) fn read_lines(
     input: &mut dyn BufRead,
     origin: &str,
-    sink: &mut dyn FnMut(TraceItem),
-    record: impl Fn(&[u8], String, u64) -> TraceItem,
+    sink: &mut dyn FnMut(TraceItem<'_>),
+    record: impl for<'l> Fn(&'l [u8], String, u64) -> TraceItem<'l>,
 ) -> std::io::Result<u64> {
     let mut buf = Vec::new();
     let mut bytes = 0u64;
@@ -133,8 +155,8 @@ pub(super) fn read_lines(
 
 /// One line parsed as `T`, or the reason it is skipped: not UTF-8 (a binary body), cut off
 /// (truncated JSON), or not JSON of the shape (`not_what` names the shape for the reason).
-pub(super) fn parse_line<T: serde::de::DeserializeOwned>(
-    line: &[u8],
+pub(super) fn parse_line<'l, T: serde::Deserialize<'l>>(
+    line: &'l [u8],
     not_what: &str,
 ) -> std::result::Result<T, String> {
     let text = std::str::from_utf8(line)
@@ -164,7 +186,7 @@ pub fn expand_paths(paths: &[PathBuf]) -> Result<Vec<PathBuf>> {
 
 /// Reads one trace file record by record into `sink`; returns the bytes read. The format is the
 /// first of [`FORMATS`] whose `sniff` accepts the file's first bytes.
-pub fn read_trace_file(path: &Path, sink: &mut dyn FnMut(TraceItem)) -> Result<u64> {
+pub fn read_trace_file(path: &Path, sink: &mut dyn FnMut(TraceItem<'_>)) -> Result<u64> {
     use crate::error::files::{open_input, OpenError};
     let origin = path.display().to_string();
     let file = match open_input(path) {
@@ -201,7 +223,7 @@ pub fn read_trace_file(path: &Path, sink: &mut dyn FnMut(TraceItem)) -> Result<u
 pub fn read_trace(
     input: impl std::io::Read,
     origin: &str,
-    sink: &mut dyn FnMut(TraceItem),
+    sink: &mut dyn FnMut(TraceItem<'_>),
 ) -> Result<u64> {
     let mut r = std::io::BufReader::with_capacity(1 << 16, input);
     let io = |e: std::io::Error| Error::Io {

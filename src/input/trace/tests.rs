@@ -1,8 +1,11 @@
 use super::*;
 
-fn items(text: &str) -> Vec<TraceItem> {
+fn items(text: &str) -> Vec<TraceItem<'static>> {
     let mut out = Vec::new();
-    read_trace(text.as_bytes(), "t.jsonl", &mut |i| out.push(i)).unwrap();
+    read_trace(text.as_bytes(), "t.jsonl", &mut |i| {
+        out.push(i.into_owned())
+    })
+    .unwrap();
     out
 }
 
@@ -71,7 +74,10 @@ fn bad_records_are_skipped_with_a_reason_each() {
     let mut bytes = text.into_bytes();
     bytes.extend_from_slice(b"{\"request\":\"\xff\xfe\"}\n");
     let mut out = Vec::new();
-    read_trace(bytes.as_slice(), "t.jsonl", &mut |i| out.push(i)).unwrap();
+    read_trace(bytes.as_slice(), "t.jsonl", &mut |i| {
+        out.push(i.into_owned())
+    })
+    .unwrap();
     let reasons: Vec<String> = out
         .into_iter()
         .map(|i| match i {

@@ -28,14 +28,44 @@ const NAMED_PARTS: [(&str, RGBColor); 6] = [
     ("output", style::PALETTE[0]),
 ];
 
-fn part_colour(i: usize, name: &str) -> RGBColor {
-    if let Some((_, c)) = NAMED_PARTS.iter().find(|(n, _)| *n == name) {
-        *c
-    } else if i < PART_COLOURS.len() {
-        PART_COLOURS[i]
-    } else {
-        style::colour(i)
+fn named_colour(name: &str) -> Option<RGBColor> {
+    NAMED_PARTS
+        .iter()
+        .find(|(n, _)| *n == name)
+        .map(|(_, c)| *c)
+}
+
+/// The colour of part `i` of `stacks`: a named part's own; the other parts, in stack order, the
+/// first colour (by place, then the palette) that no named part of the chart and no earlier part
+/// has (a chart of cache reads and causes never shows a cause in the reads' green).
+fn part_colour(stacks: &[(String, Vec<f64>)], i: usize) -> RGBColor {
+    if let Some(c) = named_colour(&stacks[i].0) {
+        return c;
     }
+    let mut taken: Vec<RGBColor> = stacks.iter().filter_map(|(n, _)| named_colour(n)).collect();
+    let candidates: Vec<RGBColor> = PART_COLOURS
+        .iter()
+        .copied()
+        .chain(style::PALETTE.iter().copied())
+        .collect();
+    let mut own = style::colour(i);
+    for (k, (name, _)) in stacks.iter().enumerate().take(i + 1) {
+        if named_colour(name).is_some() {
+            continue;
+        }
+        let by_place = if k < PART_COLOURS.len() {
+            PART_COLOURS[k]
+        } else {
+            style::colour(k)
+        };
+        let c = std::iter::once(by_place)
+            .chain(candidates.iter().copied())
+            .find(|c| !taken.contains(c))
+            .unwrap_or(by_place);
+        taken.push(c);
+        own = c;
+    }
+    own
 }
 
 struct Stacked<'a> {
@@ -135,7 +165,7 @@ impl Draw for Stacked<'_> {
         let mut items = vec![LegendItem::Heading("Part of each call".into())];
         for (i, (label, _)) in self.stacks.iter().enumerate().rev() {
             items.push(LegendItem::Swatch {
-                colour: part_colour(i, label).to_rgba(),
+                colour: part_colour(self.stacks, i).to_rgba(),
                 text: label.clone(),
             });
         }
@@ -203,8 +233,8 @@ impl Draw for Stacked<'_> {
         // Bars keep a gap while they are wide enough to show one; dense charts become a histogram.
         let px_per_bar = plot_w as f64 / n as f64;
         let half = if px_per_bar >= 6.0 { 0.36 } else { 0.5 };
-        for (p, (label, values)) in self.stacks.iter().enumerate() {
-            let colour = part_colour(p, label);
+        for (p, (_, values)) in self.stacks.iter().enumerate() {
+            let colour = part_colour(self.stacks, p);
             let rects = (0..n).filter(|&i| values[i] > 0.0).map(|i| {
                 let base: f64 = self.stacks[..p].iter().map(|(_, v)| v[i]).sum();
                 let x = i as f64;
@@ -237,5 +267,28 @@ mod tests {
         let e = stacked_bar_chart("T", "call", &y, &cats, &[("a".into(), vec![1.0, -2.0])], &o)
             .unwrap_err();
         assert!(e.to_string().contains("-2"), "{e}");
+    }
+
+    #[test]
+    fn a_part_without_a_name_never_takes_a_named_parts_colour() {
+        // explain's chart: reads (named), causes and new tokens (not named).
+        let stacks: Vec<(String, Vec<f64>)> = [
+            "cache reads",
+            "cold_start",
+            "messages_changed",
+            "unexplained",
+            "new tokens (no cause)",
+        ]
+        .iter()
+        .map(|n| (n.to_string(), vec![1.0]))
+        .collect();
+        let colours: Vec<RGBColor> = (0..stacks.len()).map(|i| part_colour(&stacks, i)).collect();
+        for (i, c) in colours.iter().enumerate() {
+            assert!(
+                !colours[..i].contains(c),
+                "part {i} repeats {c:?}: {colours:?}"
+            );
+        }
+        assert_eq!(colours[0], style::PALETTE[2]);
     }
 }
