@@ -30,7 +30,7 @@ use crate::input::scenario::{
     MIN_POISSON_PER_HOUR,
 };
 use crate::input::usagelog::UsageLog;
-use crate::model::catalog::ModelSpec;
+use crate::model::catalog::{Catalog, ModelSpec};
 use crate::model::tools::Tool;
 
 /// How a history is read and fitted.
@@ -48,6 +48,10 @@ pub(crate) struct FitOptions {
     /// next, which shares only the stable prefix, as the cache sees it; `false`: kept inside its
     /// conversation (no growth value), as `fit` did before.
     pub split_compactions: bool,
+    /// `--model`: every session is fitted and checked on the scenario's model (`fit` before
+    /// per-session models); `false`: each session is checked on its own model. Either way the
+    /// history's logged total bills each call at its own model's prices, as `replay` does.
+    pub one_model: bool,
 }
 
 impl Default for FitOptions {
@@ -58,6 +62,7 @@ impl Default for FitOptions {
             confidence: 0.95,
             lengths: SessionLengths::Empirical,
             split_compactions: true,
+            one_model: false,
         }
     }
 }
@@ -127,6 +132,17 @@ pub(crate) struct FittedArrivals {
     pub every_seconds: Option<f64>,
 }
 
+/// The scenario sessions (conversation segments) of one model: those whose calls name it most.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub(crate) struct SessionModel {
+    /// The model: its catalog id, or the name the logs give when the catalog has no such model.
+    pub model: String,
+    /// Sessions whose calls are mostly on it.
+    pub sessions: usize,
+    /// The calls of those sessions.
+    pub calls: usize,
+}
+
 /// A scenario fitted to a usage history, with the fit quality of every parameter.
 #[derive(Debug, Clone, Serialize)]
 pub(crate) struct HistoryFit {
@@ -138,6 +154,16 @@ pub(crate) struct HistoryFit {
     pub model: String,
     /// Calls read from the logs.
     pub calls_logged: usize,
+    /// The sessions by model (each session's most frequent model), most sessions first.
+    pub session_models: Vec<SessionModel>,
+    /// The models the check simulates, with their numbers of sessions: the mix of
+    /// `session_models` (sessions on models outside the catalog go to the scenario's model), or
+    /// the scenario's model alone with `--model` or a one-model history.
+    #[serde(skip)]
+    pub check_models: Vec<(String, usize)>,
+    /// `--model` forced one model for everything.
+    #[serde(skip)]
+    pub one_model: bool,
     /// Sub-agent (sidechain) calls left out: the scenario format has no sub-agents.
     pub sidechain_calls_left_out: usize,
     /// Calls whose prompt is shorter than the previous one (compaction, `/clear`) kept inside
@@ -145,8 +171,8 @@ pub(crate) struct HistoryFit {
     pub restarts: usize,
     /// Compactions that ended a scenario session and started the next.
     pub compactions: usize,
-    /// The main-agent calls' logged buckets at the scenario model's prices: what the scenario
-    /// should reproduce.
+    /// The main-agent calls' logged buckets, each call at its own model's prices (as `replay` bills
+    /// them): what the scenario should reproduce.
     pub logged_usd: f64,
     /// Calls whose prompt grew by less than the previous call's output (e.g. thinking tokens not
     /// sent back): no growth value.
@@ -180,6 +206,8 @@ struct Conv {
     buckets: Vec<[u64; 5]>,
     /// The first call reads from cache.
     start_reads: bool,
+    /// The model each call names (an index into [`HistoryReader::names`]).
+    models: Vec<Option<u32>>,
 }
 
 /// What a history shows, gathered one log at a time (the logs themselves need not stay in memory:
@@ -197,6 +225,10 @@ pub(crate) struct HistoryReader {
     models: Vec<(String, usize)>,
     split_compactions: bool,
     compactions: usize,
+    /// Every model name the calls give, once (what [`Conv::models`] index).
+    names: Vec<String>,
+    /// The index of each name in `names`.
+    name_index: std::collections::HashMap<String, u32>,
 }
 
 impl HistoryReader {
@@ -224,6 +256,8 @@ impl HistoryReader {
             models: Vec::new(),
             split_compactions: opts.split_compactions,
             compactions: 0,
+            names: Vec::new(),
+            name_index: std::collections::HashMap::new(),
         })
     }
 
@@ -263,6 +297,10 @@ impl HistoryReader {
             segments.push(&idx[from..]);
             self.compactions += segments.len() - 1;
             for seg in segments {
+                let models = seg
+                    .iter()
+                    .map(|&i| log.calls[i].model.as_deref().map(|m| self.name_id(m)))
+                    .collect();
                 let first = &log.calls[seg[0]];
                 if first.unix_time.is_some() {
                     starts.push(times[seg[0]]);
@@ -294,6 +332,7 @@ impl HistoryReader {
                         })
                         .collect(),
                     start_reads: first.cache_read_tokens > 0,
+                    models,
                 });
             }
         }
@@ -302,6 +341,17 @@ impl HistoryReader {
         if let Some(p) = infer_prefix_tokens(&log.calls, &self.ropts) {
             self.inferred = Some(self.inferred.map_or(p, |q| q.min(p)));
         }
+    }
+
+    /// The index of model name `m` in `names`, added when new.
+    fn name_id(&mut self, m: &str) -> u32 {
+        if let Some(&k) = self.name_index.get(m) {
+            return k;
+        }
+        let k = self.names.len() as u32;
+        self.names.push(m.to_string());
+        self.name_index.insert(m.to_string(), k);
+        k
     }
 
     /// The most frequent model the logs name (the first of equals).
@@ -316,14 +366,15 @@ impl HistoryReader {
     }
 
     /// Fits the scenario on `model`; `tools` (may be empty) is the tool list the history was made
-    /// with. Errors name the logs and what is missing.
+    /// with; `catalog` prices each call at its own model. Errors name the logs and what is missing.
     pub(crate) fn fit(
         self,
+        catalog: &Catalog,
         model: &ModelSpec,
         tools: &[Tool],
         opts: &FitOptions,
     ) -> Result<HistoryFit> {
-        fit_read(self, model, tools, opts)
+        fit_read(self, catalog, model, tools, opts)
     }
 }
 
@@ -337,6 +388,7 @@ fn field(field: &str, what: &str, values: &[f64], confidence: f64) -> FittedFiel
 
 fn fit_read(
     r: HistoryReader,
+    catalog: &Catalog,
     model: &ModelSpec,
     tools: &[Tool],
     opts: &FitOptions,
@@ -361,6 +413,7 @@ fn fit_read(
         any_read,
         compactions,
         models,
+        names,
         ..
     } = r;
     if convs.is_empty() {
@@ -372,18 +425,27 @@ fn fit_read(
     }
     let mut notes = Vec::new();
     if models.len() > 1 {
-        // A scenario has one model: sessions on others are fitted (and checked) as if on it.
-        notes.push(format!(
-            "the logs name {} models: {}; the scenario has one, {}, and every session is fitted and checked on it",
-            models.len(),
-            models
-                .iter()
-                .map(|(m, n)| format!("{m} ({n} call{})", if *n == 1 { "" } else { "s" }))
-                .collect::<Vec<_>>()
-                .join(", "),
-            model.id
-        ));
+        let list = models
+            .iter()
+            .map(|(m, n)| format!("{m} ({n} call{})", if *n == 1 { "" } else { "s" }))
+            .collect::<Vec<_>>()
+            .join(", ");
+        notes.push(if opts.one_model {
+            // `--model`: sessions on others are fitted (and checked) as if on it.
+            format!(
+                "the logs name {} models: {list}; the scenario has one, {}, and every session is fitted and checked on it",
+                models.len(),
+                model.id
+            )
+        } else {
+            format!(
+                "the logs name {} models: {list}; each call is billed at its own model's prices and the check simulates each session on its most frequent model, with the same fitted distributions; the scenario file has one model per run, {} (`run` on it simulates every session on that one)",
+                models.len(),
+                model.id
+            )
+        });
     }
+    let mix = session_mix(&convs, &names, catalog, model, opts.one_model, &mut notes);
     let tool_block_tokens = model.rendering().block_tokens(tools);
     let (prefix_tokens, prefix_source) = match (opts.prefix_tokens, inferred) {
         (Some(p), _) => (p, PrefixSource::Given),
@@ -547,12 +609,6 @@ fn fit_read(
             if compactions == 1 { "" } else { "s" }
         ));
     }
-    // The history's own bill on the scenario's model, for the check of the fit.
-    let logged_usd: f64 = convs
-        .iter()
-        .flat_map(|c| c.buckets.iter())
-        .map(|b| logged_bucket_usd(model, b))
-        .sum();
 
     let between: Vec<f64> = session_starts
         .iter()
@@ -611,10 +667,13 @@ fn fit_read(
         confidence: c,
         model: model.id.clone(),
         calls_logged,
+        session_models: mix.session_models,
+        check_models: mix.check_models,
+        one_model: opts.one_model,
         sidechain_calls_left_out: sidechain,
         restarts,
         compactions,
-        logged_usd,
+        logged_usd: mix.logged_usd,
         growth_below_output: below_output,
         prefix_tokens,
         prefix_source,
@@ -629,15 +688,150 @@ fn fit_read(
     })
 }
 
-/// The fitted scenario run on its model under its `cached` strategy: the history's logged total
+/// The history's sessions by model, the models the check simulates, and the logged total.
+struct Mix {
+    session_models: Vec<SessionModel>,
+    check_models: Vec<(String, usize)>,
+    logged_usd: f64,
+}
+
+/// Each session's model (its calls' most frequent, the first of equals), the mix the check
+/// simulates (every session on `model` with `one_model`) and the history's logged total: each
+/// call at its own model's prices (a call on a model outside the catalog, or naming none, at the
+/// model its session is checked on).
+fn session_mix(
+    convs: &[Conv],
+    names: &[String],
+    catalog: &Catalog,
+    model: &ModelSpec,
+    one_model: bool,
+    notes: &mut Vec<String>,
+) -> Mix {
+    let resolved: Vec<Option<&ModelSpec>> = names
+        .iter()
+        .map(|n| super::replay::match_model(catalog, n))
+        .collect();
+    // One label per model: its catalog id, or the name the logs give (names of one model share it).
+    let mut labels: Vec<(String, Option<&ModelSpec>)> = Vec::new();
+    let label_of: Vec<usize> = names
+        .iter()
+        .zip(&resolved)
+        .map(|(n, r)| {
+            let l = r.map_or_else(|| n.clone(), |m| m.id.clone());
+            labels.iter().position(|x| x.0 == l).unwrap_or_else(|| {
+                labels.push((l, *r));
+                labels.len() - 1
+            })
+        })
+        .collect();
+    let mut session_models: Vec<SessionModel> = Vec::new();
+    let mut check_models: Vec<(String, usize)> = Vec::new();
+    let mut off_catalog: BTreeMap<String, usize> = BTreeMap::new();
+    let mut off_catalog_sessions = 0usize;
+    let mut logged_usd = 0.0;
+    let mut counts: Vec<(usize, usize)> = Vec::new();
+    for c in convs {
+        // The session's model: the label its calls name most, the first of equals.
+        counts.clear();
+        for &k in c.models.iter().flatten() {
+            let l = label_of[k as usize];
+            match counts.iter_mut().find(|x| x.0 == l) {
+                Some(x) => x.1 += 1,
+                None => counts.push((l, 1)),
+            }
+        }
+        let mut best: Option<(usize, usize)> = None;
+        for &x in &counts {
+            if best.is_none_or(|b| x.1 > b.1) {
+                best = Some(x);
+            }
+        }
+        // A session naming no model is the scenario's model's.
+        let (name, spec) = best.map_or((model.id.clone(), Some(model)), |(l, _)| {
+            (labels[l].0.clone(), labels[l].1)
+        });
+        match session_models.iter_mut().find(|s| s.model == name) {
+            Some(s) => {
+                s.sessions += 1;
+                s.calls += c.calls.len();
+            }
+            None => session_models.push(SessionModel {
+                model: name,
+                sessions: 1,
+                calls: c.calls.len(),
+            }),
+        }
+        off_catalog_sessions += usize::from(spec.is_none());
+        let simulated = match spec {
+            Some(m) if !one_model => m,
+            _ => model,
+        };
+        match check_models.iter_mut().find(|(m, _)| *m == simulated.id) {
+            Some((_, k)) => *k += 1,
+            None => check_models.push((simulated.id.clone(), 1)),
+        }
+        for (b, m) in c.buckets.iter().zip(&c.models) {
+            let own = match m {
+                Some(k) => match resolved[*k as usize] {
+                    Some(spec) => spec,
+                    None => {
+                        *off_catalog.entry(names[*k as usize].clone()).or_default() += 1;
+                        simulated
+                    }
+                },
+                None => simulated,
+            };
+            logged_usd += logged_bucket_usd(own, b);
+        }
+    }
+    if !off_catalog.is_empty() {
+        let calls: usize = off_catalog.values().sum();
+        notes.push(format!(
+            "{calls} call{} on model{} outside the catalog ({}) {} billed at the prices of the model {} session is checked on, and {off_catalog_sessions} session{} mostly on such models {} checked on {}",
+            if calls == 1 { "" } else { "s" },
+            if off_catalog.len() == 1 { "" } else { "s" },
+            off_catalog
+                .iter()
+                .map(|(m, n)| format!("{m}: {n} call{}", if *n == 1 { "" } else { "s" }))
+                .collect::<Vec<_>>()
+                .join(", "),
+            if calls == 1 { "is" } else { "are" },
+            if calls == 1 { "its" } else { "their" },
+            if off_catalog_sessions == 1 { "" } else { "s" },
+            if off_catalog_sessions == 1 { "is" } else { "are" },
+            model.id
+        ));
+    }
+    if one_model {
+        if let [only] = session_models.as_slice() {
+            if only.model != model.id {
+                notes.push(format!(
+                    "--model {}: the sessions ran on {}; the check simulates them on {} against the history's bill at {}'s prices, so a FAIL says the history would cost otherwise on {}, not that the fit is wrong",
+                    model.id, only.model, model.id, only.model, model.id
+                ));
+            }
+        }
+    }
+    // Most sessions first (then most calls; the first seen of equals).
+    session_models.sort_by(|a, b| b.sessions.cmp(&a.sessions).then(b.calls.cmp(&a.calls)));
+    check_models.sort_by_key(|x| std::cmp::Reverse(x.1));
+    Mix {
+        session_models,
+        check_models,
+        logged_usd,
+    }
+}
+
+/// The fitted scenario run on its model under its `cached` strategy (or, for a history of several
+/// session models, each model's sessions on it, summed run by run): the history's logged total
 /// against the runs' 5th to 95th percentiles.
 #[derive(Debug, Clone, Serialize)]
 pub(crate) struct FitCheck {
     /// Monte Carlo runs of the fitted scenario.
     pub runs: u64,
-    /// The strategy simulated (`cached`, resolved).
+    /// The strategy simulated (`cached`, resolved; each model's when they differ).
     pub strategy: String,
-    /// The history's main-agent calls at the model's prices.
+    /// The history's main-agent calls, each at its own model's prices.
     pub logged_usd: f64,
     /// 5th percentile of the runs' totals.
     pub p5_usd: f64,
@@ -649,15 +843,20 @@ pub(crate) struct FitCheck {
     pub reproduces: bool,
 }
 
-/// Runs `scenario` (as fitted, on `model`) `runs` times under `cached` and checks the history's
-/// logged total against the runs' p5–p95.
+/// Runs `scenario` (as fitted from `fit`) `runs` times under `cached` and checks the history's
+/// logged total against the runs' p5–p95. A history of several session models is simulated as
+/// its mix: for each model, the scenario with that model's number of sessions on it; run i of
+/// every model (run i's seed) summed.
 pub(crate) fn check_fit(
-    catalog: &crate::model::catalog::Catalog,
+    catalog: &Catalog,
     scenario: crate::input::scenario::Scenario,
-    model: &str,
-    logged_usd: f64,
+    fit: &HistoryFit,
     runs: u64,
 ) -> Result<FitCheck> {
+    if fit.simulates_mix() {
+        return check_mix(catalog, scenario, fit, runs);
+    }
+    let (model, logged_usd) = (&fit.model, fit.logged_usd);
     let request = crate::sim::request::Selection::new(&[model.to_string()], &["cached".into()])
         .overrides(Some(runs), None)
         .resolve(catalog, scenario)?;
@@ -678,6 +877,65 @@ pub(crate) fn check_fit(
         p95_usd: p95,
         mean_usd: mean,
         reproduces: p5 <= logged_usd && logged_usd <= p95,
+    })
+}
+
+/// [`check_fit`] of a mix of models.
+fn check_mix(
+    catalog: &Catalog,
+    scenario: crate::input::scenario::Scenario,
+    fit: &HistoryFit,
+    runs: u64,
+) -> Result<FitCheck> {
+    let mut sums = vec![0.0; runs as usize];
+    let mut strategies: Vec<(String, String)> = Vec::new();
+    for (m, sessions) in &fit.check_models {
+        let mut s = scenario.clone();
+        s.models = vec![m.clone()];
+        s.sessions = *sessions;
+        let request =
+            crate::sim::request::Selection::new(std::slice::from_ref(m), &["cached".into()])
+                .overrides(Some(runs), None)
+                .resolve(catalog, s)?;
+        let pair = request.pairs.first().ok_or_else(|| {
+            Error::Unsupported(format!(
+                "the check of the fit cannot simulate `cached` on {m}: {}",
+                request
+                    .skipped
+                    .iter()
+                    .map(|k| k.reason.clone())
+                    .collect::<Vec<_>>()
+                    .join("; ")
+            ))
+        })?;
+        strategies.push((m.clone(), pair.resolved.name.clone()));
+        let setups = request.setups(&request.scenario);
+        let set = crate::sim::engine::PreparedSet::new(&request.scenario, &setups);
+        let totals = super::uncertainty::run_totals(&set, runs, &|_| {})?;
+        for (sum, run) in sums.iter_mut().zip(&totals) {
+            *sum += run[0];
+        }
+    }
+    let s = crate::sim::stats::Summary::of(&mut sums)
+        .ok_or_else(|| Error::Internal("the fitted scenario simulated no run".into()))?;
+    // One strategy name when every model resolves `cached` alike, else each model's.
+    let strategy = if strategies.iter().all(|(_, x)| *x == strategies[0].1) {
+        strategies[0].1.clone()
+    } else {
+        strategies
+            .iter()
+            .map(|(m, x)| format!("{x} on {m}"))
+            .collect::<Vec<_>>()
+            .join(", ")
+    };
+    Ok(FitCheck {
+        runs,
+        strategy,
+        logged_usd: fit.logged_usd,
+        p5_usd: s.p5,
+        p95_usd: s.p95,
+        mean_usd: s.mean,
+        reproduces: s.p5 <= fit.logged_usd && fit.logged_usd <= s.p95,
     })
 }
 
@@ -941,6 +1199,22 @@ fn check_history_limits(origin: &str, counts: &[f64]) -> Result<()> {
 }
 
 impl HistoryFit {
+    /// What the sessions ran on: the scenario's model, or `N models` for a mix.
+    pub(crate) fn sessions_on(&self) -> String {
+        match self.session_models.len() {
+            0 | 1 => self.model.clone(),
+            n => format!("{n} models"),
+        }
+    }
+
+    /// Whether the check simulates a mix of models (else the scenario's model alone).
+    pub(crate) fn simulates_mix(&self) -> bool {
+        match self.check_models.as_slice() {
+            [(m, _)] => *m != self.model,
+            _ => true,
+        }
+    }
+
     /// The fitted scenario as TOML; `tool_files` are written as given (relative to the scenario's
     /// folder, or absolute), `name` is the scenario's name.
     pub(crate) fn scenario_toml(&self, name: &str, tool_files: &[String]) -> String {
@@ -959,10 +1233,46 @@ impl HistoryFit {
                 "fitted to {} calls in {} sessions on {}",
                 self.calls_logged - self.sidechain_calls_left_out,
                 self.calls.sessions,
-                self.model
+                self.sessions_on()
             ))
         );
         let _ = writeln!(s, "models = [{}]", string_toml(&self.model));
+        if self.session_models.len() > 1 {
+            let _ = writeln!(
+                s,
+                "# The history's sessions ran on {} models (each session's most frequent model):",
+                self.session_models.len()
+            );
+            for m in &self.session_models {
+                let _ = writeln!(
+                    s,
+                    "#   {}: {} session{}, {} call{}",
+                    m.model.replace(['\n', '\r'], " "),
+                    m.sessions,
+                    if m.sessions == 1 { "" } else { "s" },
+                    m.calls,
+                    if m.calls == 1 { "" } else { "s" }
+                );
+            }
+            if self.one_model {
+                let _ = writeln!(
+                    s,
+                    "# --model {}: every session was fitted and checked on it, against the logged calls each\n# at its own model's prices.",
+                    self.model
+                );
+            } else {
+                let _ = writeln!(
+                    s,
+                    "# A scenario has one model per run: `run` simulates every session on {}. The check of\n# `pcsim fit` simulated the mix ({}), with these distributions,\n# summed run by run, against the logged calls each at its own model's prices.",
+                    self.model,
+                    self.check_models
+                        .iter()
+                        .map(|(m, k)| format!("{k} on {m}"))
+                        .collect::<Vec<_>>()
+                        .join(", ")
+                );
+            }
+        }
         let _ = writeln!(s, "strategies = [\"none\", \"cached\"]");
         let _ = writeln!(s, "seed = 1\n");
         let _ = writeln!(s, "[tools]");
@@ -1100,7 +1410,7 @@ mod tests {
         };
         let mut r = HistoryReader::new(opts).map_err(|e| e.to_string())?;
         r.add_log(&log);
-        let fit = match r.fit(model, &[], opts) {
+        let fit = match r.fit(&catalog, model, &[], opts) {
             Ok(f) => f,
             Err(e @ Error::Invalid { .. }) => {
                 let text = e.to_string();
@@ -1178,7 +1488,7 @@ mod tests {
                 calls,
                 ..Default::default()
             });
-            let e = r.fit(model, &[], &opts).unwrap_err();
+            let e = r.fit(&catalog, model, &[], &opts).unwrap_err();
             assert!(matches!(e, Error::Invalid { .. }), "{e}");
             assert!(
                 e.to_string().contains(&format!(
@@ -1244,5 +1554,100 @@ mod tests {
                 prop_assert_eq!(s.name, name);
             }
         }
+    }
+}
+
+/// Sessions on several models (issue 27).
+#[cfg(test)]
+mod session_model_tests {
+    use super::*;
+
+    /// A conversation of calls on `models` (`None`: naming none), each with `bucket`.
+    fn conv(models: &[Option<u32>], bucket: [u64; 5]) -> Conv {
+        Conv {
+            calls: models.iter().map(|_| (0, 0, 0.0, false)).collect(),
+            buckets: models.iter().map(|_| bucket).collect(),
+            start_reads: false,
+            models: models.to_vec(),
+        }
+    }
+
+    /// Each session is on its calls' most frequent model (names of one catalog model counted
+    /// together), each call billed at its own model's prices; a model outside the catalog is
+    /// checked and billed on the scenario's model, with a note; `--model` checks all on one.
+    #[test]
+    fn sessions_are_on_their_most_frequent_model_and_calls_billed_at_their_own() {
+        let catalog = Catalog::embedded().unwrap();
+        let opus = catalog.model("claude-opus-4.8").unwrap();
+        let haiku = catalog.model("claude-haiku-4.5").unwrap();
+        // 0 and 1 name Haiku 4.5 two ways; 2 is Opus; 3 is not in the catalog.
+        let names: Vec<String> = [
+            "claude-haiku-4.5",
+            "claude-haiku-4-5-20251001",
+            "claude-opus-4.8",
+            "not-a-model-9",
+        ]
+        .map(String::from)
+        .to_vec();
+        assert_eq!(
+            super::super::replay::match_model(&catalog, &names[1]).map(|m| m.id.as_str()),
+            Some("claude-haiku-4.5")
+        );
+        let b = [100, 2000, 0, 30_000, 400];
+        let convs = vec![
+            // Two Opus calls and a Haiku one: an Opus session.
+            conv(&[Some(2), Some(0), Some(2)], b),
+            // Haiku under two names outnumbers Opus.
+            conv(&[Some(2), Some(0), Some(1)], b),
+            // Mostly a model outside the catalog, and a call naming none.
+            conv(&[Some(3), Some(3), None], b),
+        ];
+        let mut notes = Vec::new();
+        let mix = session_mix(&convs, &names, &catalog, opus, false, &mut notes);
+        let sm = |m: &str, sessions, calls| SessionModel {
+            model: m.into(),
+            sessions,
+            calls,
+        };
+        assert_eq!(
+            mix.session_models,
+            vec![
+                sm("claude-opus-4.8", 1, 3),
+                sm("claude-haiku-4.5", 1, 3),
+                sm("not-a-model-9", 1, 3)
+            ]
+        );
+        assert_eq!(
+            mix.check_models,
+            vec![
+                ("claude-opus-4.8".to_string(), 2),
+                ("claude-haiku-4.5".to_string(), 1)
+            ]
+        );
+        let (o, h) = (logged_bucket_usd(opus, &b), logged_bucket_usd(haiku, &b));
+        assert!(o > h);
+        // Opus: 2 + 1 calls of the first two sessions, and the third session's 3 (checked on Opus).
+        let want = 6.0 * o + 3.0 * h;
+        assert!(
+            (mix.logged_usd - want).abs() < 1e-12 * want,
+            "{}",
+            mix.logged_usd
+        );
+        assert_eq!(notes.len(), 1, "{notes:?}");
+        assert!(
+            notes[0].contains("not-a-model-9: 2 calls")
+                && notes[0].contains("checked on claude-opus-4.8"),
+            "{notes:?}"
+        );
+        // `--model`: every session checked on it; the calls still at their own prices.
+        let mut notes = Vec::new();
+        let one = session_mix(&convs, &names, &catalog, opus, true, &mut notes);
+        assert_eq!(one.check_models, vec![("claude-opus-4.8".to_string(), 3)]);
+        assert_eq!(one.session_models, mix.session_models);
+        assert!((one.logged_usd - want).abs() < 1e-12 * want);
+        assert!(
+            notes[0].contains("1 session mostly on such models is checked"),
+            "{notes:?}"
+        );
     }
 }

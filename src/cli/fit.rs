@@ -30,7 +30,9 @@ pub(crate) struct FitArgs {
     /// what-ifs work on the scenario. Without it, the whole prefix is system prompt.
     #[arg(long = "tools", value_name = "FILE")]
     pub tools: Vec<PathBuf>,
-    /// Model of the scenario; default: the logs' most frequent model.
+    /// Model of the scenario; default: the logs' most frequent model. Given, every call is billed
+    /// and every session fitted and checked on it; without, each call is billed at its own
+    /// model's prices and the check simulates each session on its most frequent model.
     #[arg(long, value_name = "ID")]
     pub model: Option<String>,
     /// Stable prefix tokens (tools + system prompt); default: inferred from the cache reads of
@@ -116,6 +118,7 @@ pub(crate) fn cmd_fit(catalog: &Catalog, a: FitArgs, out: &mut dyn Write) -> Res
             LengthsArg::Mean => SessionLengths::Mean,
         },
         split_compactions: a.compactions == CompactionsArg::Split,
+        one_model: a.model.is_some(),
     };
     if !(opts.confidence > 0.0 && opts.confidence < 1.0) {
         anyhow::bail!(crate::Error::invalid(
@@ -167,7 +170,7 @@ pub(crate) fn cmd_fit(catalog: &Catalog, a: FitArgs, out: &mut dyn Write) -> Res
             }
         }
     };
-    let fit = reader.fit(model, &tools, &opts)?;
+    let fit = reader.fit(catalog, model, &tools, &opts)?;
     let dir = match a.out.parent() {
         Some(p) if !p.as_os_str().is_empty() => p.to_path_buf(),
         _ => PathBuf::from("."),
@@ -215,17 +218,14 @@ pub(crate) fn cmd_fit(catalog: &Catalog, a: FitArgs, out: &mut dyn Write) -> Res
     // Does the scenario reproduce the history? Its runs' p5–p95 against the logged total.
     let check = match check_runs {
         0 => None,
-        runs => Some(check_fit(
-            catalog,
-            scenario,
-            &fit.model,
-            fit.logged_usd,
-            runs,
-        )?),
+        runs => Some(check_fit(catalog, scenario, &fit, runs)?),
     };
     match a.format {
         TextFormat::Table => {
             out.write_all(fit.table().as_bytes())?;
+            if let Some(line) = report::fit::models_line(&fit) {
+                writeln!(out, "\n{line}")?;
+            }
             if let Some(c) = &check {
                 writeln!(out, "\n{}", report::fit::check_line(c))?;
             }

@@ -1,6 +1,6 @@
 //! `pcsim fit` as text: the fitted history's terminal table and the check of its scenario in one line.
 
-use crate::analysis::fit::FitCheck;
+use crate::analysis::fit::{FitCheck, HistoryFit};
 
 use super::usd;
 use crate::analysis::fit::*;
@@ -43,7 +43,7 @@ impl HistoryFit {
             self.origin,
             self.calls_logged,
             self.calls.sessions,
-            self.model,
+            self.sessions_on(),
             self.calls.min,
             self.calls.max
         );
@@ -157,4 +157,42 @@ impl HistoryFit {
         }
         s
     }
+}
+
+/// The sessions by model, when the history's sessions ran on several, and what the check
+/// simulated: the mix, or (`--model`) every session on one model. `None` for one model.
+pub(crate) fn models_line(f: &HistoryFit) -> Option<String> {
+    if f.session_models.len() < 2 {
+        return None;
+    }
+    let mix = f
+        .session_models
+        .iter()
+        .map(|m| {
+            format!(
+                "{} {} session{} ({} call{})",
+                m.model,
+                m.sessions,
+                if m.sessions == 1 { "" } else { "s" },
+                m.calls,
+                if m.calls == 1 { "" } else { "s" }
+            )
+        })
+        .collect::<Vec<_>>()
+        .join(", ");
+    Some(if f.one_model {
+        format!(
+            "session models: {mix}; --model {}: every session fitted and simulated on it, the logged calls each billed at its own model's prices",
+            f.model
+        )
+    } else {
+        format!(
+            "session models: {mix}; the check simulates this mix ({}), the logged calls each billed at its own model's prices",
+            f.check_models
+                .iter()
+                .map(|(m, k)| format!("{k} on {m}"))
+                .collect::<Vec<_>>()
+                .join(", ")
+        )
+    })
 }

@@ -391,3 +391,155 @@ fn two_sessions_of_different_lengths_are_fitted_to_their_mean_and_spacing() {
         .assert()
         .success();
 }
+
+/// The known scenario for a history on two models: the stable prefix (system prompt 5,000 + the
+/// memory server's tool block) above Haiku 4.5's 4,096-token cache minimum, so both models cache.
+fn mixed_scenario(model: &str, sessions: usize, seed: u64) -> String {
+    KNOWN
+        .replace("claude-opus-4.8", model)
+        .replace("system_tokens = 2000", "system_tokens = 5000")
+        .replace("count = 40", &format!("count = {sessions}"))
+        .replace("seed = 5", &format!("seed = {seed}"))
+}
+
+/// A folder `logs/` holding the history of `sessions` sessions on each model (`run --usage-log`,
+/// each model's sessions with their own ids and on their own day), and the total `run` bills
+/// for each.
+fn mixed_history(dir: &Path, mix: &[(&str, usize)]) -> Vec<f64> {
+    std::fs::create_dir_all(dir.join("tools")).unwrap();
+    std::fs::create_dir_all(dir.join("logs")).unwrap();
+    std::fs::copy(
+        root().join("examples/mcp/server-memory.tools.json"),
+        dir.join("tools/memory.json"),
+    )
+    .unwrap();
+    let mut totals = Vec::new();
+    for (i, (model, sessions)) in mix.iter().enumerate() {
+        let scen = format!("known-{i}.toml");
+        std::fs::write(
+            dir.join(&scen),
+            mixed_scenario(model, *sessions, 5 + i as u64),
+        )
+        .unwrap();
+        let log = format!("gen-{i}.jsonl");
+        let a = pcsim()
+            .current_dir(dir)
+            .args(["-q", "run", &scen, "--usage-log", &log, "--format", "json"])
+            .assert()
+            .success();
+        let v: Value = serde_json::from_slice(&a.get_output().stdout).unwrap();
+        totals.push(v["results"][0]["total_usd"].as_f64().unwrap());
+        // Distinct session ids and times: model i's sessions run on day i + 1.
+        let text = std::fs::read_to_string(dir.join(&log)).unwrap();
+        assert!(text.contains("\"session-1\"") && text.contains("2026-01-01T"));
+        let text = text
+            .replace("\"session-", &format!("\"m{i}-session-"))
+            .replace("2026-01-01T", &format!("2026-01-0{}T", i + 1));
+        std::fs::write(dir.join("logs").join(&log), text).unwrap();
+    }
+    totals
+}
+
+#[test]
+fn a_history_on_two_models_is_checked_on_its_mix_where_one_model_fails() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let mix = [("claude-opus-4.8", 30), ("claude-haiku-4.5", 15)];
+    let totals = mixed_history(d, &mix);
+    let fit = |out: &str, extra: &[&str]| -> (Value, String) {
+        let a = pcsim()
+            .current_dir(d)
+            .args(["-q", "fit", "logs", "--tools", "tools/memory.json"])
+            .args(["--out", out, "--format", "json"])
+            .args(extra)
+            .assert()
+            .success();
+        (
+            serde_json::from_slice(&a.get_output().stdout).unwrap(),
+            String::from_utf8_lossy(&a.get_output().stderr).into_owned(),
+        )
+    };
+    let (v, err) = fit("fitted.toml", &[]);
+    // Every session remembers its model: the mix as generated, 12 calls a session.
+    let calls = truth(&toml::from_str(KNOWN).unwrap(), "session.calls", "") as usize;
+    let want: Vec<Value> = mix
+        .iter()
+        .map(|(m, k)| serde_json::json!({"model": m, "sessions": k, "calls": k * calls}))
+        .collect();
+    assert_eq!(v["session_models"], Value::Array(want));
+    assert_eq!(
+        v["model"], "claude-opus-4.8",
+        "the scenario's model: the majority"
+    );
+    // The logged total bills each call at its own model: the sum of what `run` billed each.
+    let logged = v["logged_usd"].as_f64().unwrap();
+    let truth_usd: f64 = totals.iter().sum();
+    assert!(
+        (logged - truth_usd).abs() <= 1e-9 * truth_usd,
+        "logged {logged} vs the runs' {truth_usd}"
+    );
+    // The check simulates the mix: its p5-p95 holds the history's total.
+    let check = &v["check"];
+    let (p5, p95) = (
+        check["p5_usd"].as_f64().unwrap(),
+        check["p95_usd"].as_f64().unwrap(),
+    );
+    assert_eq!(check["reproduces"], true, "{check}; {err}");
+    assert!(p5 <= logged && logged <= p95 && p5 < p95, "{check}");
+
+    // `--model` forcing the majority model (every session simulated on Opus, the fit before
+    // per-session models): the same history's total falls outside, and a FAIL line says so.
+    let (one, err) = fit("one.toml", &["--model", "claude-opus-4.8"]);
+    assert_eq!(
+        one["logged_usd"], v["logged_usd"],
+        "the same history's bill"
+    );
+    let c1 = &one["check"];
+    assert_eq!(c1["reproduces"], false, "{c1}");
+    assert!(
+        c1["p5_usd"].as_f64().unwrap() > logged,
+        "Haiku's sessions simulated at Opus's prices overstate the history: {c1}"
+    );
+    assert!(err.contains("FAIL: the history's logged total"), "{err}");
+    // The same distributions were fitted: only the check's models differ.
+    assert_eq!(one["fields"], v["fields"]);
+
+    // The text says the mix, and the scenario lists it in a comment block and still loads.
+    let a = pcsim()
+        .current_dir(d)
+        .args([
+            "fit",
+            "logs",
+            "--tools",
+            "tools/memory.json",
+            "--out",
+            "t.toml",
+        ])
+        .assert()
+        .success();
+    let text = String::from_utf8_lossy(&a.get_output().stdout).into_owned();
+    assert!(
+        text.contains("45 sessions on 2 models")
+            && text.contains(
+                "session models: claude-opus-4.8 30 sessions (360 calls), claude-haiku-4.5 15 sessions (180 calls); the check simulates this mix"
+            )
+            && text.contains("\ncheck: "),
+        "{text}"
+    );
+    let scenario = std::fs::read_to_string(d.join("fitted.toml")).unwrap();
+    assert!(
+        scenario.contains("#   claude-opus-4.8: 30 sessions, 360 calls\n#   claude-haiku-4.5: 15 sessions, 180 calls\n")
+            && scenario.contains("simulated the mix (30 on claude-opus-4.8, 15 on claude-haiku-4.5)"),
+        "{scenario}"
+    );
+    let forced = std::fs::read_to_string(d.join("one.toml")).unwrap();
+    assert!(
+        forced.contains("# --model claude-opus-4.8: every session was fitted and checked on it"),
+        "{forced}"
+    );
+    pcsim()
+        .current_dir(d)
+        .args(["-q", "run", "fitted.toml", "--runs", "3"])
+        .assert()
+        .success();
+}
