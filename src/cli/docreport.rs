@@ -14,7 +14,6 @@ use crate::report;
 use crate::report::chart::{ChartFile, ChartOptions};
 pub(crate) use crate::report::document::ReportFormat as Kind;
 use crate::report::document::{quote_command_line, Block, Document, DocumentOptions, Provenance};
-pub(crate) use crate::report::table;
 
 /// The `--report` flag shared by run, compare, whatif, advise and config.
 #[derive(Debug, clap::Args, Default)]

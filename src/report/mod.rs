@@ -13,6 +13,8 @@ mod calibrate;
 pub mod chart;
 mod compare;
 #[cfg(feature = "cli")]
+pub(crate) mod config;
+#[cfg(feature = "cli")]
 mod counterfactual;
 pub(crate) mod csv;
 #[cfg(feature = "cli")]
@@ -23,6 +25,8 @@ pub(crate) mod explain;
 #[cfg(feature = "cli")]
 pub(crate) mod fit;
 pub(crate) mod json;
+#[cfg(feature = "cli")]
+pub(crate) mod models;
 #[cfg(feature = "cli")]
 pub(crate) mod replay;
 mod reports;
