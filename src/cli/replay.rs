@@ -10,7 +10,7 @@ use anyhow::Result;
 use super::{Format, TextFormat};
 use crate::analysis::replay::{
     conversations, infer_prefix_tokens, load_log, logged_usd, merge_parts, replay, split_by_model,
-    sub_log, tally_groups, uncached_usd, uses_prefix_anchors, ModelMatcher, ModelSplit,
+    sub_log, tally_groups, uncached_usd, uses_prefix_anchors, FirstSeen, ModelMatcher, ModelSplit,
     ReplayOptions, ReplayResult, Tally, UnpricedCalls, UsageLog, GROUPINGS,
 };
 use crate::model::catalog::{Catalog, ModelSpec};
@@ -121,7 +121,7 @@ struct Read {
     /// What the logs themselves say their priced calls cost, beside pcsim's repricing of them.
     stated: StatedCost,
     /// Calls of models the catalog does not know, by logged name, summed over files.
-    unpriced: Vec<UnpricedCalls>,
+    unpriced: FirstSeen<String, UnpricedCalls>,
     /// Calls naming no model that took their file's only model.
     unnamed_at_file_model: usize,
     /// Warnings about one file each (mixed models, unreadable records), every file kept.
@@ -184,10 +184,12 @@ impl Read {
         }
         self.unnamed_at_file_model += split.unnamed_at_file_model;
         for u in &split.unpriced {
-            match self.unpriced.iter_mut().find(|x| x.model == u.model) {
-                Some(x) => x.add(u),
-                None => self.unpriced.push(u.clone()),
-            }
+            self.unpriced
+                .get_or_insert_with(u.model.as_str(), || UnpricedCalls {
+                    model: u.model.clone(),
+                    ..Default::default()
+                })
+                .add(u);
         }
         if split.named.len() > 1 {
             let how = if chosen.is_empty() {
@@ -377,7 +379,10 @@ pub(crate) fn cmd_replay(catalog: &Catalog, a: ReplayArgs, out: &mut dyn Write) 
         let mut problem = if read.unpriced.is_empty() {
             "no log could be replayed".to_string()
         } else {
-            format!("no call can be priced: {}", unpriced_text(&read.unpriced))
+            format!(
+                "no call can be priced: {}",
+                unpriced_text(read.unpriced.values())
+            )
         };
         if !read.files_skipped.is_empty() {
             problem.push_str(&format!("; {}", read.files_skipped.join("; ")));
@@ -534,7 +539,7 @@ pub(crate) fn cmd_replay(catalog: &Catalog, a: ReplayArgs, out: &mut dyn Write) 
                 writeln!(
                     out,
                     "not in these totals: {}",
-                    unpriced_text(&read.unpriced)
+                    unpriced_text(read.unpriced.values())
                 )?;
             }
             if let Some(acc) = accs.first() {
@@ -837,7 +842,7 @@ fn warn(read: &Read, needs_prefix: bool, prefix_given: u64) {
         eprintln_safe!("warning: {w}");
     }
     if !read.unpriced.is_empty() {
-        eprintln_safe!("warning: {}", unpriced_text(&read.unpriced));
+        eprintln_safe!("warning: {}", unpriced_text(read.unpriced.values()));
     }
     if read.unnamed_at_file_model > 0 {
         eprintln_safe!(
