@@ -159,7 +159,7 @@ impl<'de: 'a, 'a> Deserialize<'de> for Message<'a> {
 
 /// An Anthropic usage object of the plain kind (`input_tokens`, `cache_creation_input_tokens`,
 /// `cache_read_input_tokens`, `cache_creation.ephemeral_5m/1h_input_tokens`, `output_tokens`,
-/// `service_tier`), its counts within bounds: read without building a map. `None` for any other
+/// `service_tier`, `server_tool_use`), its counts within bounds: read without building a map. `None` for any other
 /// usage (another field, a count that is not a whole number in bounds, writes by lifetime that do
 /// not add up), which the general `read_usage` reads, to the same call or the same error.
 fn plain_usage(text: &str, at: &str, format: &'static str) -> Option<LoggedCall> {
@@ -231,7 +231,7 @@ impl<'de: 'a, 'a> Deserialize<'de> for PlainUsage<'a> {
                         "cache_read_input_tokens" => &mut u.cache_read_input_tokens,
                         "cache_creation" => &mut u.cache_creation,
                         "output_tokens" => &mut u.output_tokens,
-                        "service_tier" => {
+                        "service_tier" | "server_tool_use" => {
                             m.next_value::<IgnoredAny>()?;
                             continue;
                         }

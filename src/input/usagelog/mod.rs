@@ -228,21 +228,22 @@ pub fn load_log(path: &Path) -> Result<UsageLog> {
 
 /// Parses log text: one JSON document (an array of records, or one record) or JSON Lines.
 pub fn parse_log(text: &str, origin: &str) -> Result<UsageLog> {
-    read_log(text.as_bytes(), origin)
+    // The text is read in place (a byte slice is its own buffer), not copied into a reader's.
+    read_log_with(text.as_bytes(), origin, FileState::default()).map(|(log, _)| log)
 }
 
 /// Reads a log from any reader; `origin` names it in messages.
 pub(crate) fn read_log(reader: impl Read, origin: &str) -> Result<UsageLog> {
-    read_log_with(reader, origin, FileState::default()).map(|(log, _)| log)
+    let r = BufReader::with_capacity(1 << 16, reader);
+    read_log_with(r, origin, FileState::default()).map(|(log, _)| log)
 }
 
 /// [`read_log`] from a given state; gives the state it ended in.
 fn read_log_with(
-    reader: impl Read,
+    mut r: impl BufRead,
     origin: &str,
     mut state: FileState,
 ) -> Result<(UsageLog, FileState)> {
-    let mut r = BufReader::with_capacity(1 << 16, reader);
     let mut log = UsageLog {
         origin: origin.to_string(),
         ..Default::default()

@@ -72,6 +72,7 @@ fn edge_lines_read_the_same_with_the_fast_path() {
         // Repeated keys: the last wins, at the top and in the message.
         assistant(r#","sessionId":"s-2","cwd":"/q""#, r#","model":"claude-haiku-4-5""#),
         assistant("", r#","usage":{"input_tokens":7,"output_tokens":1}"#),
+        assistant("", r#","usage":{"input_tokens":7,"output_tokens":1,"server_tool_use":{"web_search_requests":1}}"#),
         // Escaped keys and values.
         assistant(r#","session\u0049d":"s-\u00e9""#, ""),
         r#"{"mess\u0061ge":{"usage":{"input_tokens":3,"output_tokens":1}},"sessionId":"s"}"#.into(),
