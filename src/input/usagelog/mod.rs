@@ -56,8 +56,6 @@ mod langfuse;
 mod litellm;
 mod opencode;
 mod otel;
-#[cfg(test)]
-mod tests;
 
 use claude_code::progress_line;
 use codex::codex_line;
@@ -1376,3 +1374,6 @@ pub(crate) fn utc_date(unix: f64) -> String {
     let m = if mp < 10 { mp + 3 } else { mp - 9 };
     format!("{:04}-{:02}-{:02}", if m <= 2 { y + 1 } else { y }, m, d)
 }
+
+#[cfg(test)]
+mod tests;
