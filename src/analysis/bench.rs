@@ -1,6 +1,7 @@
-//! Replay's throughput for `pcsim bench`: generated Claude Code transcripts parsed and replayed on
-//! one model, one file after another on one thread (as `pcsim replay DIR` reads each file), timed
-//! in CPU and wall seconds, beside a typed `serde_json` parse of the same lines.
+//! Replay's throughput for `pcsim bench`: generated Claude Code transcripts, and logs in the form
+//! `pcsim run --usage-log` writes, parsed and replayed on one model, one file after another on one
+//! thread (as `pcsim replay DIR` reads each file), timed in CPU and wall seconds, each beside a typed
+//! `serde_json` parse of the same lines.
 
 use std::fmt::Write as _;
 
@@ -119,19 +120,119 @@ fn typed_parse(text: &str) -> (u64, u64) {
     (tokens, assistant)
 }
 
+/// pcsim's own usage log (`run --usage-log`): [`SESSIONS`] sessions of [`CALLS`] calls each, one
+/// record per call in the gateway form the command writes (`sent_at`, `session_id`, `model`, the
+/// cache buckets under Anthropic's `usage` keys), calls of the sessions interleaved in time.
+fn compact_log(file: usize) -> String {
+    let mut out = String::new();
+    let mut prompts = [9_000u64 + (file as u64 % 5) * 700; SESSIONS];
+    for call in 0..CALLS {
+        for (s, prompt) in prompts.iter_mut().enumerate() {
+            let ms = (call * 45_000 + s * 1_700 + file * 13) as u64;
+            let ts = format!(
+                "2026-01-01T{:02}:{:02}:{:02}.{:03}Z",
+                ms / 3_600_000,
+                (ms / 60_000) % 60,
+                (ms / 1000) % 60,
+                ms % 1000
+            );
+            let grow = 300 + (call as u64 * 53 + s as u64 * 11) % 700;
+            let (uncached, write, read) = if call == 0 {
+                (*prompt, 0, 0)
+            } else {
+                (0, grow, *prompt)
+            };
+            let _ = writeln!(
+                out,
+                r#"{{"sent_at":"{ts}","session_id":"session-{s}","model":"{MODEL}","usage":{{"input_tokens":{uncached},"cache_creation_input_tokens":{write},"cache_read_input_tokens":{read},"output_tokens":{}}}}}"#,
+                150 + (call * 7) % 400
+            );
+            if call > 0 {
+                *prompt += grow;
+            }
+        }
+    }
+    out
+}
+
+/// Sessions per compact log.
+const SESSIONS: usize = 10;
+
+/// A line of pcsim's own log as a typed reader would take it.
+#[derive(Deserialize)]
+struct CompactLine {
+    sent_at: Option<String>,
+    session_id: Option<String>,
+    model: Option<String>,
+    usage: Option<Usage>,
+}
+
+/// The typed parse of one compact log: every line into [`CompactLine`]; the sum of what was read.
+fn typed_parse_compact(text: &str) -> u64 {
+    let mut sum = 0u64;
+    for line in text.lines() {
+        let Ok(l) = serde_json::from_str::<CompactLine>(line) else {
+            continue;
+        };
+        sum += [&l.sent_at, &l.session_id, &l.model]
+            .iter()
+            .map(|k| k.as_ref().map_or(0, String::len) as u64)
+            .sum::<u64>();
+        if let Some(u) = l.usage {
+            sum += u.input_tokens
+                + u.cache_creation_input_tokens
+                + u.cache_read_input_tokens
+                + u.output_tokens;
+        }
+    }
+    sum
+}
+
 /// Replays the generated transcripts on [`MODEL`] with its `cached` strategy, pass after pass for at
 /// least `min_seconds` (one pass at least), then parses them typed for half as long.
 pub(crate) fn replay_speed(catalog: &Catalog, min_seconds: f64) -> Result<ReplaySpeed> {
     let files: Vec<(String, String)> = (0..FILES)
         .map(|f| (format!("bench-{f:02}.jsonl"), transcript(f)))
         .collect();
+    measure(
+        catalog,
+        min_seconds,
+        &files,
+        |t| typed_parse(t).0,
+        format!("{FILES} generated Claude Code transcripts of {CALLS} calls, replayed on {MODEL} (cached)"),
+    )
+}
+
+/// The same on logs as `pcsim run --usage-log` writes them (pcsim's own compact records).
+pub(crate) fn compact_replay_speed(catalog: &Catalog, min_seconds: f64) -> Result<ReplaySpeed> {
+    let files: Vec<(String, String)> = (0..FILES)
+        .map(|f| (format!("usage-{f:02}.jsonl"), compact_log(f)))
+        .collect();
+    measure(
+        catalog,
+        min_seconds,
+        &files,
+        typed_parse_compact,
+        format!("{FILES} generated logs of pcsim's own form (run --usage-log), {SESSIONS} sessions of {CALLS} calls each, replayed on {MODEL} (cached)"),
+    )
+}
+
+/// Replays `files` pass after pass for at least `min_seconds` (one pass at least), then parses them
+/// with `typed` for half as long.
+fn measure(
+    catalog: &Catalog,
+    min_seconds: f64,
+    files: &[(String, String)],
+    typed: fn(&str) -> u64,
+    input: String,
+) -> Result<ReplaySpeed> {
     let bytes: u64 = files.iter().map(|(_, t)| t.len() as u64).sum();
     let model = catalog.model(MODEL)?;
     let strategy = Strategy::parse("cached")?;
     let opts = ReplayOptions::default();
     let pass = || -> Result<(u64, f64)> {
         let (mut calls, mut dollars) = (0u64, 0.0);
-        for (name, text) in &files {
+        for (name, text) in files {
             let log = parse_log(text, name)?;
             let r = replay(&log, model, &strategy, &opts)?;
             calls += r.calls.len() as u64;
@@ -152,7 +253,7 @@ pub(crate) fn replay_speed(catalog: &Catalog, min_seconds: f64) -> Result<Replay
     }
     let (mut typed_passes, mut typed_cpu, mut typed_wall) = (0u64, Some(0.0), 0.0);
     while typed_passes == 0 || typed_wall < min / 2.0 {
-        let (r, c, w) = timed(|| files.iter().map(|(_, t)| typed_parse(t).0).sum::<u64>());
+        let (r, c, w) = timed(|| files.iter().map(|(_, t)| typed(t)).sum::<u64>());
         std::hint::black_box(r);
         typed_passes += 1;
         typed_cpu = typed_cpu.zip(c).map(|(a, b)| a + b);
@@ -161,16 +262,14 @@ pub(crate) fn replay_speed(catalog: &Catalog, min_seconds: f64) -> Result<Replay
     let mb = |passes: u64, secs: f64| passes as f64 * bytes as f64 / 1e6 / secs.max(1e-9);
     let per_pass = |secs: Option<f64>, wall: f64, passes: u64| secs.unwrap_or(wall) / passes as f64;
     Ok(ReplaySpeed {
-        input: format!("{FILES} generated Claude Code transcripts of {CALLS} calls, replayed on {MODEL} (cached)"),
-        files: FILES,
+        input,
+        files: files.len(),
         bytes,
         calls,
         passes,
         mb_per_cpu_second: cpu.filter(|&c| c > 0.0).map(|c| mb(passes, c)),
         mb_per_second: mb(passes, wall),
-        typed_parse_mb_per_cpu_second: typed_cpu
-            .filter(|&c| c > 0.0)
-            .map(|c| mb(typed_passes, c)),
+        typed_parse_mb_per_cpu_second: typed_cpu.filter(|&c| c > 0.0).map(|c| mb(typed_passes, c)),
         typed_parse_mb_per_second: mb(typed_passes, typed_wall),
         times_typed_parse: per_pass(cpu, wall, passes)
             / per_pass(typed_cpu, typed_wall, typed_passes).max(1e-12),

@@ -22,7 +22,7 @@ use std::fmt::Write as _;
 use serde::Serialize;
 
 use super::fitdist::{fit_quantity, FittedQuantity, ParamEstimate};
-use super::replay::{conversations, infer_prefix_tokens, ReplayOptions};
+use super::replay::{conversations, infer_prefix_tokens, FirstSeen, ReplayOptions};
 use crate::base::quantity::Quantity;
 use crate::error::{Error, Result};
 use crate::input::scenario::{
@@ -222,7 +222,7 @@ pub(crate) struct HistoryReader {
     inferred: Option<u64>,
     calls_logged: usize,
     any_read: bool,
-    models: Vec<(String, usize)>,
+    models: FirstSeen<String, usize>,
     split_compactions: bool,
     compactions: usize,
     /// Every model name the calls give, once (what [`Conv::models`] index).
@@ -253,7 +253,7 @@ impl HistoryReader {
             inferred: None,
             calls_logged: 0,
             any_read: false,
-            models: Vec::new(),
+            models: FirstSeen::default(),
             split_compactions: opts.split_compactions,
             compactions: 0,
             names: Vec::new(),
@@ -266,10 +266,7 @@ impl HistoryReader {
         self.origins.push(log.origin.clone());
         self.calls_logged += log.calls.len();
         for m in log.calls.iter().filter_map(|c| c.model.as_deref()) {
-            match self.models.iter_mut().find(|(n, _)| n == m) {
-                Some((_, k)) => *k += 1,
-                None => self.models.push((m.to_string(), 1)),
-            }
+            *self.models.get_or_insert_with(m, || 0) += 1;
         }
         let (conv, times) = conversations(&log.calls, &self.ropts);
         let mut by_conv: BTreeMap<usize, Vec<usize>> = BTreeMap::new();
@@ -356,8 +353,8 @@ impl HistoryReader {
 
     /// The most frequent model the logs name (the first of equals).
     pub(crate) fn model(&self) -> Option<String> {
-        let mut best: Option<&(String, usize)> = None;
-        for x in &self.models {
+        let mut best: Option<(&String, &usize)> = None;
+        for x in self.models.iter() {
             if best.is_none_or(|b| x.1 > b.1) {
                 best = Some(x);
             }

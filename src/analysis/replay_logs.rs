@@ -14,8 +14,8 @@ use serde::Serialize;
 
 use super::replay::{
     conversations, infer_prefix_tokens, load_log, logged_usd, merge_parts, replay, split_by_model,
-    sub_log, tally_groups, uncached_usd, uses_prefix_anchors, CallComparison, ModelMatcher,
-    ModelSplit, ReplayOptions, ReplayResult, Tally, UnpricedCalls, UsageLog,
+    sub_log, tally_groups, uncached_usd, uses_prefix_anchors, CallComparison, FirstSeen,
+    ModelMatcher, ModelSplit, ReplayOptions, ReplayResult, Tally, UnpricedCalls, UsageLog,
 };
 use crate::analysis::counterfactual::{Counterfactual, LoggedTotals, ToolListChange};
 use crate::error::{Error, Result};
@@ -189,7 +189,7 @@ pub(crate) struct LogCounts {
     /// What the logs themselves say their priced calls cost, beside pcsim's repricing of them.
     pub stated: StatedCost,
     /// Calls of models the catalog does not know, by logged name, summed over files.
-    pub unpriced: Vec<UnpricedCalls>,
+    pub unpriced: FirstSeen<String, UnpricedCalls>,
     /// Calls naming no model that took their file's only model.
     pub unnamed_at_file_model: usize,
     /// Warnings about one file each (mixed models, unreadable records), every file kept.
@@ -252,10 +252,12 @@ impl LogCounts {
         }
         self.unnamed_at_file_model += split.unnamed_at_file_model;
         for u in &split.unpriced {
-            match self.unpriced.iter_mut().find(|x| x.model == u.model) {
-                Some(x) => x.add(u),
-                None => self.unpriced.push(u.clone()),
-            }
+            self.unpriced
+                .get_or_insert_with(u.model.as_str(), || UnpricedCalls {
+                    model: u.model.clone(),
+                    ..Default::default()
+                })
+                .add(u);
         }
         if split.named.len() > 1 {
             let how = if chosen.is_empty() {
@@ -596,7 +598,7 @@ pub fn replay_logs(catalog: &Catalog, request: &ReplayRequest) -> Result<ReplayO
         } else {
             format!(
                 "no call can be priced: {}",
-                unpriced_text(&out.read.unpriced)
+                unpriced_text(out.read.unpriced.values())
             )
         };
         if !out.files_skipped.is_empty() {

@@ -95,6 +95,9 @@ pub(crate) fn utc_date(unix: f64) -> String {
 /// and the offset's hours below 24 and minutes below 60.
 pub(crate) fn parse_rfc3339(s: &str) -> Option<f64> {
     let s = s.trim();
+    if let Some((y, mo, day, h, m, sec)) = canonical_rfc3339(s.as_bytes()) {
+        return unix_seconds(y, mo, day, h, m, sec, 0.0);
+    }
     if s.len() < 19 || !s.is_char_boundary(19) || !s.is_char_boundary(10) {
         return None;
     }
@@ -115,9 +118,6 @@ pub(crate) fn parse_rfc3339(s: &str) -> Option<f64> {
     let h: f64 = parts.next()?.parse().ok()?;
     let m: f64 = parts.next()?.parse().ok()?;
     let sec: f64 = parts.next()?.parse().ok()?;
-    if !((0.0..24.0).contains(&h) && (0.0..60.0).contains(&m) && (0.0..61.0).contains(&sec)) {
-        return None;
-    }
     let offset = match zone {
         "" | "Z" | "z" => 0.0,
         z => {
@@ -130,10 +130,54 @@ pub(crate) fn parse_rfc3339(s: &str) -> Option<f64> {
             sign * (oh * 3600.0 + om * 60.0)
         }
     };
-    let (y, mo, day) = (d[0], u8::try_from(d[1]).ok()?, u8::try_from(d[2]).ok()?);
+    unix_seconds(d[0], d[1], d[2], h, m, sec, offset)
+}
+
+/// Unix seconds of a civil date and a time of day, `offset` seconds east of UTC; `None` for a
+/// time out of range or a day that does not exist.
+fn unix_seconds(y: i64, mo: i64, day: i64, h: f64, m: f64, sec: f64, offset: f64) -> Option<f64> {
+    if !((0.0..24.0).contains(&h) && (0.0..60.0).contains(&m) && (0.0..61.0).contains(&sec)) {
+        return None;
+    }
+    let (mo, day) = (u8::try_from(mo).ok()?, u8::try_from(day).ok()?);
     Day::new(i32::try_from(y).ok()?, mo, day)?;
     let days = days_from_civil(y, mo, day);
     Some(days as f64 * 86_400.0 + h * 3600.0 + m * 60.0 + sec - offset)
+}
+
+/// The form logs write, `YYYY-MM-DDTHH:MM:SS[.f]Z` with 1 to 9 digits of fraction, read digit by
+/// digit into the numbers [`parse_rfc3339`] reads otherwise (replay reads one per call): the
+/// seconds are whole numbers divided once, which is the correctly rounded value `str::parse` gives.
+fn canonical_rfc3339(s: &[u8]) -> Option<(i64, i64, i64, f64, f64, f64)> {
+    let digits = |from: usize, to: usize| -> Option<i64> {
+        s.get(from..to)?.iter().try_fold(0i64, |n, &b| {
+            b.is_ascii_digit().then(|| n * 10 + i64::from(b - b'0'))
+        })
+    };
+    let at = |i: usize, c: u8| s.get(i) == Some(&c);
+    if s.len() < 20
+        || !(at(4, b'-') && at(7, b'-') && at(10, b'T') && at(13, b':') && at(16, b':'))
+        || s.last() != Some(&b'Z')
+    {
+        return None;
+    }
+    let whole = digits(17, 19)?;
+    let sec = match s.len() - 20 {
+        0 => whole as f64,
+        n @ 2..=10 if at(19, b'.') => {
+            let scale = 10i64.pow(n as u32 - 1);
+            (whole * scale + digits(20, s.len() - 1)?) as f64 / scale as f64
+        }
+        _ => return None,
+    };
+    Some((
+        digits(0, 4)?,
+        digits(5, 7)?,
+        digits(8, 10)?,
+        digits(11, 13)? as f64,
+        digits(14, 16)? as f64,
+        sec,
+    ))
 }
 
 impl FromStr for Day {

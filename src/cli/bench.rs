@@ -57,6 +57,10 @@ pub(crate) fn cmd_bench(catalog: &Catalog, a: BenchArgs, out: &mut dyn Write) ->
         catalog,
         a.seconds / 2.0,
     )?);
+    r.replay_compact = Some(crate::analysis::bench::compact_replay_speed(
+        catalog,
+        a.seconds / 2.0,
+    )?);
     r.load_average_after = load_average();
     match a.format {
         Format::Json => out.write_all(report::to_json(&r)?.as_bytes())?,

@@ -68,11 +68,18 @@ pub(crate) fn bench_text(r: &BenchReport) -> String {
         ms(r.tokenizer_load_cpu_ms),
     ]);
     t.row(vec!["  same, wall".into(), ms(r.tokenizer_load_ms)]);
-    if let Some(p) = &r.replay {
+    for (p, what) in [
+        (&r.replay, "replay"),
+        (
+            &r.replay_compact,
+            "replay of pcsim's own log (run --usage-log)",
+        ),
+    ] {
+        let Some(p) = p else { continue };
         let mbs = |x: f64| format!("{x:.1} MB");
         if let Some(x) = p.mb_per_cpu_second {
             t.row(vec![
-                "replay, MB of log per CPU-second, 1 thread".into(),
+                format!("{what}, MB of log per CPU-second, 1 thread"),
                 mbs(x),
             ]);
         }
@@ -100,6 +107,13 @@ pub(crate) fn bench_text(r: &BenchReport) -> String {
     );
     if let Some(p) = &r.replay {
         let _ = writeln!(out, "replay: {}, {} bytes a pass", p.input, p.bytes);
+    }
+    if let Some(p) = &r.replay_compact {
+        let _ = writeln!(
+            out,
+            "replay of pcsim's own log: {}, {} bytes a pass",
+            p.input, p.bytes
+        );
     }
     let _ = writeln!(
         out,

@@ -173,7 +173,7 @@ pub(crate) fn text(
     if !read.unpriced.is_empty() {
         s.push_str(&format!(
             "not in these totals: {}\n",
-            unpriced_text(&read.unpriced)
+            unpriced_text(read.unpriced.values())
         ));
     }
     if let Some(acc) = o.totals.first() {
@@ -350,7 +350,10 @@ pub(crate) fn warnings(o: &ReplayOutcome) -> Vec<String> {
         w.push(format!("warning: {x}"));
     }
     if !read.unpriced.is_empty() {
-        w.push(format!("warning: {}", unpriced_text(&read.unpriced)));
+        w.push(format!(
+            "warning: {}",
+            unpriced_text(read.unpriced.values())
+        ));
     }
     if read.unnamed_at_file_model > 0 {
         w.push(format!(

@@ -124,6 +124,8 @@ pub(crate) struct BenchReport {
     pub load_average_after: Option<[f64; 3]>,
     /// Replay's throughput on generated Claude Code transcripts, one thread (set by the command).
     pub replay: Option<ReplaySpeed>,
+    /// The same on generated logs of pcsim's own compact form (`run --usage-log`).
+    pub replay_compact: Option<ReplaySpeed>,
 }
 
 /// Replay's throughput: usage-log text parsed and replayed on one model per second, beside a typed
@@ -396,5 +398,6 @@ pub(crate) fn run_bench(catalog: &Catalog, opts: BenchOptions) -> Result<BenchRe
         load_average_before,
         load_average_after: load_average(),
         replay: None,
+        replay_compact: None,
     })
 }

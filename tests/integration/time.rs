@@ -469,6 +469,15 @@ fn bench_reports_its_json_keys() {
     assert_eq!(replay["files"], 24);
     assert_eq!(replay["calls"], 24 * 40, "{replay}");
     assert!(replay["bytes"].as_u64().is_some_and(|b| b > 1_000_000));
+    // The same on pcsim's own compact log (run --usage-log): 24 files of 10 sessions of 40 calls.
+    let compact = &v["replay_compact"];
+    assert!(
+        compact["times_typed_parse"]
+            .as_f64()
+            .is_some_and(|x| x > 0.0),
+        "{compact}"
+    );
+    assert_eq!(compact["calls"], 24 * 10 * 40, "{compact}");
     if cfg!(target_os = "linux") {
         for k in ["load_average_before", "load_average_after"] {
             let l = v[k].as_array().unwrap_or_else(|| panic!("{k}: {}", v[k]));

@@ -25,26 +25,30 @@ pub(crate) fn conversations(calls: &[LoggedCall], opts: &ReplayOptions) -> (Vec<
     for c in calls {
         let key = (c.session.as_deref(), c.agent.as_deref(), c.sidechain);
         let logged = c.unix_time.zip(t0).map(|(t, t0)| t - t0);
-        let (idx, t) = match by_key.get(&key) {
-            Some(&(idx, prev)) => {
+        // One lookup per call: the conversation's entry is updated in place.
+        let (idx, t) = match by_key.get_mut(&key) {
+            Some(slot) => {
+                let (idx, prev) = *slot;
                 let t = logged.map_or(prev + gap, |t| t.max(prev));
                 let split = opts.session_gap_seconds > 0.0
                     && logged.is_some()
                     && t - prev > opts.session_gap_seconds;
-                if split {
+                let idx = if split {
                     next += 1;
-                    (next - 1, t)
+                    next - 1
                 } else {
-                    (idx, t)
-                }
+                    idx
+                };
+                *slot = (idx, t);
+                (idx, t)
             }
             None => {
                 next += 1;
                 let t = logged.unwrap_or_else(|| latest.map_or(0.0, |l| l + gap));
+                by_key.insert(key, (next - 1, t));
                 (next - 1, t)
             }
         };
-        by_key.insert(key, (idx, t));
         latest = Some(latest.map_or(t, |l: f64| l.max(t)));
         conv.push(idx);
         times.push(t);

@@ -36,9 +36,9 @@ pub(crate) use conversations::conversations;
 // and none is given). Public for programs that replay logs one by one (the Python bindings, a
 // distributed replay) and must choose as the command does.
 pub use conversations::infer_prefix_tokens;
-pub(crate) use own::{merge_parts, split_by_model, sub_log, ModelSplit, UnpricedCalls};
+pub(crate) use own::{merge_parts, split_by_model, sub_log, FirstSeen, ModelSplit, UnpricedCalls};
 pub use pricing::match_model;
-pub(crate) use pricing::{logged_usd, uncached_usd, ModelMatcher};
+pub(crate) use pricing::{logged_usd, uncached_usd, LoggedRates, ModelMatcher};
 pub use simulate::{content_seed, replay, uses_prefix_anchors};
 pub(crate) use tally::{tally_groups, Tally, GROUPINGS};
 pub use types::{Buckets, CallComparison, ReplayOptions, ReplayResult};

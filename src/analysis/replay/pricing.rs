@@ -83,19 +83,44 @@ fn pricing_rules(model: &ModelSpec) -> Option<&CacheRules> {
 /// Dollars of a logged call at the model's prices. Writes of unknown lifetime count as the default
 /// tier; a model without caching bills cached tokens at the base rate.
 pub(crate) fn logged_usd(model: &ModelSpec, c: &LoggedCall) -> f64 {
-    let (read_m, w5_m, w1h_m) = match pricing_rules(model) {
-        None => (1.0, 1.0, 1.0),
-        Some(r) => {
-            let default = r.tier(None).map_or(1.0, |(_, t)| t.write_multiplier.value);
-            let tier = |n: &str| r.tiers.get(n).map_or(default, |t| t.write_multiplier.value);
-            (r.read_multiplier.value, tier("5m"), tier("1h"))
+    LoggedRates::new(model).usd(c)
+}
+
+/// A model's multipliers of logged buckets, looked up once for every call of a replay.
+pub(crate) struct LoggedRates<'m> {
+    model: &'m ModelSpec,
+    read: f64,
+    write_5m: f64,
+    write_1h: f64,
+}
+
+impl<'m> LoggedRates<'m> {
+    /// The rates of `model`.
+    pub(crate) fn new(model: &'m ModelSpec) -> Self {
+        let (read, write_5m, write_1h) = match pricing_rules(model) {
+            None => (1.0, 1.0, 1.0),
+            Some(r) => {
+                let default = r.tier(None).map_or(1.0, |(_, t)| t.write_multiplier.value);
+                let tier = |n: &str| r.tiers.get(n).map_or(default, |t| t.write_multiplier.value);
+                (r.read_multiplier.value, tier("5m"), tier("1h"))
+            }
+        };
+        LoggedRates {
+            model,
+            read,
+            write_5m,
+            write_1h,
         }
-    };
-    let weighted = c.uncached_tokens as f64
-        + c.cache_write_5m_tokens as f64 * w5_m
-        + c.cache_write_1h_tokens as f64 * w1h_m
-        + c.cache_read_tokens as f64 * read_m;
-    model.input_usd(weighted) + model.output_usd(c.output_tokens as f64)
+    }
+
+    /// [`logged_usd`] of `c`.
+    pub(crate) fn usd(&self, c: &LoggedCall) -> f64 {
+        let weighted = c.uncached_tokens as f64
+            + c.cache_write_5m_tokens as f64 * self.write_5m
+            + c.cache_write_1h_tokens as f64 * self.write_1h
+            + c.cache_read_tokens as f64 * self.read;
+        self.model.input_usd(weighted) + self.model.output_usd(c.output_tokens as f64)
+    }
 }
 
 /// The prices of a model with no caching, for comparisons.

@@ -15,7 +15,7 @@ use crate::sim::engine::prompt::{Prompt, Segment};
 use crate::sim::engine::{split_for_conversation, ConversationPlace, SimSetup};
 
 use super::{
-    conversations, logged_usd, Buckets, CallComparison, LoggedCall, ReplayOptions, ReplayResult,
+    conversations, Buckets, CallComparison, LoggedCall, LoggedRates, ReplayOptions, ReplayResult,
     UsageLog,
 };
 
@@ -152,6 +152,7 @@ pub fn replay(
     let mut states: HashMap<usize, ConvState> = HashMap::new();
     let mut out: Vec<Option<CallComparison>> = vec![None; log.calls.len()];
     let mut by_tier: BTreeMap<String, u64> = BTreeMap::new();
+    let rates = LoggedRates::new(model);
     let mut result = ReplayResult {
         model: model.id.clone(),
         strategy: resolved.name.clone(),
@@ -236,12 +237,14 @@ pub fn replay(
         );
         for (slot, n) in split.written.iter().enumerate() {
             if *n > 0 {
-                let name = setup
-                    .tier_names
-                    .get(slot)
-                    .cloned()
-                    .unwrap_or_else(|| "default".into());
-                *by_tier.entry(name).or_default() += n;
+                let name = setup.tier_names.get(slot).map_or("default", String::as_str);
+                // The tier's name is copied once, not per call.
+                match by_tier.get_mut(name) {
+                    Some(total) => *total += n,
+                    None => {
+                        by_tier.insert(name.to_string(), *n);
+                    }
+                }
             }
         }
         let predicted = Buckets {
@@ -254,7 +257,7 @@ pub fn replay(
             uncached_tokens: c.uncached_tokens,
             cache_write_tokens: c.cache_write_5m_tokens + c.cache_write_1h_tokens,
             cache_read_tokens: c.cache_read_tokens,
-            cost_usd: logged_usd(model, c),
+            cost_usd: rates.usd(c),
         };
         out[i] = Some(CallComparison {
             call: i + 1,

@@ -14,7 +14,9 @@ pub(super) fn read(o: &Obj, at: &str, origin: &str, log: &mut UsageLog) -> Resul
     {
         return Ok(None);
     }
-    let Ok(messages) = serde_json::from_str::<Vec<Value>>(o["messages"].get()) else {
+    let Ok(messages) =
+        serde_json::from_str::<Vec<Value>>(o.get("messages").map_or("", |r| r.get()))
+    else {
         return Ok(None);
     };
     if !messages.iter().any(|m| m.get("tokens").is_some()) {

@@ -13,7 +13,7 @@ use super::{context, count_value, first_time, string, value, LoggedCall, Many, O
 /// One request; `None` when the record is not Helicone's.
 pub(super) fn read(o: &Obj, at: &str, origin: &str) -> Result<Option<Many>> {
     let cache_keys = ["prompt_cache_write_tokens", "prompt_cache_read_tokens"];
-    let helicone = cache_keys.iter().any(|k| o.contains_key(*k))
+    let helicone = cache_keys.iter().any(|k| o.contains_key(k))
         || (o.contains_key("request_created_at") && o.contains_key("prompt_tokens"));
     if !helicone {
         return Ok(None);

@@ -34,11 +34,14 @@
 //! split the log into conversations. A record pcsim cannot read is counted, and the first few are
 //! described; it never stops the file.
 
+use std::borrow::Cow;
 use std::collections::{BTreeMap, HashMap};
+use std::fmt::Write as _;
 use std::io::{BufRead, BufReader, Read};
 use std::path::Path;
 
-use serde::Serialize;
+use serde::de::{Deserializer, MapAccess, Visitor};
+use serde::{Deserialize, Serialize};
 use serde_json::value::RawValue;
 use serde_json::{Map, Value};
 
@@ -46,6 +49,7 @@ use crate::error::{Error, Result};
 
 mod claude_code;
 mod codex;
+mod fast;
 mod gemini_cli;
 mod helicone;
 mod langfuse;
@@ -222,17 +226,26 @@ pub fn load_log(path: &Path) -> Result<UsageLog> {
 
 /// Parses log text: one JSON document (an array of records, or one record) or JSON Lines.
 pub fn parse_log(text: &str, origin: &str) -> Result<UsageLog> {
-    read_log(text.as_bytes(), origin)
+    // The text is read in place (a byte slice is its own buffer), not copied into a reader's.
+    read_log_with(text.as_bytes(), origin, FileState::default()).map(|(log, _)| log)
 }
 
 /// Reads a log from any reader; `origin` names it in messages.
 pub(crate) fn read_log(reader: impl Read, origin: &str) -> Result<UsageLog> {
-    let mut r = BufReader::with_capacity(1 << 16, reader);
+    let r = BufReader::with_capacity(1 << 16, reader);
+    read_log_with(r, origin, FileState::default()).map(|(log, _)| log)
+}
+
+/// [`read_log`] from a given state; gives the state it ended in.
+fn read_log_with(
+    mut r: impl BufRead,
+    origin: &str,
+    mut state: FileState,
+) -> Result<(UsageLog, FileState)> {
     let mut log = UsageLog {
         origin: origin.to_string(),
         ..Default::default()
     };
-    let mut state = FileState::default();
     let mut first = String::new();
     let io = |e: std::io::Error| match e.kind() {
         // A line or document past its limit (`read_line`, below): input beyond a limit.
@@ -305,24 +318,26 @@ pub(crate) fn read_log(reader: impl Read, origin: &str) -> Result<UsageLog> {
             }
         }
     } else if !lead.is_empty() {
-        let mut line = std::mem::take(&mut first);
+        // Two buffers reused line after line (the next line is read first, to know whether this
+        // one is the last); no allocation per line.
+        let mut line = std::mem::take(&mut first).into_bytes();
+        let mut next = Vec::new();
+        let mut at = String::new();
         let mut at_line = line_no;
         loop {
-            let mut next = String::new();
-            let n = read_line(&mut r, &mut next).map_err(io)?;
+            next.clear();
+            let n = r.read_until(b'\n', &mut next).map_err(io)?;
             log.bytes += n as u64;
-            let last = n == 0 && !line.ends_with('\n');
-            jsonl_line(
-                &line,
-                &format!("line {at_line}"),
-                last,
-                &mut log,
-                &mut state,
-            );
+            let last = n == 0 && !line.ends_with(b"\n");
+            // Invalid UTF-8 is replaced (it can only be in strings).
+            let text = String::from_utf8_lossy(&line);
+            at.clear();
+            let _ = write!(at, "line {at_line}");
+            jsonl_line(&text, &at, last, &mut log, &mut state);
             if n == 0 {
                 break;
             }
-            line = next;
+            std::mem::swap(&mut line, &mut next);
             at_line += 1;
         }
     }
@@ -340,7 +355,7 @@ pub(crate) fn read_log(reader: impl Read, origin: &str) -> Result<UsageLog> {
         }
         return Err(Error::invalid(origin, "usage", problem));
     }
-    Ok(log)
+    Ok((log, state))
 }
 
 /// Longest line of a JSON Lines log, and longest log that is one JSON document, in bytes (the
@@ -398,9 +413,100 @@ struct FileState {
     codex_last_total: Option<Value>,
     /// The last running total of a Codex rollout: (input, cached input, output) tokens.
     codex_prev_total: Option<[u64; 3]>,
+    /// Every line to the general reader (the tests compare the fast path with it).
+    general_only: bool,
+    /// Lines the fast path read.
+    fast_lines: usize,
 }
 
-type Obj<'a> = BTreeMap<String, &'a RawValue>;
+/// One JSON object's fields, each value kept as its text (parsed where it is read), sorted by key; a
+/// key given twice keeps its last value, as a map does. Keys are borrowed from the text unless they
+/// hold escapes, so reading a line allocates one list, not a string per key.
+#[derive(Debug, Default)]
+pub(super) struct Obj<'a> {
+    fields: Vec<(Cow<'a, str>, &'a RawValue)>,
+}
+
+impl<'a> Obj<'a> {
+    fn find(&self, key: &str) -> std::result::Result<usize, usize> {
+        self.fields.binary_search_by(|(k, _)| k.as_ref().cmp(key))
+    }
+
+    /// The text of the value of `key`.
+    fn get(&self, key: &str) -> Option<&'a RawValue> {
+        self.find(key).ok().map(|i| self.fields[i].1)
+    }
+
+    fn contains_key(&self, key: &str) -> bool {
+        self.find(key).is_ok()
+    }
+
+    /// `(key, value text)` in key order.
+    fn iter(&self) -> impl Iterator<Item = (&str, &'a RawValue)> + '_ {
+        self.fields.iter().map(|(k, v)| (k.as_ref(), *v))
+    }
+}
+
+impl<'de: 'a, 'a> Deserialize<'de> for Obj<'a> {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> std::result::Result<Self, D::Error> {
+        struct Fields<'a>(std::marker::PhantomData<&'a ()>);
+        impl<'de: 'a, 'a> Visitor<'de> for Fields<'a> {
+            type Value = Obj<'a>;
+            fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+                f.write_str("a JSON object")
+            }
+            fn visit_map<M: MapAccess<'de>>(
+                self,
+                mut m: M,
+            ) -> std::result::Result<Obj<'a>, M::Error> {
+                let mut o = Obj {
+                    fields: Vec::with_capacity(m.size_hint().unwrap_or(16)),
+                };
+                while let Some(Key(k)) = m.next_key::<Key<'a>>()? {
+                    let v: &'a RawValue = m.next_value()?;
+                    match o.find(&k) {
+                        Ok(i) => o.fields[i].1 = v,
+                        Err(i) => o.fields.insert(i, (k, v)),
+                    }
+                }
+                Ok(o)
+            }
+        }
+        d.deserialize_map(Fields(std::marker::PhantomData))
+    }
+}
+
+/// Serialised as the map it is (keys in order), values as their text.
+impl Serialize for Obj<'_> {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> std::result::Result<S::Ok, S::Error> {
+        s.collect_map(self.iter())
+    }
+}
+
+/// An object key, borrowed from the text when it has no escapes.
+struct Key<'a>(Cow<'a, str>);
+
+impl<'de: 'a, 'a> Deserialize<'de> for Key<'a> {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> std::result::Result<Self, D::Error> {
+        struct KeyText<'a>(std::marker::PhantomData<&'a ()>);
+        impl<'de: 'a, 'a> Visitor<'de> for KeyText<'a> {
+            type Value = Key<'a>;
+            fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+                f.write_str("a string")
+            }
+            fn visit_borrowed_str<E>(self, v: &'de str) -> std::result::Result<Key<'a>, E> {
+                Ok(Key(Cow::Borrowed(v)))
+            }
+            fn visit_str<E>(self, v: &str) -> std::result::Result<Key<'a>, E> {
+                Ok(Key(Cow::Owned(v.to_string())))
+            }
+            fn visit_string<E>(self, v: String) -> std::result::Result<Key<'a>, E> {
+                Ok(Key(Cow::Owned(v)))
+            }
+        }
+        d.deserialize_str(KeyText(std::marker::PhantomData))
+    }
+}
 
 fn obj(text: &str) -> Option<Obj<'_>> {
     if !text.trim_start().starts_with('{') {
@@ -427,16 +533,36 @@ fn boolean(o: &Obj, key: &str) -> Option<bool> {
 }
 
 fn first_string(o: &Obj, keys: &[&str]) -> Option<String> {
-    keys.iter().find_map(|k| match value(o, k)? {
-        Value::String(s) if !s.is_empty() => Some(s),
-        Value::Number(n) => Some(n.to_string()),
-        _ => None,
-    })
+    keys.iter().find_map(|k| o.get(k).and_then(id_text))
 }
 
 fn first_time(o: &Obj, keys: &[&str]) -> Option<f64> {
-    keys.iter()
-        .find_map(|k| value(o, k).as_ref().and_then(parse_time))
+    keys.iter().find_map(|k| o.get(k).and_then(raw_time))
+}
+
+/// A value read as an id (session, agent, project, model): a non-empty string, or a number's text.
+fn id_text(r: &RawValue) -> Option<String> {
+    let text = r.get();
+    if text.starts_with('"') {
+        return serde_json::from_str::<String>(text)
+            .ok()
+            .filter(|s| !s.is_empty());
+    }
+    match serde_json::from_str(text).ok()? {
+        Value::Number(n) => Some(n.to_string()),
+        _ => None,
+    }
+}
+
+/// A value read as a time ([`parse_time`]), a string without escapes read in place.
+fn raw_time(r: &RawValue) -> Option<f64> {
+    if let Ok(s) = serde_json::from_str::<&str>(r.get()) {
+        return parse_rfc3339(s).or_else(|| s.parse::<f64>().ok());
+    }
+    serde_json::from_str::<Value>(r.get())
+        .ok()
+        .as_ref()
+        .and_then(parse_time)
 }
 
 const TIME_KEYS: [&str; 8] = [
@@ -496,6 +622,19 @@ fn record(text: &str, at: &str, log: &mut UsageLog, state: &mut FileState) {
         }
         return;
     }
+    // Claude Code transcript lines and pcsim's own records, read in one pass.
+    if let Some(found) = (!state.general_only)
+        .then(|| fast::read(text, at, log))
+        .flatten()
+    {
+        state.fast_lines += 1;
+        match found {
+            Ok(Some((call, id))) => push(call, id, log, state),
+            Ok(None) => log.records_without_usage += 1,
+            Err(e) => log.unreadable(e.to_string()),
+        }
+        return;
+    }
     let Some(o) = obj(text) else {
         match serde_json::from_str::<serde::de::IgnoredAny>(text) {
             Ok(_) => log.records_without_usage += 1,
@@ -541,7 +680,12 @@ fn record(text: &str, at: &str, log: &mut UsageLog, state: &mut FileState) {
 fn stated_cost(o: &Obj) -> Option<f64> {
     ["costUSD", "cost_usd", "response_cost"]
         .iter()
-        .find_map(|k| value(o, k).and_then(|v| v.as_f64()))
+        .find_map(|k| o.get(k).and_then(raw_f64))
+}
+
+/// A value read as a number of dollars: a JSON number.
+fn raw_f64(r: &RawValue) -> Option<f64> {
+    serde_json::from_str::<Value>(r.get()).ok()?.as_f64()
 }
 
 /// Calls of one record, each with the id that merges its repeats.
@@ -683,7 +827,7 @@ fn read_record(o: &Obj, at: &str, log: &mut UsageLog, state: &mut FileState) -> 
         "inputTokens",
     ]
     .iter()
-    .any(|k| o.contains_key(*k))
+    .any(|k| o.contains_key(k))
     {
         let map = as_map_obj(o);
         let mut call = read_usage(&map, at, &origin, "", log, Hint::None)?;
@@ -749,7 +893,11 @@ fn as_map(text: &str) -> Option<Map<String, Value>> {
 
 fn as_map_obj(o: &Obj) -> Map<String, Value> {
     o.iter()
-        .filter_map(|(k, r)| serde_json::from_str(r.get()).ok().map(|v| (k.clone(), v)))
+        .filter_map(|(k, r)| {
+            serde_json::from_str(r.get())
+                .ok()
+                .map(|v| (k.to_string(), v))
+        })
         .collect()
 }
 
@@ -920,6 +1068,10 @@ fn read_usage(
     let count = |m: &Map<String, Value>, within: &str, k: &str| -> Result<u64> {
         match m.get(k) {
             None | Some(Value::Null) => Ok(0),
+            // A count within bounds needs no field name (formatted only for an error).
+            Some(v) if v.as_u64().is_some_and(|n| n <= MAX_LOGGED_TOKENS) => {
+                Ok(v.as_u64().unwrap_or_default())
+            }
             Some(v) if within.is_empty() => token_count(v, origin, path(k)),
             Some(v) => token_count(v, origin, path(&format!("{within}.{k}"))),
         }
