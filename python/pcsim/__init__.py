@@ -502,8 +502,9 @@ def explain(
     if isinstance(traces, (str, os.PathLike)):
         traces = [traces]
     paths = [os.fspath(t) for t in traces]
-    js = _pcsim.explain(_catalog(catalog)._native, paths, model, float(session_gap_minutes), redact)
-    return ExplainResult(js)
+    js, table, csv = _pcsim.explain(_catalog(catalog)._native, paths, model,
+                                    float(session_gap_minutes), redact)
+    return ExplainResult(js, table, csv)
 
 
 class _Rerun:

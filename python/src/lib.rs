@@ -517,7 +517,7 @@ fn explain(
     model: Option<String>,
     session_gap_minutes: f64,
     redact: bool,
-) -> PyResult<String> {
+) -> PyResult<(String, String, String)> {
     let catalog = catalog.inner.clone();
     detached(py, move || {
         let Some(first) = paths.first() else {
@@ -543,7 +543,11 @@ fn explain(
                 ),
             });
         }
-        report::to_json(&e)
+        Ok((
+            report::to_json(&e)?,
+            report::explain_table(&e),
+            report::explain_csv(&e),
+        ))
     })
 }
 

@@ -103,3 +103,11 @@ def test_errors_as_the_command(tmp_path, cli):
     with pytest.raises(pcsim.InvalidValueError) as e:
         pcsim.explain([])
     assert e.value.field == "paths"
+
+
+@pytest.mark.parametrize("trace", TRACES[:2])
+def test_table_and_csv_are_the_commands(trace, cli):
+    r = pcsim.explain(trace)
+    assert r.table == cli("explain", trace).stdout
+    assert r.csv == cli("explain", trace, "--format", "csv").stdout
+    assert r.table and r.csv

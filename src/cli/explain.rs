@@ -73,8 +73,7 @@ pub(crate) fn cmd_explain(catalog: &Catalog, a: ExplainArgs, out: &mut dyn Write
     if let Some(p) = &a.calibrate_out {
         write_calibration(catalog, &e, p)?;
     }
-    let summary = render::explain_summary(&e);
-    let printed = format!("{}\n{summary}", render::explain_calls(&e));
+    let printed = report::explain_table(&e);
     match a.format {
         Format::Table => out.write_all(printed.as_bytes())?,
         Format::Csv => out.write_all(render::explain_csv(&e).as_bytes())?,

@@ -559,7 +559,7 @@ impl Document {
 
     /// Writes the report as `--report path` does: HTML atomically ([`super::write_atomic`]: a
     /// reader never sees a half-written file, and only a regular file is replaced); Markdown and
-    /// its PNGs as one set ([`super::write_set`]: every file complete before any is renamed into
+    /// its PNGs as one set (every file complete before any is renamed into
     /// place), so the Markdown never links a missing picture and a failure (a full disk) leaves
     /// the old set whole. Returns the paths written.
     pub fn write(&self, path: &Path, format: ReportFormat) -> Result<Vec<PathBuf>> {

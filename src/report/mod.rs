@@ -20,7 +20,8 @@ pub(crate) mod csv;
 #[cfg(feature = "cli")]
 mod diff;
 pub mod document;
-#[cfg(feature = "cli")]
+// Also without the command line: the Python package prints explain's table and CSV.
+#[cfg_attr(not(feature = "cli"), allow(dead_code))]
 pub(crate) mod explain;
 #[cfg(feature = "cli")]
 pub(crate) mod fit;
@@ -34,7 +35,7 @@ pub(crate) mod scenario_file;
 pub(crate) mod table;
 #[cfg(feature = "cli")]
 mod tools;
-#[cfg(feature = "cli")]
+#[cfg_attr(not(feature = "cli"), allow(dead_code))]
 pub(crate) mod usagelog;
 mod whatif;
 pub(crate) use crate::base::terminal;
@@ -48,6 +49,21 @@ use std::path::{Path, PathBuf};
 
 use crate::error::{Error, Result};
 use crate::sim::simulate::RunReport;
+
+/// What `pcsim explain --format table` prints for `explanation`: one row per call with its causes,
+/// then the summary (causes ranked by dollars, the simulated fixes).
+pub fn explain_table(explanation: &crate::analysis::explain::Explanation) -> String {
+    format!(
+        "{}\n{}",
+        explain::explain_calls(explanation),
+        explain::explain_summary(explanation)
+    )
+}
+
+/// What `pcsim explain --format csv` prints for `explanation`: one row per call.
+pub fn explain_csv(explanation: &crate::analysis::explain::Explanation) -> String {
+    explain::explain_csv(explanation)
+}
 
 /// What `pcsim run --format table` prints for `report`: the totals per model and strategy (with the
 /// Monte Carlo figures when it has several runs) and the totals per session; `per_call` adds the
