@@ -10,54 +10,12 @@
 //! The load average before and after is printed beside the figures: on a shared machine a speed-up
 //! below the number of threads can be other people's work.
 
-use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 use std::time::Instant;
 
+use pcsim::analysis::bench::{claude_code_transcript, CALLS};
 use pcsim::analysis::replay_logs::{replay_logs, ReplayOutcome, ReplayRequest};
 use pcsim::Catalog;
-
-/// Calls per transcript.
-const CALLS: usize = 40;
-
-/// One Claude Code transcript (the shape of `pcsim bench`'s): per call a user line with a tool
-/// result of a few KB, and two assistant lines (one per content block) repeating the usage.
-fn transcript(file: usize) -> String {
-    let session = format!("5e55{:04}-0000-4000-8000-{file:012}", file % 10_000);
-    let mut out = String::new();
-    let mut prompt = 12_000u64 + (file as u64 % 7) * 500;
-    let filler = "fn main() { println!(\\\"line of a tool result\\\"); } // ".repeat(60);
-    for call in 0..CALLS {
-        let secs = call * 20 + (file % 5);
-        let ts = format!(
-            "2026-11-{:02}T{:02}:{:02}:{:02}.000Z",
-            1 + file % 28,
-            9 + secs / 3600,
-            (secs / 60) % 60,
-            secs % 60
-        );
-        let _ = writeln!(
-            out,
-            r#"{{"isSidechain":false,"userType":"external","cwd":"/home/dev/p{}","sessionId":"{session}","version":"2.0.31","type":"user","uuid":"u-{file}-{call}","timestamp":"{ts}","message":{{"role":"user","content":[{{"type":"tool_result","tool_use_id":"toolu_{call}","content":"{filler}"}}]}}}}"#,
-            file % 20
-        );
-        let grow = 600 + (call as u64 * 37) % 900;
-        let (write, read) = if call == 0 {
-            (prompt - 4, 0)
-        } else {
-            (grow, prompt)
-        };
-        for (block, out_tok) in [(0, 12), (1, 180 + call as u64)] {
-            let _ = writeln!(
-                out,
-                r#"{{"isSidechain":false,"userType":"external","cwd":"/home/dev/p{}","sessionId":"{session}","version":"2.0.31","type":"assistant","uuid":"a-{file}-{call}-{block}","requestId":"req_{file}_{call}","timestamp":"{ts}","message":{{"id":"msg_{file}_{call}","type":"message","role":"assistant","model":"claude-opus-4-8-20260501","content":[{{"type":"text","text":"Working on it."}}],"usage":{{"input_tokens":4,"cache_creation_input_tokens":{write},"cache_read_input_tokens":{read},"cache_creation":{{"ephemeral_5m_input_tokens":{write},"ephemeral_1h_input_tokens":0}},"output_tokens":{out_tok},"service_tier":"standard"}}}}}}"#,
-                file % 20
-            );
-        }
-        prompt = if call == 0 { prompt } else { prompt + grow + 4 };
-    }
-    out
-}
 
 /// Writes transcripts into `dir` (in sub-folders of 100, as projects) until `mb` megabytes.
 fn write_folder(dir: &Path, mb: u64) -> (Vec<PathBuf>, u64) {
@@ -67,7 +25,7 @@ fn write_folder(dir: &Path, mb: u64) -> (Vec<PathBuf>, u64) {
         let sub = dir.join(format!("project-{:03}", f / 100));
         std::fs::create_dir_all(&sub).expect("bench folder");
         let path = sub.join(format!("session-{f:06}.jsonl"));
-        let text = transcript(f);
+        let text = claude_code_transcript(f, 1 + f % 28);
         std::fs::write(&path, &text).expect("bench transcript");
         bytes += text.len() as u64;
         files.push(path);

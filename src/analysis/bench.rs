@@ -17,14 +17,15 @@ use crate::sim::bench::{timed, ReplaySpeed};
 /// Transcripts per pass (about 175 KB each).
 const FILES: usize = 24;
 /// Calls per transcript.
-const CALLS: usize = 40;
+pub const CALLS: usize = 40;
 /// The model replayed on (the transcripts' own).
 const MODEL: &str = "claude-opus-4.8";
 
-/// One Claude Code transcript (the shape of benches/replay.rs's): per call a user line carrying a
-/// tool result of a few KB, as real ones do, and two assistant lines (one per content block)
-/// repeating the response's usage.
-fn transcript(file: usize) -> String {
+/// One generated Claude Code transcript, number `file`, dated November `day_of_month` 2026: per call
+/// a user line carrying a tool result of a few KB, as real ones do, and two assistant lines (one
+/// per content block) repeating the response's usage. `pcsim bench` and the replay benches
+/// (benches/replay.rs, benches/replay_folder.rs) read these. Not part of the documented API.
+pub fn claude_code_transcript(file: usize, day_of_month: usize) -> String {
     let session = format!("5e55{file:04}-0000-4000-8000-{file:012}");
     let mut out = String::new();
     let mut prompt = 12_000u64 + (file as u64 % 7) * 500;
@@ -32,7 +33,8 @@ fn transcript(file: usize) -> String {
     for call in 0..CALLS {
         let secs = call * 20 + (file % 5);
         let ts = format!(
-            "2026-11-30T{:02}:{:02}:{:02}.000Z",
+            "2026-11-{:02}T{:02}:{:02}:{:02}.000Z",
+            day_of_month,
             9 + secs / 3600,
             (secs / 60) % 60,
             secs % 60
@@ -192,7 +194,7 @@ fn typed_parse_compact(text: &str) -> u64 {
 /// least `min_seconds` (one pass at least), then parses them typed for half as long.
 pub(crate) fn replay_speed(catalog: &Catalog, min_seconds: f64) -> Result<ReplaySpeed> {
     let files: Vec<(String, String)> = (0..FILES)
-        .map(|f| (format!("bench-{f:02}.jsonl"), transcript(f)))
+        .map(|f| (format!("bench-{f:02}.jsonl"), claude_code_transcript(f, 30)))
         .collect();
     measure(
         catalog,

@@ -8,7 +8,9 @@
 
 pub mod advise;
 #[cfg(feature = "cli")]
-pub(crate) mod bench;
+// Public only for the replay benches (benches/), which generate the same transcripts.
+#[doc(hidden)]
+pub mod bench;
 pub mod breakeven;
 #[cfg(feature = "cli")]
 #[doc(hidden)]
