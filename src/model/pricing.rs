@@ -236,7 +236,7 @@ impl Catalog {
                     "command line",
                     PRICE_FLAG,
                     format!(
-                        "`{}`: {} has no model `{}`{hint}",
+                        "`{}`: {} has no model `{}`{hint}; a model outside the catalog needs a [[model]] entry in --catalog FILE first (its caching rules: minimum, multipliers, lifetime), which --price can then reprice",
                         o.given, self.origin, o.model
                     ),
                 ));

@@ -371,6 +371,11 @@ fn price_flag_errors_name_the_flag_and_what_is_wrong() {
             "kimi-k4=1,2",
             "has no model `kimi-k4`; did you mean `kimi-k3`?",
         ),
+        // An id outside the catalog: where its caching rules go (issue 27).
+        (
+            "claude-3-opus-20240229=15,75",
+            "needs a [[model]] entry in --catalog FILE first",
+        ),
         ("kimi-k3=1", "expected two prices IN,OUT"),
         ("kimi-k3:1,2", "expected MODEL=IN,OUT"),
         ("kimi-k3=one,2", "input price `one` is not a number"),
