@@ -219,6 +219,14 @@ impl LogCounts {
         if log.truncated_last_line {
             self.truncated.push(log.origin.clone());
         }
+        if log.reordered_calls > 0 {
+            self.file_warnings.push(format!(
+                "{}: {} call{} logged after a call with a later timestamp; the calls are replayed in time order",
+                log.origin,
+                log.reordered_calls,
+                if log.reordered_calls == 1 { " was" } else { "s were" },
+            ));
+        }
         if log.unreadable > 0 {
             self.file_warnings.push(format!(
                 "{}: {} record{} could not be read and {} left out{}",
