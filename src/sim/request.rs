@@ -177,6 +177,9 @@ pub struct Selection {
     /// `cached` is the model's documented default, not its cheapest placement (see
     /// [`Selection::cached_as_documented_default`]).
     documented_cached: bool,
+    /// Times each pair is simulated per run (0 or 1: once; 2 for `whatif`'s baseline and change):
+    /// the work limits count every copy, before anything is simulated.
+    copies: u64,
 }
 
 impl Selection {
@@ -187,6 +190,14 @@ impl Selection {
             strategies: strategies.to_vec(),
             ..Selection::default()
         }
+    }
+
+    /// Each pair is simulated twice per run (`whatif`: the baseline and the change), so the work
+    /// limits are checked for both copies before anything is simulated (resolving `cached` simulates
+    /// candidates: a request over the limits was refused only after them, in seconds).
+    pub fn simulated_twice(mut self) -> Self {
+        self.copies = 2;
+        self
     }
 
     /// Uses `list` when no strategy is given (instead of the scenario's).
@@ -238,7 +249,8 @@ impl Selection {
         let strategies = self.strategies(&scenario)?;
         // Resolving `cached` simulates the scenario's seed run once per candidate: refused first if
         // even one pair would be over the limits.
-        check_work(&scenario, 1, 1)?;
+        let copies = self.copies.max(1);
+        check_work(&scenario, 1, copies)?;
         let mut pairs: Vec<Pair<'c>> = Vec::new();
         let mut skipped = Vec::new();
         for &model in &models {
@@ -284,7 +296,7 @@ impl Selection {
             }
         }
         // Every command starts from a Request: its work is bounded here, before any simulation.
-        check_work(&scenario, pairs.len(), 1)?;
+        check_work(&scenario, pairs.len(), copies)?;
         Ok(Request {
             scenario,
             models,

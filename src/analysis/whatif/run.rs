@@ -38,6 +38,7 @@ pub fn selection(models: &[String], strategies: &[String]) -> Selection {
     Selection::new(models, strategies)
         .default_strategies(&super::DEFAULT_STRATEGIES)
         .with_append_variants()
+        .simulated_twice()
 }
 
 /// [`selection`] for a change before call `at_call`: before call 1 there is no change mid-session
