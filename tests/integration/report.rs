@@ -400,6 +400,68 @@ fn chromium() -> Option<PathBuf> {
     None
 }
 
+/// A screenshot decoded: its size and its pixels' bytes.
+struct Screenshot {
+    width: u32,
+    height: u32,
+    channels: usize,
+    bytes: Vec<u8>,
+}
+
+impl Screenshot {
+    /// Each pixel's channels (RGB or RGBA).
+    fn pixels(&self) -> Vec<&[u8]> {
+        self.bytes.chunks(self.channels).collect()
+    }
+}
+
+/// Headless Chromium's screenshot of `url` in a window of `size`, with its own profile under
+/// `dir`; the PNG is kept as `name` (see `dump`) and decoded.
+fn screenshot(bin: &Path, dir: &Path, size: (u32, u32), url: &str, name: &str) -> Screenshot {
+    let shot = dir.join("shot.png");
+    run_chromium(
+        bin,
+        &dir.join("p-screenshot"),
+        &[
+            format!("--window-size={},{}", size.0, size.1),
+            "--hide-scrollbars".into(),
+            format!("--screenshot={}", shot.display()),
+        ],
+        url,
+    );
+    let bytes = std::fs::read(&shot).expect("chromium wrote the screenshot");
+    dump(name, &bytes);
+    let mut reader = png::Decoder::new(std::io::Cursor::new(bytes.as_slice()))
+        .read_info()
+        .unwrap();
+    let mut buf = vec![
+        0;
+        reader
+            .output_buffer_size()
+            .expect("a PNG this size fits in memory")
+    ];
+    let info = reader.next_frame(&mut buf).unwrap();
+    buf.truncate(info.buffer_size());
+    Screenshot {
+        width: info.width,
+        height: info.height,
+        channels: info.color_type.samples(),
+        bytes: buf,
+    }
+}
+
+/// How many pixels are within `tolerance` of `colour` on every channel (anti-aliased lines and
+/// bars are near their colour, not on it).
+fn pixels_near(px: &[&[u8]], (r, g, b): (i32, i32, i32), tolerance: i32) -> usize {
+    px.iter()
+        .filter(|p| {
+            (p[0] as i32 - r).abs() < tolerance
+                && (p[1] as i32 - g).abs() < tolerance
+                && (p[2] as i32 - b).abs() < tolerance
+        })
+        .count()
+}
+
 /// Runs headless Chromium on `url` with `args`, killed after two minutes; (stdout, stderr).
 fn run_chromium(bin: &Path, profile: &Path, args: &[String], url: &str) -> (String, String) {
     let mut child = Command::new(bin)
@@ -512,32 +574,15 @@ fn html_report_of_the_github_filesystem_whatif_opens_in_headless_chromium() {
 
     // The screenshot is not blank: varied pixels, and the models' palette colours from the
     // inline charts.
-    let shot = dir.path().join("shot.png");
-    run_chromium(
+    let shot = screenshot(
         &bin,
-        &dir.path().join("p3"),
-        &[
-            "--window-size=1280,2600".into(),
-            "--hide-scrollbars".into(),
-            format!("--screenshot={}", shot.display()),
-        ],
+        dir.path(),
+        (1280, 2600),
         &url(&report),
+        "whatif-screenshot.png",
     );
-    let bytes = std::fs::read(&shot).expect("chromium wrote the screenshot");
-    dump("whatif-screenshot.png", &bytes);
-    let mut reader = png::Decoder::new(std::io::Cursor::new(bytes.as_slice()))
-        .read_info()
-        .unwrap();
-    let mut buf = vec![
-        0;
-        reader
-            .output_buffer_size()
-            .expect("a PNG this size fits in memory")
-    ];
-    let info = reader.next_frame(&mut buf).unwrap();
-    assert_eq!((info.width, info.height), (1280, 2600));
-    let channels = info.color_type.samples();
-    let px: Vec<&[u8]> = buf[..info.buffer_size()].chunks(channels).collect();
+    assert_eq!((shot.width, shot.height), (1280, 2600));
+    let px = shot.pixels();
     let lum: Vec<f64> = px
         .iter()
         .map(|p| (p[0] as f64 + p[1] as f64 + p[2] as f64) / 3.0)
@@ -549,14 +594,7 @@ fn html_report_of_the_github_filesystem_whatif_opens_in_headless_chromium() {
     assert!(inked > 0.01, "screenshot has almost no ink: {inked}");
     // Opus blue and GPT vermillion lines of the charts (anti-aliased: near the colour).
     for (r, g, b) in [(0x00, 0x72, 0xB2), (0xD5, 0x5E, 0x00)] {
-        let near = px
-            .iter()
-            .filter(|p| {
-                (p[0] as i32 - r).abs() < 24
-                    && (p[1] as i32 - g).abs() < 24
-                    && (p[2] as i32 - b).abs() < 24
-            })
-            .count();
+        let near = pixels_near(&px, (r, g, b), 24);
         assert!(near > 500, "colour #{r:02X}{g:02X}{b:02X}: {near} pixels");
     }
 }
@@ -751,31 +789,14 @@ fn html_report_of_explain_opens_in_headless_chromium() {
     );
     assert!(!log.contains("CONSOLE"), "console messages: {log}");
 
-    let shot = dir.path().join("shot.png");
-    run_chromium(
+    let shot = screenshot(
         &bin,
-        &dir.path().join("p2"),
-        &[
-            "--window-size=1280,2000".into(),
-            "--hide-scrollbars".into(),
-            format!("--screenshot={}", shot.display()),
-        ],
+        dir.path(),
+        (1280, 2000),
         &url(&report),
+        "explain-screenshot.png",
     );
-    let bytes = std::fs::read(&shot).expect("chromium wrote the screenshot");
-    dump("explain-screenshot.png", &bytes);
-    let mut reader = png::Decoder::new(std::io::Cursor::new(bytes.as_slice()))
-        .read_info()
-        .unwrap();
-    let mut buf = vec![
-        0;
-        reader
-            .output_buffer_size()
-            .expect("a PNG this size fits in memory")
-    ];
-    let info = reader.next_frame(&mut buf).unwrap();
-    let channels = info.color_type.samples();
-    let px: Vec<&[u8]> = buf[..info.buffer_size()].chunks(channels).collect();
+    let px = shot.pixels();
     let svg = &html[html.find("<svg").expect("inline chart")..];
     let colours = bar_colours(svg);
     assert!(
@@ -784,14 +805,7 @@ fn html_report_of_explain_opens_in_headless_chromium() {
     );
     // The two most used bar colours (of reads, new tokens or a cause) are on screen.
     for (r, g, b) in colours.into_iter().take(2) {
-        let near = px
-            .iter()
-            .filter(|p| {
-                (p[0] as i32 - r).abs() < 16
-                    && (p[1] as i32 - g).abs() < 16
-                    && (p[2] as i32 - b).abs() < 16
-            })
-            .count();
+        let near = pixels_near(&px, (r, g, b), 16);
         assert!(near > 300, "colour #{r:02X}{g:02X}{b:02X}: {near} pixels");
     }
 }
