@@ -96,7 +96,7 @@ struct Usage {
 
 /// The typed parse of one file: every line into [`Line`]; the sum of the usage read (so that
 /// nothing is optimised away) and the assistant lines.
-fn typed_parse(text: &str) -> (u64, u64) {
+pub fn typed_parse(text: &str) -> (u64, u64) {
     let (mut tokens, mut assistant) = (0u64, 0u64);
     for line in text.lines() {
         let Ok(l) = serde_json::from_str::<Line>(line) else {
@@ -125,10 +125,11 @@ fn typed_parse(text: &str) -> (u64, u64) {
 /// pcsim's own usage log (`run --usage-log`): [`SESSIONS`] sessions of [`CALLS`] calls each, one
 /// record per call in the gateway form the command writes (`sent_at`, `session_id`, `model`, the
 /// cache buckets under Anthropic's `usage` keys), calls of the sessions interleaved in time.
-fn compact_log(file: usize) -> String {
+/// `pcsim bench` writes [`CALLS`] calls per session; benches/replay.rs more.
+pub fn compact_log(file: usize, calls: usize) -> String {
     let mut out = String::new();
     let mut prompts = [9_000u64 + (file as u64 % 5) * 700; SESSIONS];
-    for call in 0..CALLS {
+    for call in 0..calls {
         for (s, prompt) in prompts.iter_mut().enumerate() {
             let ms = (call * 45_000 + s * 1_700 + file * 13) as u64;
             let ts = format!(
@@ -158,7 +159,7 @@ fn compact_log(file: usize) -> String {
 }
 
 /// Sessions per compact log.
-const SESSIONS: usize = 10;
+pub const SESSIONS: usize = 10;
 
 /// A line of pcsim's own log as a typed reader would take it.
 #[derive(Deserialize)]
@@ -170,7 +171,7 @@ struct CompactLine {
 }
 
 /// The typed parse of one compact log: every line into [`CompactLine`]; the sum of what was read.
-fn typed_parse_compact(text: &str) -> u64 {
+pub fn typed_parse_compact(text: &str) -> u64 {
     let mut sum = 0u64;
     for line in text.lines() {
         let Ok(l) = serde_json::from_str::<CompactLine>(line) else {
@@ -208,7 +209,7 @@ pub(crate) fn replay_speed(catalog: &Catalog, min_seconds: f64) -> Result<Replay
 /// The same on logs as `pcsim run --usage-log` writes them (pcsim's own compact records).
 pub(crate) fn compact_replay_speed(catalog: &Catalog, min_seconds: f64) -> Result<ReplaySpeed> {
     let files: Vec<(String, String)> = (0..FILES)
-        .map(|f| (format!("usage-{f:02}.jsonl"), compact_log(f)))
+        .map(|f| (format!("usage-{f:02}.jsonl"), compact_log(f, CALLS)))
         .collect();
     measure(
         catalog,
