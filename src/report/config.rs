@@ -10,6 +10,14 @@ use crate::report::document::{price_sources, Block, Document, Provenance, Sectio
 use crate::report::table::TextTable;
 use crate::report::{report_charts, table, usd};
 
+/// The command line a server was started with, as the tables show it.
+fn command_of(o: &ServerOutcome) -> String {
+    std::iter::once(o.entry.command.as_str())
+        .chain(o.entry.args.iter().map(String::as_str))
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
 /// `pcsim config --format json`: the configuration, each server's capture, the skipped servers, the
 /// tool names defined twice and the overhead rows.
 pub(crate) fn json(
@@ -54,10 +62,7 @@ pub(crate) fn text(cfg: &McpConfig, outcomes: &[ServerOutcome], rows: &[Overhead
         &[false, false, true, false],
     );
     for o in outcomes {
-        let cmd = std::iter::once(o.entry.command.as_str())
-            .chain(o.entry.args.iter().map(String::as_str))
-            .collect::<Vec<_>>()
-            .join(" ");
+        let cmd = command_of(o);
         match &o.tools {
             Ok(tools) => t.row(vec![
                 o.entry.name.clone(),
@@ -131,10 +136,7 @@ pub(crate) fn document(
     let servers = outcomes
         .iter()
         .map(|o| {
-            let cmd = std::iter::once(o.entry.command.as_str())
-                .chain(o.entry.args.iter().map(String::as_str))
-                .collect::<Vec<_>>()
-                .join(" ");
+            let cmd = command_of(o);
             match &o.tools {
                 Ok(t) => vec![o.entry.name.clone(), cmd, t.len().to_string(), "ok".into()],
                 Err(e) => vec![o.entry.name.clone(), cmd, "-".into(), format!("error: {e}")],
