@@ -396,7 +396,7 @@ fn per_call_chart(
             })
             .collect();
         let title = format!(
-            "{title}\neach bar: the mean cost per call of {} consecutive calls (more than {} calls)",
+            "{title}; each bar: the mean cost per call of {} consecutive calls (more than {} calls)",
             group(k as f64, 0),
             group(MAX_PER_CALL_BARS as f64, 0)
         );
