@@ -331,7 +331,7 @@ fn main() {
         return;
     }
     let mut corpus = harness::Corpus::load();
-    let captures = corpus.add_shared_captures();
+    let captures = corpus.add_reference_captures();
     println!(
         "corpus: {} inputs ({captures} real MCP captures from tests/fixtures/reference)",
         corpus.entries.len()

@@ -146,7 +146,7 @@ impl Corpus {
 
     /// Adds the real MCP `tools/list` captures of tests/fixtures/reference/mcp (copied into the
     /// repository with their provenance) as tool-list seeds; returns how many were added.
-    pub fn add_shared_captures(&mut self) -> usize {
+    pub fn add_reference_captures(&mut self) -> usize {
         let reference = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/reference");
         let mut files: Vec<PathBuf> = std::fs::read_dir(reference.join("mcp"))
             .map(|rd| rd.filter_map(|e| e.ok().map(|e| e.path())).collect())

@@ -27,7 +27,7 @@ fn mutated_inputs_never_panic_or_hang() {
     let seed = env_u64("PCSIM_FUZZ_SEED", 0x00c0_ffee);
     let mut corpus = Corpus::load();
     assert!(
-        corpus.add_shared_captures() > 0,
+        corpus.add_reference_captures() > 0,
         "no MCP capture in tests/fixtures/reference/mcp"
     );
     let stats = fuzz(&corpus, seed, iters, None, HANG_LIMIT);
@@ -121,7 +121,7 @@ fn the_scripted_server_is_captured_from_a_real_process_like_the_script() {
 #[test]
 fn every_corpus_input_is_valid() {
     let mut corpus = Corpus::load();
-    corpus.add_shared_captures();
+    corpus.add_reference_captures();
     assert!(corpus.entries.len() >= 8, "corpus too small");
     for (target, name, bytes) in &corpus.entries {
         let out = execute_guarded(*target, bytes, &corpus.base, HANG_LIMIT);
