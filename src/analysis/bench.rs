@@ -94,8 +94,8 @@ struct Usage {
     output_tokens: u64,
 }
 
-/// The typed parse of one file: every line into a struct of the fields replay reads; the sum of the usage read (so that
-/// nothing is optimised away) and the assistant lines.
+/// The typed parse of one transcript: every line into a struct of the fields replay reads; the
+/// sum of the usage read (so that nothing is optimised away) and the assistant lines.
 pub fn typed_parse(text: &str) -> (u64, u64) {
     let (mut tokens, mut assistant) = (0u64, 0u64);
     for line in text.lines() {
@@ -170,7 +170,8 @@ struct CompactLine {
     usage: Option<Usage>,
 }
 
-/// The typed parse of one compact log: every line into a struct of the fields replay reads; the sum of what was read.
+/// The typed parse of one compact log: every line into a struct of the fields replay reads; the
+/// sum of what was read.
 pub fn typed_parse_compact(text: &str) -> u64 {
     let mut sum = 0u64;
     for line in text.lines() {
