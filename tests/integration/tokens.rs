@@ -166,7 +166,8 @@ fn gpt_family_error_against_the_exact_reference_is_the_stated_residual() {
 /// through the API); the 64-per-tool fact is a measured API count on the study's synthetic tools,
 /// where the exact rendering of pcsim's synthetic tool has 56. pcsim's rendering is not the cause:
 /// it equals openai-harmony's byte for byte on the captures, the schema corners and 40 random
-/// schemas (`harmony_rendering_counts_exactly_what_openai_harmony_counts`). The smallest excess
+/// schemas (`harmony_rendering_counts_exactly_what_openai_harmony_counts`), and neither is the
+/// synthetic tool's shape (next test: it is the study's size). The smallest excess
 /// that keeps the fact within 5% (60.8 per tool) leaves the captures' mean error above 5% whether it
 /// is taken per tool (+6.2%) or as a factor (+8.2%): the three targets cannot all hold
 /// unless GPT-5.6's excess sits mostly in parameters, which nothing measured says. Computed here.
