@@ -632,6 +632,8 @@ fn yaml_configurations_over_the_size_limit_are_refused_before_parsing() {
 /// resident memory in bytes (`wait4`'s rusage of that one child: a concurrent test's children do
 /// not count).
 #[cfg(target_os = "linux")]
+// The child is reaped by wait4 (for its rusage), not by std's wait, which clippy cannot see.
+#[allow(clippy::zombie_processes)]
 fn exit_and_peak_rss(args: &[&str], out: &std::path::Path) -> (i32, u64) {
     let child = std::process::Command::new(assert_cmd::cargo::cargo_bin("pcsim"))
         .args(args)
