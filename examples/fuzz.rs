@@ -38,6 +38,8 @@ struct Options {
     progress_seconds: u64,
     in_process: bool,
     worker: bool,
+    /// Fuzz only this target (its folder name), e.g. a new parser's hour.
+    only: Option<Target>,
 }
 
 fn parse_args() -> Options {
@@ -52,6 +54,7 @@ fn parse_args() -> Options {
         progress_seconds: 60,
         in_process: false,
         worker: false,
+        only: None,
     };
     let mut args = std::env::args().skip(1);
     while let Some(a) = args.next() {
@@ -72,10 +75,22 @@ fn parse_args() -> Options {
             "--save" => o.save = true,
             "--in-process" => o.in_process = true,
             "--worker" => o.worker = true,
+            "--target" => {
+                let name = args.next().unwrap_or_default();
+                match Target::ALL.iter().find(|t| t.dir() == name) {
+                    Some(t) => o.only = Some(*t),
+                    None => {
+                        let names: Vec<&str> = Target::ALL.iter().map(|t| t.dir()).collect();
+                        eprintln!("--target needs one of {}", names.join(", "));
+                        std::process::exit(2)
+                    }
+                }
+            }
             _ => {
                 eprintln!(
                     "usage: fuzz [--seconds N] [--seed N] [--iters N] [--save] [--cpu-limit S] \
-                     [--wall-limit S] [--memory-mb M] [--progress-seconds S] [--in-process]"
+                     [--wall-limit S] [--memory-mb M] [--progress-seconds S] [--in-process] \
+                     [--target NAME]"
                 );
                 std::process::exit(2);
             }
@@ -332,6 +347,10 @@ fn main() {
     }
     let mut corpus = harness::Corpus::load();
     let captures = corpus.add_reference_captures();
+    if let Some(only) = o.only {
+        corpus.entries.retain(|(t, _, _)| *t == only);
+        println!("target: {} only", only.dir());
+    }
     println!(
         "corpus: {} inputs ({captures} real MCP captures from tests/fixtures/reference)",
         corpus.entries.len()

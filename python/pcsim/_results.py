@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import json
 import os
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, Callable, Dict, List, Optional, Tuple, Union
 
 __all__ = [
@@ -589,14 +589,25 @@ class ReplayResult(Result):
     def _parse(self) -> None:
         self.files = self._raw["files"]
         self.files_skipped = self._raw["files_skipped"]
-        acc: Dict[tuple, ReplayTotals] = {}
+        # The command's rows: per (model, strategy) when models were named; otherwise each call
+        # is on its own model and there is one row per strategy, its models (and strategy names)
+        # joined in the order the files first show them, as `pcsim replay` prints them.
+        models_named = self._raw.get("models_named", True)
+        acc: Dict[Any, ReplayTotals] = {}
+        labels: Dict[Any, tuple] = {}
         for f in self.files:
-            for r in f["results"]:
+            for i, r in enumerate(f["results"]):
                 t = ReplayTotals(r["model"], r["strategy"], r["conversations"], r["calls_total"],
                                  _pick(Buckets, r["logged"]), _pick(Buckets, r["predicted"]),
                                  dict(r["predicted_write_tokens_by_tier"]))
-                key = (t.model, t.strategy)
+                key: Any = (t.model, t.strategy) if models_named else i
+                if not models_named:
+                    models, strategies = labels.setdefault(key, ([], []))
+                    models.extend(m for m in t.model.split("+") if m not in models)
+                    strategies.extend(s for s in t.strategy.split(" / ") if s not in strategies)
                 acc[key] = acc[key] + t if key in acc else t
+        for key, (models, strategies) in labels.items():
+            acc[key] = replace(acc[key], model="+".join(models), strategy=" / ".join(strategies))
         self.results = list(acc.values())
 
     @property
@@ -615,7 +626,11 @@ class ReplayResult(Result):
         merged result is the one a single process gives for all the logs)."""
         files = sorted((f for p in parts for f in p.files), key=lambda f: f["log"])
         skipped = [s for p in parts for s in p.files_skipped]
-        return ReplayResult(json.dumps({"files": files, "files_skipped": skipped}))
+        named = {p._raw.get("models_named", True) for p in parts}
+        if len(named) > 1:
+            raise ValueError("merge: the parts were replayed with and without models=")
+        return ReplayResult(json.dumps({"files": files, "files_skipped": skipped,
+                                        "models_named": named.pop() if named else True}))
 
     def to_dicts(self) -> List[Row]:
         rows = []

@@ -743,7 +743,7 @@ fn tools_cost(
 }
 
 /// `pcsim replay LOG...` over log files, by the library's replay of logs (`replay_logs`, the one
-/// the command calls): JSON `{"files": [...], "files_skipped": [...]}`, one entry per replayed file
+/// the command calls): JSON `{"files": [...], "files_skipped": [...], "models_named": bool}`, one entry per replayed file
 /// with its counters and one result per (model, strategy), each call on its own logged model (calls
 /// of models outside the catalog left out) unless `models` names some; the stable prefix is inferred
 /// from each log when a strategy needs one and `prefix_tokens` is 0. With `skip_bad`, a file that
@@ -779,6 +779,7 @@ fn replay_files(
             .iter()
             .map(|s| Strategy::parse(s))
             .collect::<pcsim::Result<_>>()?;
+        let models_named = !models.is_empty();
         request.models = models;
         request.options = ReplayOptions {
             gap_seconds,
@@ -793,6 +794,7 @@ fn replay_files(
         report::to_json(&serde_json::json!({
             "files": outcome.files,
             "files_skipped": outcome.files_skipped,
+            "models_named": models_named,
         }))
     })
 }

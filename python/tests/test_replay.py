@@ -82,3 +82,17 @@ def test_merge_of_parts_equals_the_whole():
     merged = pcsim.ReplayResult.merge(parts)
     assert merged.to_dicts() == whole.to_dicts()
     assert merged.files == whole.files
+
+
+def test_a_folder_on_its_own_models_equals_pcsim_replay_of_the_folder(cli_json):
+    # Without models= every call is billed at its own model: the command prints one row per
+    # strategy with the models joined by '+', and so does .results.
+    expected = cli_json("replay", str(USAGE))
+    r = pcsim.replay(USAGE)
+    assert len({m for f in r.files for x in f["results"] for m in x["model"].split("+")}) > 1
+    assert len(r.results) == len(expected["results"])
+    for got, exp in zip(r.results, expected["results"]):
+        _same_totals(got, exp)
+    files = pcsim.log_files(USAGE)
+    merged = pcsim.ReplayResult.merge([pcsim.replay_files(files[i::2]) for i in range(2)])
+    assert merged.to_dicts() == r.to_dicts()

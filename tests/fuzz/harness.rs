@@ -17,6 +17,7 @@ use std::time::{Duration, Instant};
 use rand::{RngExt, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 
+use pcsim::analysis::explain::{explain_reader, ExplainOptions};
 use pcsim::analysis::replay::{replay, ReplayOptions};
 use pcsim::input::capture::{capture_command, capture_over, CaptureOptions, Received, Transport};
 use pcsim::input::litellm::import;
@@ -46,6 +47,9 @@ pub enum Target {
     /// The output of an MCP server: `capture_over` on a scripted transport (the input, line by line),
     /// and every [`PROCESS_EVERY`]th input through a real process (`script_server.py`, python3).
     Mcp,
+    /// A request/response trace (`explain`): every format it sniffs (HAR 1.2, claude-tap JSONL,
+    /// pcsim's JSONL), explained on the built-in catalog, twice: as logged and redacted on one model.
+    Trace,
 }
 
 /// One MCP input in this many is also captured from a real process (the scripted fake server).
@@ -53,7 +57,7 @@ pub const PROCESS_EVERY: u64 = 64;
 
 impl Target {
     /// All targets.
-    pub const ALL: [Target; 7] = [
+    pub const ALL: [Target; 8] = [
         Target::Catalog,
         Target::Scenario,
         Target::Tools,
@@ -61,6 +65,7 @@ impl Target {
         Target::Litellm,
         Target::Config,
         Target::Mcp,
+        Target::Trace,
     ];
 
     /// Folder name under corpus/ and regressions/.
@@ -73,13 +78,14 @@ impl Target {
             Target::Litellm => "litellm",
             Target::Config => "config",
             Target::Mcp => "mcp",
+            Target::Trace => "trace",
         }
     }
 
     fn extension(self) -> &'static str {
         match self {
             Target::Tools | Target::Litellm | Target::Config => "json",
-            Target::Replay | Target::Mcp => "jsonl",
+            Target::Replay | Target::Mcp | Target::Trace => "jsonl",
             _ => "toml",
         }
     }
@@ -556,6 +562,22 @@ pub fn execute(target: Target, bytes: &[u8], base: &Path) -> Outcome {
                 Err(e) => refused(e),
             }
         }
+        Target::Trace => {
+            // The bytes as they are (a trace may hold base64 or invalid UTF-8 bodies), on both the
+            // request's own models and one forced model, redacted.
+            let catalog = embedded();
+            let forced = ExplainOptions {
+                redact: true,
+                model: Some("gpt-5.6".into()),
+                ..ExplainOptions::default()
+            };
+            for opts in [ExplainOptions::default(), forced] {
+                if let Err(e) = explain_reader(catalog, bytes, "fuzz-trace", opts) {
+                    return refused(e);
+                }
+            }
+            Outcome::Accepted
+        }
         Target::Catalog => match Catalog::from_toml_str(&text, "fuzz-models.toml") {
             Ok(catalog) => {
                 let mut s = Scenario::builtin_default().expect("built-in scenario");
@@ -756,11 +778,11 @@ pub struct Stats {
     /// Wall time.
     pub elapsed: Duration,
     /// Per-target executed counts, in [`Target::ALL`] order.
-    pub per_target: [u64; 7],
+    pub per_target: [u64; 8],
     /// Per-target accepted counts, in [`Target::ALL`] order.
-    pub per_target_accepted: [u64; 7],
+    pub per_target_accepted: [u64; 8],
     /// Per-target time spent.
-    pub per_target_time: [Duration; 7],
+    pub per_target_time: [Duration; 8],
     /// MCP inputs also captured from a real process, and how many of those were accepted.
     pub process_runs: (u64, u64),
 }
@@ -866,7 +888,7 @@ pub struct Snapshot {
     /// Failures (panics, hangs, worker deaths).
     pub failures: u64,
     /// Per-target finished counts, in [`Target::ALL`] order.
-    pub per_target: [u64; 7],
+    pub per_target: [u64; 8],
     /// The input running now: target, its number (0-based), its length, when it started.
     pub current: Option<(Target, u64, usize, Instant)>,
     /// Slowest input so far: time, target, number.

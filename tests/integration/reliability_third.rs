@@ -627,3 +627,85 @@ fn yaml_configurations_over_the_size_limit_are_refused_before_parsing() {
         "{err}"
     );
 }
+
+/// Runs `pcsim ARGS` with standard output into `out` and returns its exit status and its peak
+/// resident memory in bytes (`wait4`'s rusage of that one child: a concurrent test's children do
+/// not count).
+#[cfg(target_os = "linux")]
+// The child is reaped by wait4 (for its rusage), not by std's wait, which clippy cannot see.
+#[allow(clippy::zombie_processes)]
+fn exit_and_peak_rss(args: &[&str], out: &std::path::Path) -> (i32, u64) {
+    let child = std::process::Command::new(assert_cmd::cargo::cargo_bin("pcsim"))
+        .args(args)
+        .stdout(std::fs::File::create(out).unwrap())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let mut status = 0;
+    // SAFETY: an all-zero rusage is a valid value; wait4 writes both out-parameters.
+    let mut usage: libc::rusage = unsafe { std::mem::zeroed() };
+    let pid = child.id() as libc::pid_t;
+    // SAFETY: `pid` is our own unwaited child (`child` is never waited through std).
+    let got = unsafe { libc::wait4(pid, &mut status, 0, &mut usage) };
+    assert_eq!(got, pid, "wait4: {}", std::io::Error::last_os_error());
+    // ru_maxrss is in kilobytes on Linux.
+    (libc::WEXITSTATUS(status), usage.ru_maxrss as u64 * 1024)
+}
+
+/// `replay --format json` writes its per-call rows straight to the output (issue 29): between a
+/// log of 4,000 and one of 40,000 calls the JSON grows by about 20 MB, and the process's peak
+/// memory grows by less than twice that (what it keeps per call: the log's calls and their
+/// bills). Built as a JSON tree and then a string, as before, the growth was the tree (several
+/// times the text) plus the text: over three times the output's.
+#[cfg(target_os = "linux")]
+#[test]
+fn replay_json_memory_grows_less_than_twice_its_output() {
+    let dir = tempfile::tempdir().unwrap();
+    let write_log = |calls: usize| {
+        let path = dir.path().join(format!("log-{calls}.jsonl"));
+        let mut text = String::new();
+        for i in 0..calls {
+            let (conversation, k) = (i / 500, i % 500);
+            let read = if k == 0 { 0 } else { 2000 + 300 * k };
+            let written = if k == 0 { 2000 } else { 300 };
+            text.push_str(&format!(
+                r#"{{"model": "claude-opus-4-8", "timestamp": {}, "usage": {{"input_tokens": 50, "cache_read_input_tokens": {read}, "cache_creation_input_tokens": {written}, "output_tokens": 200}}}}"#,
+                1_767_225_600 + conversation * 100_000 + k * 30
+            ));
+            text.push('\n');
+        }
+        std::fs::write(&path, text).unwrap();
+        path
+    };
+    let measure = |calls: usize| {
+        let log = write_log(calls);
+        let out = dir.path().join(format!("out-{calls}.json"));
+        let args = [
+            "replay",
+            log.to_str().unwrap(),
+            "--model",
+            "claude-opus-4.8",
+            "--format",
+            "json",
+        ];
+        let (code, rss) = exit_and_peak_rss(&args, &out);
+        assert_eq!(code, 0, "pcsim {args:?} failed");
+        let json: serde_json::Value =
+            serde_json::from_slice(&std::fs::read(&out).unwrap()).expect("the output is JSON");
+        let rows = json["results"][0]["calls"].as_array().map_or(0, Vec::len);
+        assert_eq!(rows, calls, "one per-call row per logged call");
+        (std::fs::metadata(&out).unwrap().len(), rss)
+    };
+    let (small_out, small_rss) = measure(4_000);
+    let (large_out, large_rss) = measure(40_000);
+    let output_growth = large_out - small_out;
+    let rss_growth = large_rss.saturating_sub(small_rss);
+    assert!(
+        output_growth > 15_000_000,
+        "the output should grow by tens of MB, grew by {output_growth} bytes"
+    );
+    assert!(
+        rss_growth < 2 * output_growth,
+        "peak memory grew by {rss_growth} bytes while the JSON grew by {output_growth}: the output is held in memory"
+    );
+}
