@@ -105,9 +105,9 @@ pub(super) fn read_entries(
             }
             Scan::EndsEarly => {
                 sink(skip(
-                    format!("{origin}: after entry {n}"),
+                    format!("{origin}: end"),
                     format!(
-                        "truncated JSON (the archive ends after entry {n}, at byte {}, before its closing brackets)",
+                        "truncated JSON (the archive ends at byte {}, after {n} entries, before its closing brackets)",
                         scanner.offset()
                     ),
                 ));

@@ -240,4 +240,23 @@ fn a_har_entry_that_is_bad_json_or_too_long_is_skipped_and_the_next_one_read() {
     };
     assert_eq!(r.request, req);
     assert_eq!(r.response, resp);
+    // Cut after the entries, inside the last key's value: the entries are read, then one skip.
+    let cut = &text[..text.len() - 3];
+    let mut out = Vec::new();
+    let mut input = std::io::BufReader::with_capacity(64, cut.as_bytes());
+    let read =
+        har::read_entries(&mut input, "t.har", &mut |i| out.push(i.into_owned()), 1500).unwrap();
+    assert_eq!(read, cut.len() as u64);
+    let [.., TraceItem::Skipped(last)] = out.as_slice() else {
+        panic!("{out:?}")
+    };
+    assert_eq!(out.len(), 5);
+    assert_eq!(last.at, "t.har: end");
+    assert_eq!(
+        last.reason,
+        format!(
+            "truncated JSON (the archive ends at byte {}, after 4 entries, before its closing brackets)",
+            cut.len()
+        )
+    );
 }
