@@ -90,7 +90,7 @@ pub(super) fn read_entries(
             Scan::TooLong { len } => sink(skip(
                 entry_at(),
                 format!(
-                    "the entry is {len} bytes, more than the {limit}-byte limit of a HAR entry"
+                    "entry too long ({len} bytes, more than the {limit}-byte limit of a HAR entry)"
                 ),
             )),
             Scan::EndsInsideEntry { len } => {

@@ -230,7 +230,7 @@ fn a_har_entry_that_is_bad_json_or_too_long_is_skipped_and_the_next_one_read() {
     assert_eq!(
         got[2],
         format!(
-            "t.har: entry 3: the entry is {} bytes, more than the 1500-byte limit of a HAR entry",
+            "t.har: entry 3: entry too long ({} bytes, more than the 1500-byte limit of a HAR entry)",
             long.len()
         )
     );
