@@ -697,3 +697,91 @@ fn a_folder_of_a_har_and_a_claude_tap_export() {
         .unwrap()
         .ends_with("session.jsonl: line 1"));
 }
+
+/// The records of a JSON Lines trace as a HAR 1.2 archive, pretty-printed as proxies save it: each
+/// request body as `postData.text` (its conversation in Claude Code's `metadata.user_id`, as HAR
+/// records no session), each response as `content.text`.
+fn har_of_jsonl(jsonl: &Path, har: &Path) {
+    let text = std::fs::read_to_string(jsonl).unwrap();
+    let entries: Vec<Value> = text
+        .lines()
+        .filter(|l| !l.trim().is_empty())
+        .map(|line| {
+            let rec: Value = serde_json::from_str(line).unwrap();
+            let mut request = rec["request"].clone();
+            let session = rec["session"].as_str().expect("a session per record");
+            request["metadata"] =
+                serde_json::json!({"user_id": format!("user_0_account_1_session_{session}")});
+            let (request, response) = (request.to_string(), rec["response"].to_string());
+            serde_json::json!({
+                "startedDateTime": rec["time"], "time": 812.5,
+                "request": {"method": "POST", "url": rec["url"], "httpVersion": "HTTP/2",
+                            "headers": [{"name": "x-note", "value": "a \"quoted\" {[value]}\\"}],
+                            "postData": {"mimeType": "application/json", "text": request}},
+                "response": {"status": 200, "statusText": "OK",
+                             "content": {"size": response.len(), "mimeType": "application/json",
+                                         "text": response}},
+                "cache": {}, "timings": {"send": 0.1, "wait": 800.0, "receive": 12.4}
+            })
+        })
+        .collect();
+    let archive = serde_json::json!({"log": {"version": "1.2",
+        "creator": {"name": "test", "version": "1"}, "pages": [], "entries": entries}});
+    std::fs::write(har, serde_json::to_string_pretty(&archive).unwrap()).unwrap();
+}
+
+/// An explanation without what names the file (`files`, `bytes`, and `at` wherever it is): what is
+/// left must not depend on the trace's format.
+fn without_places(mut e: Value) -> Value {
+    fn drop_at(v: &mut Value) {
+        match v {
+            Value::Object(o) => {
+                o.remove("at");
+                o.values_mut().for_each(drop_at);
+            }
+            Value::Array(a) => a.iter_mut().for_each(drop_at),
+            _ => {}
+        }
+    }
+    let obj = e.as_object_mut().unwrap();
+    obj.remove("files");
+    obj.remove("bytes");
+    drop_at(&mut e);
+    e
+}
+
+/// The same exchanges read from a HAR (through its entry scanner) and from pcsim's JSON Lines are
+/// explained alike, call by call, cause by cause, fix by fix: on the fixture trace and on traces
+/// with a timestamp in the system prompt, a re-ordered tool list and an OpenAI model.
+#[test]
+fn the_same_exchanges_as_a_har_explain_as_their_json_lines_do() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut traces = vec![PathBuf::from(fixture("trace.jsonl"))];
+    traces.push(trace(dir.path(), None, "claude-opus-4.8", &["timestamp"]).0);
+    traces.push(
+        trace(
+            dir.path(),
+            Some(&fixture("reorder.toml")),
+            "claude-opus-4.8",
+            &[],
+        )
+        .0,
+    );
+    traces.push(trace(dir.path(), None, "gpt-5.6", &["edit@3"]).0);
+    for (i, jsonl) in traces.iter().enumerate() {
+        let har = dir.path().join(format!("same-{i}.har"));
+        har_of_jsonl(jsonl, &har);
+        let from_lines = explain(jsonl, &[]);
+        let from_har = explain(&har, &[]);
+        let calls = from_har["calls"].as_array().unwrap();
+        assert!(calls.len() >= 5, "{}", jsonl.display());
+        assert_eq!(from_har["skipped_count"], 0, "{}", jsonl.display());
+        assert!(calls[1]["at"].as_str().unwrap().ends_with(": entry 2"));
+        assert_eq!(
+            without_places(from_har),
+            without_places(from_lines),
+            "{}",
+            jsonl.display()
+        );
+    }
+}

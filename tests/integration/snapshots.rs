@@ -313,6 +313,30 @@ const CASES: &[(&str, &[&str])] = &[
             "json",
         ],
     ),
+    // A HAR (tests/fixtures/explain/har): the snapshots were written by the serde_json streaming
+    // reader the entry scanner replaced, so they pin the scanner to its output down to a byte.
+    (
+        "explain-har-table",
+        &["explain", "tests/fixtures/explain/har/session.har"],
+    ),
+    (
+        "explain-har-csv",
+        &[
+            "explain",
+            "tests/fixtures/explain/har/session.har",
+            "--format",
+            "csv",
+        ],
+    ),
+    (
+        "explain-har-json",
+        &[
+            "explain",
+            "tests/fixtures/explain/har/session.har",
+            "--format",
+            "json",
+        ],
+    ),
     (
         "replay-table",
         &[

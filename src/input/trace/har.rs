@@ -2,24 +2,34 @@
 //! request (`method`, `url`, `postData.text`) and its response (`status`, `content.text`, maybe
 //! base64 with `content.encoding`), started at `startedDateTime`.
 //!
-//! The entries array is streamed with serde_json's deserializer: one entry is in memory at a time
-//! (a 100 MB body is one entry's worth), never the archive. An entry that is not a POST to an API
-//! `explain` knows, has no body, or whose body is cut off or binary is skipped with its reason.
+//! The archive is read in large chunks by an entry scanner (`har_scan.rs`) that cuts each of
+//! `log.entries[]` out by its brackets, and each entry is parsed on its own into the tree the JSON
+//! Lines formats use (`json.rs`: strings borrowed from the entry's text where they have no escapes):
+//! one entry is in memory at a time (a 100 MB body is one entry's worth), never the archive, and
+//! an entry longer than [`MAX_HAR_ENTRY_BYTES`] is passed over without being held. An entry that is
+//! not a POST to an API `explain` knows, has no body, whose body is cut off or binary, or that is
+//! not valid JSON itself, is skipped with its reason; the entries after it are read.
 //! Streamed responses (`text/event-stream`) are reassembled into the final body (`sse.rs`).
 
 use std::borrow::Cow;
-use std::cell::Cell;
-use std::fmt;
-use std::io::{BufRead, Read};
+use std::io::BufRead;
 
 use base64::Engine as _;
-use serde::de::{DeserializeSeed, Deserializer, IgnoredAny, MapAccess, SeqAccess, Visitor};
+use serde::de::IgnoredAny;
 use serde_json::Value;
 
 use super::exchange::known_endpoint;
+use super::har_scan::{EntryScanner, Scan};
+use super::json::Json;
 use super::sse::{events_of_text, looks_like_sse, reassemble};
 use super::{SkippedRecord, TraceFormat, TraceItem, TraceRecord};
+use crate::base::files::MAX_INPUT_BYTES;
 use crate::input::usagelog::parse_time;
+
+/// Longest HAR entry read, in bytes: four times the input-file limit ([`MAX_INPUT_BYTES`]), so that
+/// a request body of 100 MB and more, escaped as a JSON string in `postData.text`, still fits. A
+/// longer entry is passed over (never held) and skipped with its length and this limit.
+pub(crate) const MAX_HAR_ENTRY_BYTES: u64 = 4 * MAX_INPUT_BYTES;
 
 /// HAR 1.2 archives (`.har`, or any file whose first key is `log`).
 #[derive(Debug, Clone, Copy)]
@@ -50,167 +60,106 @@ impl TraceFormat for Har {
         origin: &str,
         sink: &mut dyn FnMut(TraceItem<'_>),
     ) -> std::io::Result<u64> {
-        let bytes = Cell::new(0u64);
-        let reader = Counting {
-            inner: input,
-            bytes: &bytes,
-        };
-        let mut state = Entries {
-            origin,
-            sink,
-            bytes: &bytes,
-            done_at: 0,
-            index: 0,
-        };
-        let mut de = serde_json::Deserializer::from_reader(reader);
-        let result = (&mut de).deserialize_map(Archive(&mut state));
-        match result {
-            Ok(()) => Ok(bytes.get()),
-            Err(e) if e.is_io() => Err(std::io::Error::other(e.to_string())),
-            Err(e) => {
-                let reason = if e.is_eof() {
-                    format!(
-                        "truncated JSON (the archive ends inside entry {}: {e})",
-                        state.index + 1
-                    )
-                } else {
-                    format!(
-                        "not valid JSON (entry {}: {e}); the rest of the archive is not read",
-                        state.index + 1
-                    )
+        read_entries(input, origin, sink, MAX_HAR_ENTRY_BYTES as usize)
+    }
+}
+
+/// Reads the entries of the archive `input` (named `origin`) into `sink`, each of at most `limit`
+/// bytes; returns the bytes read (up to the archive's closing brace).
+pub(super) fn read_entries(
+    input: &mut dyn BufRead,
+    origin: &str,
+    sink: &mut dyn FnMut(TraceItem<'_>),
+    limit: usize,
+) -> std::io::Result<u64> {
+    let mut scanner = EntryScanner::new(limit);
+    loop {
+        let scan = scanner.next(input)?;
+        let n = scanner.index();
+        let skip = |at: String, reason: String| TraceItem::Skipped(SkippedRecord { at, reason });
+        let entry_at = || format!("{origin}: entry {n}");
+        match scan {
+            Scan::Entry => {
+                let at = entry_at();
+                let item = match serde_json::from_slice::<Json>(scanner.entry()) {
+                    Ok(entry) => record(entry, at, scanner.entry_bytes()),
+                    Err(e) => skip(at, format!("not valid JSON (entry {n}: {e})")),
                 };
-                (state.sink)(TraceItem::Skipped(SkippedRecord {
-                    at: format!("{origin}: entry {}", state.index + 1),
-                    reason,
-                }));
-                Ok(bytes.get())
+                sink(item);
             }
-        }
-    }
-}
-
-/// A reader that counts the bytes it hands on (serde_json reads a byte at a time).
-struct Counting<'a> {
-    inner: &'a mut dyn BufRead,
-    bytes: &'a Cell<u64>,
-}
-
-impl Read for Counting<'_> {
-    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
-        let n = self.inner.read(buf)?;
-        self.bytes.set(self.bytes.get() + n as u64);
-        Ok(n)
-    }
-}
-
-/// Where the entries go while the archive is streamed.
-struct Entries<'a, 'b> {
-    origin: &'a str,
-    sink: &'b mut dyn FnMut(TraceItem<'_>),
-    bytes: &'a Cell<u64>,
-    /// Bytes read when the previous entry ended.
-    done_at: u64,
-    /// Entries seen so far.
-    index: usize,
-}
-
-/// The top-level object: `log` is read, every other key ignored.
-struct Archive<'s, 'a, 'b>(&'s mut Entries<'a, 'b>);
-/// The `log` object: `entries` is read, every other key ignored.
-struct Log<'s, 'a, 'b>(&'s mut Entries<'a, 'b>);
-/// The `entries` array, one entry at a time.
-struct EntryList<'s, 'a, 'b>(&'s mut Entries<'a, 'b>);
-
-impl<'de> Visitor<'de> for Archive<'_, '_, '_> {
-    type Value = ();
-    fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
-        f.write_str("a HAR object {\"log\": {...}}")
-    }
-    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<(), A::Error> {
-        while let Some(key) = map.next_key::<String>()? {
-            if key == "log" {
-                map.next_value_seed(Log(&mut *self.0))?;
-            } else {
-                map.next_value::<IgnoredAny>()?;
+            Scan::TooLong { len } => sink(skip(
+                entry_at(),
+                format!(
+                    "entry too long ({len} bytes, more than the {limit}-byte limit of a HAR entry)"
+                ),
+            )),
+            Scan::EndsInsideEntry { len } => {
+                sink(skip(
+                    entry_at(),
+                    format!(
+                        "truncated JSON (the archive ends inside entry {n}, {len} bytes after its start at byte {})",
+                        scanner.entry_start()
+                    ),
+                ));
+                return Ok(scanner.offset());
             }
-        }
-        Ok(())
-    }
-}
-
-impl<'de> DeserializeSeed<'de> for Log<'_, '_, '_> {
-    type Value = ();
-    fn deserialize<D: Deserializer<'de>>(self, d: D) -> Result<(), D::Error> {
-        d.deserialize_map(self)
-    }
-}
-
-impl<'de> Visitor<'de> for Log<'_, '_, '_> {
-    type Value = ();
-    fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
-        f.write_str("the HAR `log` object")
-    }
-    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<(), A::Error> {
-        while let Some(key) = map.next_key::<String>()? {
-            if key == "entries" {
-                map.next_value_seed(EntryList(&mut *self.0))?;
-            } else {
-                map.next_value::<IgnoredAny>()?;
+            Scan::EndsEarly => {
+                sink(skip(
+                    format!("{origin}: end"),
+                    format!(
+                        "truncated JSON (the archive ends at byte {}, after {n} entries, before its closing brackets)",
+                        scanner.offset()
+                    ),
+                ));
+                return Ok(scanner.offset());
             }
+            Scan::Bad(why) => {
+                sink(skip(
+                    format!("{origin}: entry {}", n + 1),
+                    format!(
+                        "not valid JSON (entry {}: {why}); the rest of the archive is not read",
+                        n + 1
+                    ),
+                ));
+                return Ok(scanner.offset());
+            }
+            Scan::End => return Ok(scanner.offset()),
         }
-        Ok(())
     }
 }
 
-impl<'de> DeserializeSeed<'de> for EntryList<'_, '_, '_> {
-    type Value = ();
-    fn deserialize<D: Deserializer<'de>>(self, d: D) -> Result<(), D::Error> {
-        d.deserialize_seq(self)
-    }
-}
-
-impl<'de> Visitor<'de> for EntryList<'_, '_, '_> {
-    type Value = ();
-    fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
-        f.write_str("the HAR `log.entries` array")
-    }
-    fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<(), A::Error> {
-        let s = self.0;
-        while let Some(entry) = seq.next_element::<Value>()? {
-            s.index += 1;
-            let now = s.bytes.get();
-            let bytes = now - s.done_at;
-            s.done_at = now;
-            let at = format!("{}: entry {}", s.origin, s.index);
-            (s.sink)(record(entry, at, bytes));
-        }
-        Ok(())
-    }
-}
-
-/// One entry as a record, or the reason it is skipped.
-fn record(mut entry: Value, at: String, bytes: u64) -> TraceItem<'static> {
+/// One entry as a record, or the reason it is skipped. The bodies are the entry's strings, taken
+/// from its tree (no copy).
+fn record(mut entry: Json<'_>, at: String, bytes: u64) -> TraceItem<'_> {
     let skip = |reason: String| {
         TraceItem::Skipped(SkippedRecord {
             at: at.clone(),
             reason,
         })
     };
-    let req = &entry["request"];
-    let method = req["method"].as_str().unwrap_or("");
-    let url = req["url"].as_str().unwrap_or("").to_string();
+    let req = entry.get("request");
+    let method = field(req, "method").unwrap_or("");
+    let url = field(req, "url").unwrap_or("").to_string();
     if !method.eq_ignore_ascii_case("POST") {
         return skip(format!("not an API call: {method} {}", short(&url)));
     }
     if !known_endpoint(&url) {
         return skip(format!("unknown endpoint `{}`", short(&url)));
     }
-    let status = entry["response"]["status"].as_u64().unwrap_or(0);
+    let status = match entry.get("response").and_then(|r| r.get("status")) {
+        Some(Json::Number(n)) => n.as_u64().unwrap_or(0),
+        _ => 0,
+    };
     if status >= 400 {
         return skip(format!("HTTP {status} response: no usage billed"));
     }
-    let time = parse_time(&entry["startedDateTime"]);
-    let request_text = match body_text(&mut entry["request"]["postData"]) {
+    let time = entry
+        .get("startedDateTime")
+        .map(Json::to_value)
+        .as_ref()
+        .and_then(parse_time);
+    let post_data = entry.get_mut("request").and_then(|r| r.get_mut("postData"));
+    let request_text = match body_text(post_data) {
         Ok(t) => t,
         Err(why) => return skip(format!("request body: {why}")),
     };
@@ -219,15 +168,17 @@ fn record(mut entry: Value, at: String, bytes: u64) -> TraceItem<'static> {
     if let Err(why) = check_body(&request_text, false) {
         return skip(format!("{why} in the request body"));
     }
-    let content = &mut entry["response"]["content"];
-    let mime = content["mimeType"].as_str().unwrap_or("").to_string();
+    let content = entry.get_mut("response").and_then(|r| r.get_mut("content"));
+    let mime = field(content.as_deref(), "mimeType")
+        .unwrap_or("")
+        .to_string();
     let response_text = match body_text(content) {
         Ok(t) => t,
         Err(why) => return skip(format!("response body: {why}")),
     };
     let response = if mime.starts_with("text/event-stream") || looks_like_sse(&response_text) {
         match reassemble(&events_of_text(&response_text)) {
-            Some(v) => v.to_string(),
+            Some(v) => Cow::Owned(v.to_string()),
             None => return skip("missing usage: no event of the stream carries a usage".into()),
         }
     } else if response_text.trim_start().starts_with('[') {
@@ -246,7 +197,7 @@ fn record(mut entry: Value, at: String, bytes: u64) -> TraceItem<'static> {
             .map(|c| ("message".to_string(), c))
             .collect();
         match reassemble(&events) {
-            Some(v) => v.to_string(),
+            Some(v) => Cow::Owned(v.to_string()),
             None => return skip("missing usage: no chunk of the stream carries a usage".into()),
         }
     } else {
@@ -261,10 +212,15 @@ fn record(mut entry: Value, at: String, bytes: u64) -> TraceItem<'static> {
         session: None,
         session_from_body: true,
         url: Some(url),
-        request: Cow::Owned(request_text),
-        response: Cow::Owned(response),
+        request: request_text,
+        response,
         bytes,
     }))
+}
+
+/// The string at `key` of `v`, when `v` is an object that has one.
+fn field<'v>(v: Option<&'v Json<'_>>, key: &str) -> Option<&'v str> {
+    v.and_then(|v| v.get(key)).and_then(Json::as_str)
 }
 
 fn short(s: &str) -> String {
@@ -274,20 +230,30 @@ fn short(s: &str) -> String {
     }
 }
 
-/// The text of a `postData` or `content` object, base64-decoded when its `encoding` says so.
-fn body_text(holder: &mut Value) -> Result<String, String> {
-    let encoding = holder["encoding"].as_str().unwrap_or("").to_string();
-    let Some(Value::String(text)) = holder.get_mut("text") else {
-        return Err("none recorded (the archive was saved without content)".into());
+/// The text of a `postData` or `content` object, taken out of the entry's tree, base64-decoded
+/// when its `encoding` says so.
+fn body_text<'a>(holder: Option<&mut Json<'a>>) -> Result<Cow<'a, str>, String> {
+    let none = || "none recorded (the archive was saved without content)".to_string();
+    let Some(holder) = holder else {
+        return Err(none());
+    };
+    let base64 = holder
+        .get("encoding")
+        .and_then(Json::as_str)
+        .is_some_and(|e| e.eq_ignore_ascii_case("base64"));
+    let Some(Json::Str(text)) = holder.get_mut("text") else {
+        return Err(none());
     };
     let text = std::mem::take(text);
-    if !encoding.eq_ignore_ascii_case("base64") {
+    if !base64 {
         return Ok(text);
     }
     let raw = base64::engine::general_purpose::STANDARD
         .decode(text.trim())
         .map_err(|e| format!("bad base64: {e}"))?;
-    String::from_utf8(raw).map_err(|_| "binary body: not UTF-8 text".to_string())
+    String::from_utf8(raw)
+        .map(Cow::Owned)
+        .map_err(|_| "binary body: not UTF-8 text".to_string())
 }
 
 /// Whether a body is a JSON object, or why not. The request is checked (`IgnoredAny`: its syntax,

@@ -12,6 +12,7 @@
 //! after the record (the request's regions, the billed usage, the explanation) is shared.
 //!
 //! - `har.rs`: HAR 1.2 archives, the entries array streamed one entry at a time;
+//! - `har_scan.rs`: the entries of a HAR cut out of its text by their brackets, chunk by chunk;
 //! - `claude_tap.rs`: claude-tap's JSON Lines export;
 //! - `jsonl.rs`: pcsim's own JSON Lines `{time, session, url, request, response}` (docs/explain.md);
 //! - `sse.rs`: streamed (SSE) responses reassembled into the final body with its usage;
@@ -21,6 +22,7 @@
 mod claude_tap;
 mod exchange;
 mod har;
+mod har_scan;
 mod json;
 mod jsonl;
 mod sse;

@@ -199,3 +199,64 @@ fn a_har_gemini_stream_as_sse_or_as_a_json_array_bills_its_last_usage() {
         assert_eq!(ex.billed.prompt_tokens, 1200);
     }
 }
+
+#[test]
+fn a_har_entry_that_is_bad_json_or_too_long_is_skipped_and_the_next_one_read() {
+    let v: serde_json::Value = serde_json::from_str(ANTHROPIC).unwrap();
+    let (req, resp) = (v["request"].to_string(), v["response"].to_string());
+    let good = har_entry("POST", "https://api.anthropic.com/v1/messages", &req, &resp);
+    // Brackets balance, so the scanner cuts the entry out; its own parse refuses it.
+    let bad = r#"{"request": {"method": "POST",, "url": "x"}}"#;
+    let long = good.replace("You help.", &"You help. ".repeat(200));
+    let text = har_of(&[good.as_str(), bad, long.as_str(), good.as_str()].join(",\n"));
+    let mut out = Vec::new();
+    let mut input = std::io::BufReader::with_capacity(64, text.as_bytes());
+    let read =
+        har::read_entries(&mut input, "t.har", &mut |i| out.push(i.into_owned()), 1500).unwrap();
+    assert_eq!(read, text.len() as u64);
+    let got: Vec<String> = out
+        .iter()
+        .map(|i| match i {
+            TraceItem::Record(r) => format!("{}: ok", r.at),
+            TraceItem::Skipped(s) => format!("{}: {}", s.at, s.reason),
+        })
+        .collect();
+    assert_eq!(got.len(), 4, "{got:#?}");
+    assert_eq!(got[0], "t.har: entry 1: ok");
+    assert_eq!(
+        got[1],
+        "t.har: entry 2: not valid JSON (entry 2: key must be a string at line 1 column 31)"
+    );
+    assert_eq!(
+        got[2],
+        format!(
+            "t.har: entry 3: entry too long ({} bytes, more than the 1500-byte limit of a HAR entry)",
+            long.len()
+        )
+    );
+    assert_eq!(got[3], "t.har: entry 4: ok");
+    let TraceItem::Record(r) = &out[3] else {
+        panic!()
+    };
+    assert_eq!(r.request, req);
+    assert_eq!(r.response, resp);
+    // Cut after the entries, inside the last key's value: the entries are read, then one skip.
+    let cut = &text[..text.len() - 3];
+    let mut out = Vec::new();
+    let mut input = std::io::BufReader::with_capacity(64, cut.as_bytes());
+    let read =
+        har::read_entries(&mut input, "t.har", &mut |i| out.push(i.into_owned()), 1500).unwrap();
+    assert_eq!(read, cut.len() as u64);
+    let [.., TraceItem::Skipped(last)] = out.as_slice() else {
+        panic!("{out:?}")
+    };
+    assert_eq!(out.len(), 5);
+    assert_eq!(last.at, "t.har: end");
+    assert_eq!(
+        last.reason,
+        format!(
+            "truncated JSON (the archive ends at byte {}, after 4 entries, before its closing brackets)",
+            cut.len()
+        )
+    );
+}
