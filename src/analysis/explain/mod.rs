@@ -522,7 +522,8 @@ impl<'c> Explainer<'c> {
             .and_then(|c| c.get(number - 1))
             .map_or(&[], Vec::as_slice);
         let base = build(ex, m, &sizes, preamble, AS_SENT, &volatile, &[]);
-        let split = predict(m, self.store.store(own_key), &base, now_ms, likely_hit(m));
+        let (split, machine) =
+            predict_routed(m, self.store.store(own_key), &base, now_ms, likely_hit(m));
         self.base_input_usd += m.input_usd(split.read, split.written, split.uncached);
         for (v, (name, layout, keying)) in VARIANTS.iter().enumerate() {
             if *name == "drop_unused_tools" && self.called.is_none() {
@@ -562,7 +563,21 @@ impl<'c> Explainer<'c> {
             redact: self.opts.redact,
         };
         let shares = causes::attribute(prev.map(|c| &c.prev), &current);
-        let call_causes = priced(shares, m, &compared);
+        let mut call_causes = priced(shares, m, &compared);
+        if machine > 0 {
+            // The routing model sent the call past the prefix's first machine: say so.
+            let rpm = routing_rpm(m).unwrap_or(0.0);
+            for c in call_causes
+                .iter_mut()
+                .filter(|c| c.cause == "provider_miss")
+            {
+                c.detail.push_str(&format!(
+                    "; routed to machine {} of its prefix{}: over the ~{rpm} requests a minute one machine takes",
+                    machine + 1,
+                    if own_key.is_some() { " and key" } else { "" },
+                ));
+            }
+        }
         let Compared {
             billed,
             predicted,
@@ -761,16 +776,28 @@ fn predict(
     now_ms: u64,
     hit_allowed: bool,
 ) -> Split {
-    // Routing model: which machine's cache serves the call (as `run` routes it).
-    let mut salt = || match routing_rpm(m) {
-        Some(rpm) => machine_salt(store.route(routing_key(&b.prompt), now_ms, rpm)),
+    predict_routed(m, store, b, now_ms, hit_allowed).0
+}
+
+/// [`predict`], and the machine the routing model sent the call to (0: the prefix's first; more:
+/// the call overflowed, its prefix past the model's `routing_rpm_per_prefix` in the last minute).
+fn predict_routed(
+    m: &ModelRules,
+    store: &mut CacheStore,
+    b: &Built,
+    now_ms: u64,
+    hit_allowed: bool,
+) -> (Split, u32) {
+    let routed = |store: &mut CacheStore| match routing_rpm(m) {
+        Some(rpm) => store.route(routing_key(&b.prompt), now_ms, rpm),
         None => 0,
     };
     match (m.mode(), &m.params) {
-        (Mode::None, _) | (_, None) => Split::uncached_only(b.prompt.tokens()),
+        (Mode::None, _) | (_, None) => (Split::uncached_only(b.prompt.tokens()), 0),
         (Mode::Explicit, Some(p)) => {
-            let salt = salt();
-            explicit_call(
+            let machine = routed(store);
+            let salt = machine_salt(machine);
+            let split = explicit_call(
                 store,
                 &b.prompt,
                 &b.breakpoints,
@@ -778,7 +805,8 @@ fn predict(
                 now_ms,
                 salt,
                 usize::MAX,
-            )
+            );
+            (split, machine)
         }
         (Mode::Automatic | Mode::Implicit, Some(p)) => {
             let ttl = m
@@ -786,8 +814,10 @@ fn predict(
                 .default_tier
                 .as_ref()
                 .map_or(300_000, |t| t.ttl_ms);
-            let salt = salt();
-            automatic_call(store, &b.prompt, p, ttl, now_ms, hit_allowed, salt)
+            let machine = routed(store);
+            let salt = machine_salt(machine);
+            let split = automatic_call(store, &b.prompt, p, ttl, now_ms, hit_allowed, salt);
+            (split, machine)
         }
     }
 }
