@@ -749,4 +749,48 @@ mod tests {
             assert_eq!(compact_without_markers(&tree), as_value_did(text), "{text}");
         }
     }
+
+    fn called(url: &str, request: &str, response: &str) -> Vec<String> {
+        let rec = TraceRecord {
+            at: "t".into(),
+            time: None,
+            session: None,
+            session_from_body: false,
+            url: Some(url.into()),
+            request: request.into(),
+            response: response.into(),
+            bytes: 0,
+        };
+        exchange_of(rec).unwrap().called_tools
+    }
+
+    /// Tool calls are read from the history and the answer, in each API's shape; tool definitions
+    /// and results are not calls.
+    #[test]
+    fn tool_calls_of_every_api() {
+        let anthropic = called(
+            "https://api.anthropic.com/v1/messages",
+            r#"{"model":"m","tools":[{"name":"defined","input_schema":{}}],"messages":[{"role":"assistant","content":[{"type":"tool_use","id":"1","name":"grep","input":{}}]},{"role":"user","content":[{"type":"tool_result","tool_use_id":"1","content":"x"}]}]}"#,
+            r#"{"type":"message","content":[{"type":"tool_use","id":"2","name":"edit","input":{}}],"usage":{"input_tokens":1,"output_tokens":1}}"#,
+        );
+        assert_eq!(anthropic, ["edit", "grep"]);
+        let chat = called(
+            "https://api.openai.com/v1/chat/completions",
+            r#"{"model":"m","tools":[{"type":"function","function":{"name":"defined"}}],"messages":[{"role":"assistant","content":null,"tool_calls":[{"id":"c","type":"function","function":{"name":"grep","arguments":"{}"}}]}]}"#,
+            r#"{"choices":[{"message":{"role":"assistant","tool_calls":[{"id":"d","type":"function","function":{"name":"grep","arguments":"{}"}}]}}],"usage":{"prompt_tokens":1,"completion_tokens":1}}"#,
+        );
+        assert_eq!(chat, ["grep"]);
+        let responses = called(
+            "https://api.openai.com/v1/responses",
+            r#"{"model":"m","input":[{"type":"function_call","call_id":"c","name":"grep","arguments":"{}"}]}"#,
+            r#"{"output":[{"type":"function_call","name":"run","arguments":"{}"}],"tools":[{"type":"function","name":"defined"}],"usage":{"input_tokens":1,"output_tokens":1}}"#,
+        );
+        assert_eq!(responses, ["grep", "run"]);
+        let gemini = called(
+            "https://generativelanguage.googleapis.com/v1beta/models/g:generateContent",
+            r#"{"contents":[{"role":"model","parts":[{"functionCall":{"name":"grep","args":{}}}]}],"tools":[{"functionDeclarations":[{"name":"defined"}]}]}"#,
+            r#"{"candidates":[{"content":{"parts":[{"text":"ok"}]}}],"usageMetadata":{"promptTokenCount":1,"candidatesTokenCount":1}}"#,
+        );
+        assert_eq!(gemini, ["grep"]);
+    }
 }
