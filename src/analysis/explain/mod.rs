@@ -7,8 +7,14 @@
 //! trace records; the prediction is set against the usage the response billed; and every token the
 //! call re-sent but did not read is named by a cause ([`CAUSES`]) and priced at the call's model.
 //! The same trace is billed again with each mechanical fix applied (a frozen tool order, volatile
-//! system text after the last breakpoint, a breakpoint on the tools, the 1-hour TTL), in the same
-//! pass, and the saving of each is reported.
+//! system text after the last breakpoint, a breakpoint on the tools, the 1-hour TTL, a
+//! `prompt_cache_key` per conversation, only the tools each conversation calls), in the same pass,
+//! and the saving of each is reported. Where the catalog says a model's provider routes requests
+//! by prefix and key (`routing_rpm_per_prefix`), every bill routes as `run` routes: calls of one
+//! routing key past that rate in a minute overflow to further machines, each with its own cache.
+//! The tools each conversation calls are known only at its end: files are read twice, a first
+//! pass keeping the names of the tools each conversation calls (`drop_unused_tools` is not
+//! simulated on a stream read once).
 //!
 //! Memory is bounded by the live conversations and cache entries, not by the trace: what outlives a
 //! record is fingerprints, positions, tool definitions and the first bytes of system blocks.

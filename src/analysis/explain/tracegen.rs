@@ -665,18 +665,23 @@ fn response(
         }),
     };
     if let Some(name) = call {
-        match api {
-            "anthropic" => {
-                body["content"].as_array_mut().map(|c| {
-                    c.push(json!({"type": "tool_use", "id": format!("toolu_{name}"), "name": name, "input": {}}))
-                });
-            }
-            "gemini" => {
-                body["candidates"][0]["content"]["parts"]
-                    .as_array_mut()
-                    .map(|c| c.push(json!({"functionCall": {"name": name, "args": {}}})));
-            }
-            _ => body["choices"][0]["message"]["tool_calls"] = json!([openai_call(name)]),
+        let (parts, part) = match api {
+            "anthropic" => (
+                &mut body["content"],
+                json!({"type": "tool_use", "id": format!("toolu_{name}"), "name": name, "input": {}}),
+            ),
+            "gemini" => (
+                &mut body["candidates"][0]["content"]["parts"],
+                json!({"functionCall": {"name": name, "args": {}}}),
+            ),
+            _ => (
+                &mut body["choices"][0]["message"]["tool_calls"],
+                openai_call(name),
+            ),
+        };
+        match parts.as_array_mut() {
+            Some(list) => list.push(part),
+            None => *parts = json!([part]),
         }
     }
     body
