@@ -188,9 +188,7 @@ impl Sizer {
         let preamble = counter.block(&tools, &hashes, sum).saturating_sub(sum);
         (sizes, preamble)
     }
-}
 
-impl Sizer {
     /// The tool list's own tokens (preamble) in pcsim's token model when only the tools named in
     /// `called` (sorted) are sent: what [`Sizer::estimate`] gives for that shorter list.
     pub(crate) fn kept_preamble(
