@@ -54,7 +54,8 @@ pub(crate) struct RunArgs {
     pub trace_out: Option<PathBuf>,
     /// With --trace-out: a cause injected into the trace (repeatable): `timestamp` (the system
     /// prompt starts with the call's time), `edit@K` (the first user message edited before call
-    /// K), `parts@K=N` (the turn before call K sent as N content parts).
+    /// K), `parts@K=N` (the turn before call K sent as N content parts), `tool-calls=N` (each
+    /// answer also calls one of the first N tools of the list, in turn).
     #[arg(long, value_name = "CAUSE", requires = "trace_out")]
     pub trace_inject: Vec<String>,
 }

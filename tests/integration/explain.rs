@@ -785,3 +785,190 @@ fn the_same_exchanges_as_a_har_explain_as_their_json_lines_do() {
         );
     }
 }
+
+/// The fix named `name` of an explanation.
+fn fix_of<'e>(e: &'e Value, name: &str) -> &'e Value {
+    e["fixes"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|f| f["fix"] == name)
+        .unwrap_or_else(|| panic!("no fix {name}"))
+}
+
+/// The input dollars a trace's Anthropic responses billed, from their usage and the catalog's
+/// prices of `model` (uncached at the input price, writes at the 5-minute and 1-hour tiers'
+/// multipliers, reads at the read multiplier).
+fn anthropic_trace_input_usd(path: &Path, model: &str) -> f64 {
+    let m = catalog_model(model);
+    let input = m["input_usd_per_mtok"]["value"].as_f64().unwrap() / 1e6;
+    let rules = &m["cache"]["explicit"];
+    let mult = |v: &Value| v["value"].as_f64().unwrap();
+    let (w5, w1h, read) = (
+        mult(&rules["tiers"]["5m"]["write_multiplier"]),
+        mult(&rules["tiers"]["1h"]["write_multiplier"]),
+        mult(&rules["read_multiplier"]),
+    );
+    let text = std::fs::read_to_string(path).unwrap();
+    let mut usd = 0.0;
+    for line in text.lines() {
+        let rec: Value = serde_json::from_str(line).unwrap();
+        let u = &rec["response"]["usage"];
+        let n = |v: &Value| v.as_u64().unwrap() as f64;
+        usd += (n(&u["input_tokens"])
+            + n(&u["cache_creation"]["ephemeral_5m_input_tokens"]) * w5
+            + n(&u["cache_creation"]["ephemeral_1h_input_tokens"]) * w1h
+            + n(&u["cache_read_input_tokens"]) * read)
+            * input;
+    }
+    usd
+}
+
+/// The tool names a trace's requests list (first request) and those its answers call (every
+/// `tool_use` of every request's messages and response).
+fn tools_listed_and_called(path: &Path) -> (Vec<String>, std::collections::BTreeSet<String>) {
+    let text = std::fs::read_to_string(path).unwrap();
+    let mut listed = Vec::new();
+    let mut called = std::collections::BTreeSet::new();
+    for (i, line) in text.lines().enumerate() {
+        let rec: Value = serde_json::from_str(line).unwrap();
+        if i == 0 {
+            for t in rec["request"]["tools"].as_array().unwrap() {
+                listed.push(t["name"].as_str().unwrap().to_string());
+            }
+        }
+        let parts = rec["request"]["messages"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .flat_map(|m| m["content"].as_array().unwrap().iter())
+            .chain(rec["response"]["content"].as_array().unwrap().iter());
+        for p in parts.filter(|p| p["type"] == "tool_use") {
+            called.insert(p["name"].as_str().unwrap().to_string());
+        }
+    }
+    (listed, called)
+}
+
+/// 40 tools, of which the answers call 3 (`tool-calls=3`): dropping the 37 others saves exactly
+/// what the same session sent with only those 3 tools (tools-3.toml, its own trace) was billed
+/// less, both read from the traces' usage at the catalog's prices. On that 3-tool trace every
+/// tool is called and the fix saves nothing.
+#[test]
+fn dropping_the_tools_a_conversation_never_calls() {
+    let (dir_a, dir_b) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
+    let model = "claude-opus-4.8";
+    let (a, _) = trace(
+        dir_a.path(),
+        Some(&fixture("tools-40.toml")),
+        model,
+        &["tool-calls=3"],
+    );
+    let (b, _) = trace(
+        dir_b.path(),
+        Some(&fixture("tools-3.toml")),
+        model,
+        &["tool-calls=3"],
+    );
+    // The traces are what the test needs: 40 tools listed, 3 called; the same 3 in the other.
+    let (listed_a, called_a) = tools_listed_and_called(&a);
+    let (listed_b, called_b) = tools_listed_and_called(&b);
+    assert_eq!(listed_a.len(), 40);
+    assert_eq!(called_a.len(), 3, "{called_a:?}");
+    assert_eq!(called_a, called_b);
+    assert_eq!(
+        listed_b,
+        listed_a
+            .iter()
+            .filter(|t| called_a.contains(*t))
+            .cloned()
+            .collect::<Vec<_>>()
+    );
+    let e = explain(&a, &[]);
+    assert_eq!(e["disagreeing_calls"], 0, "{}", e["summary"]);
+    assert_eq!(e["unexplained_calls"], 0, "{}", e["summary"]);
+    let fix = fix_of(&e, "drop_unused_tools");
+    assert_eq!(fix["simulated"], true, "{fix}");
+    let (usd_a, usd_b) = (
+        anthropic_trace_input_usd(&a, model),
+        anthropic_trace_input_usd(&b, model),
+    );
+    let predicted = fix["predicted_usd"].as_f64().unwrap();
+    let saving = fix["saving_usd"].as_f64().unwrap();
+    assert!((predicted - usd_b).abs() < 1e-9, "{predicted} vs {usd_b}");
+    assert!(
+        (saving - (usd_a - usd_b)).abs() < 1e-9,
+        "{saving} vs {}",
+        usd_a - usd_b
+    );
+    assert!(saving > 0.01, "{saving}");
+    // Every tool called: nothing to drop.
+    let fix_b = explain(&b, &[])["fixes"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|f| f["fix"] == "drop_unused_tools")
+        .unwrap()
+        .clone();
+    assert_eq!(fix_b["simulated"], true);
+    assert_eq!(fix_b["saving_usd"].as_f64().unwrap(), 0.0, "{fix_b}");
+}
+
+/// Eight conversations on one prefix at 60 requests a minute, no `prompt_cache_key`, on a model
+/// that routes about 15 a minute of a prefix to one machine (gpt-4.1): the trace is billed as `run`
+/// billed it, overflow included (the misses are `provider_miss`, naming the machine), and a key
+/// per conversation saves exactly what `run` bills less for the same workload with a key per
+/// session (shared-prefix-keyed.toml). One conversation at 3 a minute: the key saves nothing.
+#[test]
+fn a_prompt_cache_key_per_conversation_on_a_busy_prefix() {
+    let dir = tempfile::tempdir().unwrap();
+    let model = "gpt-4.1";
+    let (path, run) = trace(dir.path(), Some(&fixture("shared-prefix.toml")), model, &[]);
+    let keyed_scenario = fixture("shared-prefix-keyed.toml");
+    let keyed = json_of(&[
+        "run",
+        keyed_scenario.as_str(),
+        "--model",
+        model,
+        "--strategy",
+        "cached",
+        "--format",
+        "json",
+        "-q",
+    ]);
+    let total = |r: &Value| r["results"][0]["total_usd"].as_f64().unwrap();
+    let e = explain(&path, &[]);
+    assert_eq!(e["conversations"], 8);
+    assert_eq!(e["disagreeing_calls"], 0, "{}", e["summary"]);
+    assert_eq!(e["unexplained_calls"], 0, "{}", e["summary"]);
+    assert!((e["billed_usd"].as_f64().unwrap() - total(&run)).abs() < 1e-9);
+    let overflowed: Vec<String> = e["calls"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .flat_map(|c| c["causes"].as_array().unwrap().iter())
+        .filter(|c| c["cause"] == "provider_miss")
+        .map(|c| c["detail"].as_str().unwrap().to_string())
+        .collect();
+    assert!(!overflowed.is_empty());
+    assert!(
+        overflowed
+            .iter()
+            .all(|d| d.contains("; routed to machine ")),
+        "{overflowed:?}"
+    );
+    let fix = fix_of(&e, "prompt_cache_key");
+    assert_eq!(fix["simulated"], true, "{fix}");
+    let saving = fix["saving_usd"].as_f64().unwrap();
+    // Output dollars are the same in both runs: the difference is the input's.
+    let by_run = total(&run) - total(&keyed);
+    assert!((saving - by_run).abs() < 1e-9, "{saving} vs {by_run}");
+    assert!(saving > 0.01, "{saving}");
+    // One conversation, 3 requests a minute: under the rate, the key changes nothing.
+    let dir1 = tempfile::tempdir().unwrap();
+    let (one, _) = trace(dir1.path(), Some(&fixture("base.toml")), model, &[]);
+    let e1 = explain(&one, &[]);
+    let fix1 = fix_of(&e1, "prompt_cache_key");
+    assert_eq!(fix1["simulated"], true);
+    assert_eq!(fix1["saving_usd"].as_f64().unwrap(), 0.0, "{fix1}");
+}

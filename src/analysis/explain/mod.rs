@@ -7,8 +7,14 @@
 //! trace records; the prediction is set against the usage the response billed; and every token the
 //! call re-sent but did not read is named by a cause ([`CAUSES`]) and priced at the call's model.
 //! The same trace is billed again with each mechanical fix applied (a frozen tool order, volatile
-//! system text after the last breakpoint, a breakpoint on the tools, the 1-hour TTL), in the same
-//! pass, and the saving of each is reported.
+//! system text after the last breakpoint, a breakpoint on the tools, the 1-hour TTL, a
+//! `prompt_cache_key` per conversation, only the tools each conversation calls), in the same pass,
+//! and the saving of each is reported. Where the catalog says a model's provider routes requests
+//! by prefix and key (`routing_rpm_per_prefix`), every bill routes as `run` routes: calls of one
+//! routing key past that rate in a minute overflow to further machines, each with its own cache.
+//! The tools each conversation calls are known only at its end: files are read twice, a first
+//! pass keeping the names of the tools each conversation calls (`drop_unused_tools` is not
+//! simulated on a stream read once).
 //!
 //! Memory is bounded by the live conversations and cache entries, not by the trace: what outlives a
 //! record is fingerprints, positions, tool definitions and the first bytes of system blocks.
@@ -35,11 +41,13 @@ pub use causes::CAUSES;
 pub(crate) use tracegen::{trace_records, Injection, TraceLine};
 
 use crate::analysis::replay::ModelMatcher;
+use crate::base::hash::{chain, fnv1a};
 use crate::error::Result;
 use crate::input::trace::{exchange_of, read_trace_file, Api, Exchange, SkippedRecord, TraceItem};
 use crate::model::catalog::Catalog;
 use crate::model::strategy::Mode;
 use crate::sim::engine::cache::{automatic_call, explicit_call, CacheStore, Split};
+use crate::sim::engine::keys::{machine_salt, routing_key};
 use prompt::{build, scale_to, Built, Layout, ModelRules, Sizer};
 
 /// How a trace is explained.
@@ -189,43 +197,58 @@ const CONVERSATION_MEMORY_S: f64 = 86_400.0;
 /// Seconds between calls when a record has no time.
 const DEFAULT_GAP_S: f64 = 30.0;
 
+/// A layout with no fix applied (the trace as sent).
+const AS_SENT: Layout = Layout {
+    sort_tools: false,
+    move_volatile_system: false,
+    tools_breakpoint: false,
+    all_1h: false,
+    drop_unused_tools: false,
+};
+
+/// Which `prompt_cache_key` a variant's calls carry, on a model that routes requests by prefix and
+/// key (`routing_rpm_per_prefix` in the catalog; on the others the key changes nothing).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Keying {
+    /// The key the request set, if any.
+    AsSent,
+    /// One key per conversation.
+    PerConversation,
+}
+
 /// The variants billed in the same pass: the trace as sent, then each fix.
-const VARIANTS: [(&str, Layout); 5] = [
+const VARIANTS: [(&str, Layout, Keying); 7] = [
     (
         "freeze_tool_order",
         Layout {
             sort_tools: true,
-            move_volatile_system: false,
-            tools_breakpoint: false,
-            all_1h: false,
+            ..AS_SENT
         },
+        Keying::AsSent,
     ),
     (
         "move_volatile_system",
         Layout {
-            sort_tools: false,
             move_volatile_system: true,
-            tools_breakpoint: false,
-            all_1h: false,
+            ..AS_SENT
         },
+        Keying::AsSent,
     ),
     (
         "tools_breakpoint",
         Layout {
-            sort_tools: false,
-            move_volatile_system: false,
             tools_breakpoint: true,
-            all_1h: false,
+            ..AS_SENT
         },
+        Keying::AsSent,
     ),
     (
         "ttl_1h",
         Layout {
-            sort_tools: false,
-            move_volatile_system: false,
-            tools_breakpoint: false,
             all_1h: true,
+            ..AS_SENT
         },
+        Keying::AsSent,
     ),
     (
         "all",
@@ -233,13 +256,98 @@ const VARIANTS: [(&str, Layout); 5] = [
             sort_tools: true,
             move_volatile_system: true,
             tools_breakpoint: true,
-            all_1h: false,
+            ..AS_SENT
         },
+        Keying::AsSent,
+    ),
+    ("prompt_cache_key", AS_SENT, Keying::PerConversation),
+    (
+        "drop_unused_tools",
+        Layout {
+            drop_unused_tools: true,
+            ..AS_SENT
+        },
+        Keying::AsSent,
     ),
 ];
 
+/// One account's caches as a variant sees them: the shared store, and a store of its own per
+/// `prompt_cache_key` on a model that routes by key (the key sends its requests to machines of
+/// their own, as `run` simulates a key per session).
+#[derive(Debug, Default, Clone)]
+struct Caches {
+    shared: CacheStore,
+    keyed: HashMap<u64, CacheStore>,
+}
+
+impl Caches {
+    fn store(&mut self, key: Option<u64>) -> &mut CacheStore {
+        match key {
+            None => &mut self.shared,
+            Some(k) => self.keyed.entry(k).or_default(),
+        }
+    }
+
+    fn sweep(&mut self, ms: u64) {
+        self.shared.sweep(ms);
+        self.keyed.retain(|_, s| {
+            s.sweep(ms);
+            !s.is_idle()
+        });
+    }
+}
+
+/// Conversation numbers: by session id, a new conversation after a pause longer than the session
+/// gap, or once a conversation idle past every TTL is forgotten; and each call's time. Both passes
+/// (the survey of the tools each conversation calls, then the explanation) number alike.
+#[derive(Debug, Default)]
+struct Threads {
+    /// Last call's time and number per session id.
+    last: HashMap<String, (f64, usize)>,
+    next: usize,
+    last_time: Option<f64>,
+    t0: Option<f64>,
+    swept_at: f64,
+}
+
+impl Threads {
+    /// The call's time (the record's, else a default gap after the latest), in Unix seconds.
+    fn time_of(&mut self, ex: &Exchange) -> f64 {
+        let time = ex
+            .time
+            .or_else(|| self.last_time.map(|t| t + DEFAULT_GAP_S))
+            .unwrap_or(0.0);
+        self.last_time = Some(self.last_time.map_or(time, |t: f64| t.max(time)));
+        self.t0.get_or_insert(time);
+        time
+    }
+
+    /// The conversation of a call of session `key` at `time`, and whether it continues one.
+    fn place(&mut self, key: &str, time: f64, gap_s: f64) -> (usize, bool) {
+        let continued = self
+            .last
+            .get(key)
+            .filter(|(t, _)| !(gap_s > 0.0 && time - t > gap_s))
+            .map(|&(_, n)| n);
+        let number = continued.unwrap_or(self.next + 1);
+        self.next = self.next.max(number);
+        self.last.insert(key.to_string(), (time, number));
+        (number, continued.is_some())
+    }
+
+    /// Forgets conversations idle past every TTL, every 10 minutes of trace time; whether it did.
+    fn sweep(&mut self, now: f64) -> bool {
+        if now - self.swept_at < 600.0 {
+            return false;
+        }
+        self.swept_at = now;
+        self.last
+            .retain(|_, (t, _)| now - *t < CONVERSATION_MEMORY_S);
+        true
+    }
+}
+
 struct Conversation {
-    number: usize,
     prev: causes::Previous,
 }
 
@@ -250,14 +358,14 @@ pub(crate) struct Explainer<'c> {
     catalog: &'c Catalog,
     rules: HashMap<String, ModelRules<'c>>,
     sizer: Sizer,
-    store: CacheStore,
-    variant_stores: Vec<CacheStore>,
+    store: Caches,
+    variant_stores: Vec<Caches>,
     variant_usd: Vec<f64>,
     conversations: HashMap<String, Conversation>,
-    next_conversation: usize,
-    t0: Option<f64>,
-    last_time: Option<f64>,
-    swept_at: f64,
+    threads: Threads,
+    /// Per conversation (number - 1), the tools it calls, sorted: from a first pass over the
+    /// files; `None` when the input is read once (then `drop_unused_tools` is not simulated).
+    called: Option<Vec<Vec<String>>>,
     calibration: calibrate::Collector,
     base_input_usd: f64,
     out: Explanation,
@@ -282,14 +390,12 @@ impl<'c> Explainer<'c> {
             catalog,
             rules: HashMap::new(),
             sizer: Sizer::default(),
-            store: CacheStore::new(),
-            variant_stores: vec![CacheStore::new(); VARIANTS.len()],
+            store: Caches::default(),
+            variant_stores: vec![Caches::default(); VARIANTS.len()],
             variant_usd: vec![0.0; VARIANTS.len()],
             conversations: HashMap::new(),
-            next_conversation: 0,
-            t0: None,
-            last_time: None,
-            swept_at: 0.0,
+            threads: Threads::default(),
+            called: None,
             calibration: calibrate::Collector::default(),
             base_input_usd: 0.0,
             out: Explanation::default(),
@@ -348,15 +454,36 @@ impl<'c> Explainer<'c> {
         Ok(id)
     }
 
-    /// The call's time (the record's, else a default gap after the latest), in Unix seconds.
-    fn time_of(&mut self, ex: &Exchange) -> f64 {
-        let time = ex
-            .time
-            .or_else(|| self.last_time.map(|t| t + DEFAULT_GAP_S))
-            .unwrap_or(0.0);
-        self.last_time = Some(self.last_time.map_or(time, |t: f64| t.max(time)));
-        self.t0.get_or_insert(time);
-        time
+    /// The first pass over `files`: the tools each conversation calls (names only, per
+    /// conversation), numbered as the explaining pass will number them.
+    fn survey(&mut self, files: &[PathBuf]) -> Result<()> {
+        let mut threads = Threads::default();
+        let mut called: Vec<Vec<String>> = Vec::new();
+        let gap = self.opts.session_gap_seconds;
+        for f in files {
+            read_trace_file(f, &mut |item| {
+                let TraceItem::Record(r) = item else { return };
+                let Ok(ex) = exchange_of(*r) else { return };
+                if self.model_of(&ex).is_err() {
+                    return;
+                }
+                let time = threads.time_of(&ex);
+                let key = ex.session.clone().unwrap_or_default();
+                let (number, _) = threads.place(&key, time, gap);
+                if called.len() < number {
+                    called.resize_with(number, Vec::new);
+                }
+                let set = &mut called[number - 1];
+                for name in ex.called_tools {
+                    if let Err(i) = set.binary_search(&name) {
+                        set.insert(i, name);
+                    }
+                }
+                threads.sweep(time);
+            })?;
+        }
+        self.called = Some(called);
+        Ok(())
     }
 
     fn call(&mut self, ex: &Exchange) {
@@ -369,32 +496,67 @@ impl<'c> Explainer<'c> {
                 })
             }
         };
-        let time = self.time_of(ex);
+        let time = self.threads.time_of(ex);
         let now_ms = (time.max(0.0) * 1000.0) as u64;
         let m = &self.rules[&id];
         let (mut sizes, mut preamble) = self.sizer.estimate(ex, m.model);
         self.calibration.observe(ex, m.model, &sizes, preamble);
+        let estimated = sizes.iter().sum::<u64>() + preamble;
         scale_to(&mut sizes, &mut preamble, ex.billed.prompt_tokens);
         // The conversation: by session id, split by a long pause.
         let key = ex.session.clone().unwrap_or_default();
-        let gap_split = self.opts.session_gap_seconds > 0.0;
-        let prev = self
-            .conversations
-            .get(&key)
-            .filter(|c| !(gap_split && time - c.prev.time > self.opts.session_gap_seconds));
-        let number = prev.map_or(self.next_conversation + 1, |c| c.number);
-        self.next_conversation = self.next_conversation.max(number);
+        let (number, continued) = self
+            .threads
+            .place(&key, time, self.opts.session_gap_seconds);
+        let prev = self.conversations.get(&key).filter(|_| continued);
         let volatile: Vec<usize> = prev
             .map(|c| c.prev.volatile_system.clone())
             .unwrap_or_default();
-        let base = build(ex, m, &sizes, preamble, Layout::default(), &volatile);
-        let split = predict(m, &mut self.store, &base, now_ms, likely_hit(m));
+        // The routing keys (where the model routes by key): the request's own, or one per
+        // conversation.
+        let routes = routing_rpm(m).is_some();
+        let own_key = ex
+            .prompt_cache_key
+            .as_deref()
+            .filter(|_| routes)
+            .map(|k| chain(fnv1a(b"prompt_cache_key"), fnv1a(k.as_bytes())));
+        let conversation_key =
+            Some(chain(fnv1a(b"conversation"), number as u64)).filter(|_| routes);
+        let called: &[String] = self
+            .called
+            .as_ref()
+            .and_then(|c| c.get(number - 1))
+            .map_or(&[], Vec::as_slice);
+        let base = build(ex, m, &sizes, preamble, AS_SENT, &volatile, &[]);
+        let (split, machine) =
+            predict_routed(m, self.store.store(own_key), &base, now_ms, likely_hit(m));
         self.base_input_usd += m.input_usd(split.read, split.written, split.uncached);
-        for (v, (_, layout)) in VARIANTS.iter().enumerate() {
-            let b = build(ex, m, &sizes, preamble, *layout, &volatile);
-            let s = predict(m, &mut self.variant_stores[v], &b, now_ms, likely_hit(m));
+        for (v, (name, layout, keying)) in VARIANTS.iter().enumerate() {
+            if *name == "drop_unused_tools" && self.called.is_none() {
+                continue;
+            }
+            let b = if layout.drop_unused_tools {
+                // The kept list's own tokens in the token model, scaled as the bill scaled the
+                // rest of the prompt.
+                let kept = self.sizer.kept_preamble(ex, m.model, called);
+                let scaled = if estimated == 0 {
+                    kept
+                } else {
+                    (kept as f64 * ex.billed.prompt_tokens as f64 / estimated as f64).round() as u64
+                };
+                build(ex, m, &sizes, scaled, *layout, &volatile, called)
+            } else {
+                build(ex, m, &sizes, preamble, *layout, &volatile, &[])
+            };
+            let key = match keying {
+                Keying::AsSent => own_key,
+                Keying::PerConversation => conversation_key,
+            };
+            let store = self.variant_stores[v].store(key);
+            let s = predict(m, store, &b, now_ms, likely_hit(m));
             self.variant_usd[v] += m.input_usd(s.read, s.written, s.uncached);
         }
+
         let compared = compare(ex, m, &split);
         let current = causes::Current {
             ex,
@@ -407,7 +569,21 @@ impl<'c> Explainer<'c> {
             redact: self.opts.redact,
         };
         let shares = causes::attribute(prev.map(|c| &c.prev), &current);
-        let call_causes = priced(shares, m, &compared);
+        let mut call_causes = priced(shares, m, &compared);
+        if machine > 0 {
+            // The routing model sent the call past the prefix's first machine: say so.
+            let rpm = routing_rpm(m).unwrap_or(0.0);
+            for c in call_causes
+                .iter_mut()
+                .filter(|c| c.cause == "provider_miss")
+            {
+                c.detail.push_str(&format!(
+                    "; routed to machine {} of its prefix{}: over the ~{rpm} requests a minute one machine takes",
+                    machine + 1,
+                    if own_key.is_some() { " and key" } else { "" },
+                ));
+            }
+        }
         let Compared {
             billed,
             predicted,
@@ -424,15 +600,14 @@ impl<'c> Explainer<'c> {
         }
         let prev = causes::remember(ex, m, base.items, &base.breakpoints, time, volatile_next);
         let model_id = m.model.id.clone();
-        self.conversations
-            .insert(key, Conversation { number, prev });
+        self.conversations.insert(key, Conversation { prev });
         self.out.billed_usd += billed.cost_usd;
         self.out.predicted_usd += predicted.cost_usd;
         self.out.calls.push(CallExplanation {
             call: self.out.calls.len() + 1,
             at: ex.at.clone(),
             conversation: number,
-            time_s: time - self.t0.unwrap_or(time),
+            time_s: time - self.threads.t0.unwrap_or(time),
             model: model_id,
             api: ex.api.as_str(),
             regions: ex.regions.len(),
@@ -447,10 +622,9 @@ impl<'c> Explainer<'c> {
 
     /// Drops conversations idle past every TTL and expired cache entries (bounded memory).
     fn forget_old(&mut self, now: f64) {
-        if now - self.swept_at < 600.0 {
+        if !self.threads.sweep(now) {
             return;
         }
-        self.swept_at = now;
         self.conversations
             .retain(|_, c| now - c.prev.time < CONVERSATION_MEMORY_S);
         let ms = (now.max(0.0) * 1000.0) as u64;
@@ -462,11 +636,12 @@ impl<'c> Explainer<'c> {
 
     /// The explanation of everything read.
     pub(crate) fn finish(mut self) -> Explanation {
-        self.out.conversations = self.next_conversation;
+        self.out.conversations = self.threads.next;
         let variant_usd: Vec<(&'static str, f64)> = VARIANTS
             .iter()
-            .map(|(n, _)| *n)
+            .map(|(n, _, _)| *n)
             .zip(self.variant_usd.iter().copied())
+            .filter(|(n, _)| *n != "drop_unused_tools" || self.called.is_some())
             .collect();
         summary::summarise(&mut self.out, &variant_usd, self.base_input_usd);
         self.out.tool_blocks = self.calibration.samples();
@@ -607,10 +782,37 @@ fn predict(
     now_ms: u64,
     hit_allowed: bool,
 ) -> Split {
+    predict_routed(m, store, b, now_ms, hit_allowed).0
+}
+
+/// [`predict`], and the machine the routing model sent the call to (0: the prefix's first; more:
+/// the call overflowed, its prefix past the model's `routing_rpm_per_prefix` in the last minute).
+fn predict_routed(
+    m: &ModelRules,
+    store: &mut CacheStore,
+    b: &Built,
+    now_ms: u64,
+    hit_allowed: bool,
+) -> (Split, u32) {
+    let routed = |store: &mut CacheStore| match routing_rpm(m) {
+        Some(rpm) => store.route(routing_key(&b.prompt), now_ms, rpm),
+        None => 0,
+    };
     match (m.mode(), &m.params) {
-        (Mode::None, _) | (_, None) => Split::uncached_only(b.prompt.tokens()),
+        (Mode::None, _) | (_, None) => (Split::uncached_only(b.prompt.tokens()), 0),
         (Mode::Explicit, Some(p)) => {
-            explicit_call(store, &b.prompt, &b.breakpoints, p, now_ms, 0, usize::MAX)
+            let machine = routed(store);
+            let salt = machine_salt(machine);
+            let split = explicit_call(
+                store,
+                &b.prompt,
+                &b.breakpoints,
+                p,
+                now_ms,
+                salt,
+                usize::MAX,
+            );
+            (split, machine)
         }
         (Mode::Automatic | Mode::Implicit, Some(p)) => {
             let ttl = m
@@ -618,9 +820,20 @@ fn predict(
                 .default_tier
                 .as_ref()
                 .map_or(300_000, |t| t.ttl_ms);
-            automatic_call(store, &b.prompt, p, ttl, now_ms, hit_allowed, 0)
+            let machine = routed(store);
+            let salt = machine_salt(machine);
+            let split = automatic_call(store, &b.prompt, p, ttl, now_ms, hit_allowed, salt);
+            (split, machine)
         }
     }
+}
+
+/// Requests per minute per routing key (prefix and `prompt_cache_key`) above which the model's
+/// provider overflows requests to other machines (the catalog's `routing_rpm_per_prefix`).
+fn routing_rpm(m: &ModelRules) -> Option<f64> {
+    m.rules()
+        .and_then(|r| r.routing_rpm_per_prefix.as_ref())
+        .map(|r| r.value)
 }
 
 /// A best-effort cache's most likely outcome: a hit when its hit probability is at least one half.
@@ -646,6 +859,7 @@ pub fn explain_paths(
             reason: reason.to_string(),
         }));
     }
+    e.survey(&walked.files)?;
     for f in &walked.files {
         e.file(f)?;
     }

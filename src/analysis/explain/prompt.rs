@@ -188,6 +188,41 @@ impl Sizer {
         let preamble = counter.block(&tools, &hashes, sum).saturating_sub(sum);
         (sizes, preamble)
     }
+
+    /// The tool list's own tokens (preamble) in pcsim's token model when only the tools named in
+    /// `called` (sorted) are sent: what [`Sizer::estimate`] gives for that shorter list.
+    pub(crate) fn kept_preamble(
+        &mut self,
+        ex: &Exchange,
+        model: &ModelSpec,
+        called: &[String],
+    ) -> u64 {
+        let rendering = model.rendering();
+        let family = fnv1a(model.family.as_bytes());
+        let counter = self
+            .lists
+            .entry(family)
+            .or_insert_with(|| ListCounter::new(rendering));
+        let mut tools = Vec::new();
+        let mut hashes = Vec::new();
+        for r in &ex.regions {
+            if let Content::Tool(t) = &r.content {
+                if called.binary_search(&r.name).is_ok() {
+                    tools.push(t);
+                    hashes.push(t.content_hash());
+                }
+            }
+        }
+        if tools.is_empty() {
+            return 0;
+        }
+        let sum: u64 = tools
+            .iter()
+            .zip(&hashes)
+            .map(|(t, &h)| counter.tool_tokens(t, h))
+            .sum();
+        counter.block(&tools, &hashes, sum).saturating_sub(sum)
+    }
 }
 
 /// Scales estimated sizes so that they add up to the billed prompt (the bill is the truth; the
@@ -223,6 +258,8 @@ pub(crate) struct Layout {
     pub tools_breakpoint: bool,
     /// Every breakpoint at the 1-hour tier.
     pub all_1h: bool,
+    /// Only the tools the conversation calls are sent (see [`build`]'s `called`).
+    pub drop_unused_tools: bool,
 }
 
 /// A call's prompt built for the engine.
@@ -250,7 +287,10 @@ fn setting_items(
 }
 
 /// Lays a call out: model marker, tools (preamble, each tool), system blocks, message parts, with
-/// the setting markers before the part each invalidates, and places the breakpoints.
+/// the setting markers before the part each invalidates, and places the breakpoints. With
+/// `layout.drop_unused_tools`, only the tools named in `called` (sorted) are sent, `preamble` is
+/// then the kept list's, and a breakpoint the request set on a dropped tool moves to the end of
+/// the kept tools (where a client sending the shorter list would set it).
 pub(crate) fn build(
     ex: &Exchange,
     m: &ModelRules,
@@ -258,6 +298,7 @@ pub(crate) fn build(
     preamble: u64,
     layout: Layout,
     volatile: &[usize],
+    called: &[String],
 ) -> Built {
     let mut b = Built::default();
     let rules = m.rules();
@@ -286,6 +327,17 @@ pub(crate) fn build(
     let mut tool_idx: Vec<usize> = (0..ex.regions.len())
         .filter(|&i| ex.regions[i].kind == RegionKind::Tool)
         .collect();
+    let mut dropped_breakpoint: Option<String> = None;
+    if layout.drop_unused_tools {
+        tool_idx.retain(|&i| {
+            let r = &ex.regions[i];
+            let keep = called.binary_search(&r.name).is_ok();
+            if !keep && r.breakpoint.is_some() {
+                dropped_breakpoint.clone_from(&r.breakpoint);
+            }
+            keep
+        });
+    }
     if layout.sort_tools {
         tool_idx.sort_by(|&a, &b| ex.regions[a].name.cmp(&ex.regions[b].name));
     }
@@ -313,6 +365,9 @@ pub(crate) fn build(
         }
     }
     let tools_end = b.prompt.last_boundary();
+    if let (Some(t), false) = (dropped_breakpoint, tool_idx.is_empty()) {
+        wanted.push((tools_end, t));
+    }
     for (name, v) in setting_items(ex, rules, "system") {
         marker(&mut b, ItemKind::Setting(name), v);
     }

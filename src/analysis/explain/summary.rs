@@ -168,10 +168,8 @@ pub(crate) fn summarise(
                     predicted_usd: base_input_usd,
                     saving_usd: 0.0,
                     note: match fix {
-                        "prompt_cache_key" => {
-                            "not simulated: routing by key is not modelled on a trace".into()
-                        }
-                        _ => "not simulated: needs the tools each conversation calls".into(),
+                        "drop_unused_tools" => "not simulated: the input was read once, as a stream; the tools each conversation calls are known only at its end (explain the trace as a file to simulate it)".into(),
+                        _ => "not simulated".into(),
                     },
                 },
             },

@@ -48,8 +48,58 @@ fn injections_parse() {
         Injection::parse("parts@3=25").unwrap(),
         Injection::Parts(3, 25)
     );
-    for bad in ["edit@1", "parts@5", "parts@x=2", "clock"] {
+    assert_eq!(
+        Injection::parse("tool-calls=3").unwrap(),
+        Injection::ToolCalls(3)
+    );
+    for bad in [
+        "edit@1",
+        "parts@5",
+        "parts@x=2",
+        "clock",
+        "tool-calls=0",
+        "tool-calls=",
+    ] {
         let e = Injection::parse(bad).unwrap_err().to_string();
         assert!(e.contains("--trace-inject"), "{e}");
     }
+}
+
+/// One Anthropic record of `{time, request, response}` with two tools, one called in the answer.
+fn record(time: &str) -> String {
+    let tool = |n: &str| serde_json::json!({"name": n, "description": "d", "input_schema": {"type": "object"}});
+    serde_json::json!({
+        "time": time,
+        "session": "s",
+        "url": "https://api.anthropic.com/v1/messages",
+        "request": {"model": "claude-opus-4.8", "tools": [tool("used"), tool("unused")],
+                    "messages": [{"role": "user", "content": "hi"}]},
+        "response": {"type": "message", "content": [{"type": "tool_use", "id": "t", "name": "used", "input": {}}],
+                     "usage": {"input_tokens": 500, "output_tokens": 5}}
+    })
+    .to_string()
+}
+
+/// A trace read once from a stream cannot know the tools a conversation calls before its end:
+/// `drop_unused_tools` is reported not simulated, with the reason; `prompt_cache_key` is.
+#[test]
+fn a_stream_leaves_drop_unused_tools_unsimulated_with_the_reason() {
+    let catalog = Catalog::embedded().unwrap();
+    let text = format!(
+        "{}\n{}\n",
+        record("2026-01-01T00:00:00Z"),
+        record("2026-01-01T00:00:10Z")
+    );
+    let e = explain_reader(
+        &catalog,
+        text.as_bytes(),
+        "stdin",
+        ExplainOptions::default(),
+    )
+    .unwrap();
+    assert_eq!(e.calls.len(), 2, "{:?}", e.skipped);
+    let fix = |n: &str| e.fixes.iter().find(|f| f.fix == n).unwrap();
+    assert!(!fix("drop_unused_tools").simulated);
+    assert!(fix("drop_unused_tools").note.contains("read once"));
+    assert!(fix("prompt_cache_key").simulated);
 }

@@ -11,7 +11,9 @@
 //! Injections make traces with a known cause of a miss (docs/explain.md): a timestamp at the start
 //! of the system prompt (`timestamp`), the first user message edited before call K (`edit@K`), and
 //! the turn before call K sent as N content parts (`parts@K=N`, past a 20-block lookback when N is
-//! large). Tool-list changes, pauses and small prefixes come from the scenario itself.
+//! large), and answers that call tools (`tool-calls=N`: each answer also calls one of the first N
+//! tools of the list, in turn, so a conversation calls those N tools and no other). Tool-list
+//! changes, pauses, small prefixes and many sessions on one prefix come from the scenario itself.
 
 use std::collections::HashMap;
 
@@ -42,20 +44,30 @@ pub(crate) enum Injection {
     Edit(usize),
     /// The turn before call K is sent as N content parts.
     Parts(usize, usize),
+    /// Each answer also calls one of the first N tools of the list, in turn.
+    ToolCalls(usize),
 }
 
 impl Injection {
-    /// Parses `timestamp`, `edit@K` or `parts@K=N`.
+    /// Parses `timestamp`, `edit@K`, `parts@K=N` or `tool-calls=N`.
     pub(crate) fn parse(s: &str) -> Result<Self> {
         let bad = || {
             Error::invalid(
                 "command line",
                 "--trace-inject",
-                format!("`{s}`: expected timestamp, edit@K or parts@K=N (K a call number >= 2)"),
+                format!("`{s}`: expected timestamp, edit@K, parts@K=N (K a call number >= 2) or tool-calls=N (N >= 1)"),
             )
         };
         if s == "timestamp" {
             return Ok(Injection::Timestamp);
+        }
+        if let Some(n) = s.strip_prefix("tool-calls=") {
+            let n: usize = n.parse().map_err(|_| bad())?;
+            return if n >= 1 {
+                Ok(Injection::ToolCalls(n))
+            } else {
+                Err(bad())
+            };
         }
         if let Some(k) = s.strip_prefix("edit@") {
             let k: usize = k.parse().map_err(|_| bad())?;
@@ -130,11 +142,22 @@ pub(crate) fn text_of_tokens(rendering: &ToolRendering, n: u64, tag: &str) -> St
     text(&base, &words)
 }
 
+/// One content part of a written message.
+#[derive(Debug, Clone)]
+enum Part {
+    /// Text.
+    Text(String),
+    /// A call of the named tool (no arguments).
+    Call(String),
+}
+
 /// One session's conversation as the trace writes it.
 #[derive(Default)]
 struct SessionText {
     /// (role, parts) of each message.
-    messages: Vec<(&'static str, Vec<String>)>,
+    messages: Vec<(&'static str, Vec<Part>)>,
+    /// The tool the previous answer called (`tool-calls=N`).
+    previous_call: Option<String>,
     /// Tokens of the previous call's prompt outside the tool block and the system prompt.
     message_tokens: u64,
     /// Output tokens of the previous call.
@@ -202,6 +225,13 @@ pub(crate) fn trace_records(
         let s = sessions.entry(bill.session).or_default();
         let system_tokens = scenario.system_tokens;
         grow(s, bill, system_tokens, rendering, injections);
+        // `tool-calls=N`: this call's answer calls tool (call - 1) mod N of the first N.
+        let calls_tool = injections.iter().find_map(|i| match i {
+            Injection::ToolCalls(n) if !tools.is_empty() => {
+                Some(tools[(call - 1) % (*n).min(tools.len())].name.clone())
+            }
+            _ => None,
+        });
         let time = EPOCH + bill.time_s;
         let system = if injections.contains(&Injection::Timestamp) {
             let stamp = clock(time);
@@ -234,6 +264,7 @@ pub(crate) fn trace_records(
             api,
             model,
             &answer_text,
+            calls_tool.as_deref(),
             [0, 0, 0],
             0,
             0,
@@ -253,18 +284,20 @@ pub(crate) fn trace_records(
         let (mut sizes, mut preamble) = sizer.estimate(&ex, model);
         let estimated: u64 = sizes.iter().sum::<u64>() + preamble;
         scale_to(&mut sizes, &mut preamble, estimated);
-        let built = build(&ex, &rules, &sizes, preamble, Layout::default(), &[]);
+        let built = build(&ex, &rules, &sizes, preamble, Layout::default(), &[], &[]);
         let hit = hit_probability >= 1.0 || draws.random::<f64>() < hit_probability;
         let split = predict(&rules, &mut store, &built, (time * 1000.0) as u64, hit);
         let body = response(
             api,
             model,
             &answer_text,
+            calls_tool.as_deref(),
             split.written,
             split.read,
             split.uncached,
             bill.output_tokens,
         );
+        s.previous_call = calls_tool;
         out.push(TraceLine {
             time,
             session: format!("session-{}", bill.session),
@@ -293,13 +326,24 @@ fn grow(
     if call == 1 {
         s.messages = vec![(
             "user",
-            vec![text_of_tokens(rendering, messages_now, &tag("task"))],
+            vec![Part::Text(text_of_tokens(
+                rendering,
+                messages_now,
+                &tag("task"),
+            ))],
         )];
     } else {
         let growth = messages_now.saturating_sub(s.message_tokens + s.previous_output);
         let answer = text_of_tokens(rendering, s.previous_output, &tag("answer"));
+        let mut answer_parts = Vec::new();
         if s.previous_output > 0 {
-            s.messages.push(("assistant", vec![answer]));
+            answer_parts.push(Part::Text(answer));
+        }
+        if let Some(name) = s.previous_call.take() {
+            answer_parts.push(Part::Call(name));
+        }
+        if !answer_parts.is_empty() {
+            s.messages.push(("assistant", answer_parts));
         }
         let parts = injections
             .iter()
@@ -317,11 +361,11 @@ fn grow(
                 per
             };
             if n > 0 {
-                texts.push(text_of_tokens(
+                texts.push(Part::Text(text_of_tokens(
                     rendering,
                     n,
                     &tag(&format!("result {}", p + 1)),
-                ));
+                )));
             }
         }
         if !texts.is_empty() {
@@ -329,9 +373,9 @@ fn grow(
         }
     }
     if !s.edited && injections.contains(&Injection::Edit(call)) {
-        if let Some((_, parts)) = s.messages.first_mut() {
-            let n = rendering.count_text(&parts[0], &[]);
-            parts[0] = text_of_tokens(
+        if let Some(Part::Text(first)) = s.messages.first_mut().map(|(_, p)| &mut p[0]) {
+            let n = rendering.count_text(first, &[]);
+            *first = text_of_tokens(
                 rendering,
                 n,
                 &format!("[session {} task, edited]", bill.session),
@@ -426,7 +470,7 @@ fn anthropic_request(
     model: &ModelSpec,
     tools: &[Tool],
     system: &str,
-    messages: &[(&'static str, Vec<String>)],
+    messages: &[(&'static str, Vec<Part>)],
     strategy: &ResolvedStrategy,
     settings: (bool, bool),
 ) -> Value {
@@ -455,7 +499,16 @@ fn anthropic_request(
     let mut msgs: Vec<Value> = messages
         .iter()
         .map(|(role, parts)| {
-            json!({"role": role, "content": parts.iter().map(|p| json!({"type": "text", "text": p})).collect::<Vec<_>>()})
+            let content: Vec<Value> = parts
+                .iter()
+                .map(|p| match p {
+                    Part::Text(t) => json!({"type": "text", "text": t}),
+                    Part::Call(name) => {
+                        json!({"type": "tool_use", "id": format!("toolu_{name}"), "name": name, "input": {}})
+                    }
+                })
+                .collect();
+            json!({"role": role, "content": content})
         })
         .collect();
     if let Some(t) = tier(Anchor::Last) {
@@ -481,7 +534,7 @@ fn openai_request(
     model: &ModelSpec,
     tools: &[Tool],
     system: &str,
-    messages: &[(&'static str, Vec<String>)],
+    messages: &[(&'static str, Vec<Part>)],
     settings: (bool, bool),
 ) -> Value {
     let mut msgs = Vec::new();
@@ -491,9 +544,23 @@ fn openai_request(
     for (role, parts) in messages {
         let content: Vec<Value> = parts
             .iter()
-            .map(|p| json!({"type": "text", "text": p}))
+            .filter_map(|p| match p {
+                Part::Text(t) => Some(json!({"type": "text", "text": t})),
+                Part::Call(_) => None,
+            })
             .collect();
-        msgs.push(json!({"role": role, "content": content}));
+        let mut m = json!({"role": role, "content": content});
+        let calls: Vec<Value> = parts
+            .iter()
+            .filter_map(|p| match p {
+                Part::Call(name) => Some(openai_call(name)),
+                Part::Text(_) => None,
+            })
+            .collect();
+        if !calls.is_empty() {
+            m["tool_calls"] = Value::Array(calls);
+        }
+        msgs.push(m);
     }
     let mut body = json!({"model": model.id, "messages": msgs});
     if !tools.is_empty() {
@@ -508,12 +575,23 @@ fn openai_request(
     body
 }
 
-fn gemini_request(tools: &[Tool], system: &str, messages: &[(&'static str, Vec<String>)]) -> Value {
+fn gemini_request(tools: &[Tool], system: &str, messages: &[(&'static str, Vec<Part>)]) -> Value {
     let contents: Vec<Value> = messages
         .iter()
         .map(|(role, parts)| {
-            let role = if *role == "assistant" { "model" } else { "user" };
-            json!({"role": role, "parts": parts.iter().map(|p| json!({"text": p})).collect::<Vec<_>>()})
+            let role = if *role == "assistant" {
+                "model"
+            } else {
+                "user"
+            };
+            let parts: Vec<Value> = parts
+                .iter()
+                .map(|p| match p {
+                    Part::Text(t) => json!({"text": t}),
+                    Part::Call(name) => json!({"functionCall": {"name": name, "args": {}}}),
+                })
+                .collect();
+            json!({"role": role, "parts": parts})
         })
         .collect();
     let mut body = json!({"contents": contents});
@@ -526,11 +604,18 @@ fn gemini_request(tools: &[Tool], system: &str, messages: &[(&'static str, Vec<S
     body
 }
 
-/// A response in the API's own shape whose usage is the bill.
+/// An OpenAI Chat Completions tool call of `name` (no arguments).
+fn openai_call(name: &str) -> Value {
+    json!({"id": format!("call_{name}"), "type": "function", "function": {"name": name, "arguments": "{}"}})
+}
+
+/// A response in the API's own shape whose usage is the bill; `call` names a tool the answer calls.
+#[allow(clippy::too_many_arguments)]
 fn response(
     api: &str,
     model: &ModelSpec,
     text: &str,
+    call: Option<&str>,
     written: [u64; 3],
     read: u64,
     uncached: u64,
@@ -538,7 +623,7 @@ fn response(
 ) -> Value {
     let write: u64 = written.iter().sum();
     let prompt = uncached + write + read;
-    match api {
+    let mut body = match api {
         "anthropic" => json!({
             "id": "msg_pcsim",
             "type": "message",
@@ -578,5 +663,26 @@ fn response(
                 "prompt_tokens_details": {"cached_tokens": read},
             }
         }),
+    };
+    if let Some(name) = call {
+        let (parts, part) = match api {
+            "anthropic" => (
+                &mut body["content"],
+                json!({"type": "tool_use", "id": format!("toolu_{name}"), "name": name, "input": {}}),
+            ),
+            "gemini" => (
+                &mut body["candidates"][0]["content"]["parts"],
+                json!({"functionCall": {"name": name, "args": {}}}),
+            ),
+            _ => (
+                &mut body["choices"][0]["message"]["tool_calls"],
+                openai_call(name),
+            ),
+        };
+        match parts.as_array_mut() {
+            Some(list) => list.push(part),
+            None => *parts = json!([part]),
+        }
     }
+    body
 }

@@ -122,6 +122,11 @@ pub struct Exchange {
     pub settings: Settings,
     /// The usage the response billed.
     pub billed: LoggedCall,
+    /// Names of the tools the conversation is seen calling on this call (sorted, each once): tool
+    /// calls in the request's messages (earlier answers) and in the response.
+    pub called_tools: Vec<String>,
+    /// The request's `prompt_cache_key`, when it sets one.
+    pub prompt_cache_key: Option<String>,
 }
 
 /// Interprets a record: its API, model, regions, breakpoints, settings and billed usage; or the
@@ -183,7 +188,24 @@ pub fn exchange_of(rec: TraceRecord<'_>) -> Result<Exchange, SkippedRecord> {
         regions: Vec::new(),
         settings: Settings::default(),
         billed,
+        called_tools: Vec::new(),
+        prompt_cache_key: request
+            .get("prompt_cache_key")
+            .and_then(Json::as_str)
+            .map(str::to_string),
     };
+    // Tool calls: in the history the request re-sends, and in the answer (parsed as a tree or
+    // read from the stream's events).
+    let mut called = Vec::new();
+    for key in ["messages", "input", "contents"] {
+        if let Some(history) = request.get(key) {
+            tool_calls_in(history, &mut called);
+        }
+    }
+    tool_calls_in_response(&rec.response, &mut called);
+    called.sort_unstable();
+    called.dedup();
+    ex.called_tools = called;
     let body = &mut request;
     match api {
         Api::AnthropicMessages => anthropic(body, &mut ex),
@@ -197,6 +219,70 @@ pub fn exchange_of(rec: TraceRecord<'_>) -> Result<Exchange, SkippedRecord> {
         .filter(|r| r.content == Content::Image)
         .count();
     Ok(ex)
+}
+
+/// Object types of a tool call in the APIs' messages and answers (Anthropic `tool_use` and
+/// `server_tool_use`, OpenAI Responses `function_call`, `custom_tool_call` and `mcp_call`).
+const CALL_TYPES: [&str; 5] = [
+    "tool_use",
+    "server_tool_use",
+    "function_call",
+    "custom_tool_call",
+    "mcp_call",
+];
+
+/// Names of the tool calls anywhere in `v`: objects of a [`CALL_TYPES`] type, Gemini
+/// `functionCall` parts, OpenAI Chat `tool_calls` (and their streamed deltas).
+fn tool_calls_in(v: &Json, out: &mut Vec<String>) {
+    match v {
+        Json::Array(items) => items.iter().for_each(|i| tool_calls_in(i, out)),
+        Json::Object(entries) => {
+            let ty = v.get("type").and_then(Json::as_str).unwrap_or("");
+            if CALL_TYPES.contains(&ty) {
+                if let Some(n) = v.get("name").and_then(Json::as_str) {
+                    out.push(n.to_string());
+                }
+            }
+            for (k, child) in entries {
+                match k.as_ref() {
+                    "functionCall" => {
+                        if let Some(n) = child.get("name").and_then(Json::as_str) {
+                            out.push(n.to_string());
+                        }
+                    }
+                    "tool_calls" => {
+                        for c in child.as_array().into_iter().flatten() {
+                            if let Some(n) = c
+                                .get("function")
+                                .and_then(|f| f.get("name"))
+                                .and_then(Json::as_str)
+                            {
+                                out.push(n.to_string());
+                            }
+                        }
+                    }
+                    // Definitions, not calls (a Responses answer echoes the request's tools).
+                    "tools" => {}
+                    _ => tool_calls_in(child, out),
+                }
+            }
+        }
+        _ => {}
+    }
+}
+
+/// Names of the tool calls of a response body, whole or streamed (each event's data).
+fn tool_calls_in_response(text: &str, out: &mut Vec<String>) {
+    if super::sse::looks_like_sse(text) {
+        for (_, data) in super::sse::events_of_text(text) {
+            let s = data.to_string();
+            if let Ok(v) = Json::parse(&s) {
+                tool_calls_in(&v, out);
+            }
+        }
+    } else if let Ok(v) = Json::parse(text) {
+        tool_calls_in(&v, out);
+    }
 }
 
 /// A conversation id a request body carries when its trace record has none: Claude Code's
@@ -662,5 +748,49 @@ mod tests {
             let tree = Json::parse(text).unwrap();
             assert_eq!(compact_without_markers(&tree), as_value_did(text), "{text}");
         }
+    }
+
+    fn called(url: &str, request: &str, response: &str) -> Vec<String> {
+        let rec = TraceRecord {
+            at: "t".into(),
+            time: None,
+            session: None,
+            session_from_body: false,
+            url: Some(url.into()),
+            request: request.into(),
+            response: response.into(),
+            bytes: 0,
+        };
+        exchange_of(rec).unwrap().called_tools
+    }
+
+    /// Tool calls are read from the history and the answer, in each API's shape; tool definitions
+    /// and results are not calls.
+    #[test]
+    fn tool_calls_of_every_api() {
+        let anthropic = called(
+            "https://api.anthropic.com/v1/messages",
+            r#"{"model":"m","tools":[{"name":"defined","input_schema":{}}],"messages":[{"role":"assistant","content":[{"type":"tool_use","id":"1","name":"grep","input":{}}]},{"role":"user","content":[{"type":"tool_result","tool_use_id":"1","content":"x"}]}]}"#,
+            r#"{"type":"message","content":[{"type":"tool_use","id":"2","name":"edit","input":{}}],"usage":{"input_tokens":1,"output_tokens":1}}"#,
+        );
+        assert_eq!(anthropic, ["edit", "grep"]);
+        let chat = called(
+            "https://api.openai.com/v1/chat/completions",
+            r#"{"model":"m","tools":[{"type":"function","function":{"name":"defined"}}],"messages":[{"role":"assistant","content":null,"tool_calls":[{"id":"c","type":"function","function":{"name":"grep","arguments":"{}"}}]}]}"#,
+            r#"{"choices":[{"message":{"role":"assistant","tool_calls":[{"id":"d","type":"function","function":{"name":"grep","arguments":"{}"}}]}}],"usage":{"prompt_tokens":1,"completion_tokens":1}}"#,
+        );
+        assert_eq!(chat, ["grep"]);
+        let responses = called(
+            "https://api.openai.com/v1/responses",
+            r#"{"model":"m","input":[{"type":"function_call","call_id":"c","name":"grep","arguments":"{}"}]}"#,
+            r#"{"output":[{"type":"function_call","name":"run","arguments":"{}"}],"tools":[{"type":"function","name":"defined"}],"usage":{"input_tokens":1,"output_tokens":1}}"#,
+        );
+        assert_eq!(responses, ["grep", "run"]);
+        let gemini = called(
+            "https://generativelanguage.googleapis.com/v1beta/models/g:generateContent",
+            r#"{"contents":[{"role":"model","parts":[{"functionCall":{"name":"grep","args":{}}}]}],"tools":[{"functionDeclarations":[{"name":"defined"}]}]}"#,
+            r#"{"candidates":[{"content":{"parts":[{"text":"ok"}]}}],"usageMetadata":{"promptTokenCount":1,"candidatesTokenCount":1}}"#,
+        );
+        assert_eq!(gemini, ["grep"]);
     }
 }

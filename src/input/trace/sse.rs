@@ -8,6 +8,10 @@
 //! - OpenAI Responses: `response.completed` (or `.done`, `.incomplete`, `.failed`) carries the
 //!   whole response.
 //! - Gemini `streamGenerateContent`: the last chunk with `usageMetadata`.
+//!
+//! The tool calls of the answer are kept too (`explain`'s `drop_unused_tools` needs the tools a
+//! conversation calls): Anthropic `content_block_start` blocks of a tool call join the message's
+//! `content`, OpenAI Chat `delta.tool_calls` with a function name join `choices[0].message`.
 
 use serde_json::{Map, Value};
 
@@ -73,9 +77,39 @@ pub(crate) fn reassemble(events: &[(String, Value)]) -> Option<Value> {
     let mut anthropic: Option<Map<String, Value>> = None;
     let mut last_with_usage: Option<&Value> = None;
     let mut responses: Option<&Value> = None;
+    let mut blocks: Vec<Value> = Vec::new();
+    let mut chat_calls: Vec<Value> = Vec::new();
     for (name, data) in events {
         let ty = data.get("type").and_then(Value::as_str).unwrap_or(name);
+        for c in data
+            .get("choices")
+            .and_then(Value::as_array)
+            .into_iter()
+            .flatten()
+        {
+            for call in c
+                .get("delta")
+                .and_then(|d| d.get("tool_calls"))
+                .and_then(Value::as_array)
+                .into_iter()
+                .flatten()
+            {
+                if call.get("function").and_then(|f| f.get("name")).is_some() {
+                    chat_calls.push(call.clone());
+                }
+            }
+        }
         match ty {
+            "content_block_start" => {
+                if let Some(b) = data.get("content_block").filter(|b| {
+                    matches!(
+                        b.get("type").and_then(Value::as_str),
+                        Some("tool_use" | "server_tool_use")
+                    )
+                }) {
+                    blocks.push(b.clone());
+                }
+            }
             "message_start" => {
                 anthropic = data.get("message").and_then(Value::as_object).cloned();
             }
@@ -108,7 +142,15 @@ pub(crate) fn reassemble(events: &[(String, Value)]) -> Option<Value> {
             }
         }
     }
-    if let Some(m) = anthropic.filter(|m| m.contains_key("usage")) {
+    if let Some(mut m) = anthropic.filter(|m| m.contains_key("usage")) {
+        if !blocks.is_empty() {
+            if let Value::Array(c) = m
+                .entry("content")
+                .or_insert_with(|| Value::Array(Vec::new()))
+            {
+                c.extend(blocks);
+            }
+        }
         return Some(Value::Object(m));
     }
     if let Some(r) = responses.filter(|r| r.get("usage").is_some()) {
@@ -118,7 +160,11 @@ pub(crate) fn reassemble(events: &[(String, Value)]) -> Option<Value> {
         }
         return Some(r);
     }
-    last_with_usage.cloned()
+    let mut body = last_with_usage.cloned()?;
+    if !chat_calls.is_empty() {
+        body["choices"] = serde_json::json!([{"index": 0, "message": {"role": "assistant", "tool_calls": chat_calls}}]);
+    }
+    Some(body)
 }
 
 #[cfg(test)]
@@ -144,5 +190,27 @@ mod tests {
         let body = reassemble(&events_of_text(gemini)).unwrap();
         assert_eq!(body["usageMetadata"]["candidatesTokenCount"], 9);
         assert!(reassemble(&events_of_text("data: {\"choices\":[]}\n\n")).is_none());
+    }
+
+    #[test]
+    fn streamed_tool_calls_are_kept() {
+        let anthropic = "event: message_start\ndata: {\"type\":\"message_start\",\"message\":{\"type\":\"message\",\"content\":[],\"usage\":{\"input_tokens\":3}}}\n\nevent: content_block_start\ndata: {\"type\":\"content_block_start\",\"index\":0,\"content_block\":{\"type\":\"tool_use\",\"id\":\"t\",\"name\":\"grep\",\"input\":{}}}\n\nevent: content_block_start\ndata: {\"type\":\"content_block_start\",\"index\":1,\"content_block\":{\"type\":\"text\",\"text\":\"\"}}\n\nevent: message_delta\ndata: {\"type\":\"message_delta\",\"usage\":{\"output_tokens\":4}}\n\n";
+        let body = reassemble(&events_of_text(anthropic)).unwrap();
+        assert_eq!(body["content"][0]["name"], "grep");
+        assert_eq!(body["content"].as_array().unwrap().len(), 1);
+        let chat = "data: {\"choices\":[{\"delta\":{\"tool_calls\":[{\"index\":0,\"id\":\"c\",\"type\":\"function\",\"function\":{\"name\":\"run\",\"arguments\":\"\"}}]}}]}\n\ndata: {\"choices\":[{\"delta\":{\"tool_calls\":[{\"index\":0,\"function\":{\"arguments\":\"{}\"}}]}}]}\n\ndata: {\"choices\":[],\"usage\":{\"prompt_tokens\":7}}\n\n";
+        let body = reassemble(&events_of_text(chat)).unwrap();
+        assert_eq!(body["usage"]["prompt_tokens"], 7);
+        assert_eq!(
+            body["choices"][0]["message"]["tool_calls"][0]["function"]["name"],
+            "run"
+        );
+        assert_eq!(
+            body["choices"][0]["message"]["tool_calls"]
+                .as_array()
+                .unwrap()
+                .len(),
+            1
+        );
     }
 }

@@ -17,7 +17,7 @@ pub(crate) const ROUTING_PREFIX_TOKENS: u64 = 256;
 
 /// The routing key of a prompt: the identity of its prefix at the first boundary at or beyond
 /// [`ROUTING_PREFIX_TOKENS`] (the whole prompt when shorter).
-pub(super) fn routing_key(p: &Prompt) -> u64 {
+pub(crate) fn routing_key(p: &Prompt) -> u64 {
     let i = p.cum_tokens.partition_point(|&t| t < ROUTING_PREFIX_TOKENS);
     let i = i.min(p.cum_hash.len().saturating_sub(1));
     p.cum_hash.get(i).copied().unwrap_or(0)
@@ -25,7 +25,7 @@ pub(super) fn routing_key(p: &Prompt) -> u64 {
 
 /// Key-space salt of a machine: entries on machine m are keyed `prefix ^ salt(m)`; machine 0 is the
 /// unsalted key space, so a model without routing behaves exactly as before.
-pub(super) fn machine_salt(machine: u32) -> u64 {
+pub(crate) fn machine_salt(machine: u32) -> u64 {
     if machine == 0 {
         0
     } else {

@@ -11,7 +11,7 @@
 
 pub(crate) mod cache;
 mod draws;
-mod keys;
+pub(crate) mod keys;
 mod prepared;
 pub(crate) mod prompt;
 pub(crate) mod queue;

@@ -163,6 +163,12 @@ impl CacheStore {
         machine.min(f64::from(u32::MAX)) as u32
     }
 
+    /// Whether nothing is cached and no routing window is open (after [`CacheStore::sweep`]: the
+    /// store can be dropped).
+    pub(crate) fn is_idle(&self) -> bool {
+        self.entries.is_empty() && self.routes.is_empty()
+    }
+
     /// Drops expired entries; called now and then so memory stays bounded on long runs.
     pub(crate) fn sweep(&mut self, now: u64) {
         let leases = &self.leases;
