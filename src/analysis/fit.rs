@@ -17,7 +17,6 @@
 //! Each distribution is fitted by [`super::fitdist::fit_quantity`].
 
 use std::collections::BTreeMap;
-use std::fmt::Write as _;
 
 use serde::Serialize;
 
@@ -1029,95 +1028,6 @@ fn fit_calls(
     })
 }
 
-/// A number for TOML: a float with a decimal point (6 decimals at most), so it parses as written.
-fn toml_num(x: f64) -> String {
-    let s = format!("{x:.6}");
-    let s = s.trim_end_matches('0');
-    if s.ends_with('.') {
-        format!("{s}0")
-    } else {
-        s.to_string()
-    }
-}
-
-/// A quantity as a TOML value.
-pub(crate) fn quantity_toml(q: &Quantity) -> String {
-    match *q {
-        Quantity::Fixed { value } if value.fract() == 0.0 => format!("{}", value as u64),
-        Quantity::Fixed { value } => toml_num(value),
-        Quantity::Exponential { mean } => {
-            format!("{{ dist = \"exponential\", mean = {} }}", toml_num(mean))
-        }
-        Quantity::LogNormal { mu, sigma } => format!(
-            "{{ dist = \"log_normal\", mu = {}, sigma = {} }}",
-            toml_num(mu),
-            toml_num(sigma)
-        ),
-        Quantity::Uniform { min, max } => format!(
-            "{{ dist = \"uniform\", min = {}, max = {} }}",
-            toml_num(min),
-            toml_num(max)
-        ),
-        Quantity::Gamma { shape, scale } => format!(
-            "{{ dist = \"gamma\", shape = {}, scale = {} }}",
-            toml_num(shape),
-            toml_num(scale)
-        ),
-    }
-}
-
-fn interval_text(p: &ParamEstimate) -> String {
-    let f = |x: f64| {
-        if x.abs() >= 100.0 {
-            format!("{x:.1}")
-        } else {
-            format!("{x:.4}")
-        }
-    };
-    format!(
-        "{} = {} [{}, {}]",
-        p.name,
-        f(p.estimate),
-        f(p.low),
-        f(p.high)
-    )
-}
-
-/// `s` as a TOML basic string: quotes, backslashes and every control character (TOML allows none
-/// but tab, and DEL neither) escaped.
-fn string_toml(s: &str) -> String {
-    let mut out = String::with_capacity(s.len() + 2);
-    out.push('"');
-    for ch in s.chars() {
-        match ch {
-            '"' => out.push_str("\\\""),
-            '\\' => out.push_str("\\\\"),
-            '\n' => out.push_str("\\n"),
-            '\t' => out.push_str("\\t"),
-            c if c.is_control() => {
-                let _ = write!(out, "\\u{:04X}", c as u32);
-            }
-            c => out.push(c),
-        }
-    }
-    out.push('"');
-    out
-}
-
-/// `s` for a TOML comment: control characters (which TOML refuses there, but for tab) shown as
-/// `\u{..}` escapes, so a file name cannot break the scenario.
-fn comment_toml(s: &str) -> String {
-    s.chars()
-        .map(|c| {
-            if c.is_control() && c != '\t' {
-                format!("\\u{{{:x}}}", c as u32)
-            } else {
-                c.to_string()
-            }
-        })
-        .collect()
-}
-
 /// A duration in seconds rounded to the microsecond: times are seconds since 1970 in an `f64`, so
 /// their differences carry noise (1 ms gaps came out as 0.000999... and 0.001000...), which made a
 /// constant gap fit as a uniform of zero width.
@@ -1211,152 +1121,6 @@ impl HistoryFit {
             _ => true,
         }
     }
-
-    /// The fitted scenario as TOML; `tool_files` are written as given (relative to the scenario's
-    /// folder, or absolute), `name` is the scenario's name.
-    pub(crate) fn scenario_toml(&self, name: &str, tool_files: &[String]) -> String {
-        let pct = self.confidence * 100.0;
-        let mut s = String::new();
-        let _ = writeln!(
-            s,
-            "# Fitted by `pcsim fit` to {}.\n# Each fitted value is followed by its {pct}% interval; `pcsim fit` prints the goodness of fit.",
-            comment_toml(&self.origin)
-        );
-        let _ = writeln!(s, "name = {}", string_toml(name));
-        let _ = writeln!(
-            s,
-            "description = {}",
-            string_toml(&format!(
-                "fitted to {} calls in {} sessions on {}",
-                self.calls_logged - self.sidechain_calls_left_out,
-                self.calls.sessions,
-                self.sessions_on()
-            ))
-        );
-        let _ = writeln!(s, "models = [{}]", string_toml(&self.model));
-        if self.session_models.len() > 1 {
-            let _ = writeln!(
-                s,
-                "# The history's sessions ran on {} models (each session's most frequent model):",
-                self.session_models.len()
-            );
-            for m in &self.session_models {
-                let _ = writeln!(
-                    s,
-                    "#   {}: {} session{}, {} call{}",
-                    m.model.replace(['\n', '\r'], " "),
-                    m.sessions,
-                    if m.sessions == 1 { "" } else { "s" },
-                    m.calls,
-                    if m.calls == 1 { "" } else { "s" }
-                );
-            }
-            if self.one_model {
-                let _ = writeln!(
-                    s,
-                    "# --model {}: every session was fitted and checked on it, against the logged calls each\n# at its own model's prices.",
-                    self.model
-                );
-            } else {
-                let _ = writeln!(
-                    s,
-                    "# A scenario has one model per run: `run` simulates every session on {}. The check of\n# `pcsim fit` simulated the mix ({}), with these distributions,\n# summed run by run, against the logged calls each at its own model's prices.",
-                    self.model,
-                    self.check_models
-                        .iter()
-                        .map(|(m, k)| format!("{k} on {m}"))
-                        .collect::<Vec<_>>()
-                        .join(", ")
-                );
-            }
-        }
-        let _ = writeln!(s, "strategies = [\"none\", \"cached\"]");
-        let _ = writeln!(s, "seed = 1\n");
-        let _ = writeln!(s, "[tools]");
-        if !tool_files.is_empty() {
-            let files: Vec<String> = tool_files.iter().map(|f| string_toml(f)).collect();
-            let _ = writeln!(
-                s,
-                "files = [{}]   # {} tokens on {}",
-                files.join(", "),
-                self.tool_block_tokens,
-                self.model
-            );
-        }
-        let _ = writeln!(s, "\n[session]");
-        match &self.calls.lengths {
-            Some(values) => {
-                let list: Vec<String> = values.iter().map(usize::to_string).collect();
-                let _ = writeln!(
-                    s,
-                    "calls = {{ dist = \"empirical\", values = [{}] }}   # {} sessions of {} to {} calls; mean {}",
-                    list.join(", "),
-                    values.len(),
-                    self.calls.min,
-                    self.calls.max,
-                    interval_text(&self.calls.mean)
-                );
-            }
-            None => {
-                let _ = writeln!(
-                    s,
-                    "calls = {}   # {}",
-                    self.calls.calls,
-                    interval_text(&self.calls.mean)
-                );
-            }
-        }
-        let _ = writeln!(
-            s,
-            "system_tokens = {}   # stable prefix {} tokens ({}) minus the tool block",
-            self.system_tokens,
-            self.prefix_tokens,
-            match self.prefix_source {
-                PrefixSource::Given => "given",
-                PrefixSource::InferredFromCacheReads => "inferred from cache reads",
-                PrefixSource::Unknown => "unknown: taken as the tool block",
-            }
-        );
-        for f in &self.fields {
-            let key = f.field.trim_start_matches("session.");
-            match &f.fit {
-                Some(q) => {
-                    let params: Vec<String> = q.params.iter().map(interval_text).collect();
-                    let _ = writeln!(
-                        s,
-                        "{key} = {}   # n = {}; {}",
-                        quantity_toml(&q.quantity),
-                        q.n,
-                        params.join("; ")
-                    );
-                }
-                None => {
-                    let _ = writeln!(s, "# {key}: no value in the logs (the default is used)");
-                }
-            }
-        }
-        let _ = writeln!(s, "user_tokens = 0   # a log cannot tell user turns from tool results: both are in tool_result_tokens");
-        if self.calls.sessions > 1 {
-            let _ = writeln!(s, "\n[sessions]");
-            let _ = writeln!(s, "count = {}", self.calls.sessions);
-            match (&self.arrivals.per_hour, self.arrivals.every_seconds) {
-                (Some(p), _) => {
-                    let _ = writeln!(
-                        s,
-                        "poisson_per_hour = {}   # {}",
-                        toml_num(p.estimate),
-                        interval_text(p)
-                    );
-                }
-                (None, Some(e)) => {
-                    let _ = writeln!(s, "every_seconds = {}", toml_num(e));
-                }
-                (None, None) => {}
-            }
-            let _ = writeln!(s, "shared_cache = {}", self.shared_cache);
-        }
-        s
-    }
 }
 
 #[cfg(test)]
@@ -1419,7 +1183,7 @@ mod tests {
             }
             Err(e) => return Err(format!("fit failed: {e}")),
         };
-        let toml = fit.scenario_toml(name, &[]);
+        let toml = crate::report::fitted_scenario::scenario_toml(&fit, name, &[]);
         Scenario::from_toml_str(&toml, "fitted.toml", Path::new("."))
             .map(Some)
             .map_err(|e| format!("the fitted scenario does not load: {e}\n{toml}"))

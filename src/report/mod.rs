@@ -25,6 +25,8 @@ pub mod document;
 pub(crate) mod explain;
 #[cfg(feature = "cli")]
 pub(crate) mod fit;
+#[cfg(feature = "cli")]
+pub(crate) mod fitted_scenario;
 pub(crate) mod json;
 #[cfg(feature = "cli")]
 pub(crate) mod models;
