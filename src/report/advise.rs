@@ -2,9 +2,10 @@
 //! advice, and the candidates (one run, or the means of `--runs N`).
 
 use crate::analysis::advise::*;
-use crate::analysis::uncertainty::share_text;
-use crate::analysis::{percent, skip_lines};
+use crate::analysis::percent;
 use crate::base::text::usd;
+use crate::report::share_text;
+use crate::report::skip_lines;
 use std::fmt::Write as _;
 
 impl AdviceReport {

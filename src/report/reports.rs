@@ -4,9 +4,8 @@
 //! from the same report structs the command prints. Public through [`crate::report`] (the
 //! functions) and [`crate::report::document`] (the document and its options).
 
-use crate::analysis::calls_word;
-use crate::analysis::uncertainty::{share_text, Interval};
-use crate::base::text::saving_percent;
+use crate::analysis::uncertainty::Interval;
+use crate::base::text::{calls_word, saving_percent};
 use crate::error::Result;
 use crate::input::scenario::{Scenario, DEFAULT_SCENARIO};
 use crate::model::catalog::Catalog;
@@ -14,7 +13,7 @@ use crate::report::chart::{ChartFile, ChartOptions};
 use crate::report::document::{
     charts, models_of, price_sources, Block, Document, DocumentOptions, Provenance, Section, Table,
 };
-use crate::report::usd;
+use crate::report::{share_text, usd};
 use crate::sim::simulate::ContextWarning;
 
 /// Provenance of a report: version, catalog, pricing, scenario, seed and runs, and the command line
