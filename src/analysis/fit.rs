@@ -382,6 +382,9 @@ fn field(field: &str, what: &str, values: &[f64], confidence: f64) -> FittedFiel
     }
 }
 
+// Over 120 lines: the fit reads the conversations once and draws every fitted field, note and limit
+// from that pass; the per-field fits are already functions (fit_quantity, session_mix), what
+// remains is the pass and the notes it gathers.
 fn fit_read(
     r: HistoryReader,
     catalog: &Catalog,
@@ -695,6 +698,8 @@ struct Mix {
 /// simulates (every session on `model` with `one_model`) and the history's logged total: each
 /// call at its own model's prices (a call on a model outside the catalog, or naming none, at the
 /// model its session is checked on).
+// Over 120 lines: one pass over the sessions that gathers five tallies at once (labels, session
+// models, check models, models off the catalog, the logged total), then the notes on them.
 fn session_mix(
     convs: &[Conv],
     names: &[String],

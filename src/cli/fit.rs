@@ -107,6 +107,9 @@ fn relative(from: &Path, to: &Path) -> PathBuf {
 }
 
 /// Runs `pcsim fit`.
+// Over 120 lines: the fit command's steps in order (flags, logs, fit, the scenario written and
+// loaded back, the check runs, the outputs); orchestration that issue 28 moves into the library, as
+// for replay and config.
 pub(crate) fn cmd_fit(catalog: &Catalog, a: FitArgs, out: &mut dyn Write) -> Result<()> {
     report::check_output_path(&a.out)?;
     let opts = FitOptions {

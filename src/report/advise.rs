@@ -10,6 +10,9 @@ use std::fmt::Write as _;
 
 impl AdviceReport {
     /// The terminal report: one block per model.
+    // Over 120 lines: the advise terminal report, one block per model in the order it prints
+    // (placement, recommendation, TTL, break-even, tools to drop, notes, skips); each part is a
+    // few lines of text.
     pub fn table(&self) -> String {
         let mut out = format!(
             "scenario: {} ({} session(s) x {} calls); every saving below is from a simulation of it{}\n",

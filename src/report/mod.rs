@@ -221,6 +221,9 @@ fn pause_before_rename() {
 }
 
 /// The core of [`write_atomic_with`] and [`write_set`]: `write(i, file)` fills member `i`.
+// Over 120 lines: the atomic write of a set of files in its numbered steps (check, back up, write
+// temporaries, rename, undo the renamed members on a failure); the steps share the temporaries and
+// backups the undo needs.
 fn write_members(
     paths: &[PathBuf],
     write: &mut dyn FnMut(usize, &mut std::io::BufWriter<std::fs::File>) -> std::io::Result<()>,

@@ -449,6 +449,8 @@ pub fn compare_document(
 
 /// The `whatif` report (`pcsim whatif --report`): what the command printed (`printed`, its text
 /// table) with its charts, at the options' chart size and scale.
+// Over 120 lines: the whatif document's blocks in the order they appear; each block is a few lines,
+// a list of blocks rather than logic.
 pub fn whatif_document(
     catalog: &Catalog,
     scenario: &Scenario,
@@ -757,6 +759,8 @@ fn ttl_and_drop_tools(rep: &crate::analysis::advise::AdviceReport) -> Section {
 /// The `diff` report: the rows side by side, what differs between the tool lists, the prices
 /// used and (for two scenarios) A's scenario file as simulated.
 #[cfg(feature = "cli")]
+// Over 120 lines: the diff document's blocks in the order they appear; each block is a few lines, a
+// list of blocks rather than logic.
 pub(crate) fn diff_document(
     catalog: &Catalog,
     scenario_a: Option<&Scenario>,

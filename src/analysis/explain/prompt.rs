@@ -251,6 +251,9 @@ fn setting_items(
 
 /// Lays a call out: model marker, tools (preamble, each tool), system blocks, message parts, with
 /// the setting markers before the part each invalidates, and places the breakpoints.
+// Over 120 lines: lays out one prompt in its order (model marker, tools, system, messages, then the
+// breakpoints), each part appending to the same `Built` and the later parts reading the boundaries
+// the earlier ones left.
 pub(crate) fn build(
     ex: &Exchange,
     m: &ModelRules,
