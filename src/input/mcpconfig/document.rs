@@ -1,0 +1,269 @@
+//! A configuration document of any client read into its server entries: where each client keeps
+//! its server map (top level, per project, under `mcp`), its allow and exclude lists, and the limit
+//! on the entries of one file.
+
+use super::*;
+
+/// Where `${workspaceFolder}` and relative paths point: the given workspace, else the file's folder
+/// (its parent when that folder is a client's own, e.g. `.vscode`).
+pub(super) fn workspace_of(path: Option<&Path>, opts: &LoadOptions) -> PathBuf {
+    if let Some(w) = &opts.workspace {
+        return w.clone();
+    }
+    let dir = path
+        .and_then(Path::parent)
+        .map(Path::to_path_buf)
+        .unwrap_or_else(|| PathBuf::from("."));
+    let own = [
+        ".vscode",
+        ".cursor",
+        ".gemini",
+        ".zed",
+        ".codex",
+        ".continue",
+        ".windsurf",
+    ];
+    match dir.file_name().and_then(|n| n.to_str()) {
+        Some(n) if own.contains(&n) => dir.parent().map(Path::to_path_buf).unwrap_or(dir),
+        Some("mcpServers") => dir
+            .parent()
+            .and_then(Path::parent)
+            .map(Path::to_path_buf)
+            .unwrap_or(dir),
+        _ => dir,
+    }
+}
+
+/// Upper bound on the server entries of one configuration (its projects' included): `config`
+/// starts every server at once, so a larger file is refused before any server is started.
+pub const MAX_SERVERS: usize = 256;
+
+/// Parses a configuration document of any client.
+// Over 120 lines: every client's document shape (keys, projects, allow and exclude lists) in one
+// place, so the clients' differences can be read side by side; the per-family split (issue 28) is
+// to come.
+pub fn parse_document(
+    text: &str,
+    origin: &str,
+    path: Option<&Path>,
+    opts: &LoadOptions,
+    lookup: &dyn Fn(&str) -> Option<String>,
+) -> Result<McpConfig> {
+    let by_path = path.map(|p| detect_client(Some(p), None));
+    let kind = opts.client.or(by_path.filter(|c| *c != Client::Generic));
+    let v: Value = match kind {
+        Some(Client::Codex) => {
+            crate::base::files::check_toml_size(text.len(), origin)?;
+            let t: toml::Value = toml::from_str(text)
+                .map_err(|e| Error::parse(origin, format!("not valid TOML: {e}")))?;
+            serde_json::to_value(t).map_err(|e| Error::parse(origin, e))?
+        }
+        Some(Client::Continue | Client::Goose) if !text.trim_start().starts_with('{') => {
+            // The YAML parser holds a document's events too: 48 MB of list items took 2 GB.
+            if text.len() as u64 > crate::base::files::MAX_TOML_BYTES {
+                return Err(Error::invalid(
+                    origin,
+                    "size",
+                    format!(
+                        "{} bytes is more than the {}-byte limit of a YAML file",
+                        text.len(),
+                        crate::base::files::MAX_TOML_BYTES
+                    ),
+                ));
+            }
+            serde_yaml_ng::from_str(text)
+                .map_err(|e| Error::parse(origin, format!("not valid YAML: {e}")))?
+        }
+        _ => {
+            let text = strip_jsonc(text);
+            crate::base::files::check_json_values(&text, origin)?;
+            let v = serde_json::from_str(&text)
+                .map_err(|e| Error::parse(origin, format!("not valid JSON: {e}")))?;
+            // Two equal keys in one object: the JSON parse keeps the last (a server lost).
+            if let Some(key) = crate::input::json_keys::first_duplicate_key(&text) {
+                return Err(Error::invalid(
+                    origin,
+                    key,
+                    "this key appears twice in one object; only the last would count (remove or rename one)",
+                ));
+            }
+            v
+        }
+    };
+    let client = match kind {
+        // A YAML file outside Goose's folder that holds Goose's `extensions` map.
+        Some(Client::Continue) if opts.client.is_none() && v.get("extensions").is_some() => {
+            Client::Goose
+        }
+        Some(k) => k,
+        None => detect_client(None, Some(&v)),
+    };
+    let workspace = workspace_of(path, opts);
+    let input_defaults: BTreeMap<String, String> = v
+        .get("inputs")
+        .or_else(|| v.pointer("/mcp/inputs"))
+        .and_then(Value::as_array)
+        .map(|a| {
+            a.iter()
+                .filter_map(|i| {
+                    Some((
+                        i.get("id")?.as_str()?.to_string(),
+                        i.get("default")?.as_str()?.to_string(),
+                    ))
+                })
+                .collect()
+        })
+        .unwrap_or_default();
+    let config_dir = path
+        .and_then(Path::parent)
+        .map(Path::to_path_buf)
+        .unwrap_or_else(|| PathBuf::from("."));
+    let ctx = Ctx {
+        client,
+        lookup,
+        inputs: &opts.inputs,
+        input_defaults: &input_defaults,
+        workspace: &workspace,
+        config_dir: &config_dir,
+    };
+    let mut cfg = McpConfig {
+        origin: origin.to_string(),
+        client,
+        servers: Vec::new(),
+        skipped: Vec::new(),
+    };
+    // (display name, field path, entry)
+    let mut entries: Vec<(String, String, Value)> = Vec::new();
+    let map_entries =
+        |key: &str, m: &Value, out: &mut Vec<(String, String, Value)>| -> Result<()> {
+            let m = m.as_object().ok_or_else(|| {
+                Error::invalid(
+                    origin,
+                    key,
+                    "must be an object mapping server names to entries",
+                )
+            })?;
+            for (name, e) in m {
+                out.push((name.clone(), format!("{key}.{name}"), e.clone()));
+            }
+            Ok(())
+        };
+    // Where each client keeps its server map, in the order it looks (a `.` is a nested key).
+    let keys: &[&'static str] = match client {
+        Client::Codex => &["mcp_servers"],
+        Client::OpenCode => &["mcp"],
+        Client::Goose => &["extensions"],
+        Client::Zed => &["context_servers"],
+        Client::VsCode => &["servers", "mcp.servers", "mcpServers"],
+        _ => &["mcpServers", "servers"],
+    };
+    let found = keys.iter().find_map(|&key| {
+        let pointer = format!("/{}", key.replace('.', "/"));
+        v.pointer(&pointer).map(|m| (key, m))
+    });
+    let projects = v.get("projects").and_then(Value::as_object);
+    match found {
+        Some((key, Value::Array(list))) => {
+            // Continue: a list of entries, each with its `name`.
+            for (i, e) in list.iter().enumerate() {
+                let name = e
+                    .get("name")
+                    .and_then(Value::as_str)
+                    .map(str::to_string)
+                    .unwrap_or_else(|| format!("server {}", i + 1));
+                entries.push((name, format!("{key}[{i}]"), e.clone()));
+            }
+        }
+        Some((key, m)) => map_entries(key, m, &mut entries)?,
+        None if client == Client::ClaudeCode && projects.is_some() => {}
+        None => {
+            return Err(Error::invalid(
+                origin,
+                "mcpServers",
+                "no server map (`mcpServers`, `servers`, `context_servers`, `mcp_servers`, OpenCode's `mcp` or Goose's `extensions`): not an MCP client configuration",
+            ))
+        }
+    }
+    // ~/.claude.json: per-project servers (local scope) beside the user's.
+    if client == Client::ClaudeCode {
+        if let Some(projects) = projects {
+            for (dir, p) in projects {
+                if opts.project.as_deref().is_some_and(|want| want != dir) {
+                    continue;
+                }
+                if let Some(m) = p.get("mcpServers").and_then(Value::as_object) {
+                    for (name, e) in m {
+                        entries.push((
+                            format!("{name} (project {dir})"),
+                            format!("projects.{dir}.mcpServers.{name}"),
+                            e.clone(),
+                        ));
+                    }
+                }
+            }
+        }
+    }
+    // Gemini CLI's global lists.
+    let list = |p: &str| -> Option<Vec<String>> {
+        v.pointer(p).and_then(Value::as_array).map(|a| {
+            a.iter()
+                .filter_map(|x| x.as_str().map(str::to_string))
+                .collect()
+        })
+    };
+    let (allowed, excluded) = if client == Client::GeminiCli {
+        (
+            list("/mcp/allowed"),
+            list("/mcp/excluded").unwrap_or_default(),
+        )
+    } else {
+        (None, Vec::new())
+    };
+    // Every server is started at once (one thread and one process each): refused before any is.
+    if entries.len() > MAX_SERVERS {
+        return Err(Error::invalid(
+            origin,
+            found.map_or("projects", |(key, _)| key),
+            format!(
+                "{} server entries exceed the limit of {MAX_SERVERS} servers in one configuration",
+                entries.len()
+            ),
+        ));
+    }
+    let excluded: std::collections::HashSet<String> = excluded.into_iter().collect();
+    let allowed: Option<std::collections::HashSet<String>> =
+        allowed.map(|a| a.into_iter().collect());
+    for (name, at, e) in entries {
+        if excluded.contains(&name) {
+            cfg.skipped.push(SkippedServer {
+                name,
+                reason: "excluded by mcp.excluded".into(),
+            });
+            continue;
+        }
+        if allowed.as_ref().is_some_and(|a| !a.contains(&name)) {
+            cfg.skipped.push(SkippedServer {
+                name,
+                reason: "not in mcp.allowed".into(),
+            });
+            continue;
+        }
+        // OpenCode and Goose entries are brought to the `mcpServers` shape first.
+        let e = match client {
+            Client::OpenCode => crate::input::mcpclients::opencode_entry(&e),
+            Client::Goose => match crate::input::mcpclients::goose_entry(&e) {
+                Ok(e) => e,
+                Err(reason) => {
+                    cfg.skipped.push(SkippedServer { name, reason });
+                    continue;
+                }
+            },
+            _ => e,
+        };
+        match read_entry(&name, &at, &e, origin, &ctx)? {
+            Ok(entry) => cfg.servers.push(entry),
+            Err(reason) => cfg.skipped.push(SkippedServer { name, reason }),
+        }
+    }
+    Ok(cfg)
+}
