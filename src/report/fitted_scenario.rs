@@ -252,3 +252,201 @@ fn comment_toml(s: &str) -> String {
         })
         .collect()
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::analysis::fit::*;
+    use crate::error::Error;
+    use crate::input::scenario::Scenario;
+    use crate::input::usagelog::LoggedCall;
+    use crate::input::usagelog::UsageLog;
+    use crate::model::catalog::Catalog;
+    use proptest::prelude::*;
+
+    /// One logged call: `time` seconds since 2026-01-01 (none: no timestamp).
+    fn call(session: &str, time: Option<f64>, prompt: u64, read: u64, output: u64) -> LoggedCall {
+        LoggedCall {
+            at: String::new(),
+            format: "test",
+            model: Some("claude-opus-4.8".into()),
+            unix_time: time.map(|t| 1_767_225_600.0 + t),
+            session: Some(session.into()),
+            agent: None,
+            sidechain: false,
+            project: None,
+            prompt_tokens: prompt,
+            uncached_tokens: prompt - read,
+            cache_write_5m_tokens: 0,
+            cache_write_1h_tokens: 0,
+            cache_read_tokens: read,
+            output_tokens: output,
+            stated_usd: None,
+            response_id: None,
+        }
+    }
+
+    /// Fits `calls` and loads the scenario it writes under `name`: `Ok(None)` when the history was
+    /// refused as beyond a limit (an invalid-input error), `Err` for anything else that fails.
+    fn fit_and_load(
+        calls: Vec<LoggedCall>,
+        name: &str,
+        opts: &FitOptions,
+    ) -> std::result::Result<Option<Scenario>, String> {
+        let catalog = Catalog::embedded().map_err(|e| e.to_string())?;
+        let model = catalog
+            .model("claude-opus-4.8")
+            .map_err(|e| e.to_string())?;
+        let log = UsageLog {
+            origin: "history.jsonl".into(),
+            calls,
+            ..Default::default()
+        };
+        let mut r = HistoryReader::new(opts).map_err(|e| e.to_string())?;
+        r.add_log(&log);
+        let fit = match r.fit(&catalog, model, &[], opts) {
+            Ok(f) => f,
+            Err(e @ Error::Invalid { .. }) => {
+                let text = e.to_string();
+                return if text.contains("limit") {
+                    Ok(None)
+                } else {
+                    Err(format!("refused without a limit: {text}"))
+                };
+            }
+            Err(e) => return Err(format!("fit failed: {e}")),
+        };
+        let toml = scenario_toml(&fit, name, &[]);
+        Scenario::from_toml_str(&toml, "fitted.toml", Path::new("."))
+            .map(Some)
+            .map_err(|e| format!("the fitted scenario does not load: {e}\n{toml}"))
+    }
+
+    use std::path::Path;
+
+    /// The legal inputs on which `fit` ended in "internal error" (issue 29), each now fitted.
+    #[test]
+    fn gaps_over_30_days_1_ms_gaps_and_control_characters_fit() {
+        let opts = FitOptions::default();
+        let day = 86_400.0;
+        // Sessions 31 days apart (every_seconds past 30 days).
+        let apart = vec![
+            call("a", Some(0.0), 1000, 0, 100),
+            call("a", Some(5.0), 1200, 0, 100),
+            call("b", Some(31.0 * day), 1000, 0, 100),
+            call("b", Some(31.0 * day + 5.0), 1200, 0, 100),
+        ];
+        assert!(fit_and_load(apart, "apart", &opts).unwrap().is_some());
+        // A gap of a year inside a session, varied arrivals years apart (Poisson rate < 0.001/h).
+        let mut slow = Vec::new();
+        for (k, start) in [0.0, 400.0, 900.0, 2000.0, 2100.0, 3000.0]
+            .iter()
+            .enumerate()
+        {
+            let s = format!("s{k}");
+            for i in 0..6u64 {
+                let t = start * day + (i as f64).powi(3) * 365.0 * day / 125.0;
+                slow.push(call(&s, Some(t), 1000 + 300 * i, 0, 100));
+            }
+        }
+        assert!(fit_and_load(slow, "slow", &opts).unwrap().is_some());
+        // 1 ms between every call: one fixed gap, not a uniform of zero width.
+        let fast: Vec<LoggedCall> = (0..50u64)
+            .map(|i| call("a", Some(i as f64 / 1000.0), 1000 + 150 * i, 0, 100))
+            .collect();
+        let s = fit_and_load(fast, "fast", &opts).unwrap().unwrap();
+        assert_eq!(s.gap_seconds, Quantity::Fixed { value: 0.001 });
+        // A name with DEL, other control characters, quotes and a backslash is kept as given.
+        let name = "a\u{7f}b\u{1}c\"d\\e\u{9b}f\r";
+        let named: Vec<LoggedCall> = (0..5u64)
+            .map(|i| call("a", Some(i as f64), 1000 + 150 * i, 0, 100))
+            .collect();
+        let s = fit_and_load(named, name, &opts).unwrap().unwrap();
+        assert_eq!(s.name, name);
+    }
+
+    /// A conversation longer than a scenario session is refused with the limit named (it was an
+    /// internal error at 150,000 calls); so is a million calls in one session.
+    #[test]
+    fn conversations_beyond_the_session_limit_are_refused_naming_it() {
+        for n in [150_000u64, 1_000_000] {
+            let calls: Vec<LoggedCall> = (0..n)
+                .map(|i| call("a", Some(i as f64), 1000 + i, 0, 1))
+                .collect();
+            let catalog = Catalog::embedded().unwrap();
+            let model = catalog.model("claude-opus-4.8").unwrap();
+            let opts = FitOptions::default();
+            let mut r = HistoryReader::new(&opts).unwrap();
+            r.add_log(&UsageLog {
+                origin: "h.jsonl".into(),
+                calls,
+                ..Default::default()
+            });
+            let e = r.fit(&catalog, model, &[], &opts).unwrap_err();
+            assert!(matches!(e, Error::Invalid { .. }), "{e}");
+            assert!(
+                e.to_string().contains(&format!(
+                    "{n} calls is more than a scenario session's limit of 100000"
+                )),
+                "{e}"
+            );
+        }
+    }
+
+    fn history() -> impl Strategy<Value = (Vec<LoggedCall>, String, bool, bool)> {
+        // Gaps from 1 ms to a year (log-uniform), a few sessions of up to 30 calls, prompts that
+        // grow, shrink (compactions) or stall, some without timestamps, and unicode names.
+        let conv = (
+            prop::collection::vec((-3.0f64..7.5, 0u64..5_000, 0u64..3, 1u64..4_000), 1..30),
+            -3.0f64..7.5,
+            any::<bool>(),
+            0u64..3_000,
+        );
+        (
+            prop::collection::vec(conv, 1..6),
+            "\\PC{0,12}[\u{0}-\u{1f}\u{7f}\u{80}-\u{9f}]{0,3}",
+            any::<bool>(),
+            any::<bool>(),
+        )
+            .prop_map(|(convs, name, mean, keep)| {
+                let mut calls = Vec::new();
+                let mut start = 0.0;
+                for (k, (steps, after, stamped, first)) in convs.into_iter().enumerate() {
+                    start += 10f64.powf(after);
+                    let (mut t, mut prompt) = (start, 2_000 + first);
+                    let s = format!("s{k}");
+                    for (gap, growth, shape, output) in steps {
+                        let read = if prompt > 2_000 { 2_000 } else { 0 };
+                        calls.push(call(&s, stamped.then_some(t), prompt, read, output));
+                        t += 10f64.powf(gap);
+                        prompt = match shape {
+                            0 => 2_000 + growth,
+                            _ => prompt + output + growth,
+                        };
+                    }
+                }
+                (calls, name, mean, keep)
+            })
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(64))]
+        /// `fit` on arbitrary legal histories writes a scenario that loads, or refuses the history
+        /// naming a limit; never an internal error.
+        #[test]
+        fn fit_writes_a_loadable_scenario_for_any_legal_history(
+            (calls, name, mean, keep) in history()
+        ) {
+            let opts = FitOptions {
+                lengths: if mean { SessionLengths::Mean } else { SessionLengths::Empirical },
+                split_compactions: !keep,
+                ..FitOptions::default()
+            };
+            let loaded = fit_and_load(calls, &name, &opts);
+            prop_assert!(loaded.is_ok(), "{}", loaded.unwrap_err());
+            if let Ok(Some(s)) = loaded {
+                prop_assert_eq!(s.name, name);
+            }
+        }
+    }
+}
