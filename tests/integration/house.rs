@@ -397,7 +397,8 @@ fn code_only(text: &str) -> String {
         } else if b[i] == b'\'' {
             // A character literal ('{', '\n', '\u{7b}'); otherwise a lifetime, left alone.
             if b.get(i + 1) == Some(&b'\\') {
-                let end = text[i + 2..].find('\'').map_or(b.len(), |k| i + 2 + k + 1);
+                // The closing quote comes after the escaped character (`'\''` escapes a quote).
+                let end = text[i + 3..].find('\'').map_or(b.len(), |k| i + 3 + k + 1);
                 blank(&mut out, i, end);
                 i = end;
             } else if let Some(c) = text[i + 1..].chars().next() {
@@ -486,7 +487,7 @@ fn long_functions(text: &str, limit: usize) -> Vec<(String, usize, usize, bool)>
 
 #[test]
 fn the_length_scanner_counts_bodies_not_braces_in_strings_or_comments() {
-    let body = "    let _ = \"}}}\"; // }\n    let _c = '}';\n".repeat(3);
+    let body = "    let _ = \"}}}\"; // }\n    let _c = ('}', '\\'', '\\u{7d}');\n".repeat(3);
     let text = format!("fn short<'a>(x: &'a str) {{\n{body}}}\n");
     // Eight lines: counting the braces in the strings, comment or character would end it early.
     assert_eq!(long_functions(&text, 8), []);
