@@ -2,6 +2,8 @@
 //! its server map (top level, per project, under `mcp`), its allow and exclude lists, and the limit
 //! on the entries of one file.
 
+use std::collections::HashSet;
+
 use super::*;
 
 /// Where `${workspaceFolder}` and relative paths point: the given workspace, else the file's folder
@@ -39,9 +41,6 @@ pub(super) fn workspace_of(path: Option<&Path>, opts: &LoadOptions) -> PathBuf {
 pub const MAX_SERVERS: usize = 256;
 
 /// Parses a configuration document of any client.
-// Over 120 lines: every client's document shape (keys, projects, allow and exclude lists) in one
-// place, so the clients' differences can be read side by side; the per-family split (issue 28) is
-// to come.
 pub fn parse_document(
     text: &str,
     origin: &str,
@@ -51,7 +50,87 @@ pub fn parse_document(
 ) -> Result<McpConfig> {
     let by_path = path.map(|p| detect_client(Some(p), None));
     let kind = opts.client.or(by_path.filter(|c| *c != Client::Generic));
-    let v: Value = match kind {
+    let v = parse_text(text, origin, kind)?;
+    let client = match kind {
+        // A YAML file outside Goose's folder that holds Goose's `extensions` map.
+        Some(Client::Continue) if opts.client.is_none() && v.get("extensions").is_some() => {
+            Client::Goose
+        }
+        Some(k) => k,
+        None => detect_client(None, Some(&v)),
+    };
+    let workspace = workspace_of(path, opts);
+    let input_defaults = input_defaults(&v);
+    let config_dir = path
+        .and_then(Path::parent)
+        .map(Path::to_path_buf)
+        .unwrap_or_else(|| PathBuf::from("."));
+    let ctx = Ctx {
+        client,
+        lookup,
+        inputs: &opts.inputs,
+        input_defaults: &input_defaults,
+        workspace: &workspace,
+        config_dir: &config_dir,
+    };
+    let mut cfg = McpConfig {
+        origin: origin.to_string(),
+        client,
+        servers: Vec::new(),
+        skipped: Vec::new(),
+    };
+    let (entries, map_key) = server_entries(&v, client, origin, opts)?;
+    let (allowed, excluded) = gemini_lists(&v, client);
+    // Every server is started at once (one thread and one process each): refused before any is.
+    if entries.len() > MAX_SERVERS {
+        return Err(Error::invalid(
+            origin,
+            map_key.unwrap_or("projects"),
+            format!(
+                "{} server entries exceed the limit of {MAX_SERVERS} servers in one configuration",
+                entries.len()
+            ),
+        ));
+    }
+    for (name, at, e) in entries {
+        if excluded.contains(&name) {
+            cfg.skipped.push(SkippedServer {
+                name,
+                reason: "excluded by mcp.excluded".into(),
+            });
+            continue;
+        }
+        if allowed.as_ref().is_some_and(|a| !a.contains(&name)) {
+            cfg.skipped.push(SkippedServer {
+                name,
+                reason: "not in mcp.allowed".into(),
+            });
+            continue;
+        }
+        // OpenCode and Goose entries are brought to the `mcpServers` shape first.
+        let e = match client {
+            Client::OpenCode => crate::input::mcpclients::opencode_entry(&e),
+            Client::Goose => match crate::input::mcpclients::goose_entry(&e) {
+                Ok(e) => e,
+                Err(reason) => {
+                    cfg.skipped.push(SkippedServer { name, reason });
+                    continue;
+                }
+            },
+            _ => e,
+        };
+        match read_entry(&name, &at, &e, origin, &ctx)? {
+            Ok(entry) => cfg.servers.push(entry),
+            Err(reason) => cfg.skipped.push(SkippedServer { name, reason }),
+        }
+    }
+    Ok(cfg)
+}
+
+/// The document as a JSON value, from the syntax of its client (`kind`, when known): Codex's TOML,
+/// Continue's and Goose's YAML, else JSON with comments (JSONC), each held to its size limit.
+fn parse_text(text: &str, origin: &str, kind: Option<Client>) -> Result<Value> {
+    Ok(match kind {
         Some(Client::Codex) => {
             crate::base::files::check_toml_size(text.len(), origin)?;
             let t: toml::Value = toml::from_str(text)
@@ -89,18 +168,12 @@ pub fn parse_document(
             }
             v
         }
-    };
-    let client = match kind {
-        // A YAML file outside Goose's folder that holds Goose's `extensions` map.
-        Some(Client::Continue) if opts.client.is_none() && v.get("extensions").is_some() => {
-            Client::Goose
-        }
-        Some(k) => k,
-        None => detect_client(None, Some(&v)),
-    };
-    let workspace = workspace_of(path, opts);
-    let input_defaults: BTreeMap<String, String> = v
-        .get("inputs")
+    })
+}
+
+/// VS Code's `inputs` (top level or under `mcp`): the default of each input id that has one.
+fn input_defaults(v: &Value) -> BTreeMap<String, String> {
+    v.get("inputs")
         .or_else(|| v.pointer("/mcp/inputs"))
         .and_then(Value::as_array)
         .map(|a| {
@@ -113,26 +186,18 @@ pub fn parse_document(
                 })
                 .collect()
         })
-        .unwrap_or_default();
-    let config_dir = path
-        .and_then(Path::parent)
-        .map(Path::to_path_buf)
-        .unwrap_or_else(|| PathBuf::from("."));
-    let ctx = Ctx {
-        client,
-        lookup,
-        inputs: &opts.inputs,
-        input_defaults: &input_defaults,
-        workspace: &workspace,
-        config_dir: &config_dir,
-    };
-    let mut cfg = McpConfig {
-        origin: origin.to_string(),
-        client,
-        servers: Vec::new(),
-        skipped: Vec::new(),
-    };
-    // (display name, field path, entry)
+        .unwrap_or_default()
+}
+
+/// Every server entry of the document as (display name, field path, entry), from the server map
+/// where `client` keeps it (and, for Claude Code's `~/.claude.json`, its projects' maps), with the
+/// key of the map that was found.
+fn server_entries(
+    v: &Value,
+    client: Client,
+    origin: &str,
+    opts: &LoadOptions,
+) -> Result<(Vec<(String, String, Value)>, Option<&'static str>)> {
     let mut entries: Vec<(String, String, Value)> = Vec::new();
     let map_entries =
         |key: &str, m: &Value, out: &mut Vec<(String, String, Value)>| -> Result<()> {
@@ -203,7 +268,15 @@ pub fn parse_document(
             }
         }
     }
-    // Gemini CLI's global lists.
+    Ok((entries, found.map(|(key, _)| key)))
+}
+
+/// Gemini CLI's global lists, `mcp.allowed` (when given, only these servers) and `mcp.excluded`;
+/// none for other clients.
+fn gemini_lists(v: &Value, client: Client) -> (Option<HashSet<String>>, HashSet<String>) {
+    if client != Client::GeminiCli {
+        return (None, HashSet::new());
+    }
     let list = |p: &str| -> Option<Vec<String>> {
         v.pointer(p).and_then(Value::as_array).map(|a| {
             a.iter()
@@ -211,59 +284,11 @@ pub fn parse_document(
                 .collect()
         })
     };
-    let (allowed, excluded) = if client == Client::GeminiCli {
-        (
-            list("/mcp/allowed"),
-            list("/mcp/excluded").unwrap_or_default(),
-        )
-    } else {
-        (None, Vec::new())
-    };
-    // Every server is started at once (one thread and one process each): refused before any is.
-    if entries.len() > MAX_SERVERS {
-        return Err(Error::invalid(
-            origin,
-            found.map_or("projects", |(key, _)| key),
-            format!(
-                "{} server entries exceed the limit of {MAX_SERVERS} servers in one configuration",
-                entries.len()
-            ),
-        ));
-    }
-    let excluded: std::collections::HashSet<String> = excluded.into_iter().collect();
-    let allowed: Option<std::collections::HashSet<String>> =
-        allowed.map(|a| a.into_iter().collect());
-    for (name, at, e) in entries {
-        if excluded.contains(&name) {
-            cfg.skipped.push(SkippedServer {
-                name,
-                reason: "excluded by mcp.excluded".into(),
-            });
-            continue;
-        }
-        if allowed.as_ref().is_some_and(|a| !a.contains(&name)) {
-            cfg.skipped.push(SkippedServer {
-                name,
-                reason: "not in mcp.allowed".into(),
-            });
-            continue;
-        }
-        // OpenCode and Goose entries are brought to the `mcpServers` shape first.
-        let e = match client {
-            Client::OpenCode => crate::input::mcpclients::opencode_entry(&e),
-            Client::Goose => match crate::input::mcpclients::goose_entry(&e) {
-                Ok(e) => e,
-                Err(reason) => {
-                    cfg.skipped.push(SkippedServer { name, reason });
-                    continue;
-                }
-            },
-            _ => e,
-        };
-        match read_entry(&name, &at, &e, origin, &ctx)? {
-            Ok(entry) => cfg.servers.push(entry),
-            Err(reason) => cfg.skipped.push(SkippedServer { name, reason }),
-        }
-    }
-    Ok(cfg)
+    (
+        list("/mcp/allowed").map(|a| a.into_iter().collect()),
+        list("/mcp/excluded")
+            .unwrap_or_default()
+            .into_iter()
+            .collect(),
+    )
 }
