@@ -189,6 +189,9 @@ fn input_defaults(v: &Value) -> BTreeMap<String, String> {
         .unwrap_or_default()
 }
 
+/// A server entry as found in a document: (display name, field path, entry).
+type RawEntry = (String, String, Value);
+
 /// Every server entry of the document as (display name, field path, entry), from the server map
 /// where `client` keeps it (and, for Claude Code's `~/.claude.json`, its projects' maps), with the
 /// key of the map that was found.
@@ -197,22 +200,21 @@ fn server_entries(
     client: Client,
     origin: &str,
     opts: &LoadOptions,
-) -> Result<(Vec<(String, String, Value)>, Option<&'static str>)> {
-    let mut entries: Vec<(String, String, Value)> = Vec::new();
-    let map_entries =
-        |key: &str, m: &Value, out: &mut Vec<(String, String, Value)>| -> Result<()> {
-            let m = m.as_object().ok_or_else(|| {
-                Error::invalid(
-                    origin,
-                    key,
-                    "must be an object mapping server names to entries",
-                )
-            })?;
-            for (name, e) in m {
-                out.push((name.clone(), format!("{key}.{name}"), e.clone()));
-            }
-            Ok(())
-        };
+) -> Result<(Vec<RawEntry>, Option<&'static str>)> {
+    let mut entries: Vec<RawEntry> = Vec::new();
+    let map_entries = |key: &str, m: &Value, out: &mut Vec<RawEntry>| -> Result<()> {
+        let m = m.as_object().ok_or_else(|| {
+            Error::invalid(
+                origin,
+                key,
+                "must be an object mapping server names to entries",
+            )
+        })?;
+        for (name, e) in m {
+            out.push((name.clone(), format!("{key}.{name}"), e.clone()));
+        }
+        Ok(())
+    };
     // Where each client keeps its server map, in the order it looks (a `.` is a nested key).
     let keys: &[&'static str] = match client {
         Client::Codex => &["mcp_servers"],
