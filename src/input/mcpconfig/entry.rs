@@ -1,6 +1,8 @@
 //! One server entry of a configuration read as its client reads it: command, arguments,
 //! environment, transport, tool filters and working folder, with each client's spelling of them.
 
+use serde_json::Map;
+
 use super::*;
 
 pub(super) fn strings(v: Option<&Value>, origin: &str, at: &str) -> Result<Option<Vec<String>>> {
@@ -30,8 +32,6 @@ pub(super) fn strings(v: Option<&Value>, origin: &str, at: &str) -> Result<Optio
 
 /// One entry: `Ok(Ok(server))`, `Ok(Err(reason))` for an entry not captured, `Err` for a malformed
 /// one.
-// Over 120 lines: one server entry field by field (command, args, env, transport, tool filters,
-// cwd, expansion), with every client's spelling of each field next to it.
 pub(super) fn read_entry(
     name: &str,
     at: &str,
@@ -42,11 +42,6 @@ pub(super) fn read_entry(
     let e = entry
         .as_object()
         .ok_or_else(|| Error::invalid(origin, at, "a server entry must be an object"))?;
-    if e.get("disabled").and_then(Value::as_bool) == Some(true)
-        || e.get("enabled").and_then(Value::as_bool) == Some(false)
-    {
-        return Ok(Err("disabled".into()));
-    }
     // Zed's older form: "command": { "path", "args", "env" }.
     let nested = e.get("command").and_then(Value::as_object);
     let field = |k: &str| -> Option<&Value> {
@@ -56,36 +51,8 @@ pub(super) fn read_entry(
             _ => e.get(k),
         }
     };
-    let transport = e
-        .get("type")
-        .or_else(|| e.get("transport"))
-        .and_then(Value::as_str)
-        .unwrap_or("stdio");
-    let url = ["url", "serverUrl", "httpUrl"]
-        .iter()
-        .find_map(|k| e.get(*k).and_then(Value::as_str).map(|u| (*k, u)));
-    if field("command").is_none() {
-        if let Some((key, u)) = url {
-            let kind = match (key, transport) {
-                ("httpUrl", _) => "streamable HTTP",
-                (_, "stdio") => "url",
-                (_, t) => t,
-            };
-            return Ok(Err(format!(
-                "remote server ({kind}, {u}); only stdio servers can be captured"
-            )));
-        }
-        if transport != "stdio" {
-            return Ok(Err(format!(
-                "remote server ({transport}); only stdio servers can be captured"
-            )));
-        }
-        if ctx.client == Client::Zed && e.get("source").and_then(Value::as_str) == Some("extension")
-        {
-            return Ok(Err(
-                "provided by a Zed extension, which starts it itself; pcsim cannot".into(),
-            ));
-        }
+    if let Some(reason) = not_captured(e, field("command").is_none(), ctx.client) {
+        return Ok(Err(reason));
     }
     let cmd_at = if nested.is_some() {
         format!("{at}.command.path")
@@ -104,7 +71,89 @@ pub(super) fn read_entry(
         })?
         .to_string();
     let args = strings(field("args"), origin, &format!("{at}.args"))?.unwrap_or_default();
-    let mut env: BTreeMap<String, String> = match field("env") {
+    let env = entry_env(field("env"), e, origin, at, ctx)?;
+    let (inc_key, exc_key) = match ctx.client {
+        Client::Codex => ("enabled_tools", "disabled_tools"),
+        // Windsurf hides the tools an entry lists in `disabledTools`.
+        Client::Windsurf => ("includeTools", "disabledTools"),
+        _ => ("includeTools", "excludeTools"),
+    };
+    let include_tools = strings(e.get(inc_key), origin, &format!("{at}.{inc_key}"))?;
+    let exclude_tools =
+        strings(e.get(exc_key), origin, &format!("{at}.{exc_key}"))?.unwrap_or_default();
+    let cwd_text = match e.get("cwd") {
+        None | Some(Value::Null) => None,
+        Some(Value::String(s)) => Some(s.clone()),
+        Some(other) => {
+            return Err(Error::invalid(
+                origin,
+                format!("{at}.cwd"),
+                format!("must be a string, found {other}"),
+            ))
+        }
+    };
+    let entry = ServerEntry {
+        name: name.to_string(),
+        command,
+        args,
+        env,
+        cwd: None,
+        include_tools,
+        exclude_tools,
+    };
+    expanded(entry, e, at, cmd_at, cwd_text, origin, ctx)
+}
+
+/// Why an entry is not captured, if it is not: disabled, a remote server (a URL or a transport
+/// other than stdio, when it has no `command`), or a Zed extension's server.
+fn not_captured(e: &Map<String, Value>, no_command: bool, client: Client) -> Option<String> {
+    if e.get("disabled").and_then(Value::as_bool) == Some(true)
+        || e.get("enabled").and_then(Value::as_bool) == Some(false)
+    {
+        return Some("disabled".into());
+    }
+    if !no_command {
+        return None;
+    }
+    let transport = e
+        .get("type")
+        .or_else(|| e.get("transport"))
+        .and_then(Value::as_str)
+        .unwrap_or("stdio");
+    let url = ["url", "serverUrl", "httpUrl"]
+        .iter()
+        .find_map(|k| e.get(*k).and_then(Value::as_str).map(|u| (*k, u)));
+    if let Some((key, u)) = url {
+        let kind = match (key, transport) {
+            ("httpUrl", _) => "streamable HTTP",
+            (_, "stdio") => "url",
+            (_, t) => t,
+        };
+        return Some(format!(
+            "remote server ({kind}, {u}); only stdio servers can be captured"
+        ));
+    }
+    if transport != "stdio" {
+        return Some(format!(
+            "remote server ({transport}); only stdio servers can be captured"
+        ));
+    }
+    if client == Client::Zed && e.get("source").and_then(Value::as_str) == Some("extension") {
+        return Some("provided by a Zed extension, which starts it itself; pcsim cannot".into());
+    }
+    None
+}
+
+/// An entry's environment: its `env` object (numbers and booleans taken as text), then Codex's
+/// `env_vars`, names passed through from the environment.
+fn entry_env(
+    env_field: Option<&Value>,
+    e: &Map<String, Value>,
+    origin: &str,
+    at: &str,
+    ctx: &Ctx,
+) -> Result<BTreeMap<String, String>> {
+    let mut env: BTreeMap<String, String> = match env_field {
         None | Some(Value::Null) => BTreeMap::new(),
         Some(Value::Object(m)) => m
             .iter()
@@ -135,35 +184,22 @@ pub(super) fn read_entry(
             }
         }
     }
-    let (inc_key, exc_key) = match ctx.client {
-        Client::Codex => ("enabled_tools", "disabled_tools"),
-        // Windsurf hides the tools an entry lists in `disabledTools`.
-        Client::Windsurf => ("includeTools", "disabledTools"),
-        _ => ("includeTools", "excludeTools"),
-    };
-    let include_tools = strings(e.get(inc_key), origin, &format!("{at}.{inc_key}"))?;
-    let exclude_tools =
-        strings(e.get(exc_key), origin, &format!("{at}.{exc_key}"))?.unwrap_or_default();
-    let cwd_text = match e.get("cwd") {
-        None | Some(Value::Null) => None,
-        Some(Value::String(s)) => Some(s.clone()),
-        Some(other) => {
-            return Err(Error::invalid(
-                origin,
-                format!("{at}.cwd"),
-                format!("must be a string, found {other}"),
-            ))
-        }
-    };
-    let mut entry = ServerEntry {
-        name: name.to_string(),
-        command,
-        args,
-        env,
-        cwd: None,
-        include_tools,
-        exclude_tools,
-    };
+    Ok(env)
+}
+
+/// The entry with its variables expanded as its client expands them (command, arguments,
+/// environment), Cursor's and VS Code's `envFile` read under its own `env`, and its working folder
+/// resolved in the workspace; `Ok(Err(reason))` when a variable or the env file keeps the server
+/// from starting as configured.
+fn expanded(
+    mut entry: ServerEntry,
+    e: &Map<String, Value>,
+    at: &str,
+    cmd_at: String,
+    cwd_text: Option<String>,
+    origin: &str,
+    ctx: &Ctx,
+) -> Result<std::result::Result<ServerEntry, String>> {
     // The field goes where the reason has `{IN}`, else at the end.
     let fail = |field: String, reason: String| {
         let within = format!("(in {field})");
