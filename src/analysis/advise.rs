@@ -498,6 +498,9 @@ fn per_run_totals(
         .collect())
 }
 
+// Over 120 lines: one model's advice built in order (rank the placements, the TTL tiers, the
+// overall recommendation, the break-even, the tools worth dropping); every step reads the ranked
+// simulations and the steps before it.
 fn advise_model(
     model: &ModelSpec,
     scenario: &Scenario,
@@ -686,6 +689,9 @@ fn none_candidate(none_usd: f64) -> Candidate {
 /// implicit caching each tier the provider offers). With `--runs` each tier's totals over the runs
 /// are those of the candidate that simulates the same (every tier's layout is a placement), so
 /// the tiers are compared run by run on one timeline.
+// Over 120 lines: the TTL tiers of one mode: pick the mode, simulate or look up each tier, then
+// rank them (by the one run, or run by run with `--runs`); the two paths share the tier rows built
+// in the loop.
 fn ttl_advice(
     model: &ModelSpec,
     scenario: &Scenario,

@@ -151,6 +151,9 @@ pub fn compare_request(request: &Request) -> Result<CompareReport> {
 
 /// [`compare_request`], telling `progress` how many (run, pair) simulations are done when the
 /// scenario has more than one run.
+// Over 120 lines: one loop over the requested models that pairs each simulation with its run totals
+// by position (`next_pair`), building each model's comparison; split, the position would have to
+// travel between functions.
 pub fn compare_request_with_progress(
     request: &Request,
     progress: &(dyn Fn(u64) + Sync),

@@ -64,35 +64,6 @@ pub(crate) fn nothing_cacheable(skips: &[Skip]) -> Error {
     ))
 }
 
-/// Skips for a terminal, grouped: one line per (model, problem) listing the strategies it stopped,
-/// e.g. `skipped on kimi-k3: explicit:tools, explicit:tools+system: the model offers no explicit
-/// caching`. The JSON keeps one entry per pair with the full reason.
-pub(crate) fn skip_lines(skips: &[Skip]) -> Vec<String> {
-    let mut groups: Vec<(String, String, Vec<String>)> = Vec::new();
-    for s in skips {
-        // The reason starts with the (canonical) strategy, already named at the start of the line.
-        let suffix = format!(" (model `{}`)", s.model);
-        let mut problem = s.reason.as_str();
-        if let Some(rest) = problem.strip_prefix("strategy `") {
-            if let Some((_, p)) = rest.split_once("`: ") {
-                problem = p;
-            }
-        }
-        let problem = problem.strip_suffix(&suffix).unwrap_or(problem).to_string();
-        match groups
-            .iter_mut()
-            .find(|(m, p, _)| *m == s.model && *p == problem)
-        {
-            Some((_, _, list)) => list.push(s.strategy.clone()),
-            None => groups.push((s.model.clone(), problem, vec![s.strategy.clone()])),
-        }
-    }
-    groups
-        .into_iter()
-        .map(|(m, p, list)| format!("skipped on {m}: {}: {p}", list.join(", ")))
-        .collect()
-}
-
 /// [`simulate_one`] with the tool and list counts of `counts`, kept for the caller's next
 /// simulations (each tool and list counted once over all of them).
 pub(crate) fn simulate_one_counted(
@@ -110,60 +81,12 @@ pub(crate) fn simulate_one_counted(
     Ok(summarise(&pair, bills))
 }
 
-/// `n call` or `n calls`.
-pub(crate) fn calls_word(n: u64) -> String {
-    if n == 1 {
-        "1 call".into()
-    } else {
-        format!("{n} calls")
-    }
-}
-
 /// `part / whole` in percent, 0 when `whole` is 0 (no baseline cost, nothing to compare against).
 pub(crate) fn percent(part: f64, whole: f64) -> f64 {
     if whole.abs() > 0.0 {
         part / whole * 100.0
     } else {
         0.0
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn skip_lines_group_by_model_and_problem() {
-        let skip = |m: &str, s: &str, p: &str| {
-            Skip::new(
-                m,
-                s,
-                format!("strategy `{s}`: {p} (model `{m}`)"),
-                crate::sim::request::SkipKind::Unsupported,
-            )
-        };
-        let lines = skip_lines(&[
-            skip(
-                "k",
-                "explicit:tools",
-                "the model offers no explicit caching",
-            ),
-            skip("k", "explicit:last", "the model offers no explicit caching"),
-            skip("k", "implicit", "the model offers no implicit caching"),
-            skip(
-                "g",
-                "explicit:tools",
-                "the model offers no explicit caching",
-            ),
-        ]);
-        assert_eq!(
-            lines,
-            [
-                "skipped on k: explicit:tools, explicit:last: the model offers no explicit caching",
-                "skipped on k: implicit: the model offers no implicit caching",
-                "skipped on g: explicit:tools: the model offers no explicit caching",
-            ]
-        );
     }
 }
 

@@ -76,11 +76,6 @@ pub(crate) fn run_totals(
     })
 }
 
-/// Percent with one decimal, for shares of runs in text.
-pub(crate) fn share_text(x: f64) -> String {
-    format!("{:.0}%", x * 100.0)
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;

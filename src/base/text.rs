@@ -194,6 +194,16 @@ pub(crate) fn num(x: f64) -> String {
     }
 }
 
+/// `1 call`, `2 calls`: in report text and in the verdicts the analyses write (`whatif`'s
+/// `verdict`, a JSON field).
+pub(crate) fn calls_word(n: u64) -> String {
+    if n == 1 {
+        "1 call".into()
+    } else {
+        format!("{n} calls")
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

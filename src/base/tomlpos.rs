@@ -1,7 +1,7 @@
 //! Positions in TOML text for error messages: a TOML parse error as a message that starts with its
-//! line and column and quotes the line ([`toml_error`]), and the line and column of a field named
-//! the way pcsim's errors name fields, found by a line scanner ([`locate_toml_field`], used by
-//! [`Error::located_in`]).
+//! line and column and quotes the line ([`toml_error`], from the parser's error span), and the line
+//! and column of a field named the way pcsim's errors name fields, from the spans of the parser's
+//! own document tree ([`locate_toml_field`], used by [`Error::located_in`]).
 
 use crate::base::text::closest;
 use crate::error::Error;
@@ -79,170 +79,87 @@ impl Error {
     }
 }
 
-/// One `key = value` (or table header) of a TOML text, with its full path.
-struct TomlSite {
-    /// Array-of-tables instance the site belongs to: (array name, 0-based index).
-    instance: Option<(String, usize)>,
-    path: Vec<String>,
-    line: usize,
-    column: usize,
-    value: String,
+/// One step of a field name: a key, or an element of an array (`event[2]`, or the element of
+/// `model` whose `id` is `gpt-5.6`).
+enum Step<'a> {
+    Key(String),
+    Index(usize),
+    Id(&'a str),
 }
 
-fn toml_key_parts(key: &str) -> Vec<String> {
-    key.split('.')
-        .map(|k| k.trim().trim_matches('"').trim_matches('\'').to_string())
-        .filter(|k| !k.is_empty())
-        .collect()
-}
-
-/// Every header and key of a TOML text (one level of inline tables included), by a line scanner that
-/// is good enough for error locations; it is only used on text that the TOML parser accepted.
-fn toml_sites(text: &str) -> Vec<TomlSite> {
-    let mut sites = Vec::new();
-    let mut table: Vec<String> = Vec::new();
-    let mut instance: Option<(String, usize)> = None;
-    let mut counts: std::collections::HashMap<String, usize> = std::collections::HashMap::new();
-    for (n, raw) in text.lines().enumerate() {
-        let line = n + 1;
-        let trimmed = raw.trim_start();
-        let indent = raw.chars().count() - trimmed.chars().count();
-        if trimmed.starts_with('#') || trimmed.is_empty() {
-            continue;
-        }
-        if let Some(h) = trimmed.strip_prefix("[[") {
-            let name = h.split("]]").next().unwrap_or("");
-            table = toml_key_parts(name);
-            let key = table.join(".");
-            let i = counts.entry(key.clone()).or_insert(0);
-            // Only top-level arrays (model, family, event) identify instances in field names.
-            if table.len() == 1 {
-                instance = Some((key, *i));
+/// The steps of a field named the way pcsim's errors name fields: `session.gap.mean`,
+/// `event[2].at_call`, ``model `gpt-5.6`.cache.explicit.min_tokens``. `None` if the name is not of
+/// that form (an unclosed selector).
+fn field_steps(field: &str) -> Option<Vec<Step<'_>>> {
+    let mut steps = Vec::new();
+    let mut rest = field;
+    while !rest.is_empty() {
+        if let Some(r) = rest.strip_prefix(" `") {
+            let (id, r) = r.split_once('`')?;
+            steps.push(Step::Id(id));
+            rest = r;
+        } else if let Some(r) = rest.strip_prefix('[') {
+            let (i, r) = r.split_once(']')?;
+            steps.push(Step::Index(i.trim().parse().ok()?));
+            rest = r;
+        } else if let Some(r) = rest.strip_prefix('.') {
+            rest = r;
+        } else {
+            let end = rest.find(['.', ' ', '[']).unwrap_or(rest.len());
+            let key = rest[..end].trim().trim_matches('"').trim_matches('\'');
+            if !key.is_empty() {
+                steps.push(Step::Key(key.to_string()));
             }
-            *i += 1;
-            sites.push(TomlSite {
-                instance: instance.clone(),
-                path: table.clone(),
-                line,
-                column: indent + 1,
-                value: String::new(),
-            });
-            continue;
-        }
-        if let Some(h) = trimmed.strip_prefix('[') {
-            let name = h.split(']').next().unwrap_or("");
-            table = toml_key_parts(name);
-            if instance
-                .as_ref()
-                .is_some_and(|(a, _)| table.first() != Some(a))
-            {
-                instance = None;
-            }
-            sites.push(TomlSite {
-                instance: instance.clone(),
-                path: table.clone(),
-                line,
-                column: indent + 1,
-                value: String::new(),
-            });
-            continue;
-        }
-        let Some((key, value)) = trimmed.split_once('=') else {
-            continue;
-        };
-        let mut path = table.clone();
-        path.extend(toml_key_parts(key));
-        let value_start =
-            key.chars().count() + 1 + (value.chars().count() - value.trim_start().chars().count());
-        let value = value.trim();
-        sites.push(TomlSite {
-            instance: instance.clone(),
-            path: path.clone(),
-            line,
-            column: indent + value_start + 1,
-            value: value.trim_matches('"').to_string(),
-        });
-        // One level of inline table: `x = { a = 1, b = "..." }`.
-        if let Some(inner) = value.strip_prefix('{') {
-            let offset = indent + value_start + 2;
-            let mut consumed = 0;
-            for part in inner.split(',') {
-                if let Some((k, v)) = part.split_once('=') {
-                    let mut p = path.clone();
-                    p.extend(toml_key_parts(k));
-                    let lead = v.chars().count() - v.trim_start().chars().count();
-                    sites.push(TomlSite {
-                        instance: instance.clone(),
-                        path: p,
-                        line,
-                        column: offset + consumed + k.chars().count() + 1 + lead,
-                        value: v
-                            .trim()
-                            .trim_end_matches('}')
-                            .trim()
-                            .trim_matches('"')
-                            .to_string(),
-                    });
-                }
-                consumed += part.chars().count() + 1;
-            }
+            rest = &rest[end..];
         }
     }
-    sites
+    Some(steps)
 }
 
 /// Line and column of a field named the way pcsim's errors name fields — `session.calls`,
 /// `event[2].at_call` (0-based, in file order), ``model `gpt-5.6`.cache.explicit.min_tokens`` — in
-/// TOML text. Falls back to the closest enclosing table or key that exists; `None` if nothing matches.
+/// TOML text, from the spans of the TOML parser's own document tree: the value of a key, the header
+/// of a table. Falls back to the closest enclosing table or key that exists; `None` if the first
+/// step is not there, an instance selector matches nothing, or the text does not parse.
 pub(crate) fn locate_toml_field(text: &str, field: &str) -> Option<(usize, usize)> {
-    // Split off an instance selector on the first segment.
-    let (first, rest) = match field.find(['.', ' ', '[']) {
-        Some(i) => field.split_at(i),
-        None => (field, ""),
-    };
-    let mut selector_index: Option<usize> = None;
-    let mut selector_id: Option<&str> = None;
-    let mut rest = rest;
-    if let Some(r) = rest.strip_prefix(" `") {
-        let (id, r) = r.split_once('`')?;
-        selector_id = Some(id);
-        rest = r;
-    } else if let Some(r) = rest.strip_prefix('[') {
-        let (i, r) = r.split_once(']')?;
-        selector_index = i.parse().ok();
-        rest = r;
-    }
-    let mut path = vec![first.to_string()];
-    path.extend(toml_key_parts(rest.trim_start_matches('.')));
-    let sites = toml_sites(text);
-    let wanted_instance: Option<usize> = match (selector_index, selector_id) {
-        (Some(i), _) => Some(i),
-        (None, Some(id)) => sites
-            .iter()
-            .find(|s| s.path == [first.to_string(), "id".to_string()] && s.value == id)
-            .and_then(|s| s.instance.as_ref().map(|(_, i)| *i)),
-        (None, None) => None,
-    };
-    if (selector_index.is_some() || selector_id.is_some()) && wanted_instance.is_none() {
-        return None;
-    }
-    let in_scope = |s: &&TomlSite| match wanted_instance {
-        Some(i) => s
-            .instance
-            .as_ref()
-            .is_some_and(|(a, k)| a == first && *k == i),
-        None => true,
-    };
-    for len in (1..=path.len()).rev() {
-        if let Some(s) = sites
-            .iter()
-            .filter(in_scope)
-            .find(|s| s.path[..] == path[..len])
-        {
-            return Some((s.line, s.column));
+    use toml::de::{DeTable, DeValue};
+    let steps = field_steps(field)?;
+    let root = DeTable::parse(text).ok()?;
+    let root = root.get_ref();
+    let mut found: Option<std::ops::Range<usize>> = None;
+    let mut table: Option<&DeTable> = Some(root);
+    let mut array: Option<&[toml::Spanned<DeValue>]> = None;
+    for (n, step) in steps.iter().enumerate() {
+        let next = match step {
+            Step::Key(k) => table.and_then(|t| t.get(k.as_str())),
+            Step::Index(i) => array.and_then(|a| a.get(*i)),
+            Step::Id(id) => array.and_then(|a| {
+                a.iter().find(|e| match e.get_ref() {
+                    DeValue::Table(t) => t
+                        .get("id")
+                        .is_some_and(|v| matches!(v.get_ref(), DeValue::String(s) if s == id)),
+                    _ => false,
+                })
+            }),
+        };
+        let Some(next) = next else {
+            // A selector that matches nothing, or a first key that is not there, locates nothing;
+            // a missing deeper key falls back to what encloses it.
+            if n == 0 || !matches!(step, Step::Key(_)) {
+                return None;
+            }
+            break;
+        };
+        found = Some(next.span());
+        table = None;
+        array = None;
+        match next.get_ref() {
+            DeValue::Table(t) => table = Some(t),
+            DeValue::Array(a) => array = Some(&a[..]),
+            _ => {}
         }
     }
-    None
+    found.map(|span| line_column(text, span.start))
 }
 
 #[cfg(test)]
@@ -270,6 +187,21 @@ mod tests {
         );
         assert_eq!(locate_toml_field(text, "event[1].at_call"), Some((17, 11)));
         assert_eq!(locate_toml_field(text, "model `zz`.price"), None);
+    }
+
+    #[test]
+    fn positions_come_from_the_parser_not_from_lines_that_look_like_toml() {
+        // A multi-line string whose lines look like a table and a key, then the real ones: a line
+        // scanner found the string's `calls = 1` (line 3).
+        let text = "description = \"\"\"\n[session]\ncalls = 1\n\"\"\"\n[session]\ncalls = 0\n";
+        assert_eq!(locate_toml_field(text, "session.calls"), Some((6, 9)));
+        // Dotted keys, an element of a plain array, and a key of an inline table in an array.
+        let text = "session.calls = 7\nlist = [1, 2, { name = \"x\" }]\n";
+        assert_eq!(locate_toml_field(text, "session.calls"), Some((1, 17)));
+        assert_eq!(locate_toml_field(text, "list[1]"), Some((2, 12)));
+        assert_eq!(locate_toml_field(text, "list[2].name"), Some((2, 24)));
+        assert_eq!(locate_toml_field(text, "list[9]"), None);
+        assert_eq!(locate_toml_field(text, "nothing.here"), None);
     }
 
     #[test]

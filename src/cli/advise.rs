@@ -5,7 +5,7 @@ use std::path::PathBuf;
 
 use anyhow::Result;
 
-use super::docreport::advise_document;
+use super::docreport;
 use super::outputs::Outputs;
 use super::{load_scenario, ChartArgs, Format, TextFormat};
 use crate::analysis::advise;
@@ -63,6 +63,14 @@ pub(crate) fn cmd_advise(catalog: &Catalog, a: AdviseArgs, out: &mut dyn Write) 
             ("advice.txt", text.as_bytes()),
         ],
         Some(&|o| advise_charts(&rep, o)),
-        || advise_document(catalog, &request.scenario, &rep, &a.charts, &text),
+        || {
+            Ok(crate::report::advise_document(
+                catalog,
+                &request.scenario,
+                &rep,
+                &docreport::options(&a.charts)?,
+                &text,
+            )?)
+        },
     )
 }

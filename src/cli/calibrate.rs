@@ -46,6 +46,9 @@ pub(crate) struct CalibrateArgs {
 }
 
 /// Runs `pcsim calibrate`.
+// Over 120 lines: the calibrate command's steps in the order the user sees their effects (flags,
+// samples, fit, overlay, where it is written); orchestration that issue 28 moves into the library,
+// as for replay and config.
 pub(crate) fn cmd_calibrate(
     catalog: &Catalog,
     a: CalibrateArgs,

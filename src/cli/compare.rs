@@ -5,7 +5,7 @@ use std::path::PathBuf;
 
 use anyhow::Result;
 
-use super::docreport::compare_document;
+use super::docreport;
 use super::outputs::Outputs;
 use super::{load_scenario, ChartArgs, Format};
 use crate::analysis::compare;
@@ -64,6 +64,14 @@ pub(crate) fn cmd_compare(catalog: &Catalog, a: CompareArgs, out: &mut dyn Write
             ("compare.csv", csv.as_bytes()),
         ],
         Some(&|o| compare_charts(&rep, o)),
-        || compare_document(catalog, &request.scenario, &rep, &a.charts, &rep.table()),
+        || {
+            Ok(crate::report::compare_document(
+                catalog,
+                &request.scenario,
+                &rep,
+                &docreport::options(&a.charts)?,
+                &rep.table(),
+            )?)
+        },
     )
 }

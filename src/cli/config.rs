@@ -56,6 +56,8 @@ pub(crate) struct ConfigArgs {
 }
 
 /// Runs `pcsim config`.
+// Over 120 lines: the config command's steps in order (flags, load, capture every server, the
+// limits on what came back, then each output); orchestration that issue 28 moves into the library.
 pub(crate) fn cmd_config(catalog: &Catalog, a: ConfigArgs, out: &mut dyn Write) -> Result<()> {
     let format = Format::from(a.format);
     let opts = a.server.to_options()?;

@@ -5,7 +5,7 @@ use std::path::{Path, PathBuf};
 
 use anyhow::Result;
 
-use super::docreport::diff_document;
+use super::docreport;
 use super::outputs::Outputs;
 use super::Format;
 use crate::analysis::diff::{diff_scenarios, diff_tools};
@@ -107,11 +107,12 @@ pub(crate) fn cmd_diff(catalog: &Catalog, a: DiffArgs, out: &mut dyn Write) -> R
         &[("diff.json", json.as_bytes()), ("diff.csv", csv.as_bytes())],
         None,
         || {
-            Ok(diff_document(
+            Ok(crate::report::diff_document(
                 catalog,
                 scenario_a.as_ref(),
                 &rep,
                 &rep.table(),
+                &docreport::command_line(),
             ))
         },
     )

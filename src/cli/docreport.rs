@@ -1,6 +1,7 @@
-//! `--report FILE.html | FILE.md`: the flag, its check before any work, and the glue from a
-//! command's chart flags and command line to the library's report documents
-//! ([`crate::report::document`], where every document is built and rendered).
+//! `--report FILE.html | FILE.md`: the flag, its check before any work, the document options of a
+//! command's chart flags and command line, and the writing of the files with `wrote FILE`. Every
+//! document is built and rendered by the library ([`crate::report::document`]); the commands call
+//! it directly with [`options`].
 
 use std::io::Write;
 use std::path::{Path, PathBuf};
@@ -11,9 +12,8 @@ use super::ChartArgs;
 use crate::input::scenario::Scenario;
 use crate::model::catalog::Catalog;
 use crate::report;
-use crate::report::chart::{ChartFile, ChartOptions};
 pub(crate) use crate::report::document::ReportFormat as Kind;
-use crate::report::document::{quote_command_line, Block, Document, DocumentOptions, Provenance};
+use crate::report::document::{quote_command_line, Document, DocumentOptions, Provenance};
 
 /// The `--report` flag shared by run, compare, whatif, advise and config.
 #[derive(Debug, clap::Args, Default)]
@@ -52,7 +52,7 @@ impl ReportArgs {
 
 /// This process's command line as a shell would take it back, the program as a name (not the
 /// path it was started from).
-fn command_line() -> String {
+pub(crate) fn command_line() -> String {
     let mut words: Vec<String> = std::env::args().collect();
     if let Some(first) = words.first_mut() {
         *first = Path::new(first)
@@ -70,25 +70,11 @@ pub(crate) fn provenance(catalog: &Catalog, scenario: Option<&Scenario>) -> Prov
 
 /// The document options of the chart flags: `--chart-size`, `--log-scale`, and this process's
 /// command line for the provenance.
-fn options(chart_args: &ChartArgs) -> Result<DocumentOptions> {
+pub(crate) fn options(chart_args: &ChartArgs) -> Result<DocumentOptions> {
     Ok(DocumentOptions {
         charts: chart_args.png_options()?,
         command_line: command_line(),
     })
-}
-
-/// Renders a command's charts in both formats for a report (SVG inline in HTML, PNG beside
-/// Markdown), at the `--chart-size` and with `--log-scale` as given.
-pub(crate) fn report_charts(
-    chart_args: &ChartArgs,
-    caption: impl Fn(&str) -> String,
-    make: impl Fn(&ChartOptions) -> crate::Result<Vec<ChartFile>>,
-) -> Result<Vec<Block>> {
-    Ok(report::report_charts(
-        &chart_args.png_options()?,
-        caption,
-        make,
-    )?)
 }
 
 /// Writes the report ([`Document::files`]: HTML as one file; Markdown with its PNGs first, beside
@@ -108,70 +94,4 @@ pub(crate) fn write(path: &Path, kind: Kind, doc: &Document, stdout_is_table: bo
         }
     }
     Ok(())
-}
-
-/// The `run` report.
-pub(crate) fn run_document(
-    catalog: &Catalog,
-    scenario: &Scenario,
-    rep: &crate::sim::simulate::RunReport,
-    chart_args: &ChartArgs,
-    printed: &str,
-) -> Result<Document> {
-    let opts = options(chart_args)?;
-    Ok(report::run_document(
-        catalog, scenario, rep, &opts, printed,
-    )?)
-}
-
-/// The `compare` report.
-pub(crate) fn compare_document(
-    catalog: &Catalog,
-    scenario: &Scenario,
-    rep: &crate::analysis::compare::CompareReport,
-    chart_args: &ChartArgs,
-    printed: &str,
-) -> Result<Document> {
-    let opts = options(chart_args)?;
-    Ok(report::compare_document(
-        catalog, scenario, rep, &opts, printed,
-    )?)
-}
-
-/// The `whatif` report.
-pub(crate) fn whatif_document(
-    catalog: &Catalog,
-    scenario: &Scenario,
-    rep: &crate::analysis::whatif::WhatifReport,
-    chart_args: &ChartArgs,
-    printed: &str,
-) -> Result<Document> {
-    let opts = options(chart_args)?;
-    Ok(report::whatif_document(
-        catalog, scenario, rep, &opts, printed,
-    )?)
-}
-
-/// The `advise` report.
-pub(crate) fn advise_document(
-    catalog: &Catalog,
-    scenario: &Scenario,
-    rep: &crate::analysis::advise::AdviceReport,
-    chart_args: &ChartArgs,
-    printed: &str,
-) -> Result<Document> {
-    let opts = options(chart_args)?;
-    Ok(report::advise_document(
-        catalog, scenario, rep, &opts, printed,
-    )?)
-}
-
-/// The `diff` report.
-pub(crate) fn diff_document(
-    catalog: &Catalog,
-    scenario_a: Option<&Scenario>,
-    rep: &crate::analysis::diff::DiffReport,
-    printed: &str,
-) -> Document {
-    report::diff_document(catalog, scenario_a, rep, printed, &command_line())
 }

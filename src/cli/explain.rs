@@ -6,7 +6,7 @@ use std::path::PathBuf;
 
 use anyhow::Result;
 
-use super::docreport::{provenance, report_charts, ReportArgs};
+use super::docreport::{provenance, ReportArgs};
 use super::{ChartArgs, Format};
 use crate::analysis::calibrate::{fit, Sample};
 use crate::analysis::explain::{explain_paths, ExplainOptions, Explanation};
@@ -83,8 +83,8 @@ pub(crate) fn cmd_explain(catalog: &Catalog, a: ExplainArgs, out: &mut dyn Write
         }
     }
     if let (Some(kind), Some(path)) = (kind, &a.doc.report) {
-        let charts = report_charts(
-            &ChartArgs::default(),
+        let charts = report::report_charts(
+            &ChartArgs::default().png_options()?,
             |_| "Tokens of each call: read from cache, not read (by cause), and new.".into(),
             |o| render::explain_chart(&e, o),
         )?;

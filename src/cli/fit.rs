@@ -107,6 +107,9 @@ fn relative(from: &Path, to: &Path) -> PathBuf {
 }
 
 /// Runs `pcsim fit`.
+// Over 120 lines: the fit command's steps in order (flags, logs, fit, the scenario written and
+// loaded back, the check runs, the outputs); orchestration that issue 28 moves into the library, as
+// for replay and config.
 pub(crate) fn cmd_fit(catalog: &Catalog, a: FitArgs, out: &mut dyn Write) -> Result<()> {
     report::check_output_path(&a.out)?;
     let opts = FitOptions {
@@ -185,7 +188,7 @@ pub(crate) fn cmd_fit(catalog: &Catalog, a: FitArgs, out: &mut dyn Write) -> Res
             .file_stem()
             .map_or("fitted".into(), |s| s.to_string_lossy().into_owned())
     });
-    let toml = fit.scenario_toml(&name, &tool_files);
+    let toml = crate::report::fitted_scenario::scenario_toml(&fit, &name, &tool_files);
     // The scenario must load as written. `fit` keeps within the scenario limits it can (durations,
     // rates, session lengths, calls: capped or refused with the limit named, in the analysis); a
     // limit left (e.g. a conversation's expected growth past 1,000,000,000 tokens) is the history's,

@@ -5,7 +5,7 @@ use std::path::PathBuf;
 
 use anyhow::Result;
 
-use super::docreport::run_document;
+use super::docreport;
 use super::outputs::Outputs;
 use super::{load_scenario, ChartArgs, Format};
 use crate::model::catalog::Catalog;
@@ -137,6 +137,14 @@ pub(crate) fn cmd_run(catalog: &Catalog, a: RunArgs, out: &mut dyn Write) -> Res
             ("summary.txt", summary.as_bytes()),
         ],
         Some(&|o| run_charts(&rep, o)),
-        || run_document(catalog, &request.scenario, &rep, &a.charts, &summary),
+        || {
+            Ok(crate::report::run_document(
+                catalog,
+                &request.scenario,
+                &rep,
+                &docreport::options(&a.charts)?,
+                &summary,
+            )?)
+        },
     )
 }

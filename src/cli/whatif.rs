@@ -5,7 +5,7 @@ use std::path::PathBuf;
 
 use anyhow::Result;
 
-use super::docreport::whatif_document;
+use super::docreport;
 use super::outputs::Outputs;
 use super::{load_scenario, ChartArgs, Format};
 use crate::analysis::whatif::{self, ToolChange};
@@ -124,6 +124,14 @@ pub(crate) fn cmd_whatif(catalog: &Catalog, a: WhatifArgs, out: &mut dyn Write) 
             ("whatif.csv", csv.as_bytes()),
         ],
         Some(&|o| whatif_charts(&rep, o)),
-        || whatif_document(catalog, &request.scenario, &rep, &a.charts, &rep.table()),
+        || {
+            Ok(crate::report::whatif_document(
+                catalog,
+                &request.scenario,
+                &rep,
+                &docreport::options(&a.charts)?,
+                &rep.table(),
+            )?)
+        },
     )
 }

@@ -80,6 +80,9 @@ fn num(out: &mut String, name: &str, value: String, source: &str) {
 pub const MAX_IMPORT_ENTRIES: usize = 10_000;
 
 /// Imports `text` (the JSON database); `keys` selects entries (all chat models when empty).
+// Over 120 lines: an import in its order: select the entries, map each (keeping the built-in
+// mechanics of models pcsim knows), check them loaded together as a catalog, then assemble the
+// text; every step records its refusals on the same Import.
 pub fn import(text: &str, origin: &str, keys: &[String]) -> Result<Import> {
     crate::base::files::check_json_values(text, origin)?;
     let v: Value = serde_json::from_str(text)

@@ -32,6 +32,8 @@ pub fn check_against(catalog: &Catalog, text: &str, origin: &str) -> Result<Chec
 
 /// [`check_against`] with genai-prices' dated prices read on `day` (the day `catalog` was priced
 /// on). A LiteLLM file has no dates.
+// Over 120 lines: one loop over the catalog's models comparing each price field with the file's
+// entry, each mismatch a row of the same report.
 pub fn check_against_on(
     catalog: &Catalog,
     text: &str,

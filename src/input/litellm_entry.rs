@@ -396,6 +396,8 @@ struct Long {
 }
 
 /// Maps one entry. `families` are the built-in families (for the tool-use system prompt's rates).
+// Over 120 lines: one LiteLLM entry field by field (mode, prices, cache reads and writes, limits,
+// long context, regions), each field recorded as used on the same row.
 pub(crate) fn map_entry(
     key: &str,
     entry: &Value,

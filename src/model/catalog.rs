@@ -416,6 +416,8 @@ impl Catalog {
             .collect()
     }
 
+    // Over 120 lines: the catalog's checks in dependency order (families, then models, ids,
+    // aliases, then the price sheets); each step needs the ones before it to have passed.
     fn resolve_and_validate(&mut self) -> Result<()> {
         let origin = self.origin.clone();
         if self.models.is_empty() {
@@ -627,6 +629,8 @@ fn overlay_on_builtin(over: RawCatalog, origin: &str) -> Result<RawCatalog> {
     Ok(base)
 }
 
+// Over 120 lines: one check per field of a family's cache rules, in file order, each naming its
+// field; a list of checks, not logic to split.
 fn validate_rules(origin: &str, at: &str, mode: &str, r: &CacheRules) -> Result<()> {
     check_number(
         origin,

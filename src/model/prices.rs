@@ -200,6 +200,8 @@ fn check_set_prices(origin: &str, at: &str, prices: [&Option<Sourced<f64>>; 6]) 
 }
 
 /// Validates the pricing parts of a model (dated changes, tiers, long context).
+// Over 120 lines: one check per pricing part of a model (dated changes, service tiers, regions,
+// long context), in file order, each naming its field.
 pub(crate) fn validate_model_pricing(
     origin: &str,
     at: &str,

@@ -190,6 +190,8 @@ fn scale(v: &mut Sourced<f64>, factor: f64, why: &str) {
 
 impl Catalog {
     /// The catalog with every model's prices as `pricing` selects them.
+    // Over 120 lines: the price selection in order (sheet, day, tier, overrides), then one pass
+    // applying it to every model; the options are checked before any model is changed.
     pub fn priced(&self, pricing: &Pricing) -> Result<Catalog> {
         let flag = "--price-sheet";
         let sheet =

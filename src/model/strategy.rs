@@ -183,6 +183,9 @@ impl Strategy {
     }
 
     /// Checks the strategy against a model's rules and fixes every detail of it.
+    // Over 120 lines: fixes every detail of a strategy on a model (mode, rules, tool-change rule,
+    // breakpoints, tier), each refusal naming the strategy; the details depend on each other in
+    // this order.
     pub fn resolve(&self, model: &ModelSpec) -> Result<ResolvedStrategy> {
         let concrete = match self.mode {
             Some(_) => self.clone(),

@@ -4,9 +4,10 @@
 use std::fmt::Write as _;
 
 use crate::analysis::compare::CompareReport;
-use crate::analysis::uncertainty::share_text;
-use crate::analysis::{percent, skip_lines};
+use crate::analysis::percent;
 use crate::base::text::{field, saving_percent, usd, usd_number, TextTable};
+use crate::report::share_text;
+use crate::report::skip_lines;
 
 impl CompareReport {
     /// Column names of [`CompareReport::csv`].

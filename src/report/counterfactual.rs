@@ -1,6 +1,38 @@
-//! A replay's reconciliation with an invoice (`replay --invoice-usd`) as text.
+//! A replay's reconciliation with an invoice (`replay --invoice-usd`) as text, and the tool-list
+//! change of its counterfactual (`--remove-tools`, `--add-tools`, ...) in one line.
 
 use crate::analysis::counterfactual::*;
+
+impl ToolListChange {
+    /// One line, e.g. `remove 2 tools (a, b)`.
+    pub(crate) fn describe(&self) -> String {
+        let mut parts = Vec::new();
+        if !self.remove.is_empty() {
+            parts.push(format!(
+                "remove {} tool{} ({})",
+                self.remove.len(),
+                if self.remove.len() == 1 { "" } else { "s" },
+                self.remove.join(", ")
+            ));
+        }
+        if let Some(k) = &self.keep {
+            parts.push(format!("keep only {} ({})", k.len(), k.join(", ")));
+        }
+        if !self.add.is_empty() {
+            let names: Vec<&str> = self.add.iter().map(|t| t.name.as_str()).collect();
+            parts.push(format!(
+                "add {} tool{} ({})",
+                names.len(),
+                if names.len() == 1 { "" } else { "s" },
+                names.join(", ")
+            ));
+        }
+        if let Some(d) = self.tokens_delta {
+            parts.push(format!("{d:+} tool-block tokens per call"));
+        }
+        parts.join(", ")
+    }
+}
 
 impl Reconciliation {
     /// The reconciliation as text.

@@ -89,7 +89,7 @@ impl DiffReport {
                 }
                 out.push_str(&t.render());
                 out.push_str("saving: what B saves against A (negative: B costs more)\n");
-                for line in crate::analysis::skip_lines(skipped) {
+                for line in crate::report::skip_lines(skipped) {
                     let _ = writeln!(out, "{line}");
                 }
             }

@@ -8,6 +8,7 @@ use serde_json::json;
 
 use crate::analysis::explain::{Explanation, TraceLine};
 use crate::base::terminal::escape_inline;
+use crate::base::text::calls_word;
 use crate::base::text::field;
 use crate::error::Result;
 use crate::report::chart::{stacked_bar_chart, Axis, ChartFile, ChartOptions, Unit};
@@ -15,15 +16,6 @@ use crate::report::document::{Block, Document, Provenance, Section, Table};
 use crate::report::table::TextTable;
 use crate::report::usagelog::rfc3339_ms;
 use crate::report::usd;
-
-/// `1 call`, `2 calls`.
-fn calls_word(n: usize) -> String {
-    if n == 1 {
-        "1 call".into()
-    } else {
-        format!("{n} calls")
-    }
-}
 
 /// A written trace: one JSON Lines record `{time, session, url, request, response}` per call.
 pub(crate) fn trace_jsonl(lines: &[TraceLine]) -> String {
@@ -132,7 +124,7 @@ pub(crate) fn explain_summary(e: &Explanation) -> String {
                 escape_inline(&format!(
                     "{} ({})",
                     c.top_detail,
-                    calls_word(c.top_detail_calls)
+                    calls_word(c.top_detail_calls as u64)
                 ))
                 .into_owned(),
             ]);
@@ -374,7 +366,7 @@ pub(crate) fn explain_document(
                     format!(
                         "{} ({})",
                         truncated(&c.top_detail),
-                        calls_word(c.top_detail_calls)
+                        calls_word(c.top_detail_calls as u64)
                     ),
                 ]
             })

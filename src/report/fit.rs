@@ -35,6 +35,8 @@ pub(crate) fn check_line(c: &FitCheck) -> String {
 impl HistoryFit {
     /// The fit as a text report: what was read, then one row per parameter with its interval and
     /// the goodness of fit of its distribution.
+    // Over 120 lines: the fit report's text in the order it prints, one table row per fitted field;
+    // a list of rows, not logic to split.
     pub(crate) fn table(&self) -> String {
         let mut s = String::new();
         let _ = writeln!(

@@ -25,6 +25,8 @@ pub mod document;
 pub(crate) mod explain;
 #[cfg(feature = "cli")]
 pub(crate) mod fit;
+#[cfg(feature = "cli")]
+pub(crate) mod fitted_scenario;
 pub(crate) mod json;
 #[cfg(feature = "cli")]
 pub(crate) mod models;
@@ -219,6 +221,9 @@ fn pause_before_rename() {
 }
 
 /// The core of [`write_atomic_with`] and [`write_set`]: `write(i, file)` fills member `i`.
+// Over 120 lines: the atomic write of a set of files in its numbered steps (check, back up, write
+// temporaries, rename, undo the renamed members on a failure); the steps share the temporaries and
+// backups the undo needs.
 fn write_members(
     paths: &[PathBuf],
     write: &mut dyn FnMut(usize, &mut std::io::BufWriter<std::fs::File>) -> std::io::Result<()>,
@@ -411,3 +416,77 @@ pub fn ensure_writable_dir(dir: &Path) -> Result<()> {
 }
 
 pub use crate::base::text::usd;
+
+/// A share of Monte Carlo runs in whole percent (`37%`), as every report prints it.
+pub(crate) fn share_text(x: f64) -> String {
+    format!("{:.0}%", x * 100.0)
+}
+
+/// Skips for a terminal, grouped: one line per (model, problem) listing the strategies it stopped,
+/// e.g. `skipped on kimi-k3: explicit:tools, explicit:tools+system: the model offers no explicit
+/// caching`. The JSON keeps one entry per pair with the full reason.
+pub(crate) fn skip_lines(skips: &[crate::analysis::Skip]) -> Vec<String> {
+    let mut groups: Vec<(String, String, Vec<String>)> = Vec::new();
+    for s in skips {
+        // The reason starts with the (canonical) strategy, already named at the start of the line.
+        let suffix = format!(" (model `{}`)", s.model);
+        let mut problem = s.reason.as_str();
+        if let Some(rest) = problem.strip_prefix("strategy `") {
+            if let Some((_, p)) = rest.split_once("`: ") {
+                problem = p;
+            }
+        }
+        let problem = problem.strip_suffix(&suffix).unwrap_or(problem).to_string();
+        match groups
+            .iter_mut()
+            .find(|(m, p, _)| *m == s.model && *p == problem)
+        {
+            Some((_, _, list)) => list.push(s.strategy.clone()),
+            None => groups.push((s.model.clone(), problem, vec![s.strategy.clone()])),
+        }
+    }
+    groups
+        .into_iter()
+        .map(|(m, p, list)| format!("skipped on {m}: {}: {p}", list.join(", ")))
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::analysis::Skip;
+
+    #[test]
+    fn skip_lines_group_by_model_and_problem() {
+        let skip = |m: &str, s: &str, p: &str| {
+            Skip::new(
+                m,
+                s,
+                format!("strategy `{s}`: {p} (model `{m}`)"),
+                crate::sim::request::SkipKind::Unsupported,
+            )
+        };
+        let lines = skip_lines(&[
+            skip(
+                "k",
+                "explicit:tools",
+                "the model offers no explicit caching",
+            ),
+            skip("k", "explicit:last", "the model offers no explicit caching"),
+            skip("k", "implicit", "the model offers no implicit caching"),
+            skip(
+                "g",
+                "explicit:tools",
+                "the model offers no explicit caching",
+            ),
+        ]);
+        assert_eq!(
+            lines,
+            [
+                "skipped on k: explicit:tools, explicit:last: the model offers no explicit caching",
+                "skipped on k: implicit: the model offers no implicit caching",
+                "skipped on g: explicit:tools: the model offers no explicit caching",
+            ]
+        );
+    }
+}

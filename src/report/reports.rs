@@ -4,9 +4,8 @@
 //! from the same report structs the command prints. Public through [`crate::report`] (the
 //! functions) and [`crate::report::document`] (the document and its options).
 
-use crate::analysis::calls_word;
-use crate::analysis::uncertainty::{share_text, Interval};
-use crate::base::text::saving_percent;
+use crate::analysis::uncertainty::Interval;
+use crate::base::text::{calls_word, saving_percent};
 use crate::error::Result;
 use crate::input::scenario::{Scenario, DEFAULT_SCENARIO};
 use crate::model::catalog::Catalog;
@@ -14,7 +13,7 @@ use crate::report::chart::{ChartFile, ChartOptions};
 use crate::report::document::{
     charts, models_of, price_sources, Block, Document, DocumentOptions, Provenance, Section, Table,
 };
-use crate::report::usd;
+use crate::report::{share_text, usd};
 use crate::sim::simulate::ContextWarning;
 
 /// Provenance of a report: version, catalog, pricing, scenario, seed and runs, and the command line
@@ -459,47 +458,94 @@ pub fn whatif_document(
 ) -> Result<Document> {
     let mut blocks = Vec::new();
     if rep.runs > 1 {
-        blocks.extend(over_runs(
-            (rep.runs, rep.seed),
-            "The verdicts under the next table and the charts are of the first run.",
-            &[
-                "model",
-                "strategy",
-                "saving USD (mean [p5, p95])",
-                "saves in",
-                "pays back in (in the session)",
-                "pays back after (median [p5, p95])",
-            ],
-            &[false, false, true, true, true, true],
-            rep.outcomes
-                .iter()
-                .filter_map(|o| {
-                    let r = o.runs.as_ref()?;
-                    Some(vec![
-                        o.model.clone(),
-                        o.strategy.clone(),
-                        usd_range(&r.saving_usd),
-                        share_text(r.share_saving),
-                        format!(
-                            "{} ({})",
-                            share_text(r.share_pays_back_extrapolated),
-                            share_text(r.share_pays_back)
-                        ),
-                        match &r.breakeven_calls_extrapolated {
-                            Some(i) => format!(
-                                "{} [{:.0}, {:.0}]",
-                                calls_word(i.median.round() as u64),
-                                i.p5,
-                                i.p95
-                            ),
-                            None => "never".into(),
-                        },
-                    ])
-                })
-                .collect(),
-        ));
+        blocks.extend(whatif_over_runs(rep));
     }
-    blocks.push(table(
+    blocks.push(whatif_table(rep));
+    blocks.push(Block::Text("Saving USD is as it is minus changed over the whole session (negative: the change costs more); pays back counts calls from K (call K is the first).".into()));
+    blocks.push(Block::List(
+        rep.outcomes
+            .iter()
+            .map(|o| format!("{} / {}: {}", o.model, o.strategy, o.verdict))
+            .collect(),
+    ));
+    let change = whatif_change(rep);
+    Ok(assemble(
+        catalog,
+        scenario,
+        printed,
+        &opts.command_line,
+        Parts {
+            title: format!("pcsim whatif: {}", rep.scenario),
+            summary: format!(
+                "What a tool-list change before call {} costs, and when it pays for itself.",
+                rep.at_call
+            ),
+            sections: vec![
+                Section {
+                    heading: "The change".into(),
+                    blocks: vec![Block::List(change)],
+                },
+                results("Results", blocks, &rep.context_warnings),
+            ],
+            charts: report_charts(&opts.charts, caption, |o| {
+                crate::report::chart::whatif_charts(rep, o)
+            })?,
+            model_ids: rep.outcomes.iter().map(|o| o.model.as_str()).collect(),
+            extra_assumptions: vec![format!(
+                "The change applies before call {} of every session; the rest of the session is the same in both simulations.",
+                rep.at_call
+            )],
+        },
+    ))
+}
+
+/// The `whatif` figures over the Monte Carlo runs (`--runs N`): the saving, how often it saves
+/// and pays back, and after how many calls.
+fn whatif_over_runs(rep: &crate::analysis::whatif::WhatifReport) -> Vec<Block> {
+    over_runs(
+        (rep.runs, rep.seed),
+        "The verdicts under the next table and the charts are of the first run.",
+        &[
+            "model",
+            "strategy",
+            "saving USD (mean [p5, p95])",
+            "saves in",
+            "pays back in (in the session)",
+            "pays back after (median [p5, p95])",
+        ],
+        &[false, false, true, true, true, true],
+        rep.outcomes
+            .iter()
+            .filter_map(|o| {
+                let r = o.runs.as_ref()?;
+                Some(vec![
+                    o.model.clone(),
+                    o.strategy.clone(),
+                    usd_range(&r.saving_usd),
+                    share_text(r.share_saving),
+                    format!(
+                        "{} ({})",
+                        share_text(r.share_pays_back_extrapolated),
+                        share_text(r.share_pays_back)
+                    ),
+                    match &r.breakeven_calls_extrapolated {
+                        Some(i) => format!(
+                            "{} [{:.0}, {:.0}]",
+                            calls_word(i.median.round() as u64),
+                            i.p5,
+                            i.p95
+                        ),
+                        None => "never".into(),
+                    },
+                ])
+            })
+            .collect(),
+    )
+}
+
+/// The `whatif` table of the first run: one row per model and strategy.
+fn whatif_table(rep: &crate::analysis::whatif::WhatifReport) -> Block {
+    table(
         &[
             "model",
             "strategy",
@@ -530,14 +576,12 @@ pub fn whatif_document(
                 ]
             })
             .collect(),
-    ));
-    blocks.push(Block::Text("Saving USD is as it is minus changed over the whole session (negative: the change costs more); pays back counts calls from K (call K is the first).".into()));
-    blocks.push(Block::List(
-        rep.outcomes
-            .iter()
-            .map(|o| format!("{} / {}: {}", o.model, o.strategy, o.verdict))
-            .collect(),
-    ));
+    )
+}
+
+/// The tool-list change of a `whatif` as list items: the call, the counts, the names removed and
+/// added.
+fn whatif_change(rep: &crate::analysis::whatif::WhatifReport) -> Vec<String> {
     let c = &rep.change;
     let mut change = vec![format!(
         "Before call {}: {} tools before, {} after.",
@@ -557,34 +601,7 @@ pub fn whatif_document(
             c.added.join(", ")
         ));
     }
-    Ok(assemble(
-        catalog,
-        scenario,
-        printed,
-        &opts.command_line,
-        Parts {
-            title: format!("pcsim whatif: {}", rep.scenario),
-            summary: format!(
-                "What a tool-list change before call {} costs, and when it pays for itself.",
-                rep.at_call
-            ),
-            sections: vec![
-                Section {
-                    heading: "The change".into(),
-                    blocks: vec![Block::List(change)],
-                },
-                results("Results", blocks, &rep.context_warnings),
-            ],
-            charts: report_charts(&opts.charts, caption, |o| {
-                crate::report::chart::whatif_charts(rep, o)
-            })?,
-            model_ids: rep.outcomes.iter().map(|o| o.model.as_str()).collect(),
-            extra_assumptions: vec![format!(
-                "The change applies before call {} of every session; the rest of the session is the same in both simulations.",
-                rep.at_call
-            )],
-        },
-    ))
+    change
 }
 
 /// The `advise` report (`pcsim advise --report`): what the command printed (`printed`, its text
@@ -758,6 +775,8 @@ fn ttl_and_drop_tools(rep: &crate::analysis::advise::AdviceReport) -> Section {
 /// The `diff` report: the rows side by side, what differs between the tool lists, the prices
 /// used and (for two scenarios) A's scenario file as simulated.
 #[cfg(feature = "cli")]
+// Over 120 lines: the diff document's blocks in the order they appear; each block is a few lines, a
+// list of blocks rather than logic.
 pub(crate) fn diff_document(
     catalog: &Catalog,
     scenario_a: Option<&Scenario>,

@@ -2,10 +2,11 @@
 
 use std::fmt::Write as _;
 
-use crate::analysis::uncertainty::share_text;
 use crate::analysis::whatif::*;
-use crate::analysis::{calls_word, skip_lines};
+use crate::base::text::calls_word;
 use crate::base::text::{field, saving_percent, usd, usd_number, TextTable};
+use crate::report::share_text;
+use crate::report::skip_lines;
 
 impl WhatifReport {
     /// The table of `--runs N`: the saving as a mean with the range of 90% of runs, how often the

@@ -331,3 +331,224 @@ fn no_test_doc_or_script_reads_a_path_outside_the_repository() {
     );
     assert!(crate::common::capture("server-github").is_file());
 }
+
+/// Source with comments, string and character literals blanked (newlines kept), so braces and
+/// `fn` can be counted on what the compiler reads as code.
+fn code_only(text: &str) -> String {
+    let b = text.as_bytes();
+    let mut out = b.to_vec();
+    let blank = |out: &mut Vec<u8>, from: usize, to: usize| {
+        for c in &mut out[from..to.min(b.len())] {
+            if *c != b'\n' {
+                *c = b' ';
+            }
+        }
+    };
+    let mut i = 0;
+    while i < b.len() {
+        let rest = &b[i..];
+        let after_word = i > 0 && (b[i - 1].is_ascii_alphanumeric() || b[i - 1] == b'_');
+        if rest.starts_with(b"//") {
+            let end = text[i..].find('\n').map_or(b.len(), |k| i + k);
+            blank(&mut out, i, end);
+            i = end;
+        } else if rest.starts_with(b"/*") {
+            let (mut depth, mut j) = (0, i);
+            while j < b.len() {
+                if b[j..].starts_with(b"/*") {
+                    depth += 1;
+                    j += 2;
+                } else if b[j..].starts_with(b"*/") {
+                    depth -= 1;
+                    j += 2;
+                    if depth == 0 {
+                        break;
+                    }
+                } else {
+                    j += 1;
+                }
+            }
+            blank(&mut out, i, j);
+            i = j;
+        } else if !after_word
+            && (rest.starts_with(b"r#") || rest.starts_with(b"r\"") || rest.starts_with(b"br"))
+        {
+            // Raw string: r"..", r#".."#, br"..".
+            let start = if rest[0] == b'b' { i + 2 } else { i + 1 };
+            let hashes = b[start..].iter().take_while(|&&c| c == b'#').count();
+            if b.get(start + hashes) != Some(&b'"') {
+                i += 1;
+                continue;
+            }
+            let close = format!("\"{}", "#".repeat(hashes));
+            let body = start + hashes + 1;
+            let end = text[body..]
+                .find(&close)
+                .map_or(b.len(), |k| body + k + close.len());
+            blank(&mut out, i, end);
+            i = end;
+        } else if b[i] == b'"' {
+            let mut j = i + 1;
+            while j < b.len() && b[j] != b'"' {
+                j += if b[j] == b'\\' { 2 } else { 1 };
+            }
+            blank(&mut out, i, j + 1);
+            i = j + 1;
+        } else if b[i] == b'\'' {
+            // A character literal ('{', '\n', '\u{7b}'); otherwise a lifetime, left alone.
+            if b.get(i + 1) == Some(&b'\\') {
+                // The closing quote comes after the escaped character (`'\''` escapes a quote).
+                let end = text[i + 3..].find('\'').map_or(b.len(), |k| i + 3 + k + 1);
+                blank(&mut out, i, end);
+                i = end;
+            } else if let Some(c) = text[i + 1..].chars().next() {
+                let len = c.len_utf8();
+                if b.get(i + 1 + len) == Some(&b'\'') {
+                    blank(&mut out, i, i + 2 + len);
+                    i += 2 + len;
+                } else {
+                    i += 1;
+                }
+            } else {
+                i += 1;
+            }
+        } else {
+            i += 1;
+        }
+    }
+    String::from_utf8_lossy(&out).into_owned()
+}
+
+/// Every function with a body in `text` over `limit` lines (signature to closing brace): its name,
+/// first line and length, and whether a plain comment in the block of comments and attributes
+/// right above it gives the reason (it says `120 lines`). Test modules at the end of a file
+/// (`#[cfg(test)] mod`) are left out: tests may be long.
+fn long_functions(text: &str, limit: usize) -> Vec<(String, usize, usize, bool)> {
+    let text = match text.find("\n#[cfg(test)]\nmod ") {
+        Some(k) => &text[..k],
+        None => text,
+    };
+    let code = code_only(text);
+    let lines: Vec<&str> = text.lines().collect();
+    let bytes = code.as_bytes();
+    let mut out = Vec::new();
+    let mut from = 0;
+    while let Some(k) = code[from..].find("fn ") {
+        let at = from + k;
+        from = at + 3;
+        if at > 0 && (bytes[at - 1].is_ascii_alphanumeric() || bytes[at - 1] == b'_') {
+            continue;
+        }
+        let name: String = code[at + 3..]
+            .trim_start()
+            .chars()
+            .take_while(|c| c.is_alphanumeric() || *c == '_')
+            .collect();
+        if name.is_empty() {
+            continue; // `fn(` as a type
+        }
+        let Some(open) = code[at..].find(['{', ';']).map(|j| at + j) else {
+            continue;
+        };
+        if bytes[open] == b';' {
+            continue; // a declaration without a body
+        }
+        let mut depth = 0;
+        let mut close = open;
+        for (j, c) in code[open..].bytes().enumerate() {
+            match c {
+                b'{' => depth += 1,
+                b'}' => {
+                    depth -= 1;
+                    if depth == 0 {
+                        close = open + j;
+                        break;
+                    }
+                }
+                _ => {}
+            }
+        }
+        let first = code[..at].matches('\n').count(); // 0-based
+        let last = code[..close].matches('\n').count();
+        let len = last - first + 1;
+        if len <= limit {
+            continue;
+        }
+        let reason = lines[..first]
+            .iter()
+            .rev()
+            .map(|l| l.trim_start())
+            .take_while(|l| l.starts_with("//") || l.starts_with("#["))
+            .any(|l| l.starts_with("//") && !l.starts_with("///") && l.contains("120 lines"));
+        out.push((name, first + 1, len, reason));
+    }
+    out
+}
+
+#[test]
+fn the_length_scanner_counts_bodies_not_braces_in_strings_or_comments() {
+    let body = "    let _ = \"}}}\"; // }\n    let _c = ('}', '\\'', '\\u{7d}');\n".repeat(3);
+    let text = format!("fn short<'a>(x: &'a str) {{\n{body}}}\n");
+    // Eight lines: counting the braces in the strings, comment or character would end it early.
+    assert_eq!(long_functions(&text, 8), []);
+    assert_eq!(
+        long_functions(&text, 7),
+        [("short".to_string(), 1, 8, false)]
+    );
+    let text = format!("/// Doc.\n// Over 120 lines: a reason.\n#[inline]\n{text}");
+    assert_eq!(
+        long_functions(&text, 7),
+        [("short".to_string(), 4, 8, true)]
+    );
+    // A doc comment is not the reason; a declaration without a body is not a function body.
+    let text = text.replace("// Over", "/// Over");
+    assert_eq!(
+        long_functions(&text, 7),
+        [("short".to_string(), 4, 8, false)]
+    );
+    assert_eq!(long_functions("trait T {\n    fn f(&self);\n}\n", 0), []);
+}
+
+/// Issue 28: "No function over ~120 lines without a reason in a comment". Lists every function of
+/// `src/` over 120 lines; each must be split or carry a plain `//` comment above it (among its doc
+/// comments and attributes) that says why, mentioning `120 lines`.
+#[test]
+fn no_function_over_120_lines_without_a_reason_in_a_comment() {
+    let mut stack = vec![crate::common::root().join("src")];
+    let (mut files, mut listed, mut unexplained) = (0, Vec::new(), Vec::new());
+    while let Some(dir) = stack.pop() {
+        for entry in std::fs::read_dir(&dir).unwrap() {
+            let p = entry.unwrap().path();
+            if p.is_dir() {
+                stack.push(p);
+                continue;
+            }
+            if p.extension().is_none_or(|e| e != "rs") || p.ends_with("tests.rs") {
+                continue;
+            }
+            let text = std::fs::read_to_string(&p).unwrap();
+            files += 1;
+            let rel = p
+                .strip_prefix(crate::common::root())
+                .unwrap()
+                .display()
+                .to_string();
+            for (name, line, len, reason) in long_functions(&text, 120) {
+                let row = format!("{rel}:{line} {name}: {len} lines");
+                if !reason {
+                    unexplained.push(row.clone());
+                }
+                listed.push(row);
+            }
+        }
+    }
+    // The scan read the source (a wrong folder would pass with nothing listed).
+    assert!(files > 100, "{files} source files");
+    eprintln!("functions over 120 lines:\n{}", listed.join("\n"));
+    unexplained.sort();
+    assert!(
+        unexplained.is_empty(),
+        "functions over 120 lines without a reason in a comment above them:\n{}",
+        unexplained.join("\n")
+    );
+}

@@ -571,18 +571,7 @@ impl<'c> Explainer<'c> {
         let shares = causes::attribute(prev.map(|c| &c.prev), &current);
         let mut call_causes = priced(shares, m, &compared);
         if machine > 0 {
-            // The routing model sent the call past the prefix's first machine: say so.
-            let rpm = routing_rpm(m).unwrap_or(0.0);
-            for c in call_causes
-                .iter_mut()
-                .filter(|c| c.cause == "provider_miss")
-            {
-                c.detail.push_str(&format!(
-                    "; routed to machine {} of its prefix{}: over the ~{rpm} requests a minute one machine takes",
-                    machine + 1,
-                    if own_key.is_some() { " and key" } else { "" },
-                ));
-            }
+            say_routed(&mut call_causes, m, machine, own_key.is_some());
         }
         let Compared {
             billed,
@@ -590,14 +579,7 @@ impl<'c> Explainer<'c> {
             agrees,
             ..
         } = compared;
-        let mut volatile_next = volatile;
-        for c in call_causes.iter().filter(|c| c.cause == "system_changed") {
-            if let Some(i) = system_block_of(&c.detail) {
-                if !volatile_next.contains(&i) {
-                    volatile_next.push(i);
-                }
-            }
-        }
+        let volatile_next = with_changed_system_blocks(volatile, &call_causes);
         let prev = causes::remember(ex, m, base.items, &base.breakpoints, time, volatile_next);
         let model_id = m.model.id.clone();
         self.conversations.insert(key, Conversation { prev });
@@ -834,6 +816,32 @@ fn routing_rpm(m: &ModelRules) -> Option<f64> {
     m.rules()
         .and_then(|r| r.routing_rpm_per_prefix.as_ref())
         .map(|r| r.value)
+}
+
+/// The routing model sent the call past its prefix's first machine (`machine` counts from 0): the
+/// call's `provider_miss` causes say which machine and why.
+fn say_routed(causes: &mut [CallCause], m: &ModelRules, machine: u32, keyed: bool) {
+    let rpm = routing_rpm(m).unwrap_or(0.0);
+    for c in causes.iter_mut().filter(|c| c.cause == "provider_miss") {
+        c.detail.push_str(&format!(
+            "; routed to machine {} of its prefix{}: over the ~{rpm} requests a minute one machine takes",
+            machine + 1,
+            if keyed { " and key" } else { "" },
+        ));
+    }
+}
+
+/// The system blocks known to change between calls: `volatile` and those a `system_changed` cause
+/// of this call names (the `move_volatile_system` fix moves them after the last breakpoint).
+fn with_changed_system_blocks(mut volatile: Vec<usize>, causes: &[CallCause]) -> Vec<usize> {
+    for c in causes.iter().filter(|c| c.cause == "system_changed") {
+        if let Some(i) = system_block_of(&c.detail) {
+            if !volatile.contains(&i) {
+                volatile.push(i);
+            }
+        }
+    }
+    volatile
 }
 
 /// A best-effort cache's most likely outcome: a hit when its hit probability is at least one half.

@@ -291,6 +291,9 @@ fn setting_items(
 /// `layout.drop_unused_tools`, only the tools named in `called` (sorted) are sent, `preamble` is
 /// then the kept list's, and a breakpoint the request set on a dropped tool moves to the end of
 /// the kept tools (where a client sending the shorter list would set it).
+// Over 120 lines: lays out one prompt in its order (model marker, tools, system, messages, then the
+// breakpoints), each part appending to the same `Built` and the later parts reading the boundaries
+// the earlier ones left.
 pub(crate) fn build(
     ex: &Exchange,
     m: &ModelRules,

@@ -109,6 +109,8 @@ pub fn content_seed(calls: &[LoggedCall]) -> u64 {
 }
 
 /// Replays a log on one model with one strategy.
+// Over 120 lines: the replay loop over the log's calls in time order: every call reads and updates
+// the same cache store, random stream and per-conversation state.
 pub fn replay(
     log: &UsageLog,
     model: &ModelSpec,

@@ -29,6 +29,9 @@ fn list_names(tools: &[Tool]) -> String {
 
 /// Checks `change` against the scenario and returns the scenario with the change added as a tool
 /// event at `at_call` (after the scenario's own events at that call), plus a summary.
+// Over 120 lines: checks every kind of change a `whatif` takes (add, remove, servers, replace,
+// trim) against the list at the call, then builds the summary; one error per flag, in the flags'
+// order.
 pub fn apply_change(
     scenario: &Scenario,
     at_call: usize,

@@ -2,8 +2,8 @@
 
 use super::types::*;
 use super::EPS_USD;
-use crate::analysis::{calls_word, percent};
-use crate::base::text::usd;
+use crate::analysis::percent;
+use crate::base::text::{calls_word, usd};
 use crate::sim::billing::CallBill;
 use crate::sim::simulate::SimResult;
 

@@ -241,6 +241,8 @@ pub(crate) fn read_log(reader: impl Read, origin: &str) -> Result<UsageLog> {
 }
 
 /// [`read_log`] from a given state; gives the state it ended in.
+// Over 120 lines: the line loop of a usage log: the state of the file (format, line, record in
+// progress) is carried from line to line.
 fn read_log_with(
     mut r: impl BufRead,
     origin: &str,
@@ -1080,6 +1082,8 @@ fn bedrock_1h_writes(
     Ok(w1h)
 }
 
+// Over 120 lines: the usage object of every provider's format, field by field, with the notes on
+// unknown fields; the formats share most fields, so they are read together.
 fn read_usage(
     u: &Map<String, Value>,
     at: &str,

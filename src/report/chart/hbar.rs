@@ -131,6 +131,8 @@ pub fn horizontal_bar_chart(
 }
 
 impl Draw for HBars<'_> {
+    // Over 120 lines: the drawing of a horizontal bar chart: the layout figures (margins, rows that
+    // fit, label widths) are computed once and used by every part drawn.
     fn draw<DB: DrawingBackend>(
         &self,
         root: &DrawingArea<DB, Shift>,

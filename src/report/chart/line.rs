@@ -277,6 +277,8 @@ impl LineChart<'_> {
 }
 
 impl Draw for LineChart<'_> {
+    // Over 120 lines: the drawing of a line chart: bounds, axes, series, markers and notes all use
+    // the same plot area and scales.
     fn draw<DB: DrawingBackend>(
         &self,
         root: &DrawingArea<DB, Shift>,

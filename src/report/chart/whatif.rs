@@ -19,6 +19,7 @@ const AS_IT_IS: &str = "as it is";
 /// colours, as in every other chart of a report.
 ///
 /// Errors with [`crate::Error::Unsupported`] when nothing was simulated.
+// Over 120 lines: whatif's two charts share their series, labels and axes, built once for both.
 pub fn whatif_charts(report: &WhatifReport, opts: &ChartOptions) -> Result<Vec<ChartFile>> {
     let ext = opts.extension();
     let colours = ColourKey::new(report.outcomes.iter().map(|o| o.model.as_str()));

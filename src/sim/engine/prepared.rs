@@ -77,6 +77,8 @@ impl<'a> Prepared<'a> {
     /// [`Self::new`] with the tool counts of `counter` (see [`super::ToolCounts`]), which must
     /// count with the setup model's rendering: simulations of models that render alike share one,
     /// so each tool and list is counted once.
+    // Over 120 lines: prepares every tool-list version of a scenario for one member (tools measured
+    // once by address, markers, bases per event); the closures share the measurement cache.
     pub(crate) fn with_counter(
         scenario: &'a Scenario,
         setup: &'a SimSetup<'a>,
@@ -237,6 +239,8 @@ impl<'a> Prepared<'a> {
     /// to this member's prompt of the session (`lane`), its cache and its bill.
     #[allow(clippy::too_many_arguments)]
     #[inline(always)]
+    // Over 120 lines: the engine's per-call step, inlined into the hot loop (`#[inline(always)]`):
+    // one call's prompt, cache lookups and bill, kept together as the simulation's core.
     pub(super) fn step(
         &self,
         lane: &mut Lane,

@@ -85,6 +85,8 @@ fn draw(q: &crate::base::quantity::Quantity, rng: &mut SimRng) -> u64 {
 /// Simulates one run of a scenario for one (model, strategy) and hands every billed call, in time
 /// order, to `sink`. Draws depend only on (seed, run, session), so every model and strategy sees the
 /// same sessions. Returns the total dollars.
+// Over 120 lines: a deliberately plain copy of the engine's event loop (see the module comment)
+// that tests compare the optimised engine with, bill by bill; kept whole so it stays plain.
 pub(crate) fn reference_run(
     scenario: &Scenario,
     setup: &SimSetup,

@@ -1,0 +1,296 @@
+//! A configuration document of any client read into its server entries: where each client keeps
+//! its server map (top level, per project, under `mcp`), its allow and exclude lists, and the limit
+//! on the entries of one file.
+
+use std::collections::HashSet;
+
+use super::*;
+
+/// Where `${workspaceFolder}` and relative paths point: the given workspace, else the file's folder
+/// (its parent when that folder is a client's own, e.g. `.vscode`).
+pub(super) fn workspace_of(path: Option<&Path>, opts: &LoadOptions) -> PathBuf {
+    if let Some(w) = &opts.workspace {
+        return w.clone();
+    }
+    let dir = path
+        .and_then(Path::parent)
+        .map(Path::to_path_buf)
+        .unwrap_or_else(|| PathBuf::from("."));
+    let own = [
+        ".vscode",
+        ".cursor",
+        ".gemini",
+        ".zed",
+        ".codex",
+        ".continue",
+        ".windsurf",
+    ];
+    match dir.file_name().and_then(|n| n.to_str()) {
+        Some(n) if own.contains(&n) => dir.parent().map(Path::to_path_buf).unwrap_or(dir),
+        Some("mcpServers") => dir
+            .parent()
+            .and_then(Path::parent)
+            .map(Path::to_path_buf)
+            .unwrap_or(dir),
+        _ => dir,
+    }
+}
+
+/// Upper bound on the server entries of one configuration (its projects' included): `config`
+/// starts every server at once, so a larger file is refused before any server is started.
+pub const MAX_SERVERS: usize = 256;
+
+/// Parses a configuration document of any client.
+pub fn parse_document(
+    text: &str,
+    origin: &str,
+    path: Option<&Path>,
+    opts: &LoadOptions,
+    lookup: &dyn Fn(&str) -> Option<String>,
+) -> Result<McpConfig> {
+    let by_path = path.map(|p| detect_client(Some(p), None));
+    let kind = opts.client.or(by_path.filter(|c| *c != Client::Generic));
+    let v = parse_text(text, origin, kind)?;
+    let client = match kind {
+        // A YAML file outside Goose's folder that holds Goose's `extensions` map.
+        Some(Client::Continue) if opts.client.is_none() && v.get("extensions").is_some() => {
+            Client::Goose
+        }
+        Some(k) => k,
+        None => detect_client(None, Some(&v)),
+    };
+    let workspace = workspace_of(path, opts);
+    let input_defaults = input_defaults(&v);
+    let config_dir = path
+        .and_then(Path::parent)
+        .map(Path::to_path_buf)
+        .unwrap_or_else(|| PathBuf::from("."));
+    let ctx = Ctx {
+        client,
+        lookup,
+        inputs: &opts.inputs,
+        input_defaults: &input_defaults,
+        workspace: &workspace,
+        config_dir: &config_dir,
+    };
+    let mut cfg = McpConfig {
+        origin: origin.to_string(),
+        client,
+        servers: Vec::new(),
+        skipped: Vec::new(),
+    };
+    let (entries, map_key) = server_entries(&v, client, origin, opts)?;
+    let (allowed, excluded) = gemini_lists(&v, client);
+    // Every server is started at once (one thread and one process each): refused before any is.
+    if entries.len() > MAX_SERVERS {
+        return Err(Error::invalid(
+            origin,
+            map_key.unwrap_or("projects"),
+            format!(
+                "{} server entries exceed the limit of {MAX_SERVERS} servers in one configuration",
+                entries.len()
+            ),
+        ));
+    }
+    for (name, at, e) in entries {
+        if excluded.contains(&name) {
+            cfg.skipped.push(SkippedServer {
+                name,
+                reason: "excluded by mcp.excluded".into(),
+            });
+            continue;
+        }
+        if allowed.as_ref().is_some_and(|a| !a.contains(&name)) {
+            cfg.skipped.push(SkippedServer {
+                name,
+                reason: "not in mcp.allowed".into(),
+            });
+            continue;
+        }
+        // OpenCode and Goose entries are brought to the `mcpServers` shape first.
+        let e = match client {
+            Client::OpenCode => crate::input::mcpclients::opencode_entry(&e),
+            Client::Goose => match crate::input::mcpclients::goose_entry(&e) {
+                Ok(e) => e,
+                Err(reason) => {
+                    cfg.skipped.push(SkippedServer { name, reason });
+                    continue;
+                }
+            },
+            _ => e,
+        };
+        match read_entry(&name, &at, &e, origin, &ctx)? {
+            Ok(entry) => cfg.servers.push(entry),
+            Err(reason) => cfg.skipped.push(SkippedServer { name, reason }),
+        }
+    }
+    Ok(cfg)
+}
+
+/// The document as a JSON value, from the syntax of its client (`kind`, when known): Codex's TOML,
+/// Continue's and Goose's YAML, else JSON with comments (JSONC), each held to its size limit.
+fn parse_text(text: &str, origin: &str, kind: Option<Client>) -> Result<Value> {
+    Ok(match kind {
+        Some(Client::Codex) => {
+            crate::base::files::check_toml_size(text.len(), origin)?;
+            let t: toml::Value = toml::from_str(text)
+                .map_err(|e| Error::parse(origin, format!("not valid TOML: {e}")))?;
+            serde_json::to_value(t).map_err(|e| Error::parse(origin, e))?
+        }
+        Some(Client::Continue | Client::Goose) if !text.trim_start().starts_with('{') => {
+            // The YAML parser holds a document's events too: 48 MB of list items took 2 GB.
+            if text.len() as u64 > crate::base::files::MAX_TOML_BYTES {
+                return Err(Error::invalid(
+                    origin,
+                    "size",
+                    format!(
+                        "{} bytes is more than the {}-byte limit of a YAML file",
+                        text.len(),
+                        crate::base::files::MAX_TOML_BYTES
+                    ),
+                ));
+            }
+            serde_yaml_ng::from_str(text)
+                .map_err(|e| Error::parse(origin, format!("not valid YAML: {e}")))?
+        }
+        _ => {
+            let text = strip_jsonc(text);
+            crate::base::files::check_json_values(&text, origin)?;
+            let v = serde_json::from_str(&text)
+                .map_err(|e| Error::parse(origin, format!("not valid JSON: {e}")))?;
+            // Two equal keys in one object: the JSON parse keeps the last (a server lost).
+            if let Some(key) = crate::input::json_keys::first_duplicate_key(&text) {
+                return Err(Error::invalid(
+                    origin,
+                    key,
+                    "this key appears twice in one object; only the last would count (remove or rename one)",
+                ));
+            }
+            v
+        }
+    })
+}
+
+/// VS Code's `inputs` (top level or under `mcp`): the default of each input id that has one.
+fn input_defaults(v: &Value) -> BTreeMap<String, String> {
+    v.get("inputs")
+        .or_else(|| v.pointer("/mcp/inputs"))
+        .and_then(Value::as_array)
+        .map(|a| {
+            a.iter()
+                .filter_map(|i| {
+                    Some((
+                        i.get("id")?.as_str()?.to_string(),
+                        i.get("default")?.as_str()?.to_string(),
+                    ))
+                })
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+/// A server entry as found in a document: (display name, field path, entry).
+type RawEntry = (String, String, Value);
+
+/// Every server entry of the document as (display name, field path, entry), from the server map
+/// where `client` keeps it (and, for Claude Code's `~/.claude.json`, its projects' maps), with the
+/// key of the map that was found.
+fn server_entries(
+    v: &Value,
+    client: Client,
+    origin: &str,
+    opts: &LoadOptions,
+) -> Result<(Vec<RawEntry>, Option<&'static str>)> {
+    let mut entries: Vec<RawEntry> = Vec::new();
+    let map_entries = |key: &str, m: &Value, out: &mut Vec<RawEntry>| -> Result<()> {
+        let m = m.as_object().ok_or_else(|| {
+            Error::invalid(
+                origin,
+                key,
+                "must be an object mapping server names to entries",
+            )
+        })?;
+        for (name, e) in m {
+            out.push((name.clone(), format!("{key}.{name}"), e.clone()));
+        }
+        Ok(())
+    };
+    // Where each client keeps its server map, in the order it looks (a `.` is a nested key).
+    let keys: &[&'static str] = match client {
+        Client::Codex => &["mcp_servers"],
+        Client::OpenCode => &["mcp"],
+        Client::Goose => &["extensions"],
+        Client::Zed => &["context_servers"],
+        Client::VsCode => &["servers", "mcp.servers", "mcpServers"],
+        _ => &["mcpServers", "servers"],
+    };
+    let found = keys.iter().find_map(|&key| {
+        let pointer = format!("/{}", key.replace('.', "/"));
+        v.pointer(&pointer).map(|m| (key, m))
+    });
+    let projects = v.get("projects").and_then(Value::as_object);
+    match found {
+        Some((key, Value::Array(list))) => {
+            // Continue: a list of entries, each with its `name`.
+            for (i, e) in list.iter().enumerate() {
+                let name = e
+                    .get("name")
+                    .and_then(Value::as_str)
+                    .map(str::to_string)
+                    .unwrap_or_else(|| format!("server {}", i + 1));
+                entries.push((name, format!("{key}[{i}]"), e.clone()));
+            }
+        }
+        Some((key, m)) => map_entries(key, m, &mut entries)?,
+        None if client == Client::ClaudeCode && projects.is_some() => {}
+        None => {
+            return Err(Error::invalid(
+                origin,
+                "mcpServers",
+                "no server map (`mcpServers`, `servers`, `context_servers`, `mcp_servers`, OpenCode's `mcp` or Goose's `extensions`): not an MCP client configuration",
+            ))
+        }
+    }
+    // ~/.claude.json: per-project servers (local scope) beside the user's.
+    if client == Client::ClaudeCode {
+        if let Some(projects) = projects {
+            for (dir, p) in projects {
+                if opts.project.as_deref().is_some_and(|want| want != dir) {
+                    continue;
+                }
+                if let Some(m) = p.get("mcpServers").and_then(Value::as_object) {
+                    for (name, e) in m {
+                        entries.push((
+                            format!("{name} (project {dir})"),
+                            format!("projects.{dir}.mcpServers.{name}"),
+                            e.clone(),
+                        ));
+                    }
+                }
+            }
+        }
+    }
+    Ok((entries, found.map(|(key, _)| key)))
+}
+
+/// Gemini CLI's global lists, `mcp.allowed` (when given, only these servers) and `mcp.excluded`;
+/// none for other clients.
+fn gemini_lists(v: &Value, client: Client) -> (Option<HashSet<String>>, HashSet<String>) {
+    if client != Client::GeminiCli {
+        return (None, HashSet::new());
+    }
+    let list = |p: &str| -> Option<Vec<String>> {
+        v.pointer(p).and_then(Value::as_array).map(|a| {
+            a.iter()
+                .filter_map(|x| x.as_str().map(str::to_string))
+                .collect()
+        })
+    };
+    (
+        list("/mcp/allowed").map(|a| a.into_iter().collect()),
+        list("/mcp/excluded")
+            .unwrap_or_default()
+            .into_iter()
+            .collect(),
+    )
+}
