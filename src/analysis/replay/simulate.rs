@@ -1,7 +1,7 @@
 //! The re-simulation: the logged prompts grown conversation by conversation and billed in time
 //! order against one cache with pcsim's caching rules.
 
-use std::collections::{BTreeMap, HashMap};
+use std::collections::BTreeMap;
 
 use rand::SeedableRng;
 use rand_chacha::ChaCha8Rng;
@@ -149,14 +149,17 @@ pub fn replay(
     order.sort_by(|&a, &b| times[a].total_cmp(&times[b]).then(a.cmp(&b)));
     let mut store = CacheStore::new();
     let mut rng = ChaCha8Rng::seed_from_u64(opts.seed.unwrap_or_else(|| content_seed(&log.calls)));
-    let mut states: HashMap<usize, ConvState> = HashMap::new();
     let mut out: Vec<Option<CallComparison>> = vec![None; log.calls.len()];
     let mut by_tier: BTreeMap<String, u64> = BTreeMap::new();
     let rates = LoggedRates::new(model);
+    let conversations = conv.iter().max().map_or(0, |m| m + 1);
+    // Conversations are numbered densely from 0: their states are a list, not a map.
+    let mut states: Vec<Option<ConvState>> = Vec::new();
+    states.resize_with(conversations, || None);
     let mut result = ReplayResult {
         model: model.id.clone(),
         strategy: resolved.name.clone(),
-        conversations: conv.iter().max().map_or(0, |m| m + 1),
+        conversations,
         logged: Buckets::default(),
         predicted: Buckets::default(),
         predicted_write_tokens_by_tier: BTreeMap::new(),
@@ -167,7 +170,7 @@ pub fn replay(
         let t = times[i];
         let k = conv[i];
         let p = c.prompt_tokens;
-        let st = states.entry(k).or_insert_with(|| ConvState {
+        let st = states[k].get_or_insert_with(|| ConvState {
             prompt: Prompt::default(),
             prev_prompt: 0,
             restarts: 0,
