@@ -126,6 +126,10 @@ impl std::hash::Hasher for FastHasher {
 pub(crate) type FastMap<K, V> =
     std::collections::HashMap<K, V, std::hash::BuildHasherDefault<FastHasher>>;
 
+/// A `HashSet` hashed with [`FastHasher`].
+pub(crate) type FastSet<K> =
+    std::collections::HashSet<K, std::hash::BuildHasherDefault<FastHasher>>;
+
 #[cfg(test)]
 mod tests {
     use super::*;

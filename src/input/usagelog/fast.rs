@@ -14,7 +14,7 @@
 //! general reader, which reads it with the same `read_usage` (to the same call, or the same error
 //! naming the field). A key given twice keeps its last value, as there.
 
-use serde::de::{Deserializer, IgnoredAny, MapAccess, Visitor};
+use serde::de::{DeserializeSeed, Deserializer, IgnoredAny, MapAccess, Visitor};
 use serde::Deserialize;
 use serde_json::value::RawValue;
 
@@ -191,106 +191,110 @@ impl<'de> Deserialize<'de> for Time {
 /// The visitor's refusal: the line is the general reader's.
 const NOT_HERE: &str = "not a line of the fast path";
 
-impl<'de: 'a, 'a> Deserialize<'de> for Line<'a> {
-    fn deserialize<D: Deserializer<'de>>(d: D) -> std::result::Result<Self, D::Error> {
-        struct V<'a>(std::marker::PhantomData<&'a ()>);
-        impl<'de: 'a, 'a> Visitor<'de> for V<'a> {
-            type Value = Line<'a>;
-            fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
-                f.write_str("a JSON object")
-            }
-            fn visit_map<M: MapAccess<'de>>(
-                self,
-                mut m: M,
-            ) -> std::result::Result<Line<'a>, M::Error> {
-                let mut l = Line::default();
-                while let Some(Key(k)) = m.next_key::<Key<'a>>()? {
-                    let slot = match k.as_ref() {
-                        "message" => {
-                            l.message = Some(m.next_value()?);
-                            continue;
-                        }
-                        "type" => {
-                            m.next_value::<IgnoredAny>()?;
-                            l.kind = true;
-                            continue;
-                        }
-                        "usage" => {
-                            l.usage = Some(m.next_value()?);
-                            continue;
-                        }
-                        "timestamp" => {
-                            l.timestamp = Some(m.next_value()?);
-                            continue;
-                        }
-                        "sent_at" => {
-                            l.sent_at = Some(m.next_value()?);
-                            continue;
-                        }
-                        "requestId" => {
-                            l.request_id = Some(m.next_value()?);
-                            continue;
-                        }
-                        "id" => {
-                            l.id = Some(m.next_value()?);
-                            continue;
-                        }
-                        "session_id" | "sessionId" | "agent" | "agentId" | "cwd" | "model" => {
-                            let slot = match k.as_ref() {
-                                "session_id" => &mut l.session_id,
-                                "sessionId" => &mut l.session_id_camel,
-                                "agent" => &mut l.agent,
-                                "agentId" => &mut l.agent_id,
-                                "cwd" => &mut l.cwd,
-                                _ => &mut l.model,
-                            };
-                            *slot = Some(m.next_value()?);
-                            continue;
-                        }
-                        "isSidechain" => &mut l.is_sidechain,
-                        "costUSD" => &mut l.cost_usd,
-                        other if SKIPPED.contains(&other) => {
-                            m.next_value::<IgnoredAny>()?;
-                            continue;
-                        }
-                        _ => return Err(serde::de::Error::custom(NOT_HERE)),
-                    };
-                    *slot = Some(m.next_value()?);
-                }
-                Ok(l)
-            }
-        }
-        d.deserialize_map(V(std::marker::PhantomData))
+/// A line read into a [`Line`] in place (a line's values are many: returned by value, they were
+/// copied at every level of the parser).
+struct LineSeed<'l, 'a>(&'l mut Line<'a>);
+
+impl<'de: 'a, 'a> DeserializeSeed<'de> for LineSeed<'_, 'a> {
+    type Value = ();
+    fn deserialize<D: Deserializer<'de>>(self, d: D) -> std::result::Result<(), D::Error> {
+        d.deserialize_map(self)
     }
 }
 
-impl<'de: 'a, 'a> Deserialize<'de> for Message<'a> {
-    fn deserialize<D: Deserializer<'de>>(d: D) -> std::result::Result<Self, D::Error> {
-        struct V<'a>(std::marker::PhantomData<&'a ()>);
-        impl<'de: 'a, 'a> Visitor<'de> for V<'a> {
-            type Value = Message<'a>;
-            fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
-                f.write_str("a JSON object")
-            }
-            fn visit_map<M: MapAccess<'de>>(
-                self,
-                mut m: M,
-            ) -> std::result::Result<Message<'a>, M::Error> {
-                let mut msg = Message::default();
-                while let Some(Key(k)) = m.next_key::<Key<'a>>()? {
-                    match k.as_ref() {
-                        "usage" => msg.usage = Some(m.next_value()?),
-                        "model" => msg.model = Some(m.next_value()?),
-                        "id" => msg.id = Some(m.next_value()?),
-                        _ => {
-                            m.next_value::<IgnoredAny>()?;
-                        }
-                    }
+impl<'de: 'a, 'a> Visitor<'de> for LineSeed<'_, 'a> {
+    type Value = ();
+    fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+        f.write_str("a JSON object")
+    }
+    fn visit_map<M: MapAccess<'de>>(self, mut m: M) -> std::result::Result<(), M::Error> {
+        let l = self.0;
+        while let Some(Key(k)) = m.next_key::<Key<'a>>()? {
+            let slot = match k.as_ref() {
+                "message" => {
+                    // A second `message` replaces the first whole, as a map's last value does.
+                    m.next_value_seed(MessageSeed(l.message.insert(Message::default())))?;
+                    continue;
                 }
-                Ok(msg)
+                "type" => {
+                    m.next_value::<IgnoredAny>()?;
+                    l.kind = true;
+                    continue;
+                }
+                "usage" => {
+                    l.usage = Some(m.next_value()?);
+                    continue;
+                }
+                "timestamp" => {
+                    l.timestamp = Some(m.next_value()?);
+                    continue;
+                }
+                "sent_at" => {
+                    l.sent_at = Some(m.next_value()?);
+                    continue;
+                }
+                "requestId" => {
+                    l.request_id = Some(m.next_value()?);
+                    continue;
+                }
+                "id" => {
+                    l.id = Some(m.next_value()?);
+                    continue;
+                }
+                "session_id" | "sessionId" | "agent" | "agentId" | "cwd" | "model" => {
+                    let slot = match k.as_ref() {
+                        "session_id" => &mut l.session_id,
+                        "sessionId" => &mut l.session_id_camel,
+                        "agent" => &mut l.agent,
+                        "agentId" => &mut l.agent_id,
+                        "cwd" => &mut l.cwd,
+                        _ => &mut l.model,
+                    };
+                    *slot = Some(m.next_value()?);
+                    continue;
+                }
+                "isSidechain" => &mut l.is_sidechain,
+                "costUSD" => &mut l.cost_usd,
+                other if SKIPPED.contains(&other) => {
+                    m.next_value::<IgnoredAny>()?;
+                    continue;
+                }
+                _ => return Err(serde::de::Error::custom(NOT_HERE)),
+            };
+            *slot = Some(m.next_value()?);
+        }
+        Ok(())
+    }
+}
+
+/// A transcript message read into a [`Message`] in place.
+struct MessageSeed<'l, 'a>(&'l mut Message<'a>);
+
+impl<'de: 'a, 'a> DeserializeSeed<'de> for MessageSeed<'_, 'a> {
+    type Value = ();
+    fn deserialize<D: Deserializer<'de>>(self, d: D) -> std::result::Result<(), D::Error> {
+        d.deserialize_map(self)
+    }
+}
+
+impl<'de: 'a, 'a> Visitor<'de> for MessageSeed<'_, 'a> {
+    type Value = ();
+    fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+        f.write_str("a JSON object")
+    }
+    fn visit_map<M: MapAccess<'de>>(self, mut m: M) -> std::result::Result<(), M::Error> {
+        let msg = self.0;
+        while let Some(Key(k)) = m.next_key::<Key<'a>>()? {
+            match k.as_ref() {
+                "usage" => msg.usage = Some(m.next_value()?),
+                "model" => msg.model = Some(m.next_value()?),
+                "id" => msg.id = Some(m.next_value()?),
+                _ => {
+                    m.next_value::<IgnoredAny>()?;
+                }
             }
         }
-        d.deserialize_map(V(std::marker::PhantomData))
+        Ok(())
     }
 }
 
@@ -445,7 +449,11 @@ fn first_id(values: &[&Option<Id>]) -> Option<String> {
 /// The line read here, or `None` when it is the general reader's. `Some(None)`: a record without
 /// usage.
 pub(super) fn read(text: &str, at: &str) -> Option<Found> {
-    let l: Line = serde_json::from_str(text).ok()?;
+    // `serde_json::from_str`, into a line made here.
+    let mut l = Line::default();
+    let mut de = serde_json::Deserializer::from_str(text);
+    LineSeed(&mut l).deserialize(&mut de).ok()?;
+    de.end().ok()?;
     let mut call = match &l.message {
         // A transcript line; a message without usage is a user turn (the general reader would go on
         // to a `usage` beside the message). A usage that is not plain is the general reader's.
