@@ -149,7 +149,14 @@ pub fn replay(
     order.sort_by(|&a, &b| times[a].total_cmp(&times[b]).then(a.cmp(&b)));
     let mut store = CacheStore::new();
     let mut rng = ChaCha8Rng::seed_from_u64(opts.seed.unwrap_or_else(|| content_seed(&log.calls)));
-    let mut out: Vec<Option<CallComparison>> = vec![None; log.calls.len()];
+    // Calls billed in log order (the common case: a log is put in time order when it is read) are
+    // kept as they come; otherwise they are put back in log order at the end.
+    let in_order = order.iter().enumerate().all(|(n, &i)| n == i);
+    let mut out: Vec<Option<CallComparison>> = if in_order {
+        Vec::new()
+    } else {
+        vec![None; log.calls.len()]
+    };
     let mut by_tier: BTreeMap<String, u64> = BTreeMap::new();
     let rates = LoggedRates::new(model);
     let conversations = conv.iter().max().map_or(0, |m| m + 1);
@@ -163,7 +170,7 @@ pub fn replay(
         logged: Buckets::default(),
         predicted: Buckets::default(),
         predicted_write_tokens_by_tier: BTreeMap::new(),
-        calls: Vec::new(),
+        calls: Vec::with_capacity(if in_order { log.calls.len() } else { 0 }),
     };
     for &i in &order {
         let c = &log.calls[i];
@@ -262,7 +269,7 @@ pub fn replay(
             cache_read_tokens: c.cache_read_tokens,
             cost_usd: rates.usd(c),
         };
-        out[i] = Some(CallComparison {
+        let compared = CallComparison {
             call: i + 1,
             conversation: k + 1,
             time_s: t,
@@ -270,10 +277,17 @@ pub fn replay(
             output_tokens: c.output_tokens,
             logged,
             predicted,
-        });
+        };
+        if in_order {
+            result.calls.push(compared);
+        } else {
+            out[i] = Some(compared);
+        }
     }
     // Totals summed in log order, so a file's figures do not depend on how calls interleave.
-    result.calls = out.into_iter().flatten().collect();
+    if !in_order {
+        result.calls = out.into_iter().flatten().collect();
+    }
     for c in &result.calls {
         result.logged.add(&c.logged);
         result.predicted.add(&c.predicted);

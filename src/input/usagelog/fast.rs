@@ -18,7 +18,7 @@ use serde::de::{DeserializeSeed, Deserializer, IgnoredAny, MapAccess, Visitor};
 use serde::Deserialize;
 use serde_json::value::RawValue;
 
-use super::{raw_f64, Found, Key, LoggedCall, MAX_LOGGED_TOKENS};
+use super::{raw_f64, FileState, Found, Key, LoggedCall, UsageLog, MAX_LOGGED_TOKENS};
 
 /// Fields no reader looks at in a record that has a `message` (Claude Code's own bookkeeping):
 /// skipped.
@@ -446,9 +446,22 @@ fn first_id(values: &[&Option<Id>]) -> Option<String> {
         .map(str::to_string)
 }
 
-/// The line read here, or `None` when it is the general reader's. `Some(None)`: a record without
-/// usage.
-pub(super) fn read(text: &str, at: &str) -> Option<Found> {
+/// Reads the line into `log` (its call pushed, or counted as a record without usage); `false` when
+/// it is the general reader's.
+pub(super) fn read(text: &str, at: &str, log: &mut UsageLog, state: &mut FileState) -> bool {
+    match call(text, at) {
+        Some(Some((call, id))) => super::push(call, id, log, state),
+        Some(None) => log.records_without_usage += 1,
+        None => return false,
+    }
+    state.fast_lines += 1;
+    true
+}
+
+/// The line's call and the id that merges its repeats, or `None` when it is the general reader's.
+/// `Some(None)`: a record without usage.
+#[inline(always)]
+fn call(text: &str, at: &str) -> Option<Found> {
     // `serde_json::from_str`, into a line made here.
     let mut l = Line::default();
     let mut de = serde_json::Deserializer::from_str(text);

@@ -726,15 +726,7 @@ fn record(text: &str, at: &str, log: &mut UsageLog, state: &mut FileState) {
         return;
     }
     // Claude Code transcript lines and pcsim's own records, read in one pass.
-    if let Some(found) = (!state.general_only)
-        .then(|| fast::read(text, at))
-        .flatten()
-    {
-        state.fast_lines += 1;
-        match found {
-            Some((call, id)) => push(call, id, log, state),
-            None => log.records_without_usage += 1,
-        }
+    if !state.general_only && fast::read(text, at, log, state) {
         return;
     }
     let Some(o) = obj(text) else {
