@@ -612,7 +612,7 @@ pub fn replay_logs(catalog: &Catalog, request: &ReplayRequest) -> Result<ReplayO
                             .map(|l| setup.file(l))
                             .collect::<Vec<_>>()
                     },
-                    || after.map_or_else(Vec::new, |p| load(p)),
+                    || after.map_or_else(Vec::new, &load),
                 )
             },
             || {
