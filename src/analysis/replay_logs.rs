@@ -3,10 +3,12 @@
 //! the counters, warnings and totals by day, session, project and model that the report shows.
 //!
 //! Files are read and replayed in parallel (rayon), a bounded chunk of files at a time, and every
-//! sum is then made in file order on one thread: the outcome, floating-point sums included, is the
-//! same on any number of threads, and memory holds only the chunk in flight.
+//! sum is made in file order on one thread: the outcome, floating-point sums included, is the same
+//! on any number of threads. The chunks go through a pipeline, so that the sums overlap the parallel
+//! work: while chunk k is replayed and chunk k+2 read, one thread sums chunk k-1 and takes the
+//! messages other files already had out of chunk k+1; memory holds those four chunks in flight.
 
-use std::collections::{BTreeMap, HashSet};
+use std::collections::BTreeMap;
 use std::path::PathBuf;
 
 use rayon::prelude::*;
@@ -18,6 +20,7 @@ use super::replay::{
     ModelMatcher, ModelSplit, ReplayOptions, ReplayResult, Tally, UnpricedCalls, UsageLog,
 };
 use crate::analysis::counterfactual::{Counterfactual, LoggedTotals, ToolListChange};
+use crate::base::hash::FastSet;
 use crate::error::{Error, Result};
 use crate::model::catalog::{Catalog, ModelSpec};
 use crate::model::strategy::Strategy;
@@ -520,20 +523,16 @@ impl<'a> Setup<'a> {
 /// Errors: an unknown model or a strategy a model cannot run; a file that cannot be read (unless
 /// [`ReplayRequest::skip_bad`]); no call any catalog model prices (each model left out named), or no
 /// log replayable at all.
+// Over 120 lines: the chunk pipeline carries its state (logs read, replays made, the next chunk's
+// failure) from step to step, and each step's two halves borrow the same locals.
 pub fn replay_logs(catalog: &Catalog, request: &ReplayRequest) -> Result<ReplayOutcome> {
     let base_opts = &request.options;
-    if !(base_opts.session_gap_seconds.is_finite() && base_opts.session_gap_seconds >= 0.0) {
-        return Err(Error::invalid(
-            "argument",
-            "session_gap_seconds",
-            format!(
-                "value {} must be a non-negative number",
-                base_opts.session_gap_seconds
-            ),
-        ));
+    let gap = base_opts.session_gap_seconds;
+    if !(gap.is_finite() && gap >= 0.0) {
+        let problem = format!("value {gap} must be a non-negative number");
+        return Err(Error::invalid("argument", "session_gap_seconds", problem));
     }
     let files = &request.files;
-    let single = files.len() == 1;
     let strategies: Vec<Strategy> = if request.strategies.is_empty() {
         vec![Strategy::parse("cached")?]
     } else {
@@ -569,37 +568,91 @@ pub fn replay_logs(catalog: &Catalog, request: &ReplayRequest) -> Result<ReplayO
     };
     // Claude Code messages already read from another file (a sub-agent's own transcript and its
     // progress lines in the parent's): each is one call, counted once.
-    let mut seen_messages: HashSet<String> = HashSet::new();
+    let mut seen_messages: FastSet<String> = FastSet::default();
     let chunk = (rayon::current_num_threads() * FILES_PER_THREAD).max(1);
-    for paths in files.chunks(chunk) {
-        let loaded: Vec<Result<UsageLog>> = paths.par_iter().map(|f| load_log(f)).collect();
-        let mut logs = Vec::with_capacity(loaded.len());
-        for l in loaded {
-            // One unreadable file of many is reported and skipped; a single log's problem is the
-            // error.
-            let mut log = match l {
-                Ok(l) => l,
-                Err(e) if request.skip_bad => {
-                    out.files_skipped.push(e.to_string());
-                    continue;
-                }
-                Err(e) => return Err(e),
-            };
-            if !single {
-                let before = log.calls.len();
-                log.calls.retain(|c| match (&c.response_id, c.format) {
-                    (Some(id), "claude-code") => seen_messages.insert(id.clone()),
-                    _ => true,
-                });
-                out.read.duplicates_across_files += before - log.calls.len();
+    let chunks: Vec<&[PathBuf]> = files.chunks(chunk).collect();
+    let load = |paths: &[PathBuf]| -> Vec<Result<UsageLog>> {
+        paths.par_iter().map(|f| load_log(f)).collect()
+    };
+    // A pipeline of chunks, each step on every thread: chunk k replayed and chunk k+2 read in
+    // parallel while this thread sums chunk k-1 and takes chunk k+1's repeated messages out, both in
+    // file order (the sums and the files kept are those of one thread). An error is the one the
+    // chunks taken one at a time would give first: a chunk's sums before the next chunk's reading.
+    let mut logs = match chunks.first() {
+        Some(first) => {
+            let (logs, failed) =
+                first_seen_messages(load(first), request, &mut seen_messages, &mut out);
+            if let Some(e) = failed {
+                return Err(e);
             }
-            logs.push(log);
+            logs
         }
-        let works: Vec<Result<FileWork>> = logs.into_par_iter().map(|l| setup.file(l)).collect();
-        for w in works {
-            out.add(w?, &chosen, request.keep_calls);
+        None => Vec::new(),
+    };
+    let mut loaded_next = chunks.get(1).map_or_else(Vec::new, |p| load(p));
+    let mut replayed: Vec<Result<FileWork>> = Vec::new();
+    let mut failed_next = None;
+    for k in 0..chunks.len() {
+        let previous = std::mem::take(&mut replayed);
+        let stop = failed_next.is_some();
+        let after = chunks.get(k + 2).copied().filter(|_| !stop);
+        let this = std::mem::take(&mut logs);
+        let next = std::mem::take(&mut loaded_next);
+        let ((works, loaded_after), (summed, (logs_next, failed))) = rayon::join(
+            || {
+                if stop {
+                    return (Vec::new(), Vec::new());
+                }
+                rayon::join(
+                    || {
+                        this.into_par_iter()
+                            .map(|l| setup.file(l))
+                            .collect::<Vec<_>>()
+                    },
+                    || after.map_or_else(Vec::new, &load),
+                )
+            },
+            || {
+                let mut summed = Ok(());
+                for w in previous {
+                    match w {
+                        Ok(w) => out.add(w, &chosen, request.keep_calls),
+                        Err(e) => {
+                            summed = Err(e);
+                            break;
+                        }
+                    }
+                }
+                let next = if summed.is_ok() && !stop {
+                    first_seen_messages(next, request, &mut seen_messages, &mut out)
+                } else {
+                    (Vec::new(), None)
+                };
+                (summed, next)
+            },
+        );
+        summed?;
+        if let Some(e) = failed_next.take() {
+            return Err(e);
         }
+        replayed = works;
+        logs = logs_next;
+        loaded_next = loaded_after;
+        failed_next = failed;
     }
+    for w in replayed {
+        out.add(w?, &chosen, request.keep_calls);
+    }
+    if let Some(e) = failed_next {
+        return Err(e);
+    }
+    replayable(&out, &chosen, files)?;
+    Ok(out)
+}
+
+/// Refuses an outcome with nothing to show: no call any catalog model prices (each model left out
+/// named) when no model was chosen, or no call replayed at all.
+fn replayable(out: &ReplayOutcome, chosen: &[&ModelSpec], files: &[PathBuf]) -> Result<()> {
     if out.read.priced_calls == 0 && chosen.is_empty() {
         let mut problem = if out.read.unpriced.is_empty() {
             "no log could be replayed".to_string()
@@ -612,7 +665,7 @@ pub fn replay_logs(catalog: &Catalog, request: &ReplayRequest) -> Result<ReplayO
         if !out.files_skipped.is_empty() {
             problem.push_str(&format!("; {}", out.files_skipped.join("; ")));
         }
-        let origin = match files.as_slice() {
+        let origin = match files {
             [one] => one.display().to_string(),
             _ => "LOG".to_string(),
         };
@@ -624,7 +677,42 @@ pub fn replay_logs(catalog: &Catalog, request: &ReplayRequest) -> Result<ReplayO
             out.files_skipped.join("; ")
         )));
     }
-    Ok(out)
+    Ok(())
+}
+
+/// The logs of a chunk as read, in file order, with the calls of Claude Code messages that an
+/// earlier file already had taken out (each message is one call, counted once); a file that cannot
+/// be read is skipped and named when the request says so, else it is the error (the files before it
+/// kept).
+fn first_seen_messages(
+    loaded: Vec<Result<UsageLog>>,
+    request: &ReplayRequest,
+    seen: &mut FastSet<String>,
+    out: &mut ReplayOutcome,
+) -> (Vec<UsageLog>, Option<Error>) {
+    let single = request.files.len() == 1;
+    let mut logs = Vec::with_capacity(loaded.len());
+    for l in loaded {
+        // One unreadable file of many is reported and skipped; a single log's problem is the error.
+        let mut log = match l {
+            Ok(l) => l,
+            Err(e) if request.skip_bad => {
+                out.files_skipped.push(e.to_string());
+                continue;
+            }
+            Err(e) => return (logs, Some(e)),
+        };
+        if !single {
+            let before = log.calls.len();
+            log.calls.retain(|c| match (&c.response_id, c.format) {
+                (Some(id), "claude-code") => seen.insert(id.clone()),
+                _ => true,
+            });
+            out.read.duplicates_across_files += before - log.calls.len();
+        }
+        logs.push(log);
+    }
+    (logs, None)
 }
 
 impl ReplayOutcome {

@@ -98,3 +98,33 @@ fn a_folder_replays_the_same_on_one_and_on_several_threads() {
         }
     }
 }
+
+/// Unreadable files in several chunks are skipped and named in file order, whatever the number of
+/// threads (the chunks go through a pipeline: a later chunk is read while an earlier one is summed).
+#[test]
+fn unreadable_files_in_several_chunks_are_named_in_file_order() {
+    let dir = tempfile::tempdir().unwrap();
+    let files = folder(dir.path());
+    let bad = ["aab_bad.jsonl", "mmm_bad.jsonl", "zzzz_bad.jsonl"];
+    for name in bad {
+        std::fs::write(dir.path().join(name), "not a log\n").unwrap();
+    }
+    let d = dir.path().to_str().unwrap();
+    let args = ["replay", d, "--format", "json"];
+    let one = on_threads(1, &args);
+    for threads in [2, 3] {
+        assert_eq!(one, on_threads(threads, &args), "1 vs {threads} threads");
+    }
+    let v: serde_json::Value = serde_json::from_str(&one.0).unwrap();
+    assert_eq!(v["files"], files);
+    let skipped: Vec<&str> = v["files_skipped"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|s| s.as_str().unwrap())
+        .collect();
+    assert_eq!(skipped.len(), bad.len(), "{skipped:?}");
+    for (s, name) in skipped.iter().zip(bad) {
+        assert!(s.contains(name), "{name} not in {s}");
+    }
+}

@@ -1,7 +1,7 @@
 //! A log's calls rebuilt as conversations: which conversation each call belongs to, when it starts,
 //! and the fixed prefix the log itself shows.
 
-use std::collections::HashMap;
+use crate::base::hash::FastMap;
 
 use super::{LoggedCall, ReplayOptions};
 
@@ -16,7 +16,7 @@ pub(crate) fn conversations(calls: &[LoggedCall], opts: &ReplayOptions) -> (Vec<
         .fold(None::<f64>, |m, t| Some(m.map_or(t, |m| m.min(t))));
     // (session, agent, sidechain) -> (conversation, time of its latest call)
     type Key<'a> = (Option<&'a str>, Option<&'a str>, bool);
-    let mut by_key: HashMap<Key, (usize, f64)> = HashMap::new();
+    let mut by_key: FastMap<Key, (usize, f64)> = FastMap::default();
     let mut conv = Vec::with_capacity(calls.len());
     let mut times = Vec::with_capacity(calls.len());
     let mut next = 0usize;
@@ -61,7 +61,7 @@ pub(crate) fn conversations(calls: &[LoggedCall], opts: &ReplayOptions) -> (Vec<
 /// A fresh conversation can only read what an earlier one left, which is the shared prefix.
 pub fn infer_prefix_tokens(calls: &[LoggedCall], opts: &ReplayOptions) -> Option<u64> {
     let (conv, _) = conversations(calls, opts);
-    let mut prev: HashMap<usize, u64> = HashMap::new();
+    let mut prev: FastMap<usize, u64> = FastMap::default();
     let mut best: Option<u64> = None;
     for (c, &k) in calls.iter().zip(&conv) {
         let starts = prev.get(&k).is_none_or(|&p| c.prompt_tokens < p);

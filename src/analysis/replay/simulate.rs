@@ -1,7 +1,7 @@
 //! The re-simulation: the logged prompts grown conversation by conversation and billed in time
 //! order against one cache with pcsim's caching rules.
 
-use std::collections::{BTreeMap, HashMap};
+use std::collections::BTreeMap;
 
 use rand::SeedableRng;
 use rand_chacha::ChaCha8Rng;
@@ -151,25 +151,35 @@ pub fn replay(
     order.sort_by(|&a, &b| times[a].total_cmp(&times[b]).then(a.cmp(&b)));
     let mut store = CacheStore::new();
     let mut rng = ChaCha8Rng::seed_from_u64(opts.seed.unwrap_or_else(|| content_seed(&log.calls)));
-    let mut states: HashMap<usize, ConvState> = HashMap::new();
-    let mut out: Vec<Option<CallComparison>> = vec![None; log.calls.len()];
+    // Calls billed in log order (the common case: a log is put in time order when it is read) are
+    // kept as they come; otherwise they are put back in log order at the end.
+    let in_order = order.iter().enumerate().all(|(n, &i)| n == i);
+    let mut out: Vec<Option<CallComparison>> = if in_order {
+        Vec::new()
+    } else {
+        vec![None; log.calls.len()]
+    };
     let mut by_tier: BTreeMap<String, u64> = BTreeMap::new();
     let rates = LoggedRates::new(model);
+    let conversations = conv.iter().max().map_or(0, |m| m + 1);
+    // Conversations are numbered densely from 0: their states are a list, not a map.
+    let mut states: Vec<Option<ConvState>> = Vec::new();
+    states.resize_with(conversations, || None);
     let mut result = ReplayResult {
         model: model.id.clone(),
         strategy: resolved.name.clone(),
-        conversations: conv.iter().max().map_or(0, |m| m + 1),
+        conversations,
         logged: Buckets::default(),
         predicted: Buckets::default(),
         predicted_write_tokens_by_tier: BTreeMap::new(),
-        calls: Vec::new(),
+        calls: Vec::with_capacity(if in_order { log.calls.len() } else { 0 }),
     };
     for &i in &order {
         let c = &log.calls[i];
         let t = times[i];
         let k = conv[i];
         let p = c.prompt_tokens;
-        let st = states.entry(k).or_insert_with(|| ConvState {
+        let st = states[k].get_or_insert_with(|| ConvState {
             prompt: Prompt::default(),
             prev_prompt: 0,
             restarts: 0,
@@ -261,7 +271,7 @@ pub fn replay(
             cache_read_tokens: c.cache_read_tokens,
             cost_usd: rates.usd(c),
         };
-        out[i] = Some(CallComparison {
+        let compared = CallComparison {
             call: i + 1,
             conversation: k + 1,
             time_s: t,
@@ -269,10 +279,17 @@ pub fn replay(
             output_tokens: c.output_tokens,
             logged,
             predicted,
-        });
+        };
+        if in_order {
+            result.calls.push(compared);
+        } else {
+            out[i] = Some(compared);
+        }
     }
     // Totals summed in log order, so a file's figures do not depend on how calls interleave.
-    result.calls = out.into_iter().flatten().collect();
+    if !in_order {
+        result.calls = out.into_iter().flatten().collect();
+    }
     for c in &result.calls {
         result.logged.add(&c.logged);
         result.predicted.add(&c.predicted);

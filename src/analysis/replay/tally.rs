@@ -1,8 +1,10 @@
 //! A replay's calls summed by UTC day, session, project and logged model.
 
-use std::collections::{BTreeMap, HashMap};
+use std::collections::BTreeMap;
 
 use serde::Serialize;
+
+use crate::base::hash::FastMap;
 
 use super::{utc_date, Buckets, CallComparison, ReplayResult, UsageLog};
 
@@ -55,8 +57,8 @@ pub(crate) fn tally_groups(
 ) -> BTreeMap<(&'static str, String), Tally> {
     const NONE: &str = "(none)";
     // Day number -> (a time of that day, its tally); the date is the same for every time of the day.
-    let mut days: HashMap<Option<i64>, (f64, Tally)> = HashMap::new();
-    let mut named: [HashMap<&str, Tally>; 3] = Default::default();
+    let mut days: FastMap<Option<i64>, (f64, Tally)> = FastMap::default();
+    let mut named: [FastMap<&str, Tally>; 3] = Default::default();
     for c in &r.calls {
         let Some(l) = log.calls.get(c.call - 1) else {
             continue;

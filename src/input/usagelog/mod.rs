@@ -35,8 +35,7 @@
 //! described; it never stops the file.
 
 use std::borrow::Cow;
-use std::collections::{BTreeMap, HashMap};
-use std::fmt::Write as _;
+use std::collections::BTreeMap;
 use std::io::{BufRead, BufReader, Read};
 use std::path::Path;
 
@@ -45,6 +44,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::value::RawValue;
 use serde_json::{Map, Value};
 
+use crate::base::hash::FastMap;
 use crate::error::{Error, Result};
 
 mod claude_code;
@@ -231,7 +231,13 @@ pub fn load_log(path: &Path) -> Result<UsageLog> {
 /// Parses log text: one JSON document (an array of records, or one record) or JSON Lines.
 pub fn parse_log(text: &str, origin: &str) -> Result<UsageLog> {
     // The text is read in place (a byte slice is its own buffer), not copied into a reader's.
-    read_log_with(text.as_bytes(), origin, FileState::default()).map(|(log, _)| log)
+    read_log_text(text, origin, FileState::default()).map(|(log, _)| log)
+}
+
+/// [`read_log_with`] on text in memory: JSON Lines are read in place, line by line, without a copy
+/// into a buffer nor a second check that the text is UTF-8.
+fn read_log_text(text: &str, origin: &str, state: FileState) -> Result<(UsageLog, FileState)> {
+    read_log_from(text.as_bytes(), Some(text), origin, state)
 }
 
 /// Reads a log from any reader; `origin` names it in messages.
@@ -241,10 +247,17 @@ pub(crate) fn read_log(reader: impl Read, origin: &str) -> Result<UsageLog> {
 }
 
 /// [`read_log`] from a given state; gives the state it ended in.
+fn read_log_with(r: impl BufRead, origin: &str, state: FileState) -> Result<(UsageLog, FileState)> {
+    read_log_from(r, None, origin, state)
+}
+
+/// [`read_log_with`]; `whole` is the text `r` reads when it is in memory (its JSON Lines are then
+/// read from it in place).
 // Over 120 lines: the line loop of a usage log: the state of the file (format, line, record in
 // progress) is carried from line to line.
-fn read_log_with(
+fn read_log_from(
     mut r: impl BufRead,
+    whole: Option<&str>,
     origin: &str,
     mut state: FileState,
 ) -> Result<(UsageLog, FileState)> {
@@ -323,6 +336,12 @@ fn read_log_with(
                 }
             }
         }
+    } else if let Some(rest) = whole.and_then(|w| w.get(log.bytes as usize..)) {
+        // In memory: `r` has read `log.bytes` bytes of `whole` (whole lines), the rest is read in
+        // place.
+        if !lead.is_empty() {
+            jsonl_in_place(first, rest, line_no, &mut log, &mut state);
+        }
     } else if !lead.is_empty() {
         // Two buffers reused line after line (the next line is read first, to know whether this
         // one is the last); no allocation per line.
@@ -335,10 +354,13 @@ fn read_log_with(
             let n = r.read_until(b'\n', &mut next).map_err(io)?;
             log.bytes += n as u64;
             let last = n == 0 && !line.ends_with(b"\n");
-            // Invalid UTF-8 is replaced (it can only be in strings).
-            let text = String::from_utf8_lossy(&line);
-            at.clear();
-            let _ = write!(at, "line {at_line}");
+            // Invalid UTF-8 is replaced (it can only be in strings); valid text, the rule, is
+            // checked by the faster check and borrowed.
+            let text = match std::str::from_utf8(&line) {
+                Ok(t) => Cow::Borrowed(t),
+                Err(_) => String::from_utf8_lossy(&line),
+            };
+            line_label(&mut at, at_line);
             jsonl_line(&text, &at, last, &mut log, &mut state);
             if n == 0 {
                 break;
@@ -363,6 +385,55 @@ fn read_log_with(
     }
     log.reordered_calls = put_in_time_order(&mut log.calls);
     Ok((log, state))
+}
+
+/// The JSON Lines of a log in memory from its first record's line on: `first` (line `line_no`,
+/// already read), then each line of `rest` in place, as the buffered loop of [`read_log_from`]
+/// reads them (the same line numbers, bytes and last-line rule).
+fn jsonl_in_place(
+    first: String,
+    mut rest: &str,
+    line_no: usize,
+    log: &mut UsageLog,
+    state: &mut FileState,
+) {
+    let mut at = String::new();
+    let mut at_line = line_no;
+    let mut line: &str = &first;
+    loop {
+        let n = rest.find('\n').map_or(rest.len(), |i| i + 1);
+        let (next, tail) = rest.split_at(n);
+        rest = tail;
+        log.bytes += n as u64;
+        let last = n == 0 && !line.ends_with('\n');
+        line_label(&mut at, at_line);
+        jsonl_line(line, &at, last, log, state);
+        if n == 0 {
+            break;
+        }
+        line = next;
+        at_line += 1;
+    }
+}
+
+/// Writes `line N` into `at` (a record's place in messages and in its call), without the
+/// formatting machinery: it is written for every line.
+fn line_label(at: &mut String, n: usize) {
+    at.clear();
+    at.push_str("line ");
+    let mut digits = [0u8; 20];
+    let mut i = digits.len();
+    let mut v = n;
+    loop {
+        i -= 1;
+        digits[i] = b'0' + (v % 10) as u8;
+        v /= 10;
+        if v == 0 {
+            break;
+        }
+    }
+    // Only ASCII digits were written.
+    at.push_str(std::str::from_utf8(&digits[i..]).unwrap_or_default());
 }
 
 /// Sorts `calls` by timestamp (stably) when every call has one and some call was logged after a
@@ -440,7 +511,7 @@ fn jsonl_line(line: &str, at: &str, last: bool, log: &mut UsageLog, state: &mut 
 #[derive(Default)]
 struct FileState {
     /// Response id -> index in `calls`, to merge Claude Code's repeated lines.
-    by_response: HashMap<String, usize>,
+    by_response: FastMap<String, usize>,
     codex_session: Option<String>,
     codex_cwd: Option<String>,
     codex_model: Option<String>,
@@ -657,16 +728,7 @@ fn record(text: &str, at: &str, log: &mut UsageLog, state: &mut FileState) {
         return;
     }
     // Claude Code transcript lines and pcsim's own records, read in one pass.
-    if let Some(found) = (!state.general_only)
-        .then(|| fast::read(text, at, log))
-        .flatten()
-    {
-        state.fast_lines += 1;
-        match found {
-            Ok(Some((call, id))) => push(call, id, log, state),
-            Ok(None) => log.records_without_usage += 1,
-            Err(e) => log.unreadable(e.to_string()),
-        }
+    if !state.general_only && fast::read(text, at, log, state) {
         return;
     }
     let Some(o) = obj(text) else {
@@ -1341,3 +1403,6 @@ pub(crate) fn parse_time(v: &Value) -> Option<f64> {
 }
 
 pub(crate) use crate::base::date::{parse_rfc3339, utc_date};
+
+#[cfg(test)]
+mod tests;

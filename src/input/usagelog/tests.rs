@@ -112,6 +112,21 @@ fn edge_lines_read_the_same_with_the_fast_path() {
         assistant("", r#","usage":{"input_tokens":4,"cache_creation_input_tokens":5,"cache_creation":{"ephemeral_5m_input_tokens":1},"output_tokens":1}"#),
         r#"{"session_id":"s","usage":{"prompt_tokens":9,"completion_tokens":1,"prompt_tokens_details":{"cached_tokens":4}}}"#.into(),
         r#"{"session_id":"s","usage":{"input_tokens":9,"output_tokens":1,"input_tokens_details":{"cached_tokens":4}}}"#.into(),
+        // Values read in the line's pass: ids as other numbers, times in other forms, counts at
+        // their bounds, a message's model and id of other types.
+        assistant(r#","sessionId":-7,"cwd":1.5e3,"agentId":true"#, ""),
+        assistant(r#","timestamp":"1764493200.5""#, ""),
+        assistant(r#","timestamp":"2026-11-30T09:00:00.000\u005a""#, ""),
+        assistant(r#","timestamp":1764493200.25"#, ""),
+        assistant(r#","timestamp":{"at":1}"#, ""),
+        assistant("", r#","usage":{"input_tokens":null,"output_tokens":null}"#),
+        assistant("", r#","usage":{"input_tokens":4.0,"output_tokens":1}"#),
+        assistant("", r#","usage":{"input_tokens":1000000000,"output_tokens":1}"#),
+        assistant("", r#","usage":{"input_tokens":1000000001,"output_tokens":1}"#),
+        assistant("", r#","model":7,"id":"""#),
+        assistant("", r#","model":"","id":null"#),
+        r#"{"session_id":"s","model":"","id":7,"usage":{"input_tokens":2,"output_tokens":1}}"#.into(),
+        r#"{"session_id":"s","id":"r\u0031","usage":{"input_tokens":2,"output_tokens":1,"cache_creation":null}}"#.into(),
         // Not JSON, not an object.
         r#"{"message":{"usage":{"input_tokens":1}}"#.into(),
         "[1,2]".into(),
@@ -127,4 +142,58 @@ fn edge_lines_read_the_same_with_the_fast_path() {
     let cut = format!("{compact}\n{}", &assistant("", "")[..120]);
     same_both_ways(&cut);
     assert!(taken > lines.len(), "the fast path took {taken} lines");
+}
+
+/// A log read in place from memory (`parse_log`) and through the buffered reader (`read_log`, as
+/// files are): the same log, or the same error, down to line numbers, bytes and the last line.
+fn same_in_place_and_buffered(text: &str) {
+    let show = |r: crate::error::Result<super::UsageLog>| match r {
+        Ok(log) => format!("{log:?}"),
+        Err(e) => format!("error: {e}"),
+    };
+    let in_place = show(super::parse_log(text, "log.jsonl"));
+    let buffered = show(super::read_log(text.as_bytes(), "log.jsonl"));
+    assert_eq!(
+        in_place, buffered,
+        "in place and buffered differ on:\n{text:?}"
+    );
+}
+
+#[test]
+fn logs_in_memory_read_as_files_are_read() {
+    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/usage");
+    let mut files: Vec<_> = std::fs::read_dir(&dir)
+        .expect("tests/fixtures/usage")
+        .map(|e| e.expect("entry").path())
+        .filter(|p| p.extension().is_some_and(|x| x == "json" || x == "jsonl"))
+        .collect();
+    files.sort();
+    assert!(files.len() >= 20, "fixtures missing: {files:?}");
+    for f in &files {
+        same_in_place_and_buffered(&std::fs::read_to_string(f).expect("fixture"));
+    }
+    let line = |n: u32| {
+        format!(
+            r#"{{"sent_at":"2026-01-01T00:00:0{n}Z","session_id":"s","model":"m","usage":{{"input_tokens":{n},"output_tokens":1}}}}"#
+        )
+    };
+    let (a, b, c) = (line(1), line(2), line(3));
+    for text in [
+        format!("{a}\n{b}\n{c}\n"),
+        format!("{a}\n{b}\n{c}"),
+        format!("{a}\n{b}\n{{\"sent_at\":\"2026"),
+        format!("\u{feff}{a}\n{b}\n"),
+        format!("\n  \n{a}\r\n\r\n{b}\r\n"),
+        format!("not json\n{a}\n{b}\n"),
+        format!("[{a},\n{b}]\n"),
+        format!("{a}\nnot json\n{b}\n"),
+        "\n\n".to_string(),
+        String::new(),
+    ] {
+        same_in_place_and_buffered(&text);
+    }
+    // Not vacuous: the calls are read, with their lines, on both paths.
+    let log = super::parse_log(&format!("\n{a}\n\n{b}\n"), "log.jsonl").expect("log");
+    let at: Vec<&str> = log.calls.iter().map(|c| c.at.as_str()).collect();
+    assert_eq!(at, ["line 2", "line 4"]);
 }
