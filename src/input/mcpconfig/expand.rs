@@ -1,5 +1,7 @@
-//! Values as each client expands them: `${VAR}`, `${env:NAME}`, `${input:id}`, `${{ secrets.NAME }}`,
-//! `{env:NAME}` and the rest, by the rules of the client that reads the file.
+//! Values expanded by the rules of the client that reads the file, with the bytes that variables
+//! add bounded; the syntaxes shared by several families (`${VAR}` / `${VAR:-default}`, a
+//! placeholder scanner). Each client's own syntax (`${env:NAME}`, `${input:id}`,
+//! `${{ secrets.NAME }}`, `{env:NAME}` and the rest) is in its family module under `clients/`.
 
 use std::collections::BTreeMap;
 use std::path::Path;
@@ -91,18 +93,9 @@ pub(super) fn expand(s: &str, ctx: &Ctx) -> std::result::Result<String, String> 
 /// be (`MAX_ARG_STRLEN`, 32 pages); a server could not be started with a longer one.
 pub const MAX_EXPANDED_BYTES: usize = 131_072;
 
+/// One value expanded by the rules of `ctx.client` (its family module's).
 pub(super) fn expand_unbounded(s: &str, ctx: &Ctx) -> std::result::Result<String, String> {
-    match ctx.client {
-        Client::ClaudeCode | Client::Generic => expand_vars(s, ctx.lookup)
-            .map_err(|v| format!("needs environment variable `{v}` {IN}, which is not set")),
-        Client::ClaudeDesktop | Client::Zed | Client::Codex | Client::Goose => Ok(s.to_string()),
-        Client::OpenCode => {
-            crate::input::mcpclients::expand_opencode(s, ctx.lookup, ctx.config_dir)
-        }
-        Client::Cursor | Client::Windsurf | Client::VsCode => expand_vscode(s, ctx),
-        Client::GeminiCli => Ok(expand_gemini(s, ctx.lookup)),
-        Client::Continue => expand_continue(s, ctx),
-    }
+    super::clients::format(ctx.client).expand(s, ctx)
 }
 
 /// Replaces each `open`…`close` placeholder in `s` by what `resolve` gives for the text between
@@ -132,103 +125,4 @@ pub(super) fn substitute(
     }
     out.push_str(rest);
     Ok(out)
-}
-
-pub(super) fn expand_vscode(s: &str, ctx: &Ctx) -> std::result::Result<String, String> {
-    substitute(s, "${", "}", |inner| {
-        let home = || (ctx.lookup)("HOME").or_else(|| (ctx.lookup)("USERPROFILE"));
-        Ok(if let Some(name) = inner.strip_prefix("env:") {
-            // VS Code resolves an unset variable to the empty string.
-            Some((ctx.lookup)(name).unwrap_or_default())
-        } else if let Some(id) = inner.strip_prefix("input:") {
-            if ctx.client != Client::VsCode {
-                None
-            } else {
-                match ctx
-                    .inputs
-                    .get(id)
-                    .or_else(|| ctx.input_defaults.get(id))
-                {
-                    Some(v) => Some(v.clone()),
-                    None => {
-                        return Err(format!(
-                            "asks for input `{id}` (VS Code prompts for it); give it with --input {id}=VALUE"
-                        ))
-                    }
-                }
-            }
-        } else {
-            match inner {
-                "workspaceFolder" | "workspaceRoot" => Some(ctx.workspace.display().to_string()),
-                "workspaceFolderBasename" => Some(
-                    ctx.workspace
-                        .file_name()
-                        .map(|n| n.to_string_lossy().into_owned())
-                        .unwrap_or_default(),
-                ),
-                "userHome" => home(),
-                "pathSeparator" | "/" => Some(std::path::MAIN_SEPARATOR.to_string()),
-                _ => None,
-            }
-        })
-    })
-}
-
-/// `$VAR` and `${VAR}` from the environment; an unset one stays as written (Gemini CLI's rule).
-pub(super) fn expand_gemini(s: &str, lookup: &dyn Fn(&str) -> Option<String>) -> String {
-    let b = s.as_bytes();
-    let mut out = String::with_capacity(s.len());
-    let mut i = 0;
-    while i < b.len() {
-        if b[i] == b'$' {
-            let (name, len) = if b.get(i + 1) == Some(&b'{') {
-                match s[i + 2..].find('}') {
-                    Some(e) => (&s[i + 2..i + 2 + e], e + 3),
-                    None => ("", 0),
-                }
-            } else {
-                let n = s[i + 1..]
-                    .bytes()
-                    .take_while(|c| c.is_ascii_alphanumeric() || *c == b'_')
-                    .count();
-                (&s[i + 1..i + 1 + n], n + 1)
-            };
-            let valid =
-                !name.is_empty() && name.bytes().all(|c| c.is_ascii_alphanumeric() || c == b'_');
-            if valid {
-                match lookup(name) {
-                    Some(v) => out.push_str(&v),
-                    None => out.push_str(&s[i..i + len]),
-                }
-                i += len;
-                continue;
-            }
-        }
-        let ch = s[i..].chars().next().unwrap_or('$');
-        out.push(ch);
-        i += ch.len_utf8();
-    }
-    out
-}
-
-/// `${{ secrets.NAME }}` from the environment and `${{ inputs.NAME }}` from `--input`.
-pub(super) fn expand_continue(s: &str, ctx: &Ctx) -> std::result::Result<String, String> {
-    substitute(s, "${{", "}}", |inner| {
-        let inner = inner.trim();
-        if let Some(name) = inner.strip_prefix("secrets.") {
-            (ctx.lookup)(name).map(Some).ok_or_else(|| {
-                format!(
-                    "needs secret `{name}` (Continue takes it from its hub or a .env file); set {name} in the environment"
-                )
-            })
-        } else if let Some(name) = inner.strip_prefix("inputs.") {
-            ctx.inputs
-                .get(name)
-                .cloned()
-                .map(Some)
-                .ok_or_else(|| format!("needs input `{name}`; give it with --input {name}=VALUE"))
-        } else {
-            Ok(None)
-        }
-    })
 }
