@@ -2,7 +2,7 @@
 //! its server map (top level, per project, under `mcp`), its allow and exclude lists, and the limit
 //! on the entries of one file.
 
-use super::clients::{Format, Syntax};
+use super::clients::{Format, RawEntry, Syntax};
 use super::*;
 
 /// Where `${workspaceFolder}` and relative paths point: the given workspace, else the file's folder
@@ -183,9 +183,6 @@ fn input_defaults(v: &Value) -> BTreeMap<String, String> {
         })
         .unwrap_or_default()
 }
-
-/// A server entry as found in a document: (display name, field path, entry).
-pub(super) type RawEntry = (String, String, Value);
 
 /// Every server entry of the document as (display name, field path, entry), from the server map
 /// where its client keeps it (then from a second place it keeps them, as Claude Code's

@@ -31,7 +31,8 @@
 //! Here: what a configuration is read into (its server entries and the skipped ones) and the load.
 //! Beside it, the steps every client's file goes through, one a file: `client` (which client a
 //! file belongs to), `document` (the document parsed and its server entries found, its allow and
-//! exclude lists applied), `entry` (one server entry read), `expand` (a value's expansion, bounded),
+//! exclude lists applied), `entry` (one server entry read), `expand` (a value's expansion, bounded), `vars` (the
+//! context of an expansion and the variable syntaxes families share),
 //! `jsonc` (comments and trailing commas), `run` (starting and capturing the servers) and
 //! `overhead` (pricing their tool blocks). What differs between clients lives in `clients/`, one
 //! module per family (Claude, VS Code with Cursor and Windsurf, Gemini CLI, Zed, Codex, Continue,
@@ -56,6 +57,7 @@ mod expand;
 mod jsonc;
 mod overhead;
 mod run;
+mod vars;
 
 pub(crate) use client::detect_client;
 pub use client::Client;
@@ -66,6 +68,7 @@ use expand::*;
 pub(crate) use jsonc::strip_jsonc;
 pub(crate) use overhead::{overheads, Overhead};
 pub(crate) use run::{capture_all, ServerOutcome};
+use vars::*;
 
 /// One stdio server of a configuration.
 #[derive(Debug, Clone, PartialEq, Serialize)]

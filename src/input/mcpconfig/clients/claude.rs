@@ -4,9 +4,9 @@
 
 use serde_json::Value;
 
-use super::super::document::RawEntry;
-use super::super::expand::{expand_vars, Ctx, IN};
+use super::super::vars::{expand_vars, Ctx, IN};
 use super::super::LoadOptions;
+use super::RawEntry;
 use super::{Format, PathParts};
 
 /// Claude Code.

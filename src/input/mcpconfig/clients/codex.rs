@@ -3,7 +3,7 @@
 
 use serde_json::Value;
 
-use super::super::expand::Ctx;
+use super::super::vars::Ctx;
 use super::{Format, PathParts, Syntax};
 
 /// Codex CLI.

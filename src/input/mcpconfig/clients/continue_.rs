@@ -3,7 +3,7 @@
 
 use serde_json::Value;
 
-use super::super::expand::{substitute, Ctx};
+use super::super::vars::{substitute, Ctx};
 use super::{Client, Format, PathParts, Syntax};
 
 /// Continue.

@@ -6,7 +6,7 @@ use std::collections::HashSet;
 
 use serde_json::Value;
 
-use super::super::expand::Ctx;
+use super::super::vars::Ctx;
 use super::{Format, PathParts};
 
 /// Gemini CLI.

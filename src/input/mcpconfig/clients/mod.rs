@@ -15,8 +15,7 @@ use std::path::Path;
 
 use serde_json::{Map, Value};
 
-use super::document::RawEntry;
-use super::expand::Ctx;
+use super::vars::Ctx;
 use super::{Client, LoadOptions};
 
 mod claude;
@@ -29,6 +28,9 @@ mod vscode;
 mod zed;
 
 pub(super) use vscode::read_env_file;
+
+/// A server entry as found in a document: (display name, field path, entry).
+pub(super) type RawEntry = (String, String, Value);
 
 /// The syntax a client writes its configuration in.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -6,7 +6,7 @@ use std::path::Path;
 
 use serde_json::{Map, Value};
 
-use super::super::expand::Ctx;
+use super::super::vars::Ctx;
 use super::{Format, PathParts};
 
 /// OpenCode.

@@ -8,7 +8,7 @@ use std::path::Path;
 
 use serde_json::Value;
 
-use super::super::expand::{substitute, Ctx};
+use super::super::vars::{substitute, Ctx};
 use super::{Format, PathParts};
 
 /// Cursor.
