@@ -639,3 +639,66 @@ fn every_source_file_over_800_lines_names_its_one_concept() {
         unnamed.join("\n")
     );
 }
+
+/// Issue 28: "Parsers split by what they read (`input/mcpconfig/` one file per client family)".
+/// What differs between clients lives in `input/mcpconfig/clients/`, one module per family behind
+/// one trait; the shared steps ask it and never test which client they read. Outside `clients/` and
+/// `client.rs` (the enum, its command-line names and the order detection asks the families in), no
+/// code of `input/mcpconfig/` names a client (tests excepted: they check what was detected).
+#[test]
+fn mcpconfig_steps_name_no_client_outside_the_family_modules() {
+    let dir = crate::common::root().join("src/input/mcpconfig");
+    let enum_text = std::fs::read_to_string(dir.join("client.rs")).unwrap();
+    let body = &enum_text[enum_text.find("pub enum Client {").unwrap()..];
+    let body = &body[..body.find("\n}").unwrap()];
+    let variants: Vec<&str> = body
+        .lines()
+        .map(str::trim)
+        .filter(|l| !l.starts_with("//") && !l.starts_with('#') && l.ends_with(','))
+        .map(|l| l.trim_end_matches(','))
+        .collect();
+    // The enum was read (a moved enum would leave nothing to look for).
+    assert!(
+        variants.contains(&"ClaudeCode") && variants.contains(&"Goose") && variants.len() >= 10,
+        "{variants:?}"
+    );
+    let families: Vec<String> = std::fs::read_dir(dir.join("clients"))
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .filter(|n| n.ends_with(".rs") && n != "mod.rs")
+        .collect();
+    assert!(families.len() >= 8, "{families:?}");
+    let mut steps = 0;
+    let mut named = Vec::new();
+    for entry in std::fs::read_dir(&dir).unwrap() {
+        let p = entry.unwrap().path();
+        let file = p.file_name().unwrap().to_string_lossy().into_owned();
+        if p.is_dir() || !file.ends_with(".rs") || file == "client.rs" {
+            continue;
+        }
+        steps += 1;
+        let text = std::fs::read_to_string(&p).unwrap();
+        let code = text.split("#[cfg(test)]").next().unwrap();
+        for (n, line) in code.lines().enumerate() {
+            for v in &variants {
+                let at = format!("Client::{v}");
+                let whole = line.match_indices(&at).any(|(i, _)| {
+                    !line[i + at.len()..].starts_with(|c: char| c.is_alphanumeric() || c == '_')
+                });
+                if whole {
+                    named.push(format!(
+                        "src/input/mcpconfig/{file}:{}: {}",
+                        n + 1,
+                        line.trim()
+                    ));
+                }
+            }
+        }
+    }
+    assert!(steps >= 6, "{steps} step files");
+    assert!(
+        named.is_empty(),
+        "client-specific branches outside input/mcpconfig/clients/ (answer through clients::Format):\n{}",
+        named.join("\n")
+    );
+}

@@ -130,20 +130,16 @@ pub(super) const BY_CONTENT: [Client; 8] = [
     Client::Windsurf,
 ];
 
-/// The client a file belongs to, from its path and then its content.
-pub(crate) fn detect_client(path: Option<&Path>, v: Option<&Value>) -> Client {
-    if let Some(p) = path {
-        let parts = clients::PathParts::of(p);
-        if let Some(c) = BY_PATH
-            .into_iter()
-            .find(|c| clients::format(*c).by_path(&parts))
-        {
-            return c;
-        }
-    }
-    let Some(v) = v else {
-        return Client::Generic;
-    };
+/// The client a file's path says it belongs to, if it says.
+pub(super) fn client_by_path(p: &Path) -> Option<Client> {
+    let parts = clients::PathParts::of(p);
+    BY_PATH
+        .into_iter()
+        .find(|c| clients::format(*c).by_path(&parts))
+}
+
+/// The client a document's shape says it belongs to; [`Client::Generic`] when none recognises it.
+pub(super) fn client_by_content(v: &Value) -> Client {
     BY_CONTENT
         .into_iter()
         .find(|c| clients::format(*c).by_content(v))

@@ -15,23 +15,21 @@ pub(super) fn workspace_of(path: Option<&Path>, opts: &LoadOptions) -> PathBuf {
         .and_then(Path::parent)
         .map(Path::to_path_buf)
         .unwrap_or_else(|| PathBuf::from("."));
-    let own = [
-        ".vscode",
-        ".cursor",
-        ".gemini",
-        ".zed",
-        ".codex",
-        ".continue",
-        ".windsurf",
-    ];
-    match dir.file_name().and_then(|n| n.to_str()) {
-        Some(n) if own.contains(&n) => dir.parent().map(Path::to_path_buf).unwrap_or(dir),
-        Some("mcpServers") => dir
-            .parent()
-            .and_then(Path::parent)
-            .map(Path::to_path_buf)
-            .unwrap_or(dir),
-        _ => dir,
+    // The client folders a configuration sits in (`.vscode`, `.continue/mcpServers`, ...), each
+    // with how far up the workspace is.
+    let up = dir.file_name().and_then(|n| n.to_str()).and_then(|n| {
+        Client::ALL
+            .iter()
+            .flat_map(|c| clients::format(*c).own_folders())
+            .find(|(folder, _)| *folder == n)
+            .map(|(_, up)| *up)
+    });
+    match up {
+        Some(up) => {
+            let workspace = dir.ancestors().nth(up).map(Path::to_path_buf);
+            workspace.unwrap_or(dir)
+        }
+        None => dir,
     }
 }
 
@@ -47,14 +45,13 @@ pub fn parse_document(
     opts: &LoadOptions,
     lookup: &dyn Fn(&str) -> Option<String>,
 ) -> Result<McpConfig> {
-    let by_path = path.map(|p| detect_client(Some(p), None));
-    let kind = opts.client.or(by_path.filter(|c| *c != Client::Generic));
+    let kind = opts.client.or(path.and_then(client_by_path));
     let v = parse_text(text, origin, kind)?;
     let client = match kind {
         // Detected by path, the content may say otherwise (Goose's map in a YAML file elsewhere).
         Some(k) if opts.client.is_none() => clients::format(k).instead(&v).unwrap_or(k),
         Some(k) => k,
-        None => detect_client(None, Some(&v)),
+        None => client_by_content(&v),
     };
     let format = clients::format(client);
     let workspace = workspace_of(path, opts);

@@ -59,8 +59,8 @@ mod overhead;
 mod run;
 mod vars;
 
-pub(crate) use client::detect_client;
 pub use client::Client;
+use client::{client_by_content, client_by_path};
 pub use document::{parse_document, MAX_SERVERS};
 use entry::read_entry;
 pub use expand::MAX_EXPANDED_BYTES;

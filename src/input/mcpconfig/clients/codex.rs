@@ -10,6 +10,9 @@ use super::{Format, PathParts, Syntax};
 pub(super) struct Codex;
 
 impl Format for Codex {
+    fn own_folders(&self) -> &'static [(&'static str, usize)] {
+        &[(".codex", 1)]
+    }
     fn by_path(&self, p: &PathParts) -> bool {
         p.ext == "toml"
     }

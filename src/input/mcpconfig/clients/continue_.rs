@@ -10,6 +10,9 @@ use super::{Client, Format, PathParts, Syntax};
 pub(super) struct Continue;
 
 impl Format for Continue {
+    fn own_folders(&self) -> &'static [(&'static str, usize)] {
+        &[(".continue", 1), ("mcpServers", 2)]
+    }
     /// A YAML file (Goose's, also YAML, is recognised first).
     fn by_path(&self, p: &PathParts) -> bool {
         p.yaml()

@@ -13,6 +13,9 @@ use super::{Format, PathParts};
 pub(super) struct GeminiCli;
 
 impl Format for GeminiCli {
+    fn own_folders(&self) -> &'static [(&'static str, usize)] {
+        &[(".gemini", 1)]
+    }
     fn by_path(&self, p: &PathParts) -> bool {
         p.parent == ".gemini" || p.full.contains("/gemini-cli/")
     }

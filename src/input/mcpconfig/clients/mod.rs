@@ -91,6 +91,11 @@ pub(super) trait Format: Sync {
     fn instead(&self, _v: &Value) -> Option<Client> {
         None
     }
+    /// The folders of its own a configuration file sits in, each with how many levels above the
+    /// file's folder the workspace is (`${workspaceFolder}` and relative paths point there).
+    fn own_folders(&self) -> &'static [(&'static str, usize)] {
+        &[]
+    }
     /// The syntax of its files.
     fn syntax(&self) -> Syntax {
         Syntax::Jsonc

@@ -19,6 +19,9 @@ pub(super) struct Windsurf;
 pub(super) struct VsCode;
 
 impl Format for Cursor {
+    fn own_folders(&self) -> &'static [(&'static str, usize)] {
+        &[(".cursor", 1)]
+    }
     fn by_path(&self, p: &PathParts) -> bool {
         p.parent == ".cursor"
     }
@@ -31,6 +34,9 @@ impl Format for Cursor {
 }
 
 impl Format for Windsurf {
+    fn own_folders(&self) -> &'static [(&'static str, usize)] {
+        &[(".windsurf", 1)]
+    }
     fn by_path(&self, p: &PathParts) -> bool {
         p.name == "mcp_config.json" || p.full.contains("/windsurf/")
     }
@@ -50,6 +56,9 @@ impl Format for Windsurf {
 }
 
 impl Format for VsCode {
+    fn own_folders(&self) -> &'static [(&'static str, usize)] {
+        &[(".vscode", 1)]
+    }
     fn by_path(&self, p: &PathParts) -> bool {
         p.parent == ".vscode" || p.full.contains("/Code/User/")
     }

@@ -10,6 +10,9 @@ use super::{Format, PathParts};
 pub(super) struct Zed;
 
 impl Format for Zed {
+    fn own_folders(&self) -> &'static [(&'static str, usize)] {
+        &[(".zed", 1)]
+    }
     fn by_path(&self, p: &PathParts) -> bool {
         p.parent == ".zed" || p.full.contains("/zed/settings.json")
     }
