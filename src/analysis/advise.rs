@@ -1,6 +1,8 @@
 //! `advise`: per model, where to put breakpoints, which TTL tier and which tools to drop, each backed
 //! by a simulation of the scenario (the saving reported is measured, not a rule of thumb), plus the
 //! break-even figures of the model's caching rules.
+//!
+//! One concept: advice per model, each recommendation measured by simulating the scenario with it.
 
 use serde::Serialize;
 

@@ -15,6 +15,8 @@
 //! from cache), unless given. With tool files, the prefix is split into their tool block (on the
 //! fitted model's rendering) and the system prompt; without, it is all system prompt.
 //! Each distribution is fitted by [`super::fitdist::fit_quantity`].
+//!
+//! One concept: a scenario fitted to a usage history, one quantity of the scenario at a time.
 
 use std::collections::BTreeMap;
 

@@ -4,6 +4,8 @@
 //! regional multiplier, the tool-use system prompt), and every field that has none is named. A
 //! value that cannot be a price (a string, a negative number, a read dearer than the input) makes
 //! the whole entry a [`Bad`] that names the field, so one broken row never fails an import.
+//!
+//! One concept: one LiteLLM price entry mapped, field by field, to one catalog model.
 
 use std::collections::BTreeSet;
 use std::fmt::Write as _;

@@ -9,7 +9,6 @@ pub(crate) mod json_keys;
 pub mod litellm;
 pub mod litellm_check;
 mod litellm_entry;
-mod mcpclients;
 pub mod mcpconfig;
 mod price_check;
 pub mod scenario;

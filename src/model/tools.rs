@@ -1,5 +1,8 @@
 //! Tool definitions: loading MCP `tools/list` output (and API-form tool arrays), converting to the
 //! form sent to model APIs, measuring, and generating synthetic tool sets.
+//!
+//! One concept: the tool definition (`Tool`) and what is done to one: read from a tool file (with
+//! errors that point at the entry), rendered in each provider's API form, measured, and generated.
 
 use std::path::Path;
 

@@ -30,6 +30,9 @@
 //! assert!(files.last().unwrap().0.ends_with("r.md"));
 //! # Ok::<(), pcsim::Error>(())
 //! ```
+//!
+//! One concept: the self-contained report document, as data and in its two renderings (HTML with
+//! the charts inline, Markdown with the charts as files beside it).
 
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};

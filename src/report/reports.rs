@@ -3,6 +3,8 @@
 //! assumptions, the scenario as simulated, the source of every price used and the provenance, built
 //! from the same report structs the command prints. Public through [`crate::report`] (the
 //! functions) and [`crate::report::document`] (the document and its options).
+//!
+//! One concept: the report document of each simulating command, built from the report it printed.
 
 use crate::analysis::uncertainty::Interval;
 use crate::base::text::{calls_word, saving_percent};

@@ -552,3 +552,153 @@ fn no_function_over_120_lines_without_a_reason_in_a_comment() {
         unexplained.join("\n")
     );
 }
+
+/// The text of a file's opening `//!` comment, one line per comment line (markers and one leading
+/// space removed).
+fn opening_doc_comment(text: &str) -> String {
+    text.lines()
+        .map_while(|l| l.trim_start().strip_prefix("//!"))
+        .map(|l| l.strip_prefix(' ').unwrap_or(l))
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+/// Whether `doc` holds a sentence starting `One concept:`: at the comment's start, at a
+/// paragraph's start, or after a full stop.
+fn names_its_one_concept(doc: &str) -> bool {
+    doc.match_indices("One concept:").any(|(i, _)| {
+        let before = doc[..i].trim_end();
+        before.is_empty() || before.ends_with('.') || doc[..i].ends_with("\n\n")
+    })
+}
+
+#[test]
+fn the_one_concept_check_reads_only_a_sentence_of_the_opening_comment() {
+    assert!(names_its_one_concept(&opening_doc_comment(
+        "//! Things.\n//!\n//! One concept: things.\nfn f() {}\n"
+    )));
+    assert!(names_its_one_concept(&opening_doc_comment(
+        "//! Things. One concept: things.\n"
+    )));
+    // Not the opening comment, not a sentence's start, not the exact words.
+    assert!(!names_its_one_concept(&opening_doc_comment(
+        "//! Things.\nfn f() {}\n//! One concept: things.\n"
+    )));
+    assert!(!names_its_one_concept(&opening_doc_comment(
+        "//! Things, with One concept: things.\n"
+    )));
+    assert!(!names_its_one_concept(&opening_doc_comment(
+        "//! Things.\n//!\n//! One concept, things.\n//! one concept: things.\n"
+    )));
+    assert!(!names_its_one_concept(&opening_doc_comment(
+        "// One concept: things.\n"
+    )));
+}
+
+/// Issue 28, done when: "no file over 800 lines that holds more than one concept (say in its opening
+/// comment what the one concept is)". Every `src/**/*.rs` file over 800 lines must have, in its
+/// opening `//!` comment, a sentence starting `One concept:`; a file that holds two is split instead.
+#[test]
+fn every_source_file_over_800_lines_names_its_one_concept() {
+    let mut stack = vec![crate::common::root().join("src")];
+    let (mut files, mut long, mut unnamed) = (0, Vec::new(), Vec::new());
+    while let Some(dir) = stack.pop() {
+        for entry in std::fs::read_dir(&dir).unwrap() {
+            let p = entry.unwrap().path();
+            if p.is_dir() {
+                stack.push(p);
+                continue;
+            }
+            if p.extension().is_none_or(|e| e != "rs") {
+                continue;
+            }
+            let text = std::fs::read_to_string(&p).unwrap();
+            files += 1;
+            let lines = text.lines().count();
+            if lines <= 800 {
+                continue;
+            }
+            let rel = p
+                .strip_prefix(crate::common::root())
+                .unwrap()
+                .display()
+                .to_string();
+            long.push(format!("{rel}: {lines} lines"));
+            if !names_its_one_concept(&opening_doc_comment(&text)) {
+                unnamed.push(format!("{rel}: {lines} lines"));
+            }
+        }
+    }
+    // The scan read the source (a wrong folder would pass with nothing listed).
+    assert!(files > 100, "{files} source files");
+    eprintln!("files over 800 lines:\n{}", long.join("\n"));
+    unnamed.sort();
+    assert!(
+        unnamed.is_empty(),
+        "files over 800 lines without a sentence starting `One concept:` in their opening `//!` comment:\n{}",
+        unnamed.join("\n")
+    );
+}
+
+/// Issue 28: "Parsers split by what they read (`input/mcpconfig/` one file per client family)".
+/// What differs between clients lives in `input/mcpconfig/clients/`, one module per family behind
+/// one trait; the shared steps ask it and never test which client they read. Outside `clients/` and
+/// `client.rs` (the enum, its command-line names and the order detection asks the families in), no
+/// code of `input/mcpconfig/` names a client (tests excepted: they check what was detected).
+#[test]
+fn mcpconfig_steps_name_no_client_outside_the_family_modules() {
+    let dir = crate::common::root().join("src/input/mcpconfig");
+    let enum_text = std::fs::read_to_string(dir.join("client.rs")).unwrap();
+    let body = &enum_text[enum_text.find("pub enum Client {").unwrap()..];
+    let body = &body[..body.find("\n}").unwrap()];
+    let variants: Vec<&str> = body
+        .lines()
+        .map(str::trim)
+        .filter(|l| !l.starts_with("//") && !l.starts_with('#') && l.ends_with(','))
+        .map(|l| l.trim_end_matches(','))
+        .collect();
+    // The enum was read (a moved enum would leave nothing to look for).
+    assert!(
+        variants.contains(&"ClaudeCode") && variants.contains(&"Goose") && variants.len() >= 10,
+        "{variants:?}"
+    );
+    let families: Vec<String> = std::fs::read_dir(dir.join("clients"))
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .filter(|n| n.ends_with(".rs") && n != "mod.rs")
+        .collect();
+    assert!(families.len() >= 8, "{families:?}");
+    let mut steps = 0;
+    let mut named = Vec::new();
+    for entry in std::fs::read_dir(&dir).unwrap() {
+        let p = entry.unwrap().path();
+        let file = p.file_name().unwrap().to_string_lossy().into_owned();
+        if p.is_dir() || !file.ends_with(".rs") || file == "client.rs" {
+            continue;
+        }
+        steps += 1;
+        let text = std::fs::read_to_string(&p).unwrap();
+        let code = text.split("#[cfg(test)]").next().unwrap();
+        for (n, line) in code.lines().enumerate() {
+            for v in &variants {
+                let at = format!("Client::{v}");
+                let whole = line.match_indices(&at).any(|(i, _)| {
+                    !line[i + at.len()..].starts_with(|c: char| c.is_alphanumeric() || c == '_')
+                });
+                if whole {
+                    named.push(format!(
+                        "src/input/mcpconfig/{file}:{}: {}",
+                        n + 1,
+                        line.trim()
+                    ));
+                }
+            }
+        }
+    }
+    assert!(steps >= 6, "{steps} step files");
+    assert!(
+        named.is_empty(),
+        "client-specific branches outside input/mcpconfig/clients/ (answer through clients::Format):\n{}",
+        named.join("\n")
+    );
+}

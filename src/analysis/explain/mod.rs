@@ -24,6 +24,9 @@
 //! - `summary.rs`: totals per cause, the ranked summary line, the fixes' savings;
 //! - `tracegen.rs`: traces of simulated sessions (`run --trace-out`), with injected causes;
 //! - `calibrate.rs`: tool-block sizes from billed input tokens (`--calibrate-out`).
+//!
+//! One concept: billing a trace call by call against one account's cache and naming the cause of
+//! every token re-sent; the steps of that pass that stand alone live in the files listed above.
 
 mod calibrate;
 mod causes;

@@ -1,5 +1,6 @@
-//! Which client a configuration file belongs to ([`Client`]), from its name and then its content,
-//! and what each client's name is on the command line.
+//! Which client a configuration file belongs to ([`Client`]), from its name and then its content
+//! (each family says whether a path or a shape is its own; here, the order they are asked in), and
+//! what each client's name is on the command line.
 
 use super::*;
 
@@ -80,22 +81,7 @@ impl Client {
     pub(crate) fn tool_prefix(self, server: &str) -> Option<String> {
         // `~/.claude.json` project servers are listed as `NAME (project PATH)`: the key is NAME.
         let server = server.split(" (project ").next().unwrap_or(server);
-        match self {
-            Client::ClaudeCode => {
-                let name: String = server
-                    .chars()
-                    .map(|c| {
-                        if c.is_ascii_alphanumeric() || c == '_' || c == '-' {
-                            c
-                        } else {
-                            '_'
-                        }
-                    })
-                    .collect();
-                Some(format!("mcp__{name}__"))
-            }
-            _ => None,
-        }
+        clients::format(self).tool_prefix(server)
     }
 
     pub(crate) fn parse(s: &str) -> Result<Client> {
@@ -115,82 +101,47 @@ impl Client {
     }
 }
 
-/// The client a file belongs to, from its path and then its content.
-pub(crate) fn detect_client(path: Option<&Path>, v: Option<&Value>) -> Client {
-    if let Some(p) = path {
-        let name = p.file_name().and_then(|n| n.to_str()).unwrap_or("");
-        let ext = p.extension().and_then(|e| e.to_str()).unwrap_or("");
-        let parent = p
-            .parent()
-            .and_then(|d| d.file_name())
-            .and_then(|n| n.to_str())
-            .unwrap_or("");
-        let full = p.to_string_lossy().replace('\\', "/");
-        match () {
-            _ if ext == "toml" => return Client::Codex,
-            _ if name.starts_with("opencode.json") => return Client::OpenCode,
-            _ if (ext == "yaml" || ext == "yml")
-                && (parent == "goose" || full.contains("/goose/")) =>
-            {
-                return Client::Goose
-            }
-            _ if ext == "yaml" || ext == "yml" => return Client::Continue,
-            _ if name == ".claude.json" || name == ".mcp.json" => return Client::ClaudeCode,
-            _ if name == "claude_desktop_config.json" => return Client::ClaudeDesktop,
-            _ if name == "mcp_config.json" || full.contains("/windsurf/") => {
-                return Client::Windsurf
-            }
-            _ if parent == ".cursor" => return Client::Cursor,
-            _ if parent == ".vscode" || full.contains("/Code/User/") => return Client::VsCode,
-            _ if parent == ".gemini" || full.contains("/gemini-cli/") => return Client::GeminiCli,
-            _ if parent == ".zed" || full.contains("/zed/settings.json") => return Client::Zed,
-            _ => {}
-        }
-    }
-    let Some(v) = v else {
-        return Client::Generic;
-    };
-    if v.get("context_servers").is_some() {
-        return Client::Zed;
-    }
-    if v.get("extensions").and_then(Value::as_object).is_some() {
-        return Client::Goose;
-    }
-    let opencode_schema = v
-        .get("$schema")
-        .and_then(Value::as_str)
-        .is_some_and(|s| s.contains("opencode.ai"));
-    let opencode_entries = v.get("mcp").and_then(Value::as_object).is_some_and(|m| {
-        m.values().any(|e| {
-            matches!(
-                e.get("type").and_then(Value::as_str),
-                Some("local") | Some("remote")
-            )
-        })
-    });
-    if opencode_schema || opencode_entries {
-        return Client::OpenCode;
-    }
-    if v.get("servers").is_some() || v.pointer("/mcp/servers").is_some() {
-        return Client::VsCode;
-    }
-    if v.get("mcp_servers").is_some() {
-        return Client::Codex;
-    }
-    if v.get("projects").and_then(Value::as_object).is_some() {
-        return Client::ClaudeCode;
-    }
-    if let Some(m) = v.get("mcpServers").and_then(Value::as_object) {
-        let has = |k: &str| m.values().any(|e| e.get(k).is_some());
-        if ["httpUrl", "includeTools", "excludeTools", "trust"]
-            .iter()
-            .any(|k| has(k))
-        {
-            return Client::GeminiCli;
-        }
-        if has("serverUrl") {
-            return Client::Windsurf;
-        }
-    }
-    Client::Generic
+/// The order clients are recognised in by path: the first whose family says the path is its own
+/// (Goose's YAML before Continue's, which takes any YAML file).
+pub(super) const BY_PATH: [Client; 11] = [
+    Client::Codex,
+    Client::OpenCode,
+    Client::Goose,
+    Client::Continue,
+    Client::ClaudeCode,
+    Client::ClaudeDesktop,
+    Client::Windsurf,
+    Client::Cursor,
+    Client::VsCode,
+    Client::GeminiCli,
+    Client::Zed,
+];
+
+/// The order clients are recognised in by a document's shape, when its path said nothing: the
+/// first whose family says the shape is its own; none is [`Client::Generic`].
+pub(super) const BY_CONTENT: [Client; 8] = [
+    Client::Zed,
+    Client::Goose,
+    Client::OpenCode,
+    Client::VsCode,
+    Client::Codex,
+    Client::ClaudeCode,
+    Client::GeminiCli,
+    Client::Windsurf,
+];
+
+/// The client a file's path says it belongs to, if it says.
+pub(super) fn client_by_path(p: &Path) -> Option<Client> {
+    let parts = clients::PathParts::of(p);
+    BY_PATH
+        .into_iter()
+        .find(|c| clients::format(*c).by_path(&parts))
+}
+
+/// The client a document's shape says it belongs to; [`Client::Generic`] when none recognises it.
+pub(super) fn client_by_content(v: &Value) -> Client {
+    BY_CONTENT
+        .into_iter()
+        .find(|c| clients::format(*c).by_content(v))
+        .unwrap_or(Client::Generic)
 }

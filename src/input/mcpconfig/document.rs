@@ -2,8 +2,7 @@
 //! its server map (top level, per project, under `mcp`), its allow and exclude lists, and the limit
 //! on the entries of one file.
 
-use std::collections::HashSet;
-
+use super::clients::{Format, RawEntry, Syntax};
 use super::*;
 
 /// Where `${workspaceFolder}` and relative paths point: the given workspace, else the file's folder
@@ -16,23 +15,21 @@ pub(super) fn workspace_of(path: Option<&Path>, opts: &LoadOptions) -> PathBuf {
         .and_then(Path::parent)
         .map(Path::to_path_buf)
         .unwrap_or_else(|| PathBuf::from("."));
-    let own = [
-        ".vscode",
-        ".cursor",
-        ".gemini",
-        ".zed",
-        ".codex",
-        ".continue",
-        ".windsurf",
-    ];
-    match dir.file_name().and_then(|n| n.to_str()) {
-        Some(n) if own.contains(&n) => dir.parent().map(Path::to_path_buf).unwrap_or(dir),
-        Some("mcpServers") => dir
-            .parent()
-            .and_then(Path::parent)
-            .map(Path::to_path_buf)
-            .unwrap_or(dir),
-        _ => dir,
+    // The client folders a configuration sits in (`.vscode`, `.continue/mcpServers`, ...), each
+    // with how far up the workspace is.
+    let up = dir.file_name().and_then(|n| n.to_str()).and_then(|n| {
+        Client::ALL
+            .iter()
+            .flat_map(|c| clients::format(*c).own_folders())
+            .find(|(folder, _)| *folder == n)
+            .map(|(_, up)| *up)
+    });
+    match up {
+        Some(up) => {
+            let workspace = dir.ancestors().nth(up).map(Path::to_path_buf);
+            workspace.unwrap_or(dir)
+        }
+        None => dir,
     }
 }
 
@@ -48,17 +45,15 @@ pub fn parse_document(
     opts: &LoadOptions,
     lookup: &dyn Fn(&str) -> Option<String>,
 ) -> Result<McpConfig> {
-    let by_path = path.map(|p| detect_client(Some(p), None));
-    let kind = opts.client.or(by_path.filter(|c| *c != Client::Generic));
+    let kind = opts.client.or(path.and_then(client_by_path));
     let v = parse_text(text, origin, kind)?;
     let client = match kind {
-        // A YAML file outside Goose's folder that holds Goose's `extensions` map.
-        Some(Client::Continue) if opts.client.is_none() && v.get("extensions").is_some() => {
-            Client::Goose
-        }
+        // Detected by path, the content may say otherwise (Goose's map in a YAML file elsewhere).
+        Some(k) if opts.client.is_none() => clients::format(k).instead(&v).unwrap_or(k),
         Some(k) => k,
-        None => detect_client(None, Some(&v)),
+        None => client_by_content(&v),
     };
+    let format = clients::format(client);
     let workspace = workspace_of(path, opts);
     let input_defaults = input_defaults(&v);
     let config_dir = path
@@ -79,8 +74,8 @@ pub fn parse_document(
         servers: Vec::new(),
         skipped: Vec::new(),
     };
-    let (entries, map_key) = server_entries(&v, client, origin, opts)?;
-    let (allowed, excluded) = gemini_lists(&v, client);
+    let (entries, map_key) = server_entries(&v, format, origin, opts)?;
+    let (allowed, excluded) = format.server_lists(&v);
     // Every server is started at once (one thread and one process each): refused before any is.
     if entries.len() > MAX_SERVERS {
         return Err(Error::invalid(
@@ -107,17 +102,13 @@ pub fn parse_document(
             });
             continue;
         }
-        // OpenCode and Goose entries are brought to the `mcpServers` shape first.
-        let e = match client {
-            Client::OpenCode => crate::input::mcpclients::opencode_entry(&e),
-            Client::Goose => match crate::input::mcpclients::goose_entry(&e) {
-                Ok(e) => e,
-                Err(reason) => {
-                    cfg.skipped.push(SkippedServer { name, reason });
-                    continue;
-                }
-            },
-            _ => e,
+        // Entries of another shape (OpenCode's, Goose's) are brought to the `mcpServers` one first.
+        let e = match format.entry_shape(e) {
+            Ok(e) => e,
+            Err(reason) => {
+                cfg.skipped.push(SkippedServer { name, reason });
+                continue;
+            }
         };
         match read_entry(&name, &at, &e, origin, &ctx)? {
             Ok(entry) => cfg.servers.push(entry),
@@ -130,14 +121,15 @@ pub fn parse_document(
 /// The document as a JSON value, from the syntax of its client (`kind`, when known): Codex's TOML,
 /// Continue's and Goose's YAML, else JSON with comments (JSONC), each held to its size limit.
 fn parse_text(text: &str, origin: &str, kind: Option<Client>) -> Result<Value> {
-    Ok(match kind {
-        Some(Client::Codex) => {
+    let syntax = kind.map_or(Syntax::Jsonc, |k| clients::format(k).syntax());
+    Ok(match syntax {
+        Syntax::Toml => {
             crate::base::files::check_toml_size(text.len(), origin)?;
             let t: toml::Value = toml::from_str(text)
                 .map_err(|e| Error::parse(origin, format!("not valid TOML: {e}")))?;
             serde_json::to_value(t).map_err(|e| Error::parse(origin, e))?
         }
-        Some(Client::Continue | Client::Goose) if !text.trim_start().starts_with('{') => {
+        Syntax::Yaml if !text.trim_start().starts_with('{') => {
             // The YAML parser holds a document's events too: 48 MB of list items took 2 GB.
             if text.len() as u64 > crate::base::files::MAX_TOML_BYTES {
                 return Err(Error::invalid(
@@ -189,15 +181,12 @@ fn input_defaults(v: &Value) -> BTreeMap<String, String> {
         .unwrap_or_default()
 }
 
-/// A server entry as found in a document: (display name, field path, entry).
-type RawEntry = (String, String, Value);
-
 /// Every server entry of the document as (display name, field path, entry), from the server map
-/// where `client` keeps it (and, for Claude Code's `~/.claude.json`, its projects' maps), with the
-/// key of the map that was found.
+/// where its client keeps it (then from a second place it keeps them, as Claude Code's
+/// `~/.claude.json` its projects' maps), with the key of the map that was found.
 fn server_entries(
     v: &Value,
-    client: Client,
+    format: &dyn Format,
     origin: &str,
     opts: &LoadOptions,
 ) -> Result<(Vec<RawEntry>, Option<&'static str>)> {
@@ -215,20 +204,11 @@ fn server_entries(
         }
         Ok(())
     };
-    // Where each client keeps its server map, in the order it looks (a `.` is a nested key).
-    let keys: &[&'static str] = match client {
-        Client::Codex => &["mcp_servers"],
-        Client::OpenCode => &["mcp"],
-        Client::Goose => &["extensions"],
-        Client::Zed => &["context_servers"],
-        Client::VsCode => &["servers", "mcp.servers", "mcpServers"],
-        _ => &["mcpServers", "servers"],
-    };
-    let found = keys.iter().find_map(|&key| {
+    let found = format.server_keys().iter().find_map(|&key| {
         let pointer = format!("/{}", key.replace('.', "/"));
         v.pointer(&pointer).map(|m| (key, m))
     });
-    let projects = v.get("projects").and_then(Value::as_object);
+    let more = format.more_entries(v, opts);
     match found {
         Some((key, Value::Array(list))) => {
             // Continue: a list of entries, each with its `name`.
@@ -242,7 +222,7 @@ fn server_entries(
             }
         }
         Some((key, m)) => map_entries(key, m, &mut entries)?,
-        None if client == Client::ClaudeCode && projects.is_some() => {}
+        None if more.is_some() => {}
         None => {
             return Err(Error::invalid(
                 origin,
@@ -251,46 +231,6 @@ fn server_entries(
             ))
         }
     }
-    // ~/.claude.json: per-project servers (local scope) beside the user's.
-    if client == Client::ClaudeCode {
-        if let Some(projects) = projects {
-            for (dir, p) in projects {
-                if opts.project.as_deref().is_some_and(|want| want != dir) {
-                    continue;
-                }
-                if let Some(m) = p.get("mcpServers").and_then(Value::as_object) {
-                    for (name, e) in m {
-                        entries.push((
-                            format!("{name} (project {dir})"),
-                            format!("projects.{dir}.mcpServers.{name}"),
-                            e.clone(),
-                        ));
-                    }
-                }
-            }
-        }
-    }
+    entries.extend(more.unwrap_or_default());
     Ok((entries, found.map(|(key, _)| key)))
-}
-
-/// Gemini CLI's global lists, `mcp.allowed` (when given, only these servers) and `mcp.excluded`;
-/// none for other clients.
-fn gemini_lists(v: &Value, client: Client) -> (Option<HashSet<String>>, HashSet<String>) {
-    if client != Client::GeminiCli {
-        return (None, HashSet::new());
-    }
-    let list = |p: &str| -> Option<Vec<String>> {
-        v.pointer(p).and_then(Value::as_array).map(|a| {
-            a.iter()
-                .filter_map(|x| x.as_str().map(str::to_string))
-                .collect()
-        })
-    };
-    (
-        list("/mcp/allowed").map(|a| a.into_iter().collect()),
-        list("/mcp/excluded")
-            .unwrap_or_default()
-            .into_iter()
-            .collect(),
-    )
 }

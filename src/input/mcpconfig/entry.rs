@@ -3,6 +3,7 @@
 
 use serde_json::Map;
 
+use super::clients::Format;
 use super::*;
 
 pub(super) fn strings(v: Option<&Value>, origin: &str, at: &str) -> Result<Option<Vec<String>>> {
@@ -51,7 +52,8 @@ pub(super) fn read_entry(
             _ => e.get(k),
         }
     };
-    if let Some(reason) = not_captured(e, field("command").is_none(), ctx.client) {
+    let format = clients::format(ctx.client);
+    if let Some(reason) = not_captured(e, field("command").is_none(), format) {
         return Ok(Err(reason));
     }
     let cmd_at = if nested.is_some() {
@@ -72,12 +74,7 @@ pub(super) fn read_entry(
         .to_string();
     let args = strings(field("args"), origin, &format!("{at}.args"))?.unwrap_or_default();
     let env = entry_env(field("env"), e, origin, at, ctx)?;
-    let (inc_key, exc_key) = match ctx.client {
-        Client::Codex => ("enabled_tools", "disabled_tools"),
-        // Windsurf hides the tools an entry lists in `disabledTools`.
-        Client::Windsurf => ("includeTools", "disabledTools"),
-        _ => ("includeTools", "excludeTools"),
-    };
+    let (inc_key, exc_key) = format.tool_filter_keys();
     let include_tools = strings(e.get(inc_key), origin, &format!("{at}.{inc_key}"))?;
     let exclude_tools =
         strings(e.get(exc_key), origin, &format!("{at}.{exc_key}"))?.unwrap_or_default();
@@ -105,8 +102,9 @@ pub(super) fn read_entry(
 }
 
 /// Why an entry is not captured, if it is not: disabled, a remote server (a URL or a transport
-/// other than stdio, when it has no `command`), or a Zed extension's server.
-fn not_captured(e: &Map<String, Value>, no_command: bool, client: Client) -> Option<String> {
+/// other than stdio, when it has no `command`), or one its client starts itself (a Zed
+/// extension's server).
+fn not_captured(e: &Map<String, Value>, no_command: bool, format: &dyn Format) -> Option<String> {
     if e.get("disabled").and_then(Value::as_bool) == Some(true)
         || e.get("enabled").and_then(Value::as_bool) == Some(false)
     {
@@ -138,10 +136,7 @@ fn not_captured(e: &Map<String, Value>, no_command: bool, client: Client) -> Opt
             "remote server ({transport}); only stdio servers can be captured"
         ));
     }
-    if client == Client::Zed && e.get("source").and_then(Value::as_str) == Some("extension") {
-        return Some("provided by a Zed extension, which starts it itself; pcsim cannot".into());
-    }
-    None
+    format.starts_itself(e)
 }
 
 /// An entry's environment: its `env` object (numbers and booleans taken as text), then Codex's
@@ -228,7 +223,7 @@ fn expanded(
     // Cursor and VS Code: `envFile` loads a dotenv file; the entry's own `env` wins over it. A file
     // that cannot be read keeps the server from starting as configured (it would start without its
     // keys and die with no pointer to why).
-    if matches!(ctx.client, Client::Cursor | Client::VsCode) {
+    if clients::format(ctx.client).reads_env_file() {
         match e.get("envFile") {
             None | Some(Value::Null) => {}
             Some(Value::String(raw)) => {
@@ -244,7 +239,7 @@ fn expanded(
                 } else {
                     ctx.workspace.join(p)
                 };
-                match crate::input::mcpclients::read_env_file(&p) {
+                match clients::read_env_file(&p) {
                     Ok(vars) => {
                         for (k, v) in vars {
                             entry.env.entry(k).or_insert(v);

@@ -23,17 +23,22 @@
 //!   `${{ secrets.NAME }}` from the environment, `${{ inputs.NAME }}` from `--input`;
 //! - OpenCode `opencode.json` (an `mcp` map; `command` an array, `environment`, `{env:NAME}`,
 //!   `{file:PATH}`) and Goose `config.yaml` (an `extensions` map; `cmd`, `envs`, `env_keys`;
-//!   builtin extensions skipped): brought to the `mcpServers` shape in `mcpclients.rs`.
+//!   builtin extensions skipped): brought to the `mcpServers` shape by their family modules.
 //!
 //! JSON files may have comments and trailing commas (JSONC, as VS Code and Zed write them). Remote
 //! entries and disabled ones are listed as skipped with the reason, never an error.
 //!
 //! Here: what a configuration is read into (its server entries and the skipped ones) and the load.
-//! Beside it, one concern a file: `client` (which client a file belongs to), `document` (each
-//! client's document shape: where its server map is, its allow and exclude lists), `entry` (one
-//! server entry as its client spells it), `expand` (each client's variable expansion), `jsonc`
-//! (comments and trailing commas), `run` (starting and capturing the servers) and `overhead`
-//! (pricing their tool blocks).
+//! Beside it, the steps every client's file goes through, one a file: `client` (which client a
+//! file belongs to), `document` (the document parsed and its server entries found, its allow and
+//! exclude lists applied), `entry` (one server entry read), `expand` (a value's expansion, bounded), `vars` (the
+//! context of an expansion and the variable syntaxes families share),
+//! `jsonc` (comments and trailing commas), `run` (starting and capturing the servers) and
+//! `overhead` (pricing their tool blocks). What differs between clients lives in `clients/`, one
+//! module per family (Claude, VS Code with Cursor and Windsurf, Gemini CLI, Zed, Codex, Continue,
+//! OpenCode, Goose), each answering the same questions (`clients::Format`: recognised by path or
+//! shape, syntax, where the servers are, an entry's spelling, expansion, tool-name prefix); the
+//! steps ask it and never test which client they read.
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -45,15 +50,17 @@ use crate::base::files::read_text;
 use crate::error::{Error, Result};
 
 mod client;
+mod clients;
 mod document;
 mod entry;
 mod expand;
 mod jsonc;
 mod overhead;
 mod run;
+mod vars;
 
-pub(crate) use client::detect_client;
 pub use client::Client;
+use client::{client_by_content, client_by_path};
 pub use document::{parse_document, MAX_SERVERS};
 use entry::read_entry;
 pub use expand::MAX_EXPANDED_BYTES;
@@ -61,6 +68,7 @@ use expand::*;
 pub(crate) use jsonc::strip_jsonc;
 pub(crate) use overhead::{overheads, Overhead};
 pub(crate) use run::{capture_all, ServerOutcome};
+use vars::*;
 
 /// One stdio server of a configuration.
 #[derive(Debug, Clone, PartialEq, Serialize)]

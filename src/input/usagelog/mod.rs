@@ -33,6 +33,9 @@
 //! Every call keeps its session, agent, project and time where the record has them, so a replay can
 //! split the log into conversations. A record pcsim cannot read is counted, and the first few are
 //! described; it never stops the file.
+//!
+//! One concept: the token buckets of a logged call read from one record of any format above; the
+//! formats with a file of their own are named, the rest share the record reader here.
 
 use std::borrow::Cow;
 use std::collections::BTreeMap;
