@@ -271,7 +271,9 @@ pub fn advise(catalog: &Catalog, scenario: &Scenario, models: &[String]) -> Resu
 /// The selection `advise` resolves: `models` under the candidate strategies of `compare`'s
 /// [`DEFAULT_STRATEGIES`].
 pub fn selection(models: &[String]) -> Selection {
-    Selection::new(models, &[]).default_strategies(&DEFAULT_STRATEGIES)
+    Selection::new(models, &[])
+        .default_strategies(&DEFAULT_STRATEGIES)
+        .with_every_placement()
 }
 
 pub use crate::model::strategy::placements;

@@ -11,7 +11,7 @@ use super::prepared::Prepared;
 use super::prompt::{Prompt, Segment};
 use super::queue::EventQueue;
 use super::setup::SimSetup;
-use super::workspace::{Lane, MemberState, Session, TimedCall, Workspace};
+use super::workspace::{Lane, LaneCache, MemberState, Session, TimedCall, Workspace};
 use crate::base::hash::chain;
 use crate::input::scenario::{Arrival, Scenario};
 use crate::model::tokens::{ListCounter, ToolRendering};
@@ -171,6 +171,112 @@ impl<'a> PreparedSet<'a> {
     }
 }
 
+impl PreparedSet<'_> {
+    /// Each member's total dollars in run `run`, as [`PreparedSet::run`] returns them (bit for
+    /// bit, tested), without keeping bills: what resolving `cached` compares.
+    pub(crate) fn totals(&self, run: u64) -> Vec<f64> {
+        self.run_sharing_prompts(run, |_, _| {})
+    }
+
+    /// [`PreparedSet::run`] with members whose prompts are the same call by call
+    /// ([`Prepared::same_prompts`]: the placements of one model) applied together, call after call,
+    /// so each prompt is built once for all of them instead of once per member: a prompt rebuilt
+    /// after a tool-list event re-appends the session's whole history, and with 10,000 events
+    /// that was most of the work, done again for every placement. `sink` gets each member's bills
+    /// in time order, those of one group's members interleaved call by call. Every member of a
+    /// group keeps its cache at once (not one member's at a time).
+    pub(crate) fn run_sharing_prompts(
+        &self,
+        run: u64,
+        mut sink: impl FnMut(usize, &CallBill),
+    ) -> Vec<f64> {
+        let members = &self.members;
+        let mut totals = vec![0.0; members.len()];
+        let mut grouped = vec![false; members.len()];
+        for first in 0..members.len() {
+            if grouped[first] {
+                continue;
+            }
+            let group: Vec<usize> = (first..members.len())
+                .filter(|&m| !grouped[m] && members[m].same_prompts(&members[first]))
+                .collect();
+            for &m in &group {
+                grouped[m] = true;
+            }
+            let group_totals = run_group(self.scenario, members, &group, run, &mut sink);
+            for (&m, total) in group.iter().zip(group_totals) {
+                totals[m] = total;
+            }
+        }
+        totals
+    }
+}
+
+/// One run of `scenario` on the members of `group` (indices into `members`, whose prompts are the
+/// same call by call), as it happens: each call's prompt is advanced once, on the session's one
+/// lane, then billed on every member against its own caches. Returns the group's totals in order.
+fn run_group(
+    scenario: &Scenario,
+    members: &[Prepared],
+    group: &[usize],
+    run: u64,
+    sink: &mut impl FnMut(usize, &CallBill),
+) -> Vec<f64> {
+    let n_sessions = scenario.sessions;
+    let mut ws = Workspace::new();
+    let private = group.iter().any(|&m| members[m].private_caches);
+    size_buffers(&mut ws.lanes, &mut ws.member, n_sessions, private);
+    reset_member(scenario, run, &mut ws.lanes, &mut ws.member);
+    let mut caches: Vec<Vec<LaneCache>> = group
+        .iter()
+        .map(|_| (0..n_sessions).map(|_| LaneCache::default()).collect())
+        .collect();
+    let mut states: Vec<MemberState> = group
+        .iter()
+        .map(|_| {
+            let mut st = MemberState::default();
+            size_buffers(&mut Vec::new(), &mut st, n_sessions, private);
+            reset_member(scenario, run, &mut [], &mut st);
+            st
+        })
+        .collect();
+    let Workspace {
+        sessions,
+        lanes,
+        queue,
+        ..
+    } = &mut ws;
+    let lead = &members[group[0]];
+    drive_timeline(scenario, run, sessions, queue, |s, c| {
+        let si = c.session as usize;
+        let lane = &mut lanes[si];
+        let (growth, n) = growth_of(s, &c);
+        let fresh_from = lead.advance(lane, s.uid, c.call, &growth[..n]);
+        let last = c.call >= s.calls;
+        for (k, &m) in group.iter().enumerate() {
+            let (member, st) = (&members[m], &mut states[k]);
+            let bill = member.bill(
+                (lane.block, &lane.prompt),
+                &mut caches[k][si],
+                st,
+                (s.index, s.uid),
+                si,
+                c.now,
+                c.call,
+                fresh_from,
+                c.output,
+            );
+            sink(m, &bill);
+            after_call(member, &mut caches[k][si], st, &c, last, n_sessions);
+        }
+        if last && n_sessions > KEEP_OWN_ENTRIES_UP_TO_SESSIONS {
+            lane.prompt = Prompt::default();
+            lane.history = Vec::new();
+        }
+    });
+    states.iter().map(|st| st.cumulative).collect()
+}
+
 // The run of a single member is the timeline of a set of one: it lives here, beside the set's, so
 // that `prepared` (the per-call step) does not import the timeline that drives it.
 impl Prepared<'_> {
@@ -320,7 +426,30 @@ pub(super) fn apply_call(
     sink: &mut impl FnMut(&CallBill),
 ) {
     let si = c.session as usize;
-    // Conversation growth before this call (drawn before any event is applied).
+    let (growth, n) = growth_of(s, c);
+    let bill = member.step(
+        lane,
+        st,
+        (s.index, s.uid),
+        si,
+        c.now,
+        c.call,
+        &growth[..n],
+        c.output,
+    );
+    sink(&bill);
+    let last = c.call >= s.calls;
+    if last && n_sessions > KEEP_OWN_ENTRIES_UP_TO_SESSIONS {
+        lane.prompt = Prompt::default();
+        lane.history = Vec::new();
+    }
+    after_call(member, &mut lane.cache, st, c, last, n_sessions);
+}
+
+/// The segments the conversation of session `s` grows by before call `c` (drawn before any event
+/// is applied), and how many of the two there are.
+#[inline(always)]
+fn growth_of(s: &Session, c: &TimedCall) -> ([Segment; 2], usize) {
     let growth = if c.call == 1 {
         [
             Segment {
@@ -342,26 +471,29 @@ pub(super) fn apply_call(
             },
         ]
     };
-    let bill = member.step(
-        lane,
-        st,
-        (s.index, s.uid),
-        si,
-        c.now,
-        c.call,
-        &growth[..1 + usize::from(c.call > 1)],
-        c.output,
-    );
-    sink(&bill);
-    if c.call >= s.calls {
+    (growth, 1 + usize::from(c.call > 1))
+}
+
+/// What follows call `c` on a member besides its bill: when it was the session's last (`last`),
+/// the session's own entries and private cache are let go (its prompt is the caller's); expired
+/// entries are swept now and then.
+#[inline(always)]
+fn after_call(
+    member: &Prepared,
+    cache: &mut LaneCache,
+    st: &mut MemberState,
+    c: &TimedCall,
+    last: bool,
+    n_sessions: usize,
+) {
+    let si = c.session as usize;
+    if last {
         // The conversation is over and nobody else can match its own entries. With many
         // sessions they are freed with its prompt, so memory follows the sessions in progress
         // rather than every session of the run; with few, the allocations are kept for the next
         // run (freeing and regrowing them every run measured ~30% slower on the bench).
         if n_sessions > KEEP_OWN_ENTRIES_UP_TO_SESSIONS {
-            lane.own = OwnEntries::default();
-            lane.prompt = Prompt::default();
-            lane.history = Vec::new();
+            cache.own = OwnEntries::default();
         }
         if member.private_caches {
             // Nor does anybody else read its private cache.
