@@ -516,3 +516,114 @@ impl<'c> Request<'c> {
             .collect()
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::sim::engine::Prepared;
+
+    /// A scenario of `sessions` sessions of `calls` calls whose tool list changes at every call
+    /// from the second when `churn` (so each prompt is rebuilt from its history).
+    fn churning(sessions: usize, calls: usize, churn: bool) -> Scenario {
+        let mut text = format!(
+            "name = \"churn\"\nmodels = [\"claude-opus-4.8\"]\n[tools]\nsynthetic = {{ count = 9, params = 1 }}\n[session]\ncalls = {calls}\n[sessions]\ncount = {sessions}\nevery_seconds = 7\n"
+        );
+        for i in (0..calls - 1).filter(|_| churn) {
+            if i % 2 == 0 {
+                text.push_str(&format!(
+                    "[[event]]\nat_call = {}\nadd_synthetic = {{ count = 1, params = 1 }}\n",
+                    2 + i
+                ));
+            } else {
+                text.push_str(&format!(
+                    "[[event]]\nat_call = {}\ndrop = [\"synthetic_tool_{}\"]\n",
+                    2 + i,
+                    9 + 1000 * i
+                ));
+            }
+        }
+        Scenario::from_toml_str(&text, "churn.toml", std::path::Path::new(".")).unwrap()
+    }
+
+    /// Prompts rebuilt on this thread while `f` runs, plus the history segments re-appended to
+    /// them.
+    fn rebuilt<R>(f: impl FnOnce() -> R) -> (u64, R) {
+        use crate::sim::engine::REBUILT_SEGMENTS;
+        let before = REBUILT_SEGMENTS.with(|n| n.get());
+        let r = f();
+        (REBUILT_SEGMENTS.with(|n| n.get()) - before, r)
+    }
+
+    /// Resolving `cached` compares every placement of the model, whose prompts are the same call
+    /// by call: each prompt is rebuilt once for all of them, as for one simulation of the scenario
+    /// (it was rebuilt once per placement: with 10,000 tool-list events that was most of the
+    /// work), and the answer is that of comparing each placement's own simulation.
+    #[test]
+    fn resolving_cached_builds_each_prompt_once_for_every_placement() {
+        let catalog = Catalog::embedded().unwrap();
+        let model = catalog.model("claude-opus-4.8").unwrap();
+        let scenario = churning(3, 40, true);
+        let candidates = placements(model).len();
+        assert!(candidates > 10, "{candidates} placements");
+        let (all, best) = rebuilt(|| best_caching(model, &scenario, None));
+        let resolved = best.resolve(model).unwrap();
+        let setup = SimSetup::new(model, &resolved, scenario.first_token_seconds);
+        let (one, alone) = rebuilt(|| {
+            Prepared::new(&scenario, &setup).run(
+                0,
+                &mut crate::sim::engine::Workspace::new(),
+                |_| {},
+            )
+        });
+        assert!(
+            one > 3 * 40 * 20,
+            "one simulation re-appends {one} segments"
+        );
+        assert_eq!(
+            all, one,
+            "{candidates} placements re-appended {all} segments"
+        );
+        // The cheapest of the placements, each simulated alone.
+        let cheapest = placements(model)
+            .iter()
+            .filter_map(|s| {
+                let r = s.resolve(model).ok()?;
+                let setup = SimSetup::new(model, &r, scenario.first_token_seconds);
+                Some(Prepared::new(&scenario, &setup).run(
+                    0,
+                    &mut crate::sim::engine::Workspace::new(),
+                    |_| {},
+                ))
+            })
+            .fold(f64::INFINITY, f64::min);
+        assert!(within_rounding(alone, cheapest), "{alone} vs {cheapest}");
+    }
+
+    /// `advise` simulates no caching, the default and every placement of each model: a request
+    /// whose bills fit for one pair but not for those is refused when it is resolved, before
+    /// `cached` is resolved (which simulates every placement: no prompt is built), naming the limit.
+    #[test]
+    fn advise_over_the_bills_limit_is_refused_before_cached_is_resolved() {
+        let catalog = Catalog::embedded().unwrap();
+        let model = catalog.model("claude-opus-4.8").unwrap();
+        let calls = 40;
+        // Over the limit with every placement, within it for one pair and for a few.
+        let sessions = (MAX_BILLS_KEPT as usize) / calls / 8;
+        let scenario = churning(sessions, calls, false);
+        assert!(placements(model).len() * sessions * calls > MAX_BILLS_KEPT as usize);
+        let (built, result) =
+            rebuilt(|| crate::analysis::advise::selection(&[]).resolve(&catalog, scenario.clone()));
+        let err = result.err().expect("refused").to_string();
+        assert!(
+            err.contains("churn.toml")
+                && err.contains("per-call bills")
+                && err.contains(&MAX_BILLS_KEPT.to_string()),
+            "{err}"
+        );
+        assert_eq!(built, 0, "prompts were built before the refusal");
+        // `run` of the same scenario (one pair) is within the limit.
+        assert!(Selection::new(&[], &["none".into()])
+            .resolve(&catalog, scenario)
+            .is_ok());
+    }
+}

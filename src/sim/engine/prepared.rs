@@ -21,7 +21,8 @@ use crate::sim::billing::CallBill;
 
 #[cfg(test)]
 thread_local! {
-    /// History segments re-appended to rebuilt prompts on this thread (tests count prompt work).
+    /// Prompts rebuilt on this thread, plus the history segments re-appended to them (tests count
+    /// prompt work).
     pub(crate) static REBUILT_SEGMENTS: std::cell::Cell<u64> = const { std::cell::Cell::new(0) };
 }
 
@@ -317,7 +318,7 @@ impl<'a> Prepared<'a> {
                 lane.prompt.push(*seg);
             }
             #[cfg(test)]
-            REBUILT_SEGMENTS.with(|n| n.set(n.get() + lane.history.len() as u64));
+            REBUILT_SEGMENTS.with(|n| n.set(n.get() + 1 + lane.history.len() as u64));
         }
         // Boundaries from here on carry content identities made for this call (session id and
         // call number), so no store can hold them: cache lookups start below.

@@ -95,6 +95,12 @@ const MAX_KEPT_COUNTS: usize = 1 << 18;
 /// (40 bytes a call: 10 MB at most) and applies it member by member.
 pub const MAX_RECORDED_CALLS: usize = 1 << 18;
 
+/// Calls of one run up to which [`PreparedSet::run_sharing_prompts`] records the timeline for the
+/// members it runs one after another (40 bytes a call: 84 MB at most, a run at the bills limit):
+/// with every placement of a model to compare, redoing the timeline (the event queue and the
+/// draws) for each was most of the work of resolving `cached` at that limit.
+const MAX_RECORDED_CALLS_SHARED: usize = 1 << 21;
+
 impl<'a> PreparedSet<'a> {
     /// Prepares `scenario` for every setup.
     pub fn new(scenario: &'a Scenario, setups: &'a [SimSetup<'a>]) -> Self {
@@ -182,7 +188,8 @@ impl PreparedSet<'_> {
     /// ([`Prepared::same_prompts`]: the placements of one model) applied together, call after call,
     /// so each prompt is built once for all of them instead of once per member: a prompt rebuilt
     /// after a tool-list event re-appends the session's whole history, and with 10,000 events
-    /// that was most of the work, done again for every placement. `sink` gets each member's bills
+    /// that was most of the work, done again for every placement. Members whose prompts are never
+    /// rebuilt from their history run as in [`PreparedSet::run`]. `sink` gets each member's bills
     /// in time order, those of one group's members interleaved call by call. Every member of a
     /// group keeps its cache at once (not one member's at a time).
     pub(crate) fn run_sharing_prompts(
@@ -193,18 +200,47 @@ impl PreparedSet<'_> {
         let members = &self.members;
         let mut totals = vec![0.0; members.len()];
         let mut grouped = vec![false; members.len()];
+        // Members alone: run as `PreparedSet::run` runs them.
+        let mut alone: Vec<usize> = Vec::new();
         for first in 0..members.len() {
             if grouped[first] {
                 continue;
             }
-            let group: Vec<usize> = (first..members.len())
-                .filter(|&m| !grouped[m] && members[m].same_prompts(&members[first]))
-                .collect();
+            // Only prompts rebuilt from their history are worth sharing: otherwise a call's prompt
+            // work is its growth, and members one after another keep one member's caches in
+            // memory at a time (measured faster at the bills limit).
+            let group: Vec<usize> = if members[first].keeps_history {
+                (first..members.len())
+                    .filter(|&m| !grouped[m] && members[m].same_prompts(&members[first]))
+                    .collect()
+            } else {
+                vec![first]
+            };
             for &m in &group {
                 grouped[m] = true;
             }
+            if group.len() == 1 {
+                alone.push(first);
+                continue;
+            }
             let group_totals = run_group(self.scenario, members, &group, run, &mut sink);
             for (&m, total) in group.iter().zip(group_totals) {
+                totals[m] = total;
+            }
+        }
+        if !alone.is_empty() {
+            let part: Vec<Prepared> = alone.iter().map(|&m| members[m].clone()).collect();
+            let mut part_totals = vec![0.0; part.len()];
+            run_members(
+                self.scenario,
+                &part,
+                run,
+                &mut Workspace::new(),
+                |k, b| sink(alone[k], b),
+                MAX_RECORDED_CALLS_SHARED,
+                &mut part_totals,
+            );
+            for (&m, total) in alone.iter().zip(part_totals) {
                 totals[m] = total;
             }
         }
