@@ -613,7 +613,10 @@ mod tests {
         assert!(placements(model).len() * sessions * calls > MAX_BILLS_KEPT as usize);
         let (built, result) =
             rebuilt(|| crate::analysis::advise::selection(&[]).resolve(&catalog, scenario.clone()));
-        let err = result.err().expect("refused").to_string();
+        let err = match result {
+            Ok(_) => panic!("advise over the bills limit was not refused"),
+            Err(e) => e.to_string(),
+        };
         assert!(
             err.contains("churn.toml")
                 && err.contains("per-call bills")
