@@ -189,7 +189,8 @@ impl PreparedSet<'_> {
     /// so each prompt is built once for all of them instead of once per member: a prompt rebuilt
     /// after a tool-list event re-appends the session's whole history, and with 10,000 events
     /// that was most of the work, done again for every placement. Members whose prompts are never
-    /// rebuilt from their history run as in [`PreparedSet::run`]. `sink` gets each member's bills
+    /// rebuilt from their history, and runs of more than [`MAX_RECORDED_CALLS`] calls, run as in
+    /// [`PreparedSet::run`] (on a timeline recorded once up to a run at the bills limit). `sink` gets each member's bills
     /// in time order, those of one group's members interleaved call by call. Every member of a
     /// group keeps its cache at once (not one member's at a time).
     pub(crate) fn run_sharing_prompts(
@@ -208,8 +209,12 @@ impl PreparedSet<'_> {
             }
             // Only prompts rebuilt from their history are worth sharing: otherwise a call's prompt
             // work is its growth, and members one after another keep one member's caches in
-            // memory at a time (measured faster at the bills limit).
-            let group: Vec<usize> = if members[first].keeps_history {
+            // memory at a time (measured faster at the bills limit, where the caches of 21
+            // members at once no longer fit the processor's caches: so only runs short enough to
+            // record are shared).
+            let small =
+                self.scenario.sessions.saturating_mul(self.scenario.calls) <= MAX_RECORDED_CALLS;
+            let group: Vec<usize> = if small && members[first].keeps_history {
                 (first..members.len())
                     .filter(|&m| !grouped[m] && members[m].same_prompts(&members[first]))
                     .collect()
