@@ -179,41 +179,81 @@ impl<'a> PreparedSet<'a> {
 
 impl PreparedSet<'_> {
     /// Each member's total dollars in run `run`, as [`PreparedSet::run`] returns them (bit for
-    /// bit, tested), without keeping bills: what resolving `cached` compares.
+    /// bit, tested), without keeping bills: what resolving `cached` compares. Members sharing
+    /// their prompts run as in [`PreparedSet::run_sharing_prompts`], on this thread; the members
+    /// alone are split between rayon's threads, each part on a timeline of its own.
     pub(crate) fn totals(&self, run: u64) -> Vec<f64> {
-        self.run_sharing_prompts(run, |_, _| {})
+        use rayon::prelude::*;
+        let (groups, alone) = self.prompt_groups();
+        let mut totals = vec![0.0; self.members.len()];
+        for group in &groups {
+            let group_totals = run_group(self.scenario, &self.members, group, run, &mut |_, _| {});
+            for (&m, total) in group.iter().zip(group_totals) {
+                totals[m] = total;
+            }
+        }
+        let size = alone
+            .len()
+            .div_ceil(rayon::current_num_threads().max(1))
+            .max(1);
+        let parts: Vec<(usize, f64)> = alone
+            .par_chunks(size)
+            .flat_map_iter(|chunk| {
+                let part_totals = self.run_alone(chunk, run, |_, _| {});
+                chunk.iter().copied().zip(part_totals)
+            })
+            .collect();
+        for (m, total) in parts {
+            totals[m] = total;
+        }
+        totals
     }
 
     /// [`PreparedSet::run`] with members whose prompts are the same call by call
     /// ([`Prepared::same_prompts`]: the placements of one model) applied together, call after call,
     /// so each prompt is built once for all of them instead of once per member: a prompt rebuilt
     /// after a tool-list event re-appends the session's whole history, and with 10,000 events
-    /// that was most of the work, done again for every placement. Members whose prompts are never
-    /// rebuilt from their history, and runs of more than [`MAX_RECORDED_CALLS`] calls, run as in
-    /// [`PreparedSet::run`] (on a timeline recorded once up to a run at the bills limit). `sink` gets each member's bills
-    /// in time order, those of one group's members interleaved call by call. Every member of a
-    /// group keeps its cache at once (not one member's at a time).
+    /// that was most of the work, done again for every placement. The other members run as in
+    /// [`PreparedSet::run`] (on a timeline recorded once, up to a run at the bills limit). `sink`
+    /// gets each member's bills in time order, those of one group's members interleaved call by
+    /// call. Every member of a group keeps its cache at once (not one member's at a time).
+    #[cfg(test)]
     pub(crate) fn run_sharing_prompts(
         &self,
         run: u64,
         mut sink: impl FnMut(usize, &CallBill),
     ) -> Vec<f64> {
+        let (groups, alone) = self.prompt_groups();
+        let mut totals = vec![0.0; self.members.len()];
+        for group in &groups {
+            let group_totals = run_group(self.scenario, &self.members, group, run, &mut sink);
+            for (&m, total) in group.iter().zip(group_totals) {
+                totals[m] = total;
+            }
+        }
+        let part_totals = self.run_alone(&alone, run, sink);
+        for (&m, total) in alone.iter().zip(part_totals) {
+            totals[m] = total;
+        }
+        totals
+    }
+
+    /// The members that share their prompts, in groups of two or more (indices, in order), and
+    /// the members alone. Only prompts rebuilt from their history are worth sharing: otherwise a
+    /// call's prompt work is its growth, and members one after another keep one member's caches
+    /// in memory at a time. Only runs short enough to record ([`MAX_RECORDED_CALLS`]) are shared:
+    /// at the bills limit the caches of 21 placements at once outgrow the processor's (measured
+    /// slower than one member after another).
+    fn prompt_groups(&self) -> (Vec<Vec<usize>>, Vec<usize>) {
         let members = &self.members;
-        let mut totals = vec![0.0; members.len()];
+        let small =
+            self.scenario.sessions.saturating_mul(self.scenario.calls) <= MAX_RECORDED_CALLS;
         let mut grouped = vec![false; members.len()];
-        // Members alone: run as `PreparedSet::run` runs them.
-        let mut alone: Vec<usize> = Vec::new();
+        let (mut groups, mut alone) = (Vec::new(), Vec::new());
         for first in 0..members.len() {
             if grouped[first] {
                 continue;
             }
-            // Only prompts rebuilt from their history are worth sharing: otherwise a call's prompt
-            // work is its growth, and members one after another keep one member's caches in
-            // memory at a time (measured faster at the bills limit, where the caches of 21
-            // members at once no longer fit the processor's caches: so only runs short enough to
-            // record are shared).
-            let small =
-                self.scenario.sessions.saturating_mul(self.scenario.calls) <= MAX_RECORDED_CALLS;
             let group: Vec<usize> = if small && members[first].keeps_history {
                 (first..members.len())
                     .filter(|&m| !grouped[m] && members[m].same_prompts(&members[first]))
@@ -226,29 +266,36 @@ impl PreparedSet<'_> {
             }
             if group.len() == 1 {
                 alone.push(first);
-                continue;
-            }
-            let group_totals = run_group(self.scenario, members, &group, run, &mut sink);
-            for (&m, total) in group.iter().zip(group_totals) {
-                totals[m] = total;
+            } else {
+                groups.push(group);
             }
         }
-        if !alone.is_empty() {
-            let part: Vec<Prepared> = alone.iter().map(|&m| members[m].clone()).collect();
-            let mut part_totals = vec![0.0; part.len()];
-            run_members(
-                self.scenario,
-                &part,
-                run,
-                &mut Workspace::new(),
-                |k, b| sink(alone[k], b),
-                MAX_RECORDED_CALLS_SHARED,
-                &mut part_totals,
-            );
-            for (&m, total) in alone.iter().zip(part_totals) {
-                totals[m] = total;
-            }
+        (groups, alone)
+    }
+
+    /// One run of the members `which` (indices), one after another as [`PreparedSet::run`] runs
+    /// them, on a timeline recorded once up to [`MAX_RECORDED_CALLS_SHARED`] calls; `sink` gets
+    /// each bill with its member's index in the set. Returns their totals in order.
+    fn run_alone(
+        &self,
+        which: &[usize],
+        run: u64,
+        mut sink: impl FnMut(usize, &CallBill),
+    ) -> Vec<f64> {
+        if which.is_empty() {
+            return Vec::new();
         }
+        let part: Vec<Prepared> = which.iter().map(|&m| self.members[m].clone()).collect();
+        let mut totals = vec![0.0; part.len()];
+        run_members(
+            self.scenario,
+            &part,
+            run,
+            &mut Workspace::new(),
+            |k, b| sink(which[k], b),
+            MAX_RECORDED_CALLS_SHARED,
+            &mut totals,
+        );
         totals
     }
 }
