@@ -598,35 +598,4 @@ mod tests {
             .fold(f64::INFINITY, f64::min);
         assert!(within_rounding(alone, cheapest), "{alone} vs {cheapest}");
     }
-
-    /// `advise` simulates no caching, the default and every placement of each model: a request
-    /// whose bills fit for one pair but not for those is refused when it is resolved, before
-    /// `cached` is resolved (which simulates every placement: no prompt is built), naming the limit.
-    #[test]
-    fn advise_over_the_bills_limit_is_refused_before_cached_is_resolved() {
-        let catalog = Catalog::embedded().unwrap();
-        let model = catalog.model("claude-opus-4.8").unwrap();
-        let calls = 40;
-        // Over the limit with every placement, within it for one pair and for a few.
-        let sessions = (MAX_BILLS_KEPT as usize) / calls / 8;
-        let scenario = churning(sessions, calls, false);
-        assert!(placements(model).len() * sessions * calls > MAX_BILLS_KEPT as usize);
-        let (built, result) =
-            rebuilt(|| crate::analysis::advise::selection(&[]).resolve(&catalog, scenario.clone()));
-        let err = match result {
-            Ok(_) => panic!("advise over the bills limit was not refused"),
-            Err(e) => e.to_string(),
-        };
-        assert!(
-            err.contains("churn.toml")
-                && err.contains("per-call bills")
-                && err.contains(&MAX_BILLS_KEPT.to_string()),
-            "{err}"
-        );
-        assert_eq!(built, 0, "prompts were built before the refusal");
-        // `run` of the same scenario (one pair) is within the limit.
-        assert!(Selection::new(&[], &["none".into()])
-            .resolve(&catalog, scenario)
-            .is_ok());
-    }
 }
