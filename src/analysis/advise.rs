@@ -273,7 +273,9 @@ pub fn advise(catalog: &Catalog, scenario: &Scenario, models: &[String]) -> Resu
 /// The selection `advise` resolves: `models` under the candidate strategies of `compare`'s
 /// [`DEFAULT_STRATEGIES`].
 pub fn selection(models: &[String]) -> Selection {
-    Selection::new(models, &[]).default_strategies(&DEFAULT_STRATEGIES)
+    Selection::new(models, &[])
+        .default_strategies(&DEFAULT_STRATEGIES)
+        .with_every_placement()
 }
 
 pub use crate::model::strategy::placements;
@@ -870,6 +872,47 @@ mod tests {
              [session]\ncalls = 6\nsystem_tokens = 400\nfirst_user_tokens = 100\n\
              tool_result_tokens = 200\noutput_tokens = 50\ngap_seconds = {gap}\n"
         ))
+    }
+
+    /// `advise` simulates no caching, the default and every placement of each model: a request
+    /// whose bills fit for one pair but not for those is refused when it is resolved, before
+    /// `cached` is resolved (which simulates every placement: no prompt is built), naming the limit.
+    #[test]
+    fn advise_over_the_bills_limit_is_refused_before_cached_is_resolved() {
+        use crate::sim::engine::REBUILT_SEGMENTS;
+        use crate::sim::request::MAX_BILLS_KEPT;
+        let catalog = Catalog::embedded().unwrap();
+        let model = catalog.model("claude-opus-4.8").unwrap();
+        let calls = 40;
+        // Over the limit with every placement, within it for one pair and for a few.
+        let sessions = (MAX_BILLS_KEPT as usize) / calls / 8;
+        let scenario = Scenario::from_toml_str(
+            &format!(
+                "name = \"big\"\nmodels = [\"claude-opus-4.8\"]\n[tools]\nsynthetic = {{ count = 9, params = 1 }}\n[session]\ncalls = {calls}\n[sessions]\ncount = {sessions}\nevery_seconds = 7\n"
+            ),
+            "big.toml",
+            std::path::Path::new("."),
+        )
+        .unwrap();
+        assert!(placements(model).len() * sessions * calls > MAX_BILLS_KEPT as usize);
+        let before = REBUILT_SEGMENTS.with(|n| n.get());
+        let result = selection(&[]).resolve(&catalog, scenario.clone());
+        let built = REBUILT_SEGMENTS.with(|n| n.get()) - before;
+        let err = match result {
+            Ok(_) => panic!("advise over the bills limit was not refused"),
+            Err(e) => e.to_string(),
+        };
+        assert!(
+            err.contains("big.toml")
+                && err.contains("per-call bills")
+                && err.contains(&MAX_BILLS_KEPT.to_string()),
+            "{err}"
+        );
+        assert_eq!(built, 0, "prompts were built before the refusal");
+        // `run` of the same scenario (one pair) is within the limit.
+        assert!(Selection::new(&[], &["none".into()])
+            .resolve(&catalog, scenario)
+            .is_ok());
     }
 
     #[test]

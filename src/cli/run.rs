@@ -117,9 +117,17 @@ pub(crate) fn cmd_run(catalog: &Catalog, a: RunArgs, out: &mut dyn Write) -> Res
         }
     }
     super::warn_context(rep.context_warnings.iter().map(|w| w.message()));
-    let json = report::to_json(&rep)?;
-    let csv = report::run_csv(&rep);
-    let summary = report::run_table(&rep, a.calls);
+    // Only what is printed or written is built: at the bills limit the JSON of every call is
+    // about 900 MB as one string, so on standard output alone it is streamed instead, and the CSV
+    // and the summary are made only for the format or the files that show them (issue 29).
+    let files = a.out.is_some();
+    let json = if files {
+        Some(report::to_json(&rep)?)
+    } else {
+        None
+    };
+    let csv = (files || a.format == Format::Csv).then(|| report::run_csv(&rep));
+    let summary = (files || a.format == Format::Table).then(|| report::run_table(&rep, a.calls));
     if request.scenario.runs > 1 && (a.format == Format::Csv || a.out.is_some()) {
         // The per-call CSV is one run's bills; the other runs are in the distributions only.
         eprintln_safe!(
@@ -127,17 +135,32 @@ pub(crate) fn cmd_run(catalog: &Catalog, a: RunArgs, out: &mut dyn Write) -> Res
             request.scenario.runs
         );
     }
-    super::print_report(out, a.format, &summary, &csv, &json, &rep.skipped)?;
+    match (a.format, &json) {
+        (Format::Json, None) => report::write_json(out, &rep)?,
+        _ => super::print_report(
+            out,
+            a.format,
+            summary.as_deref().unwrap_or_default(),
+            csv.as_deref().unwrap_or_default(),
+            json.as_deref().unwrap_or_default(),
+            &rep.skipped,
+        )?,
+    }
+    // The set's files exist whenever `--out` is given (`files`); without it they are not written.
     outputs.write(
         out,
         a.format,
         &[
-            ("results.json", json.as_bytes()),
-            ("calls.csv", csv.as_bytes()),
-            ("summary.txt", summary.as_bytes()),
+            ("results.json", built(&json)),
+            ("calls.csv", built(&csv)),
+            ("summary.txt", built(&summary)),
         ],
         Some(&|o| run_charts(&rep, o)),
         || {
+            let summary = match &summary {
+                Some(s) => s.clone(),
+                None => report::run_table(&rep, a.calls),
+            };
             Ok(crate::report::run_document(
                 catalog,
                 &request.scenario,
@@ -147,4 +170,10 @@ pub(crate) fn cmd_run(catalog: &Catalog, a: RunArgs, out: &mut dyn Write) -> Res
             )?)
         },
     )
+}
+
+/// The bytes of an output that was built (empty when it was not: it is then neither printed nor
+/// written).
+fn built(text: &Option<String>) -> &[u8] {
+    text.as_deref().unwrap_or_default().as_bytes()
 }

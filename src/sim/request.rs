@@ -10,7 +10,7 @@ use crate::input::scenario::Scenario;
 use crate::model::catalog::{Catalog, ModelSpec, ToolChangeRule};
 use crate::model::strategy::{placements, Mode, ResolvedStrategy, Strategy};
 use crate::sim::billing::PriceSheet;
-use crate::sim::engine::{PreparedSet, SimSetup, Workspace};
+use crate::sim::engine::{PreparedSet, SimSetup};
 
 /// Upper bound on the per-call bills a report keeps in memory (about 120 bytes each, plus their rows
 /// in the JSON and CSV reports): sessions x calls x simulated (model, strategy) pairs, twice that for
@@ -180,6 +180,9 @@ pub struct Selection {
     /// Times each pair is simulated per run (0 or 1: once; 2 for `whatif`'s baseline and change):
     /// the work limits count every copy, before anything is simulated.
     copies: u64,
+    /// Every model is also simulated with no caching, its documented default and every placement
+    /// (`advise`'s candidates): the work limits count them before anything is simulated.
+    every_placement: bool,
 }
 
 impl Selection {
@@ -197,6 +200,15 @@ impl Selection {
     /// candidates: a request over the limits was refused only after them, in seconds).
     pub fn simulated_twice(mut self) -> Self {
         self.copies = 2;
+        self
+    }
+
+    /// Each model is also simulated with no caching, its documented default and every placement of
+    /// [`placements`] (`advise`), so the work limits count those pairs before anything is
+    /// simulated (resolving `cached` simulates them: a request over the limits was refused only
+    /// after them, in seconds).
+    pub(crate) fn with_every_placement(mut self) -> Self {
+        self.every_placement = true;
         self
     }
 
@@ -251,6 +263,12 @@ impl Selection {
         // even one pair would be over the limits.
         let copies = self.copies.max(1);
         check_work(&scenario, 1, copies)?;
+        if self.every_placement {
+            // The pairs known without resolving `cached` (which simulates them): a lower bound of
+            // those simulated, so a request over the limits is refused before any simulation.
+            let known: usize = models.iter().map(|m| placement_pairs(m, &strategies)).sum();
+            check_work(&scenario, known, copies)?;
+        }
         let mut pairs: Vec<Pair<'c>> = Vec::new();
         let mut skipped = Vec::new();
         for &model in &models {
@@ -344,6 +362,27 @@ impl Selection {
     }
 }
 
+/// The distinct (canonical) strategies `model` is simulated under by a selection with
+/// [`Selection::with_every_placement`], as far as they are known before `cached` is resolved: no
+/// caching, every requested strategy other than `cached` that the model offers, its documented
+/// default and every placement of [`placements`].
+fn placement_pairs(model: &ModelSpec, strategies: &[(String, Strategy)]) -> usize {
+    let default = Strategy::parse(&model.default_strategy).ok();
+    let mut names: Vec<String> = Vec::new();
+    let listed = std::iter::once(Strategy::none())
+        .chain(strategies.iter().map(|(_, s)| s.clone()))
+        .chain(default)
+        .chain(placements(model));
+    for s in listed.filter(|s| s.mode.is_some()) {
+        if let Ok(r) = s.resolve(model) {
+            if !names.contains(&r.name) {
+                names.push(r.name);
+            }
+        }
+    }
+    names.len()
+}
+
 /// What `cached` means on `model` for `scenario`: the cheapest caching the model allows, found by
 /// simulating the scenario's seed run under the model's documented default (`default_strategy` in
 /// the catalog) and every placement of [`placements`] (each breakpoint set and TTL tier, automatic
@@ -389,7 +428,8 @@ pub(crate) fn best_caching(
         .iter()
         .map(|(_, r)| SimSetup::new(model, r, scenario.first_token_seconds))
         .collect();
-    let totals = PreparedSet::new(scenario, &setups).run(0, &mut Workspace::new(), |_, _| {});
+    // The placements of one model send the same prompts: each is built once for all of them.
+    let totals = PreparedSet::new(scenario, &setups).totals(0);
     let min = totals.iter().copied().fold(f64::INFINITY, f64::min);
     let best = (0..candidates.len())
         .filter(|&k| within_rounding(totals[k], min))
@@ -474,5 +514,88 @@ impl<'c> Request<'c> {
             .iter()
             .map(|p| p.setup(scenario.first_token_seconds))
             .collect()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::sim::engine::Prepared;
+
+    /// A scenario of `sessions` sessions of `calls` calls whose tool list changes at every call
+    /// from the second when `churn` (so each prompt is rebuilt from its history).
+    fn churning(sessions: usize, calls: usize, churn: bool) -> Scenario {
+        let mut text = format!(
+            "name = \"churn\"\nmodels = [\"claude-opus-4.8\"]\n[tools]\nsynthetic = {{ count = 9, params = 1 }}\n[session]\ncalls = {calls}\n[sessions]\ncount = {sessions}\nevery_seconds = 7\n"
+        );
+        for i in (0..calls - 1).filter(|_| churn) {
+            if i % 2 == 0 {
+                text.push_str(&format!(
+                    "[[event]]\nat_call = {}\nadd_synthetic = {{ count = 1, params = 1 }}\n",
+                    2 + i
+                ));
+            } else {
+                text.push_str(&format!(
+                    "[[event]]\nat_call = {}\ndrop = [\"synthetic_tool_{}\"]\n",
+                    2 + i,
+                    9 + 1000 * i
+                ));
+            }
+        }
+        Scenario::from_toml_str(&text, "churn.toml", std::path::Path::new(".")).unwrap()
+    }
+
+    /// Prompts rebuilt on this thread while `f` runs, plus the history segments re-appended to
+    /// them.
+    fn rebuilt<R>(f: impl FnOnce() -> R) -> (u64, R) {
+        use crate::sim::engine::REBUILT_SEGMENTS;
+        let before = REBUILT_SEGMENTS.with(|n| n.get());
+        let r = f();
+        (REBUILT_SEGMENTS.with(|n| n.get()) - before, r)
+    }
+
+    /// Resolving `cached` compares every placement of the model, whose prompts are the same call
+    /// by call: each prompt is rebuilt once for all of them, as for one simulation of the scenario
+    /// (it was rebuilt once per placement: with 10,000 tool-list events that was most of the
+    /// work), and the answer is that of comparing each placement's own simulation.
+    #[test]
+    fn resolving_cached_builds_each_prompt_once_for_every_placement() {
+        let catalog = Catalog::embedded().unwrap();
+        let model = catalog.model("claude-opus-4.8").unwrap();
+        let scenario = churning(3, 40, true);
+        let candidates = placements(model).len();
+        assert!(candidates > 10, "{candidates} placements");
+        let (all, best) = rebuilt(|| best_caching(model, &scenario, None));
+        let resolved = best.resolve(model).unwrap();
+        let setup = SimSetup::new(model, &resolved, scenario.first_token_seconds);
+        let (one, alone) = rebuilt(|| {
+            Prepared::new(&scenario, &setup).run(
+                0,
+                &mut crate::sim::engine::Workspace::new(),
+                |_| {},
+            )
+        });
+        assert!(
+            one > 3 * 40 * 20,
+            "one simulation re-appends {one} segments"
+        );
+        assert_eq!(
+            all, one,
+            "{candidates} placements re-appended {all} segments"
+        );
+        // The cheapest of the placements, each simulated alone.
+        let cheapest = placements(model)
+            .iter()
+            .filter_map(|s| {
+                let r = s.resolve(model).ok()?;
+                let setup = SimSetup::new(model, &r, scenario.first_token_seconds);
+                Some(Prepared::new(&scenario, &setup).run(
+                    0,
+                    &mut crate::sim::engine::Workspace::new(),
+                    |_| {},
+                ))
+            })
+            .fold(f64::INFINITY, f64::min);
+        assert!(within_rounding(alone, cheapest), "{alone} vs {cheapest}");
     }
 }

@@ -23,6 +23,8 @@ mod workspace;
 pub use setup::SimSetup;
 // The engine's prepared state and buffers, public for the benches and the integration tests only
 // (not the API: they change with the engine).
+#[cfg(test)]
+pub(crate) use prepared::REBUILT_SEGMENTS;
 #[doc(hidden)]
 pub use prepared::{Prepared, REMOVAL_NOTICE_TOKENS};
 #[doc(hidden)]

@@ -10,7 +10,7 @@ use super::keys::{machine_salt, routing_key, segment_id};
 use super::prompt::{Prompt, Segment};
 use super::settings;
 use super::setup::{place_breakpoints, BreakpointPlan, Placed, SimSetup};
-use super::workspace::{session_leases, Lane, MemberState};
+use super::workspace::{session_leases, Lane, LaneCache, MemberState};
 use crate::base::hash::{chain, fnv1a};
 use crate::input::scenario::{PromptCacheKey, Scenario};
 use crate::model::catalog::ToolChangeRule;
@@ -19,12 +19,19 @@ use crate::model::tokens::ListCounter;
 use crate::model::tools::Tool;
 use crate::sim::billing::CallBill;
 
+#[cfg(test)]
+thread_local! {
+    /// Prompts rebuilt on this thread, plus the history segments re-appended to them (tests count
+    /// prompt work).
+    pub(crate) static REBUILT_SEGMENTS: std::cell::Cell<u64> = const { std::cell::Cell::new(0) };
+}
+
 /// Tokens of the notice that withdraws one tool under the `append` rule (assumed: a short
 /// `tool_removal` block naming the tool).
 pub const REMOVAL_NOTICE_TOKENS: u64 = 12;
 
 /// A tool-list event as the engine applies it.
-#[derive(Debug, Clone, Copy)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(super) enum EventEffect {
     /// The change travels as a message of this many tokens after the cached prefix (`append`).
     Append(u64),
@@ -252,10 +259,43 @@ impl<'a> Prepared<'a> {
         growth: &[Segment],
         output: u64,
     ) -> CallBill {
+        let fresh_from = self.advance(lane, session.1, call, growth);
+        self.bill(
+            (lane.block, &lane.prompt),
+            &mut lane.cache,
+            st,
+            session,
+            si,
+            now,
+            call,
+            fresh_from,
+            output,
+        )
+    }
+
+    /// Whether this member's prompts are those of `other` call by call (the same scenario, heads
+    /// and events: the placements of one model, for instance), so one prompt per session can serve
+    /// both ([`Prepared::advance`] on one, [`Prepared::bill`] on each).
+    pub(super) fn same_prompts(&self, other: &Prepared) -> bool {
+        std::ptr::eq(self.scenario, other.scenario)
+            && self.keeps_history == other.keeps_history
+            && self.events == other.events
+            && self.block_tokens == other.block_tokens
+            && self.bases == other.bases
+    }
+
+    /// The prompt part of [`Prepared::step`]: applies the tool-list events of call `call` of the
+    /// session `uid` and its growth to the session's prompt (`lane`), rebuilding it from its head
+    /// when the head changed. Returns the first boundary that is new in this call.
+    #[inline(always)]
+    pub(super) fn advance(
+        &self,
+        lane: &mut Lane,
+        uid: u64,
+        call: u32,
+        growth: &[Segment],
+    ) -> usize {
         let scenario = self.scenario;
-        let setup = self.setup;
-        let strategy = setup.strategy;
-        let (index, uid) = session;
         // Tool-list events of this call: a rebuilt head, and notices appended after the growth.
         let mut rebuild = call == 1;
         let first_event = lane.next_event;
@@ -281,6 +321,8 @@ impl<'a> Prepared<'a> {
             for seg in &lane.history {
                 lane.prompt.push(*seg);
             }
+            #[cfg(test)]
+            REBUILT_SEGMENTS.with(|n| n.set(n.get() + 1 + lane.history.len() as u64));
         }
         // Boundaries from here on carry content identities made for this call (session id and
         // call number), so no store can hold them: cache lookups start below.
@@ -294,7 +336,30 @@ impl<'a> Prepared<'a> {
                 lane.append(Segment { tokens, id }, self.keeps_history);
             }
         }
-        let tool_block_tokens = self.block_tokens[lane.block];
+        fresh_from
+    }
+
+    /// The cache part of [`Prepared::step`]: bills call `call` of a session, made at `now`, whose
+    /// prompt is `prompt` on head `block` after [`Prepared::advance`] (new from boundary
+    /// `fresh_from`), against this member's caching of the session (`lane`) and its state.
+    #[allow(clippy::too_many_arguments)]
+    #[inline(always)]
+    pub(super) fn bill(
+        &self,
+        (block, prompt): (usize, &Prompt),
+        lane: &mut LaneCache,
+        st: &mut MemberState,
+        session: (u32, u64),
+        si: usize,
+        now: u64,
+        call: u32,
+        fresh_from: usize,
+        output: u64,
+    ) -> CallBill {
+        let setup = self.setup;
+        let strategy = setup.strategy;
+        let (index, uid) = session;
+        let tool_block_tokens = self.block_tokens[block];
 
         let store = if self.private_caches {
             &mut st.own[si]
@@ -302,11 +367,11 @@ impl<'a> Prepared<'a> {
             &mut st.shared
         };
         let split = match (strategy.mode, &setup.params) {
-            (Mode::None, _) | (_, None) => Split::uncached_only(lane.prompt.tokens()),
+            (Mode::None, _) | (_, None) => Split::uncached_only(prompt.tokens()),
             (mode, Some(p)) => {
                 // Routing model: which machine's cache serves this request.
                 let salt = match setup.routing_rpm {
-                    Some(rpm) => machine_salt(store.route(routing_key(&lane.prompt), now, rpm)),
+                    Some(rpm) => machine_salt(store.route(routing_key(prompt), now, rpm)),
                     None => 0,
                 };
                 if mode == Mode::Explicit {
@@ -314,36 +379,36 @@ impl<'a> Prepared<'a> {
                     // would reread the length just written as part of a wider load, a
                     // store-forwarding stall measured at ~9% of an explicit call's time.
                     let mut bps = match &self.head_breakpoints {
-                        Some((heads, _)) => heads[lane.block],
-                        None => place_breakpoints(&setup.bp_plan, &lane.prompt),
+                        Some((heads, _)) => heads[block],
+                        None => place_breakpoints(&setup.bp_plan, prompt),
                     };
                     if let Some((_, Some(b))) = &self.head_breakpoints {
-                        if let Some(boundary) = lane.prompt.last_boundary() {
+                        if let Some(boundary) = prompt.last_boundary() {
                             bps.add(boundary, b);
                         }
                     }
                     explicit_call_with_own(
                         store,
-                        &lane.prompt,
+                        prompt,
                         bps.as_slice(),
                         p,
                         now,
                         salt,
                         fresh_from,
                         Some(&mut lane.own),
-                        self.bases[lane.block].cum_hash.len(),
+                        self.bases[block].cum_hash.len(),
                     )
                 } else {
                     let hit_allowed = setup.hit_probability >= 1.0
                         || st.cache_rng.random::<f64>() < setup.hit_probability;
                     if self.store_writes {
                         let leases = match lane.leases {
-                            Some(l) if l.block == lane.block && l.salt == salt => l,
+                            Some(l) if l.block == block && l.salt == salt => l,
                             _ => {
                                 let l = session_leases(
                                     store,
-                                    &self.bases[lane.block],
-                                    lane.block,
+                                    &self.bases[block],
+                                    block,
                                     uid,
                                     salt,
                                     self.lease_heads,
@@ -354,7 +419,7 @@ impl<'a> Prepared<'a> {
                         };
                         automatic_call_with_leases(
                             store,
-                            &lane.prompt,
+                            prompt,
                             p,
                             self.default_ttl,
                             now,
@@ -365,7 +430,7 @@ impl<'a> Prepared<'a> {
                             Some(&mut lane.own),
                         )
                     } else {
-                        automatic_uncacheable(&lane.prompt, p)
+                        automatic_uncacheable(prompt, p)
                     }
                 }
             }

@@ -15,7 +15,7 @@ pub(crate) struct Segment {
 }
 
 /// A prompt with its prefix sums kept up to date as segments are appended.
-#[derive(Debug, Default)]
+#[derive(Debug, Default, PartialEq, Eq)]
 pub(crate) struct Prompt {
     /// Cumulative tokens at each boundary.
     pub cum_tokens: Vec<u64>,

@@ -650,6 +650,79 @@ change = "thinking"
         assert!(compared > 10_000, "only {compared} bills compared");
     }
 
+    /// Members run sharing their prompts (each model's placements and strategies, with those of
+    /// every other model, as `cached` resolves them) get the bills of their own runs, bit for bit,
+    /// and the totals of `PreparedSet::run`: shared and private caches, tool-list and setting
+    /// events, best-effort misses, routing, and past `KEEP_OWN_ENTRIES_UP_TO_SESSIONS` sessions.
+    #[test]
+    fn members_sharing_prompts_bill_as_they_do_alone() {
+        let catalog = test_catalog();
+        let parse = |text: &str, name: &str| {
+            Scenario::from_toml_str(text, name, std::path::Path::new(".")).unwrap()
+        };
+        let busy = parse(BUSY, "busy.toml");
+        let tight = parse(TIGHT, "tight.toml");
+        let mut private = busy.clone();
+        private.shared_cache = false;
+        let mut keyed = tight.clone();
+        keyed.prompt_cache_key = crate::input::scenario::PromptCacheKey::PerSession;
+        let settings = parse(SETTINGS, "settings.toml");
+        let mut many = tight.clone();
+        many.sessions = super::super::timeline::KEEP_OWN_ENTRIES_UP_TO_SESSIONS + 5;
+        many.calls = 3;
+        let (mut compared, mut shared) = (0, 0);
+        for scenario in [&busy, &tight, &private, &settings, &keyed, &many] {
+            let resolved: Vec<_> = catalog
+                .models
+                .iter()
+                .flat_map(|m| {
+                    crate::model::strategy::placements(m)
+                        .into_iter()
+                        .chain(
+                            ["none", "cached/tool-changes=append"]
+                                .map(|t| Strategy::parse(t).unwrap()),
+                        )
+                        .filter_map(move |s| Some((m, s.resolve(m).ok()?)))
+                })
+                .collect();
+            // Past the session count, a few placements of one model (sessions are many).
+            let take = if std::ptr::eq(scenario, &many) {
+                4
+            } else {
+                resolved.len()
+            };
+            let setups: Vec<SimSetup> = resolved[..take]
+                .iter()
+                .map(|(m, r)| SimSetup::new(m, r, scenario.first_token_seconds))
+                .collect();
+            let set = PreparedSet::new(scenario, &setups);
+            let members = set.members();
+            // Members that share their prompts with an earlier one (so the test shares some).
+            shared += (1..members.len())
+                .filter(|&m| (0..m).any(|k| members[k].same_prompts(&members[m])))
+                .count();
+            for run in 0..2 {
+                let mut together = vec![Vec::new(); setups.len()];
+                let totals = set.run_sharing_prompts(run, |m, b| together[m].push(*b));
+                assert_eq!(totals, set.totals(run));
+                let alone = set.run(run, &mut Workspace::new(), |_, _| {});
+                assert_eq!(totals, alone, "run {run}");
+                for (m, setup) in setups.iter().enumerate() {
+                    let mut plain = Vec::new();
+                    let expected = reference_run(scenario, setup, run, |b| plain.push(*b));
+                    assert_eq!(together[m], plain, "member {m} run {run}");
+                    assert_eq!(totals[m], expected);
+                    compared += plain.len();
+                }
+            }
+        }
+        assert!(compared > 10_000, "only {compared} bills compared");
+        assert!(
+            shared > 50,
+            "only {shared} members shared an earlier one's prompts"
+        );
+    }
+
     /// Past `KEEP_OWN_ENTRIES_UP_TO_SESSIONS` sessions each conversation's buffers are freed when it
     /// ends (and its history reserved only when it starts): bills unchanged, alone and in a set,
     /// over runs that reuse the workspace.

@@ -11,7 +11,7 @@ use super::prepared::Prepared;
 use super::prompt::{Prompt, Segment};
 use super::queue::EventQueue;
 use super::setup::SimSetup;
-use super::workspace::{Lane, MemberState, Session, TimedCall, Workspace};
+use super::workspace::{Lane, LaneCache, MemberState, Session, TimedCall, Workspace};
 use crate::base::hash::chain;
 use crate::input::scenario::{Arrival, Scenario};
 use crate::model::tokens::{ListCounter, ToolRendering};
@@ -95,6 +95,12 @@ const MAX_KEPT_COUNTS: usize = 1 << 18;
 /// (40 bytes a call: 10 MB at most) and applies it member by member.
 pub const MAX_RECORDED_CALLS: usize = 1 << 18;
 
+/// Calls of one run up to which [`PreparedSet::run_sharing_prompts`] records the timeline for the
+/// members it runs one after another (40 bytes a call: 84 MB at most, a run at the bills limit):
+/// with every placement of a model to compare, redoing the timeline (the event queue and the
+/// draws) for each was most of the work of resolving `cached` at that limit.
+const MAX_RECORDED_CALLS_SHARED: usize = 1 << 21;
+
 impl<'a> PreparedSet<'a> {
     /// Prepares `scenario` for every setup.
     pub fn new(scenario: &'a Scenario, setups: &'a [SimSetup<'a>]) -> Self {
@@ -169,6 +175,194 @@ impl<'a> PreparedSet<'a> {
         );
         totals
     }
+}
+
+impl PreparedSet<'_> {
+    /// Each member's total dollars in run `run`, as [`PreparedSet::run`] returns them (bit for
+    /// bit, tested), without keeping bills: what resolving `cached` compares. Members sharing
+    /// their prompts run as in [`PreparedSet::run_sharing_prompts`], on this thread; the members
+    /// alone are split between rayon's threads, each part on a timeline of its own.
+    pub(crate) fn totals(&self, run: u64) -> Vec<f64> {
+        use rayon::prelude::*;
+        let (groups, alone) = self.prompt_groups();
+        let mut totals = vec![0.0; self.members.len()];
+        for group in &groups {
+            let group_totals = run_group(self.scenario, &self.members, group, run, &mut |_, _| {});
+            for (&m, total) in group.iter().zip(group_totals) {
+                totals[m] = total;
+            }
+        }
+        let size = alone
+            .len()
+            .div_ceil(rayon::current_num_threads().max(1))
+            .max(1);
+        let parts: Vec<(usize, f64)> = alone
+            .par_chunks(size)
+            .flat_map_iter(|chunk| {
+                let part_totals = self.run_alone(chunk, run, |_, _| {});
+                chunk.iter().copied().zip(part_totals)
+            })
+            .collect();
+        for (m, total) in parts {
+            totals[m] = total;
+        }
+        totals
+    }
+
+    /// [`PreparedSet::run`] with members whose prompts are the same call by call
+    /// ([`Prepared::same_prompts`]: the placements of one model) applied together, call after call,
+    /// so each prompt is built once for all of them instead of once per member: a prompt rebuilt
+    /// after a tool-list event re-appends the session's whole history, and with 10,000 events
+    /// that was most of the work, done again for every placement. The other members run as in
+    /// [`PreparedSet::run`] (on a timeline recorded once, up to a run at the bills limit). `sink`
+    /// gets each member's bills in time order, those of one group's members interleaved call by
+    /// call. Every member of a group keeps its cache at once (not one member's at a time).
+    #[cfg(test)]
+    pub(crate) fn run_sharing_prompts(
+        &self,
+        run: u64,
+        mut sink: impl FnMut(usize, &CallBill),
+    ) -> Vec<f64> {
+        let (groups, alone) = self.prompt_groups();
+        let mut totals = vec![0.0; self.members.len()];
+        for group in &groups {
+            let group_totals = run_group(self.scenario, &self.members, group, run, &mut sink);
+            for (&m, total) in group.iter().zip(group_totals) {
+                totals[m] = total;
+            }
+        }
+        let part_totals = self.run_alone(&alone, run, sink);
+        for (&m, total) in alone.iter().zip(part_totals) {
+            totals[m] = total;
+        }
+        totals
+    }
+
+    /// The members that share their prompts, in groups of two or more (indices, in order), and
+    /// the members alone. Only prompts rebuilt from their history are worth sharing: otherwise a
+    /// call's prompt work is its growth, and members one after another keep one member's caches
+    /// in memory at a time. Only runs short enough to record ([`MAX_RECORDED_CALLS`]) are shared:
+    /// at the bills limit the caches of 21 placements at once outgrow the processor's (measured
+    /// slower than one member after another).
+    fn prompt_groups(&self) -> (Vec<Vec<usize>>, Vec<usize>) {
+        let members = &self.members;
+        let small =
+            self.scenario.sessions.saturating_mul(self.scenario.calls) <= MAX_RECORDED_CALLS;
+        let mut grouped = vec![false; members.len()];
+        let (mut groups, mut alone) = (Vec::new(), Vec::new());
+        for first in 0..members.len() {
+            if grouped[first] {
+                continue;
+            }
+            let group: Vec<usize> = if small && members[first].keeps_history {
+                (first..members.len())
+                    .filter(|&m| !grouped[m] && members[m].same_prompts(&members[first]))
+                    .collect()
+            } else {
+                vec![first]
+            };
+            for &m in &group {
+                grouped[m] = true;
+            }
+            if group.len() == 1 {
+                alone.push(first);
+            } else {
+                groups.push(group);
+            }
+        }
+        (groups, alone)
+    }
+
+    /// One run of the members `which` (indices), one after another as [`PreparedSet::run`] runs
+    /// them, on a timeline recorded once up to [`MAX_RECORDED_CALLS_SHARED`] calls; `sink` gets
+    /// each bill with its member's index in the set. Returns their totals in order.
+    fn run_alone(
+        &self,
+        which: &[usize],
+        run: u64,
+        mut sink: impl FnMut(usize, &CallBill),
+    ) -> Vec<f64> {
+        if which.is_empty() {
+            return Vec::new();
+        }
+        let part: Vec<Prepared> = which.iter().map(|&m| self.members[m].clone()).collect();
+        let mut totals = vec![0.0; part.len()];
+        run_members(
+            self.scenario,
+            &part,
+            run,
+            &mut Workspace::new(),
+            |k, b| sink(which[k], b),
+            MAX_RECORDED_CALLS_SHARED,
+            &mut totals,
+        );
+        totals
+    }
+}
+
+/// One run of `scenario` on the members of `group` (indices into `members`, whose prompts are the
+/// same call by call), as it happens: each call's prompt is advanced once, on the session's one
+/// lane, then billed on every member against its own caches. Returns the group's totals in order.
+fn run_group(
+    scenario: &Scenario,
+    members: &[Prepared],
+    group: &[usize],
+    run: u64,
+    sink: &mut impl FnMut(usize, &CallBill),
+) -> Vec<f64> {
+    let n_sessions = scenario.sessions;
+    let mut ws = Workspace::new();
+    let private = group.iter().any(|&m| members[m].private_caches);
+    size_buffers(&mut ws.lanes, &mut ws.member, n_sessions, private);
+    reset_member(scenario, run, &mut ws.lanes, &mut ws.member);
+    let mut caches: Vec<Vec<LaneCache>> = group
+        .iter()
+        .map(|_| (0..n_sessions).map(|_| LaneCache::default()).collect())
+        .collect();
+    let mut states: Vec<MemberState> = group
+        .iter()
+        .map(|_| {
+            let mut st = MemberState::default();
+            size_buffers(&mut Vec::new(), &mut st, n_sessions, private);
+            reset_member(scenario, run, &mut [], &mut st);
+            st
+        })
+        .collect();
+    let Workspace {
+        sessions,
+        lanes,
+        queue,
+        ..
+    } = &mut ws;
+    let lead = &members[group[0]];
+    drive_timeline(scenario, run, sessions, queue, |s, c| {
+        let si = c.session as usize;
+        let lane = &mut lanes[si];
+        let (growth, n) = growth_of(s, &c);
+        let fresh_from = lead.advance(lane, s.uid, c.call, &growth[..n]);
+        let last = c.call >= s.calls;
+        for (k, &m) in group.iter().enumerate() {
+            let (member, st) = (&members[m], &mut states[k]);
+            let bill = member.bill(
+                (lane.block, &lane.prompt),
+                &mut caches[k][si],
+                st,
+                (s.index, s.uid),
+                si,
+                c.now,
+                c.call,
+                fresh_from,
+                c.output,
+            );
+            sink(m, &bill);
+            after_call(member, &mut caches[k][si], st, &c, last, n_sessions);
+        }
+        if last && n_sessions > KEEP_OWN_ENTRIES_UP_TO_SESSIONS {
+            lane.prompt = Prompt::default();
+            lane.history = Vec::new();
+        }
+    });
+    states.iter().map(|st| st.cumulative).collect()
 }
 
 // The run of a single member is the timeline of a set of one: it lives here, beside the set's, so
@@ -320,7 +514,30 @@ pub(super) fn apply_call(
     sink: &mut impl FnMut(&CallBill),
 ) {
     let si = c.session as usize;
-    // Conversation growth before this call (drawn before any event is applied).
+    let (growth, n) = growth_of(s, c);
+    let bill = member.step(
+        lane,
+        st,
+        (s.index, s.uid),
+        si,
+        c.now,
+        c.call,
+        &growth[..n],
+        c.output,
+    );
+    sink(&bill);
+    let last = c.call >= s.calls;
+    if last && n_sessions > KEEP_OWN_ENTRIES_UP_TO_SESSIONS {
+        lane.prompt = Prompt::default();
+        lane.history = Vec::new();
+    }
+    after_call(member, &mut lane.cache, st, c, last, n_sessions);
+}
+
+/// The segments the conversation of session `s` grows by before call `c` (drawn before any event
+/// is applied), and how many of the two there are.
+#[inline(always)]
+fn growth_of(s: &Session, c: &TimedCall) -> ([Segment; 2], usize) {
     let growth = if c.call == 1 {
         [
             Segment {
@@ -342,26 +559,29 @@ pub(super) fn apply_call(
             },
         ]
     };
-    let bill = member.step(
-        lane,
-        st,
-        (s.index, s.uid),
-        si,
-        c.now,
-        c.call,
-        &growth[..1 + usize::from(c.call > 1)],
-        c.output,
-    );
-    sink(&bill);
-    if c.call >= s.calls {
+    (growth, 1 + usize::from(c.call > 1))
+}
+
+/// What follows call `c` on a member besides its bill: when it was the session's last (`last`),
+/// the session's own entries and private cache are let go (its prompt is the caller's); expired
+/// entries are swept now and then.
+#[inline(always)]
+fn after_call(
+    member: &Prepared,
+    cache: &mut LaneCache,
+    st: &mut MemberState,
+    c: &TimedCall,
+    last: bool,
+    n_sessions: usize,
+) {
+    let si = c.session as usize;
+    if last {
         // The conversation is over and nobody else can match its own entries. With many
         // sessions they are freed with its prompt, so memory follows the sessions in progress
         // rather than every session of the run; with few, the allocations are kept for the next
         // run (freeing and regrowing them every run measured ~30% slower on the bench).
         if n_sessions > KEEP_OWN_ENTRIES_UP_TO_SESSIONS {
-            lane.own = OwnEntries::default();
-            lane.prompt = Prompt::default();
-            lane.history = Vec::new();
+            cache.own = OwnEntries::default();
         }
         if member.private_caches {
             // Nor does anybody else read its private cache.

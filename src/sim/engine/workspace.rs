@@ -109,10 +109,26 @@ pub(super) struct Lane {
     /// History segments (messages) in order, kept only when the prompt can be rebuilt.
     pub(super) history: Vec<Segment>,
     pub(super) prompt: Prompt,
+    /// The session's caching on the member being simulated.
+    pub(super) cache: LaneCache,
+}
+
+/// A session's caching on one member: what a member keeps of a session besides its prompt (members
+/// whose prompts are the same call by call share the prompt and keep one of these each).
+#[derive(Debug, Default)]
+pub(super) struct LaneCache {
     /// Lease ids of the session's chains in its store, for the head and machine they were made for.
     pub(super) leases: Option<SessionLeases>,
     /// The cache entries of this conversation's own prefixes (see [`super::cache::OwnEntries`]).
     pub(super) own: OwnEntries,
+}
+
+impl LaneCache {
+    /// Makes it ready for a session's first call on a member.
+    pub(super) fn reset(&mut self) {
+        self.leases = None;
+        self.own.clear();
+    }
 }
 
 /// The lease ids a session's automatic calls use while its head and machine stay the same (looked
@@ -159,8 +175,7 @@ impl Lane {
         self.block = 0;
         self.history.clear();
         self.prompt.clear();
-        self.leases = None;
-        self.own.clear();
+        self.cache.reset();
     }
 
     /// Appends a message segment to the prompt (and to the history when it is kept).

@@ -224,9 +224,11 @@ impl CacheStore {
     }
 
     /// [`CacheStore::put_leased`] for boundary `j` of a conversation whose own entries are `own`
-    /// from boundary `from` on (see [`OwnEntries`]).
+    /// from boundary `from` on (see [`OwnEntries`]). Always inlined: called from more engine loops
+    /// (members run alone and sharing their prompts), it was left out of line, 3% more
+    /// instructions per simulated call.
     #[allow(clippy::too_many_arguments)]
-    #[inline]
+    #[inline(always)]
     pub(super) fn put_at(
         &mut self,
         own: Option<&mut OwnEntries>,
