@@ -451,7 +451,7 @@ fn main() {
         supervisor.restarts
     );
     println!(
-        "time per target (catalog, scenario, tools, replay, litellm, config, mcp): {:.1?}",
+        "time per target (catalog, scenario, tools, replay, litellm, config, mcp, trace): {:.1?}",
         stats.per_target_time
     );
     if let Some(mut w) = supervisor.worker.take() {
