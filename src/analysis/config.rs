@@ -167,3 +167,125 @@ fn sanitize(name: &str) -> String {
     // A long name is cut with a hash of the whole, so it stays a valid, distinct file name.
     crate::base::files::shorten_name(&s, 120)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::input::mcpconfig::{Client, ServerEntry, SkippedServer};
+    use crate::model::catalog::Catalog;
+    use crate::model::tools::synthetic_tools;
+
+    fn config(servers: Vec<ServerEntry>, skipped: Vec<SkippedServer>) -> McpConfig {
+        McpConfig {
+            origin: "cfg.json".into(),
+            client: Client::ClaudeCode,
+            servers,
+            skipped,
+        }
+    }
+
+    /// A captured server with `count` synthetic tools from `first` and a raw list of `raw_bytes`.
+    fn captured(name: &str, first: usize, count: usize, raw_bytes: usize) -> ServerOutcome {
+        ServerOutcome {
+            entry: ServerEntry::new(name, "unused", Vec::new()),
+            tools: Ok(synthetic_tools(first, count, 1)),
+            raw: Some("x".repeat(raw_bytes)),
+            listed: Some(count),
+        }
+    }
+
+    fn capture_of(outcomes: Vec<ServerOutcome>) -> ConfigCapture {
+        ConfigCapture {
+            config: config(Vec::new(), Vec::new()),
+            outcomes,
+        }
+    }
+
+    #[test]
+    fn a_configuration_without_stdio_server_warns_then_fails() {
+        let skipped = SkippedServer {
+            name: "docs".into(),
+            reason: "remote server".into(),
+        };
+        let mut warnings = Vec::new();
+        let err = capture_config(
+            config(Vec::new(), vec![skipped]),
+            &CaptureOptions::default(),
+            &mut |w| warnings.push(w),
+        )
+        .unwrap_err()
+        .to_string();
+        assert_eq!(warnings, ["server `docs` not captured: remote server"]);
+        assert!(
+            err.contains("cfg.json") && err.contains("no stdio server"),
+            "{err}"
+        );
+    }
+
+    #[test]
+    fn a_configuration_whose_every_server_fails_names_each_then_fails() {
+        let entry = ServerEntry::new("gone", "/nonexistent/pcsim-test-program", Vec::new());
+        let mut warnings = Vec::new();
+        let err = capture_config(
+            config(vec![entry], Vec::new()),
+            &CaptureOptions::default(),
+            &mut |w| warnings.push(w),
+        )
+        .unwrap_err()
+        .to_string();
+        assert_eq!(warnings.len(), 1, "{warnings:?}");
+        assert!(warnings[0].contains("`gone`"), "{warnings:?}");
+        assert!(
+            err.contains("no server of the configuration could be captured"),
+            "{err}"
+        );
+    }
+
+    #[test]
+    fn overheads_per_server_and_together_name_duplicates() {
+        let catalog = Catalog::embedded().unwrap();
+        let models = catalog.select(&[]).unwrap();
+        // Tools 0..3 and 2..4: `synthetic_tool_02` is defined by both servers.
+        let c = capture_of(vec![captured("a", 0, 3, 10), captured("b", 2, 2, 10)]);
+        let o = c.overheads(&models).unwrap();
+        assert_eq!(o.rows.len(), models.len() * 3);
+        assert_eq!(o.duplicates, ["synthetic_tool_02"]);
+        let total = o.rows.iter().find(|r| r.server.is_none()).unwrap();
+        assert_eq!(total.tools, 5);
+        let a = o
+            .rows
+            .iter()
+            .find(|r| r.server.as_deref() == Some("a"))
+            .unwrap();
+        assert!(a.block_tokens > 0 && a.block_tokens < total.block_tokens);
+    }
+
+    #[test]
+    fn the_limits_apply_to_the_servers_lists_together() {
+        let catalog = Catalog::embedded().unwrap();
+        let models = catalog.select(&[]).unwrap();
+        let half = MAX_TOOLS / 2 + 1;
+        let c = capture_of(vec![
+            captured("a", 0, half, 10),
+            captured("b", half, half, 10),
+        ]);
+        let err = c.overheads(&models).unwrap_err().to_string();
+        assert!(
+            err.contains(&format!("{} tools together", 2 * half)),
+            "{err}"
+        );
+        let bytes = (MAX_TOOL_BYTES / 2 + 1) as usize;
+        let c = capture_of(vec![captured("a", 0, 1, bytes), captured("b", 1, 1, bytes)]);
+        let err = c.overheads(&models).unwrap_err().to_string();
+        assert!(
+            err.contains(&format!("{} bytes together", 2 * bytes)),
+            "{err}"
+        );
+        // Exactly the limit together passes.
+        let c = capture_of(vec![
+            captured("a", 0, 1, bytes),
+            captured("b", 1, 1, MAX_TOOL_BYTES as usize - bytes),
+        ]);
+        assert!(c.overheads(&models).is_ok());
+    }
+}
