@@ -16,6 +16,8 @@ pub mod breakeven;
 #[doc(hidden)]
 pub mod calibrate;
 pub mod compare;
+#[cfg(feature = "cli")]
+pub(crate) mod config;
 // Always built: `replay::replay_logs` (the Python bindings' replay too) sums the logged totals and a
 // tool-list change's counterfactual; the rest is the command line's.
 #[cfg_attr(not(feature = "cli"), allow(dead_code))]

@@ -8,7 +8,8 @@ use anyhow::Result;
 
 use super::capture::ServerOptions;
 use super::{Format, TextFormat};
-use crate::input::mcpconfig::{capture_all, load_config_with, overheads, Client, LoadOptions};
+use crate::analysis::config::{capture_config, ConfigCapture, ConfigOverheads};
+use crate::input::mcpconfig::{load_config_with, Client, LoadOptions};
 use crate::model::catalog::Catalog;
 use crate::report;
 
@@ -55,9 +56,8 @@ pub(crate) struct ConfigArgs {
     pub doc: super::docreport::ReportArgs,
 }
 
-/// Runs `pcsim config`.
-// Over 120 lines: the config command's steps in order (flags, load, capture every server, the
-// limits on what came back, then each output); orchestration that issue 28 moves into the library.
+/// Runs `pcsim config`: the flags turned into load and capture options, the two steps of
+/// [`crate::analysis::config`] called, the files asked for written and the report printed.
 pub(crate) fn cmd_config(catalog: &Catalog, a: ConfigArgs, out: &mut dyn Write) -> Result<()> {
     let format = Format::from(a.format);
     let opts = a.server.to_options()?;
@@ -87,85 +87,21 @@ pub(crate) fn cmd_config(catalog: &Catalog, a: ConfigArgs, out: &mut dyn Write) 
         report::check_output_path(file)?;
         report::ensure_writable_dir(scenario_dir(file))?;
     }
-    for s in &cfg.skipped {
-        eprintln_safe!("warning: server `{}` not captured: {}", s.name, s.reason);
-    }
-    if cfg.servers.is_empty() {
-        anyhow::bail!(crate::Error::invalid(
-            &cfg.origin,
-            "mcpServers",
-            "no stdio server to capture"
-        ));
-    }
-    let outcomes = capture_all(&cfg, &opts);
-    for o in &outcomes {
-        if let Err(e) = &o.tools {
-            eprintln_safe!("warning: {e}");
-        }
-    }
-    if outcomes.iter().all(|o| o.tools.is_err()) {
-        anyhow::bail!(crate::Error::Unsupported(format!(
-            "{}: no server of the configuration could be captured",
-            cfg.origin
-        )));
-    }
+    let captured = capture_config(cfg, &opts, &mut |w| eprintln_safe!("warning: {w}"))?;
     if let Some(dir) = &a.save {
-        let mut files: Vec<(String, Vec<u8>)> = Vec::new();
-        for o in &outcomes {
-            if let Some(raw) = &o.raw {
-                let mut text = raw.clone();
-                text.push('\n');
-                files.push((
-                    format!("{}.tools.json", sanitize(&o.entry.name)),
-                    text.into_bytes(),
-                ));
-            }
-        }
+        let files = captured.tool_files();
         let members: Vec<(&str, &[u8])> = files
             .iter()
-            .map(|(n, b)| (n.as_str(), b.as_slice()))
+            .map(|(n, t)| (n.as_str(), t.as_bytes()))
             .collect();
         // Paths on stderr: stdout carries the report.
         super::write_report_set(dir, &members, Format::Json)?;
     }
     if let Some(file) = &a.scenario_out {
-        write_scenario(file, &a.file, &cfg, &outcomes, &a.models, format)?;
+        write_scenario(file, &a.file, &captured, &a.models, format)?;
     }
-    // The servers' lists together are one list sent to the model: the same limit as a tool file,
-    // checked before any of it is rendered.
-    let total: usize = outcomes
-        .iter()
-        .filter_map(|o| o.tools.as_ref().ok())
-        .map(Vec::len)
-        .sum();
-    if total > crate::model::tools::MAX_TOOLS {
-        anyhow::bail!(crate::Error::invalid(
-            &cfg.origin,
-            "mcpServers",
-            format!(
-                "the servers list {total} tools together, more than the limit of {} tools in one list",
-                crate::model::tools::MAX_TOOLS
-            ),
-        ));
-    }
-    // And the same limit on the bytes of tool definitions, before any of it is rendered or counted.
-    let bytes: usize = outcomes
-        .iter()
-        .filter(|o| o.tools.is_ok())
-        .filter_map(|o| o.raw.as_ref())
-        .map(String::len)
-        .sum();
-    if bytes as u64 > crate::model::tools::MAX_TOOL_BYTES {
-        anyhow::bail!(crate::Error::invalid(
-            &cfg.origin,
-            "mcpServers",
-            format!(
-                "the servers' tool lists are {bytes} bytes together, more than the {}-byte limit of tool definitions loaded together",
-                crate::model::tools::MAX_TOOL_BYTES
-            ),
-        ));
-    }
-    let (rows, dups) = overheads(&models, &outcomes);
+    let ConfigOverheads { rows, duplicates } = captured.overheads(&models)?;
+    let (cfg, outcomes) = (&captured.config, &captured.outcomes);
     super::warn_context(super::tool_block_warnings(models.iter().copied(), |m| {
         let r = rows
             .iter()
@@ -175,27 +111,27 @@ pub(crate) fn cmd_config(catalog: &Catalog, a: ConfigArgs, out: &mut dyn Write) 
             "the tool block of every server of the configuration together".to_string(),
         ))
     }));
-    if !dups.is_empty() {
+    if !duplicates.is_empty() {
         eprintln_safe!(
             "warning: tool names defined by more than one server: {} (model APIs reject duplicates; clients rename them)",
-            dups.join(", ")
+            duplicates.join(", ")
         );
     }
     match format {
         Format::Json => {
-            let v = report::config::json(&cfg, &outcomes, &rows, &dups);
+            let v = report::config::json(cfg, outcomes, &rows, &duplicates);
             out.write_all(report::to_json(&v)?.as_bytes())?;
         }
         Format::Table | Format::Csv => {
-            out.write_all(report::config::text(&cfg, &outcomes, &rows).as_bytes())?;
+            out.write_all(report::config::text(cfg, outcomes, &rows).as_bytes())?;
         }
     }
     if let (Some(kind), Some(path)) = (doc_kind, &a.doc.report) {
         let doc = report::config::document(
-            &cfg,
-            &outcomes,
+            cfg,
+            outcomes,
             &rows,
-            &dups,
+            &duplicates,
             &models,
             &super::ChartArgs::default().png_options()?,
             super::docreport::provenance(catalog, None),
@@ -219,8 +155,7 @@ fn scenario_dir(file: &std::path::Path) -> &std::path::Path {
 fn write_scenario(
     file: &std::path::Path,
     config: &std::path::Path,
-    cfg: &crate::input::mcpconfig::McpConfig,
-    outcomes: &[crate::input::mcpconfig::ServerOutcome],
+    captured: &ConfigCapture,
     models: &[String],
     format: Format,
 ) -> Result<()> {
@@ -228,26 +163,14 @@ fn write_scenario(
     let stem = file
         .file_stem()
         .map_or("scenario".into(), |s| s.to_string_lossy().into_owned());
-    let captured: Vec<(String, String)> = outcomes
+    let tool_files = captured.scenario_tool_files(&stem);
+    let servers: Vec<ScenarioServer> = tool_files
         .iter()
-        .filter(|o| o.tools.is_ok())
-        .filter_map(|o| {
-            let raw = o.raw.as_ref()?;
-            Some((o.entry.name.clone(), raw.clone()))
-        })
-        .collect();
-    let names: Vec<String> = captured
-        .iter()
-        .map(|(n, _)| format!("{}.{}.tools.json", sanitize(&stem), sanitize(n)))
-        .collect();
-    let servers: Vec<ScenarioServer> = captured
-        .iter()
-        .zip(&names)
-        .map(|((n, _), f)| ScenarioServer { name: n, file: f })
+        .map(|(n, f, _)| ScenarioServer { name: n, file: f })
         .collect();
     let text = scenario_from_config(
         &config.display().to_string(),
-        cfg.client.as_str(),
+        captured.config.client.as_str(),
         &stem,
         models,
         &servers,
@@ -256,30 +179,8 @@ fn write_scenario(
         .file_name()
         .map_or("scenario.toml".into(), |s| s.to_string_lossy().into_owned());
     let mut members: Vec<(&str, &[u8])> = vec![(file_name.as_str(), text.as_bytes())];
-    let raws: Vec<String> = captured.iter().map(|(_, r)| format!("{r}\n")).collect();
-    for (n, r) in names.iter().zip(&raws) {
-        members.push((n.as_str(), r.as_bytes()));
+    for (_, n, t) in &tool_files {
+        members.push((n.as_str(), t.as_bytes()));
     }
     super::write_report_set(scenario_dir(file), &members, format)
-}
-
-/// A server name as a file name: anything but letters, digits, `-`, `_` and `.` becomes `_`.
-fn sanitize(name: &str) -> String {
-    let s: String = name
-        .chars()
-        .map(|c| {
-            if c.is_ascii_alphanumeric() || "-_.".contains(c) {
-                c
-            } else {
-                '_'
-            }
-        })
-        .collect();
-    let s = if s.is_empty() || s.starts_with('.') {
-        format!("server{s}")
-    } else {
-        s
-    };
-    // A long name is cut with a hash of the whole, so it stays a valid, distinct file name.
-    crate::base::files::shorten_name(&s, 120)
 }
