@@ -509,37 +509,42 @@ fn the_length_scanner_counts_bodies_not_braces_in_strings_or_comments() {
     assert_eq!(long_functions("trait T {\n    fn f(&self);\n}\n", 0), []);
 }
 
-/// Issue 28: "No function over ~120 lines without a reason in a comment". Lists every function of
-/// `src/` over 120 lines; each must be split or carry a plain `//` comment above it (among its doc
-/// comments and attributes) that says why, mentioning `120 lines`.
-#[test]
-fn no_function_over_120_lines_without_a_reason_in_a_comment() {
+/// Every `.rs` file under `src/`: its path from the project root and its text.
+fn rust_sources() -> Vec<(String, String)> {
     let mut stack = vec![crate::common::root().join("src")];
-    let (mut files, mut listed, mut unexplained) = (0, Vec::new(), Vec::new());
+    let mut out = Vec::new();
     while let Some(dir) = stack.pop() {
         for entry in std::fs::read_dir(&dir).unwrap() {
             let p = entry.unwrap().path();
             if p.is_dir() {
                 stack.push(p);
-                continue;
+            } else if p.extension().is_some_and(|e| e == "rs") {
+                let rel = p.strip_prefix(crate::common::root()).unwrap();
+                let text = std::fs::read_to_string(&p).unwrap();
+                out.push((rel.display().to_string(), text));
             }
-            if p.extension().is_none_or(|e| e != "rs") || p.ends_with("tests.rs") {
-                continue;
+        }
+    }
+    out
+}
+
+/// Issue 28: "No function over ~120 lines without a reason in a comment". Lists every function of
+/// `src/` over 120 lines; each must be split or carry a plain `//` comment above it (among its doc
+/// comments and attributes) that says why, mentioning `120 lines`.
+#[test]
+fn no_function_over_120_lines_without_a_reason_in_a_comment() {
+    let (mut files, mut listed, mut unexplained) = (0, Vec::new(), Vec::new());
+    for (rel, text) in rust_sources() {
+        if rel.ends_with("/tests.rs") {
+            continue;
+        }
+        files += 1;
+        for (name, line, len, reason) in long_functions(&text, 120) {
+            let row = format!("{rel}:{line} {name}: {len} lines");
+            if !reason {
+                unexplained.push(row.clone());
             }
-            let text = std::fs::read_to_string(&p).unwrap();
-            files += 1;
-            let rel = p
-                .strip_prefix(crate::common::root())
-                .unwrap()
-                .display()
-                .to_string();
-            for (name, line, len, reason) in long_functions(&text, 120) {
-                let row = format!("{rel}:{line} {name}: {len} lines");
-                if !reason {
-                    unexplained.push(row.clone());
-                }
-                listed.push(row);
-            }
+            listed.push(row);
         }
     }
     // The scan read the source (a wrong folder would pass with nothing listed).
@@ -600,33 +605,16 @@ fn the_one_concept_check_reads_only_a_sentence_of_the_opening_comment() {
 /// opening `//!` comment, a sentence starting `One concept:`; a file that holds two is split instead.
 #[test]
 fn every_source_file_over_800_lines_names_its_one_concept() {
-    let mut stack = vec![crate::common::root().join("src")];
     let (mut files, mut long, mut unnamed) = (0, Vec::new(), Vec::new());
-    while let Some(dir) = stack.pop() {
-        for entry in std::fs::read_dir(&dir).unwrap() {
-            let p = entry.unwrap().path();
-            if p.is_dir() {
-                stack.push(p);
-                continue;
-            }
-            if p.extension().is_none_or(|e| e != "rs") {
-                continue;
-            }
-            let text = std::fs::read_to_string(&p).unwrap();
-            files += 1;
-            let lines = text.lines().count();
-            if lines <= 800 {
-                continue;
-            }
-            let rel = p
-                .strip_prefix(crate::common::root())
-                .unwrap()
-                .display()
-                .to_string();
-            long.push(format!("{rel}: {lines} lines"));
-            if !names_its_one_concept(&opening_doc_comment(&text)) {
-                unnamed.push(format!("{rel}: {lines} lines"));
-            }
+    for (rel, text) in rust_sources() {
+        files += 1;
+        let lines = text.lines().count();
+        if lines <= 800 {
+            continue;
+        }
+        long.push(format!("{rel}: {lines} lines"));
+        if !names_its_one_concept(&opening_doc_comment(&text)) {
+            unnamed.push(format!("{rel}: {lines} lines"));
         }
     }
     // The scan read the source (a wrong folder would pass with nothing listed).
