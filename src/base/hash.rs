@@ -65,70 +65,14 @@ pub(crate) fn chain(prefix: u64, next: u64) -> u64 {
     h ^ (h >> 31)
 }
 
-/// A fast hasher for in-memory maps keyed by short strings and numbers (a log's session ids, response
-/// ids, conversation numbers): the multiply-rotate of rustc's `FxHasher`, eight bytes at a step.
-/// Not for anything an adversary chooses to collide, nor for results: a map using it is only
-/// looked up, or its entries sorted before use, so no output depends on its order.
-#[derive(Debug, Default, Clone, Copy)]
-pub(crate) struct FastHasher(u64);
+/// A `HashMap` with rustc's fast `FxHasher` (rustc-hash), for in-memory maps keyed by short
+/// strings and numbers (a log's session ids, response ids, conversation numbers). Not for anything
+/// an adversary chooses to collide, nor for results: a map using it is only looked up, or its
+/// entries sorted before use, so no output depends on its order.
+pub(crate) type FastMap<K, V> = rustc_hash::FxHashMap<K, V>;
 
-impl FastHasher {
-    #[inline]
-    fn add(&mut self, word: u64) {
-        self.0 = (self.0.rotate_left(5) ^ word).wrapping_mul(0x51_7c_c1_b7_27_22_0a_95);
-    }
-}
-
-impl std::hash::Hasher for FastHasher {
-    #[inline]
-    fn write(&mut self, bytes: &[u8]) {
-        let mut chunks = bytes.chunks_exact(8);
-        for c in &mut chunks {
-            let mut w = [0u8; 8];
-            w.copy_from_slice(c);
-            self.add(u64::from_le_bytes(w));
-        }
-        let rest = chunks.remainder();
-        if !rest.is_empty() {
-            let mut w = [0u8; 8];
-            w[..rest.len()].copy_from_slice(rest);
-            self.add(u64::from_le_bytes(w));
-        }
-    }
-
-    #[inline]
-    fn write_u8(&mut self, i: u8) {
-        self.add(u64::from(i));
-    }
-
-    #[inline]
-    fn write_u32(&mut self, i: u32) {
-        self.add(u64::from(i));
-    }
-
-    #[inline]
-    fn write_u64(&mut self, i: u64) {
-        self.add(i);
-    }
-
-    #[inline]
-    fn write_usize(&mut self, i: usize) {
-        self.add(i as u64);
-    }
-
-    #[inline]
-    fn finish(&self) -> u64 {
-        self.0
-    }
-}
-
-/// A `HashMap` hashed with [`FastHasher`].
-pub(crate) type FastMap<K, V> =
-    std::collections::HashMap<K, V, std::hash::BuildHasherDefault<FastHasher>>;
-
-/// A `HashSet` hashed with [`FastHasher`].
-pub(crate) type FastSet<K> =
-    std::collections::HashSet<K, std::hash::BuildHasherDefault<FastHasher>>;
+/// A `HashSet` with the same hasher as [`FastMap`].
+pub(crate) type FastSet<K> = rustc_hash::FxHashSet<K>;
 
 #[cfg(test)]
 mod tests {
