@@ -95,14 +95,9 @@ fn child(threads: usize) {
     let cpu = c.zip(cpu_seconds()).map_or(-1.0, |(a, b)| b - a);
     let waited = q.zip(runqueue_wait_seconds()).map_or(-1.0, |(a, b)| b - a);
     let print = fingerprint(&o);
-    println!("{wall} {cpu} {waited} {:016x}", pcsim_hash(&print));
-}
-
-/// A short stable digest of the outcome's fingerprint (FNV-1a), so the child prints one line.
-fn pcsim_hash(s: &str) -> u64 {
-    s.bytes().fold(0xcbf2_9ce4_8422_2325, |h, b| {
-        (h ^ u64::from(b)).wrapping_mul(0x100_0000_01b3)
-    })
+    // A digest of the outcome, so the child prints one line.
+    let digest = pcsim::base::hash::fnv1a(print.as_bytes());
+    println!("{wall} {cpu} {waited} {digest:016x}");
 }
 
 /// Runs one pass in a fresh process (this bench binary as a child): wall, CPU and wait seconds and
