@@ -652,6 +652,27 @@ fn exit_and_peak_rss(args: &[&str], out: &std::path::Path) -> (i32, u64) {
     (libc::WEXITSTATUS(status), usage.ru_maxrss as u64 * 1024)
 }
 
+/// Between a small run and a large one (each `(output bytes, peak RSS bytes)`), the output grew by
+/// more than `min_output_growth` and the peak memory by less than `times` the output's growth.
+#[cfg(target_os = "linux")]
+fn memory_grows_less_than_output(
+    (small_out, small_rss): (u64, u64),
+    (large_out, large_rss): (u64, u64),
+    min_output_growth: u64,
+    times: u64,
+) {
+    let output_growth = large_out - small_out;
+    let rss_growth = large_rss.saturating_sub(small_rss);
+    assert!(
+        output_growth > min_output_growth,
+        "the output should grow by over {min_output_growth} bytes, grew by {output_growth}"
+    );
+    assert!(
+        rss_growth < times * output_growth,
+        "peak memory grew by {rss_growth} bytes while the JSON grew by {output_growth}: the output is held in memory"
+    );
+}
+
 /// `replay --format json` writes its per-call rows straight to the output (issue 29): between a
 /// log of 4,000 and one of 40,000 calls the JSON grows by about 20 MB, and the process's peak
 /// memory grows by less than twice that (what it keeps per call: the log's calls and their
@@ -696,18 +717,7 @@ fn replay_json_memory_grows_less_than_twice_its_output() {
         assert_eq!(rows, calls, "one per-call row per logged call");
         (std::fs::metadata(&out).unwrap().len(), rss)
     };
-    let (small_out, small_rss) = measure(4_000);
-    let (large_out, large_rss) = measure(40_000);
-    let output_growth = large_out - small_out;
-    let rss_growth = large_rss.saturating_sub(small_rss);
-    assert!(
-        output_growth > 15_000_000,
-        "the output should grow by tens of MB, grew by {output_growth} bytes"
-    );
-    assert!(
-        rss_growth < 2 * output_growth,
-        "peak memory grew by {rss_growth} bytes while the JSON grew by {output_growth}: the output is held in memory"
-    );
+    memory_grows_less_than_output(measure(4_000), measure(40_000), 15_000_000, 2);
 }
 
 /// `run --format json` streams its report (issue 29: at the 2M-bill limit the JSON was built as one
@@ -739,16 +749,5 @@ fn run_json_memory_grows_less_than_its_output() {
         assert!(json.is_object());
         (std::fs::metadata(&out).unwrap().len(), rss)
     };
-    let (small_out, small_rss) = measure(40);
-    let (large_out, large_rss) = measure(400);
-    let output_growth = large_out - small_out;
-    let rss_growth = large_rss.saturating_sub(small_rss);
-    assert!(
-        output_growth > 10_000_000,
-        "the output should grow by over 10 MB, grew by {output_growth} bytes"
-    );
-    assert!(
-        rss_growth < output_growth,
-        "peak memory grew by {rss_growth} bytes while the JSON grew by {output_growth}: the output is held in memory"
-    );
+    memory_grows_less_than_output(measure(40), measure(400), 10_000_000, 1);
 }
