@@ -28,8 +28,8 @@ fn same_both_ways(text: &str) -> usize {
     taken
 }
 
-#[test]
-fn every_usage_fixture_reads_the_same_with_the_fast_path() {
+/// The usage-log fixtures (tests/fixtures/usage/*.json, *.jsonl), sorted; at least 20 of them.
+fn usage_fixtures() -> Vec<std::path::PathBuf> {
     let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/usage");
     let mut files: Vec<_> = std::fs::read_dir(&dir)
         .expect("tests/fixtures/usage")
@@ -38,6 +38,12 @@ fn every_usage_fixture_reads_the_same_with_the_fast_path() {
         .collect();
     files.sort();
     assert!(files.len() >= 20, "fixtures missing: {files:?}");
+    files
+}
+
+#[test]
+fn every_usage_fixture_reads_the_same_with_the_fast_path() {
+    let files = usage_fixtures();
     let mut taken = Vec::new();
     for f in &files {
         let text = std::fs::read_to_string(f).expect("fixture");
@@ -161,14 +167,7 @@ fn same_in_place_and_buffered(text: &str) {
 
 #[test]
 fn logs_in_memory_read_as_files_are_read() {
-    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/usage");
-    let mut files: Vec<_> = std::fs::read_dir(&dir)
-        .expect("tests/fixtures/usage")
-        .map(|e| e.expect("entry").path())
-        .filter(|p| p.extension().is_some_and(|x| x == "json" || x == "jsonl"))
-        .collect();
-    files.sort();
-    assert!(files.len() >= 20, "fixtures missing: {files:?}");
+    let files = usage_fixtures();
     for f in &files {
         same_in_place_and_buffered(&std::fs::read_to_string(f).expect("fixture"));
     }
