@@ -219,3 +219,40 @@ fn automatic_replay_walk_is_linear_in_calls() {
         );
     }
 }
+
+/// The random stream seeded on its first draw is the one seeded up front from the log's content:
+/// on a best-effort model (hits at 0.9) the replay with no seed bills as with
+/// `seed = content_seed(calls)`, and another seed bills differently (so the stream is drawn).
+#[test]
+fn the_stream_seeded_on_first_draw_is_the_content_seeded_one() {
+    let c = Catalog::embedded().unwrap();
+    let m = c.model("grok-4.7").unwrap();
+    let rules = m.cache.implicit.as_ref().unwrap();
+    assert!(rules.hit_probability.as_ref().unwrap().value < 1.0);
+    let text: Vec<String> = (0..400)
+        .map(|i| {
+            format!(
+                r#"{{"timestamp":{},"input_tokens":{},"output_tokens":100}}"#,
+                1_767_225_600 + 30 * i,
+                4000 + 300 * i
+            )
+        })
+        .collect();
+    let log = parse_log(&text.join("\n"), "best-effort.jsonl").unwrap();
+    let strategy = Strategy::parse("implicit").unwrap();
+    let reads = |seed: Option<u64>| {
+        let opts = ReplayOptions {
+            seed,
+            ..Default::default()
+        };
+        let r = replay(&log, m, &strategy, &opts).unwrap();
+        r.calls
+            .iter()
+            .map(|c| c.predicted.cache_read_tokens)
+            .collect::<Vec<_>>()
+    };
+    let unseeded = reads(None);
+    assert_eq!(unseeded, reads(Some(content_seed(&log.calls))));
+    assert_ne!(unseeded, reads(Some(content_seed(&log.calls) ^ 1)));
+    assert!(unseeded.iter().any(|&r| r == 0) && unseeded.iter().any(|&r| r > 0));
+}
