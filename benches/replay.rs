@@ -10,6 +10,11 @@
 //! measured on it too: `/usr/bin/time -v target/release/pcsim replay $TMPDIR/pcsim-replay-bench
 //! --model claude-opus-4.8 --format json > /dev/null` (peak memory: "Maximum resident set size").
 
+/// The `pcsim` program's allocator (src/main.rs), so the bench times replay as the program runs it.
+#[cfg(feature = "mimalloc")]
+#[global_allocator]
+static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 use std::path::{Path, PathBuf};
 
 use criterion::{criterion_group, criterion_main, Criterion, Throughput};

@@ -12,6 +12,11 @@
 //! The load average before and after is printed beside the figures: on a shared machine a speed-up
 //! below the number of threads can be other people's work.
 
+/// The `pcsim` program's allocator (src/main.rs), so the bench times replay as the program runs it.
+#[cfg(feature = "mimalloc")]
+#[global_allocator]
+static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 use std::path::{Path, PathBuf};
 use std::time::Instant;
 
