@@ -2,16 +2,17 @@
 //! matched to catalog models, replayed on every (model, strategy) and summed over the files, with
 //! the counters, warnings and totals by day, session, project and model that the report shows.
 //!
-//! Files are read and replayed in parallel (rayon), a bounded chunk of files at a time, and every
-//! sum is made in file order on one thread: the outcome, floating-point sums included, is the same
-//! on any number of threads. The chunks go through a pipeline, so that the sums overlap the parallel
-//! work: while chunk k is replayed and chunk k+2 read, one thread sums chunk k-1 and takes the
-//! messages other files already had out of chunk k+1; memory holds those four chunks in flight.
+//! Files are read and replayed in parallel, each file whole by one thread (read, then replayed on
+//! the calls it read), at most a window of files ahead of the sums, and the sums are made in file
+//! order, one file at a time (`base::ordered::in_order`): the outcome, floating-point sums
+//! included, is the same on any number of threads. Claude Code messages an earlier file already had
+//! are taken out in that order too, when the file is summed; a file that had any is replayed again
+//! without them (a sub-agent's transcript beside its parent's progress lines; rare), so what is
+//! summed is what reading, de-duplicating and replaying one file after another gives.
 
 use std::collections::BTreeMap;
 use std::path::PathBuf;
 
-use rayon::prelude::*;
 use serde::Serialize;
 
 use super::replay::{
@@ -21,14 +22,15 @@ use super::replay::{
 };
 use crate::analysis::counterfactual::{Counterfactual, LoggedTotals, ToolListChange};
 use crate::base::hash::FastSet;
+use crate::base::ordered::in_order;
 use crate::error::{Error, Result};
 use crate::model::catalog::{Catalog, ModelSpec};
 use crate::model::strategy::Strategy;
 use crate::sim::simulate::ContextWarning;
 
-/// Files read and replayed together before their results are summed: this many per thread of the
-/// rayon pool (enough to spread uneven files over the threads, few enough to bound memory).
-const FILES_PER_THREAD: usize = 4;
+/// Files read and replayed ahead of the sums: this many per thread (enough that a long file does not
+/// hold the others up, few enough to bound memory: each waits with its calls and replays).
+const FILES_AHEAD_PER_THREAD: usize = 8;
 
 /// What [`replay_logs`] replays, and how.
 #[derive(Debug, Clone)]
@@ -401,9 +403,8 @@ struct Run<'c> {
     groups: BTreeMap<(&'static str, String), Tally>,
 }
 
-/// One file replayed on every (model, strategy), before it is summed.
+/// One file replayed on every (model, strategy), before it is summed (with its log).
 struct FileWork<'c> {
-    log: UsageLog,
     split: ModelSplit<'c>,
     conversations: usize,
     /// `Some(Some(n))`: inferred; `Some(None)`: needed and not inferable; `None`: not needed.
@@ -415,9 +416,9 @@ impl<'a> Setup<'a> {
     /// Replays one log on every (model, strategy): on the chosen models (every call), else each call
     /// on its own model (the parts merged back in log order). Touches no sum, so files run in
     /// parallel.
-    fn file(&self, log: UsageLog) -> Result<FileWork<'a>> {
+    fn file(&self, log: &UsageLog) -> Result<FileWork<'a>> {
         let mut matcher = ModelMatcher::new(self.catalog);
-        let split = split_by_model(&log, &mut matcher);
+        let split = split_by_model(log, &mut matcher);
         let conversations = conversations(&log.calls, self.base_opts)
             .0
             .iter()
@@ -460,9 +461,9 @@ impl<'a> Setup<'a> {
                 for &(m, idx) in parts {
                     let sub;
                     let part = if idx.len() == log.calls.len() {
-                        &log
+                        log
                     } else {
-                        sub = sub_log(&log, idx);
+                        sub = sub_log(log, idx);
                         &sub
                     };
                     let r = match self.change {
@@ -490,8 +491,8 @@ impl<'a> Setup<'a> {
                     uncached += uncached_usd(m, part);
                     pieces.push((idx, r));
                 }
-                let result = merge_parts(&log, pieces, &opts);
-                let groups = tally_groups(&log, &result);
+                let result = merge_parts(log, pieces, &opts);
+                let groups = tally_groups(log, &result);
                 out.push(Run {
                     index: if self.chosen.is_empty() {
                         si
@@ -508,7 +509,6 @@ impl<'a> Setup<'a> {
             }
         }
         Ok(FileWork {
-            log,
             split,
             conversations,
             prefix,
@@ -569,83 +569,38 @@ pub fn replay_logs(catalog: &Catalog, request: &ReplayRequest) -> Result<ReplayO
     // Claude Code messages already read from another file (a sub-agent's own transcript and its
     // progress lines in the parent's): each is one call, counted once.
     let mut seen_messages: FastSet<String> = FastSet::default();
-    let chunk = (rayon::current_num_threads() * FILES_PER_THREAD).max(1);
-    let chunks: Vec<&[PathBuf]> = files.chunks(chunk).collect();
-    let load = |paths: &[PathBuf]| -> Vec<Result<UsageLog>> {
-        paths.par_iter().map(|f| load_log(f)).collect()
+    let threads = rayon::current_num_threads();
+    // Each file read and replayed on the calls it read, on one thread; taken in file order.
+    let work = |i: usize| {
+        load_log(&files[i]).map(|log| {
+            let replayed = setup.file(&log);
+            (log, replayed)
+        })
     };
-    // A pipeline of chunks, each step on every thread: chunk k replayed and chunk k+2 read in
-    // parallel while this thread sums chunk k-1 and takes chunk k+1's repeated messages out, both in
-    // file order (the sums and the files kept are those of one thread). An error is the one the
-    // chunks taken one at a time would give first: a chunk's sums before the next chunk's reading.
-    let mut logs = match chunks.first() {
-        Some(first) => {
-            let (logs, failed) =
-                first_seen_messages(load(first), request, &mut seen_messages, &mut out);
-            if let Some(e) = failed {
-                return Err(e);
+    let take = |read: Result<(UsageLog, Result<FileWork<'_>>)>| -> Result<()> {
+        // One unreadable file of many is reported and skipped; a single log's problem is the error.
+        let (mut log, mut replayed) = match read {
+            Ok(r) => r,
+            Err(e) if request.skip_bad => {
+                out.files_skipped.push(e.to_string());
+                return Ok(());
             }
-            logs
+            Err(e) => return Err(e),
+        };
+        if files.len() > 1 && first_seen_messages(&mut log, &mut seen_messages, &mut out) {
+            // Calls taken out: the file's replay was of calls counted in an earlier file.
+            replayed = setup.file(&log);
         }
-        None => Vec::new(),
+        out.add(log, replayed?, &chosen, request.keep_calls);
+        Ok(())
     };
-    let mut loaded_next = chunks.get(1).map_or_else(Vec::new, |p| load(p));
-    let mut replayed: Vec<Result<FileWork>> = Vec::new();
-    let mut failed_next = None;
-    for k in 0..chunks.len() {
-        let previous = std::mem::take(&mut replayed);
-        let stop = failed_next.is_some();
-        let after = chunks.get(k + 2).copied().filter(|_| !stop);
-        let this = std::mem::take(&mut logs);
-        let next = std::mem::take(&mut loaded_next);
-        let ((works, loaded_after), (summed, (logs_next, failed))) = rayon::join(
-            || {
-                if stop {
-                    return (Vec::new(), Vec::new());
-                }
-                rayon::join(
-                    || {
-                        this.into_par_iter()
-                            .map(|l| setup.file(l))
-                            .collect::<Vec<_>>()
-                    },
-                    || after.map_or_else(Vec::new, &load),
-                )
-            },
-            || {
-                let mut summed = Ok(());
-                for w in previous {
-                    match w {
-                        Ok(w) => out.add(w, &chosen, request.keep_calls),
-                        Err(e) => {
-                            summed = Err(e);
-                            break;
-                        }
-                    }
-                }
-                let next = if summed.is_ok() && !stop {
-                    first_seen_messages(next, request, &mut seen_messages, &mut out)
-                } else {
-                    (Vec::new(), None)
-                };
-                (summed, next)
-            },
-        );
-        summed?;
-        if let Some(e) = failed_next.take() {
-            return Err(e);
-        }
-        replayed = works;
-        logs = logs_next;
-        loaded_next = loaded_after;
-        failed_next = failed;
-    }
-    for w in replayed {
-        out.add(w?, &chosen, request.keep_calls);
-    }
-    if let Some(e) = failed_next {
-        return Err(e);
-    }
+    in_order(
+        files.len(),
+        threads,
+        threads * FILES_AHEAD_PER_THREAD,
+        work,
+        take,
+    )?;
     replayable(&out, &chosen, files)?;
     Ok(out)
 }
@@ -680,46 +635,27 @@ fn replayable(out: &ReplayOutcome, chosen: &[&ModelSpec], files: &[PathBuf]) -> 
     Ok(())
 }
 
-/// The logs of a chunk as read, in file order, with the calls of Claude Code messages that an
-/// earlier file already had taken out (each message is one call, counted once); a file that cannot
-/// be read is skipped and named when the request says so, else it is the error (the files before it
-/// kept).
+/// Takes out of `log` the calls of Claude Code messages that an earlier file already had (each
+/// message is one call, counted once) and remembers its own; `true` when it took any out.
 fn first_seen_messages(
-    loaded: Vec<Result<UsageLog>>,
-    request: &ReplayRequest,
+    log: &mut UsageLog,
     seen: &mut FastSet<String>,
     out: &mut ReplayOutcome,
-) -> (Vec<UsageLog>, Option<Error>) {
-    let single = request.files.len() == 1;
-    let mut logs = Vec::with_capacity(loaded.len());
-    for l in loaded {
-        // One unreadable file of many is reported and skipped; a single log's problem is the error.
-        let mut log = match l {
-            Ok(l) => l,
-            Err(e) if request.skip_bad => {
-                out.files_skipped.push(e.to_string());
-                continue;
-            }
-            Err(e) => return (logs, Some(e)),
-        };
-        if !single {
-            let before = log.calls.len();
-            log.calls.retain(|c| match (&c.response_id, c.format) {
-                (Some(id), "claude-code") => seen.insert(id.clone()),
-                _ => true,
-            });
-            out.read.duplicates_across_files += before - log.calls.len();
-        }
-        logs.push(log);
-    }
-    (logs, None)
+) -> bool {
+    let before = log.calls.len();
+    log.calls.retain(|c| match (&c.response_id, c.format) {
+        (Some(id), "claude-code") => seen.insert(id.clone()),
+        _ => true,
+    });
+    let dropped = before - log.calls.len();
+    out.read.duplicates_across_files += dropped;
+    dropped > 0
 }
 
 impl ReplayOutcome {
     /// Adds one file's replays to the sums, in the order one thread would.
-    fn add(&mut self, w: FileWork, chosen: &[&ModelSpec], keep_calls: bool) {
+    fn add(&mut self, log: UsageLog, w: FileWork, chosen: &[&ModelSpec], keep_calls: bool) {
         let FileWork {
-            log,
             split,
             conversations,
             prefix,
