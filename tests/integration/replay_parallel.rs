@@ -7,8 +7,8 @@ use std::path::Path;
 use crate::common::{pcsim, root};
 
 /// A folder of every usage fixture, plus one Claude Code transcript twice, far apart (a sub-agent's
-/// transcript and its parent's progress lines repeat messages), so the second copy is read in
-/// another chunk than the first on one thread.
+/// transcript and its parent's progress lines repeat messages), so the second copy is read long
+/// after the first was summed.
 fn folder(dir: &Path) -> usize {
     let usage = root().join("tests/fixtures/usage");
     let mut n = 0;
@@ -82,7 +82,7 @@ fn a_folder_replays_the_same_on_one_and_on_several_threads() {
     ];
     for args in runs {
         let one = on_threads(1, args);
-        // More files than one thread's chunk, so the sums cross chunks.
+        // More files than one thread reads ahead of the sums.
         assert!(files > 8, "{files} files");
         for threads in [2, 3, 8] {
             let many = on_threads(threads, args);
@@ -99,8 +99,8 @@ fn a_folder_replays_the_same_on_one_and_on_several_threads() {
     }
 }
 
-/// Unreadable files in several chunks are skipped and named in file order, whatever the number of
-/// threads (the chunks go through a pipeline: a later chunk is read while an earlier one is summed).
+/// Unreadable files far apart are skipped and named in file order, whatever the number of threads
+/// (files are read ahead of the sums, by whichever thread is free).
 #[test]
 fn unreadable_files_in_several_chunks_are_named_in_file_order() {
     let dir = tempfile::tempdir().unwrap();
@@ -126,5 +126,71 @@ fn unreadable_files_in_several_chunks_are_named_in_file_order() {
     assert_eq!(skipped.len(), bad.len(), "{skipped:?}");
     for (s, name) in skipped.iter().zip(bad) {
         assert!(s.contains(name), "{name} not in {s}");
+    }
+}
+
+/// A transcript whose messages all came in an earlier file adds nothing: a folder holding a Claude
+/// Code transcript and a copy of it sums to the transcript alone (the copy's calls taken out and the
+/// copy replayed again without them), on one thread and on two; with a copy that shares only part
+/// of the messages, the calls the copy alone has are replayed and counted.
+#[test]
+fn a_copy_of_a_transcript_in_the_same_folder_adds_nothing() {
+    let session = root().join("tests/fixtures/usage/claude_code_session.jsonl");
+    let text = std::fs::read_to_string(&session).unwrap();
+    let alone = tempfile::tempdir().unwrap();
+    std::fs::write(alone.path().join("a.jsonl"), &text).unwrap();
+    // Two files are needed for the folder's cross-file rule: the second holds one unrelated call.
+    let other = r#"{"sent_at":"2026-01-01T00:00:00Z","session_id":"s","model":"claude-opus-4.8","usage":{"input_tokens":5000,"output_tokens":10}}"#;
+    std::fs::write(alone.path().join("b.jsonl"), format!("{other}\n")).unwrap();
+    let twice = tempfile::tempdir().unwrap();
+    for name in ["a.jsonl", "b.jsonl"] {
+        std::fs::copy(alone.path().join(name), twice.path().join(name)).unwrap();
+    }
+    std::fs::write(twice.path().join("c.jsonl"), &text).unwrap();
+    let totals = |dir: &Path, threads: usize| {
+        let d = dir.to_str().unwrap();
+        let (out, _) = on_threads(threads, &["replay", d, "--format", "json"]);
+        let v: serde_json::Value = serde_json::from_str(&out).unwrap();
+        let r = &v["results"][0];
+        (
+            r["calls_total"].as_u64().unwrap(),
+            r["predicted"]["cost_usd"].as_f64().unwrap(),
+            r["logged"]["cost_usd"].as_f64().unwrap(),
+            v["duplicates_across_files"].as_u64().unwrap(),
+        )
+    };
+    let one = totals(alone.path(), 1);
+    assert!(one.0 > 1 && one.1 > 0.0, "{one:?}");
+    assert_eq!(one.3, 0);
+    for threads in [1, 2] {
+        let both = totals(twice.path(), threads);
+        assert_eq!(
+            (both.0, both.1, both.2),
+            (one.0, one.1, one.2),
+            "{threads} threads"
+        );
+        assert_eq!(
+            both.3 as usize,
+            one.0 as usize - 1,
+            "every call of the copy taken out"
+        );
+    }
+    // A copy that also has a message of its own: that call is replayed and counted, once.
+    let partly = tempfile::tempdir().unwrap();
+    for name in ["a.jsonl", "b.jsonl"] {
+        std::fs::copy(alone.path().join(name), partly.path().join(name)).unwrap();
+    }
+    let last = text
+        .lines()
+        .rev()
+        .find(|l| l.contains("\"usage\""))
+        .unwrap();
+    let own = last.replace("\"id\": \"msg_", "\"id\": \"msg_own_");
+    assert_ne!(own, last, "the fixture's message ids start with msg_");
+    std::fs::write(partly.path().join("c.jsonl"), format!("{text}{own}\n")).unwrap();
+    for threads in [1, 2] {
+        let more = totals(partly.path(), threads);
+        assert_eq!(more.0, one.0 + 1, "{threads} threads");
+        assert!(more.1 > one.1, "{threads} threads: {more:?} vs {one:?}");
     }
 }
