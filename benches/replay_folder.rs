@@ -7,7 +7,8 @@
 //! The folder is written into a temporary directory at run time (never committed) and removed after.
 //! Each thread count replays it `PCSIM_BENCH_PASSES` times (default 2; the best pass counts), each
 //! pass the program itself (`pcsim replay DIR --format json`, the release build Cargo builds beside
-//! this bench, `RAYON_NUM_THREADS` set), timed whole: start, walk, reading, replay, output. The
+//! this bench, `RAYON_NUM_THREADS` set), timed whole: start, walk, reading, replay, output (CPU
+//! from the children's rusage). The
 //! thread counts alternate; the outputs must all agree to the byte (compared on a digest, as the
 //! integration test compares the command's output).
 //! The load average before and after is printed beside the figures: on a shared machine a speed-up
@@ -40,12 +41,24 @@ fn load_average() -> String {
         .unwrap_or_else(|_| "unknown".into())
 }
 
+/// CPU seconds (user + system) of this process's children that have ended and been waited for.
+fn children_cpu_seconds() -> f64 {
+    // SAFETY: getrusage writes into the rusage given.
+    let usage = unsafe {
+        let mut usage: libc::rusage = std::mem::zeroed();
+        assert_eq!(libc::getrusage(libc::RUSAGE_CHILDREN, &mut usage), 0);
+        usage
+    };
+    let secs = |t: libc::timeval| t.tv_sec as f64 + t.tv_usec as f64 / 1e6;
+    secs(usage.ru_utime) + secs(usage.ru_stime)
+}
+
 /// One pass: `pcsim replay DIR --format json` on `threads` threads; its wall seconds, CPU seconds
-/// (user + system, from `wait4`'s rusage) and a digest of its output.
+/// (user + system, of the child, from the children's rusage) and a digest of its output.
 fn pass(threads: usize, dir: &Path) -> (f64, f64, String) {
-    use std::process::{Command, Stdio};
+    let cpu_before = children_cpu_seconds();
     let start = Instant::now();
-    let child = Command::new(env!("CARGO_BIN_EXE_pcsim"))
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_pcsim"))
         .args([
             "replay",
             dir.to_str().expect("UTF-8 path"),
@@ -53,26 +66,12 @@ fn pass(threads: usize, dir: &Path) -> (f64, f64, String) {
             "json",
         ])
         .env("RAYON_NUM_THREADS", threads.to_string())
-        .stdout(Stdio::piped())
-        .spawn()
+        .output()
         .expect("pcsim replay");
-    let pid = child.id() as libc::pid_t;
-    let output = std::io::read_to_string(child.stdout.expect("stdout")).expect("pcsim's output");
-    // SAFETY: wait4 on our own child, with valid pointers to a status word and an rusage.
-    let (status, usage) = unsafe {
-        let mut status = 0;
-        let mut usage: libc::rusage = std::mem::zeroed();
-        assert_eq!(libc::wait4(pid, &mut status, 0, &mut usage), pid, "wait4");
-        (status, usage)
-    };
     let wall = start.elapsed().as_secs_f64();
-    assert!(
-        libc::WIFEXITED(status) && libc::WEXITSTATUS(status) == 0,
-        "pcsim replay failed"
-    );
-    let secs = |t: libc::timeval| t.tv_sec as f64 + t.tv_usec as f64 / 1e6;
-    let cpu = secs(usage.ru_utime) + secs(usage.ru_stime);
-    let digest = pcsim::base::hash::fnv1a(output.as_bytes());
+    assert!(out.status.success(), "pcsim replay failed");
+    let cpu = children_cpu_seconds() - cpu_before;
+    let digest = pcsim::base::hash::fnv1a(&out.stdout);
     (wall, cpu, format!("{digest:016x}"))
 }
 
