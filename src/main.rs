@@ -8,13 +8,15 @@
 #[global_allocator]
 static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
-/// Memory freed is given back to the system at once (mimalloc's `purge_delay` 0, by default 1 s):
-/// a command like `run` frees the catalog's and the tokenizer's working memory and allocates in
-/// other sizes after it, and with the delay both stayed resident (20.1 MB peak for `run` against
-/// 16.8 MB on the system allocator; 17.3 MB at once). Replay's throughput is the same either way
-/// (`pcsim bench`).
+/// Memory freed is given back to the system after 5 ms (mimalloc's `purge_delay`, by default 1 s).
+/// A short command like `run` frees the catalog's and the tokenizer's working memory early and
+/// allocates in other sizes after it; held for a second, both stayed resident (median peak RSS of
+/// `pcsim run` 20.1 MB, against 16.7 MB on the system allocator; 18.8 MB at 5 ms, 17.4 MB at 0).
+/// At 0, commands that free and allocate again in bulk paid for it in system time (`fit` on a 1 GB
+/// folder: 1.24 s at 1 s, 3.3 s at 0, 2.0 s at 5 ms; `pcsim bench`'s engine 5% slower at 2 ms);
+/// at 5 ms `pcsim bench` and replay are within noise of 1 s.
 #[cfg(feature = "mimalloc")]
-fn give_freed_memory_back_at_once() {
+fn give_freed_memory_back_soon() {
     /// `mi_option_purge_delay` in mimalloc.h's `mi_option_t` (mimalloc keeps the numbering of its
     /// options: retired ones keep their place as `deprecated_`); the `mimalloc` crate binds no name
     /// for it.
@@ -24,11 +26,11 @@ fn give_freed_memory_back_at_once() {
     }
     // SAFETY: mi_option_set only stores an option's value (mimalloc.h); 15 is an option of the
     // linked mimalloc (v3, pinned by Cargo.lock).
-    unsafe { mi_option_set(MI_OPTION_PURGE_DELAY, 0) }
+    unsafe { mi_option_set(MI_OPTION_PURGE_DELAY, 5) }
 }
 
 fn main() -> std::process::ExitCode {
     #[cfg(feature = "mimalloc")]
-    give_freed_memory_back_at_once();
+    give_freed_memory_back_soon();
     pcsim::cli::main()
 }

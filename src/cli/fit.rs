@@ -131,21 +131,30 @@ pub(crate) fn cmd_fit(catalog: &Catalog, a: FitArgs, out: &mut dyn Write) -> Res
         ));
     }
     let files = expand_logs(&a.logs)?;
-    // One log at a time: only a few numbers per call stay in memory.
+    // Logs read in parallel, a few per thread ahead, and added in file order: only a few numbers
+    // per call stay in memory (`HistoryReader`), and what is added is what one thread would add.
     let mut reader = HistoryReader::new(&opts)?;
     let mut read = 0usize;
-    for f in &files {
-        // One unreadable file of many is skipped with a warning (a single log's problem is the
-        // error), as `replay` does.
-        match load_log(f) {
-            Ok(log) => {
-                reader.add_log(&log);
-                read += 1;
+    let threads = rayon::current_num_threads();
+    crate::base::ordered::in_order(
+        files.len(),
+        threads,
+        threads * 4,
+        |i| load_log(&files[i]),
+        |loaded| -> anyhow::Result<()> {
+            // One unreadable file of many is skipped with a warning (a single log's problem is the
+            // error), as `replay` does.
+            match loaded {
+                Ok(log) => {
+                    reader.add_log(&log);
+                    read += 1;
+                }
+                Err(e) if files.len() > 1 => eprintln_safe!("warning: skipped {e}"),
+                Err(e) => return Err(e.into()),
             }
-            Err(e) if files.len() > 1 => eprintln_safe!("warning: skipped {e}"),
-            Err(e) => return Err(e.into()),
-        }
-    }
+            Ok(())
+        },
+    )?;
     if read == 0 {
         anyhow::bail!(crate::Error::invalid(
             "LOG",
