@@ -194,3 +194,40 @@ fn a_copy_of_a_transcript_in_the_same_folder_adds_nothing() {
         assert!(more.1 > one.1, "{threads} threads: {more:?} vs {one:?}");
     }
 }
+
+/// `pcsim fit` reads a folder's logs in parallel and adds them in file order: the fitted scenario,
+/// the report and the warnings for unreadable files are the same on one thread and on several.
+#[test]
+fn fit_on_a_folder_is_the_same_on_one_and_on_several_threads() {
+    let dir = tempfile::tempdir().unwrap();
+    folder(dir.path());
+    for name in ["aab_bad.jsonl", "zzzz_bad.jsonl"] {
+        std::fs::write(dir.path().join(name), "not a log\n").unwrap();
+    }
+    let out = tempfile::tempdir().unwrap();
+    let d = dir.path().to_str().unwrap();
+    let fitted = |threads: usize| {
+        let scenario = out.path().join(format!("fitted-{threads}.toml"));
+        let s = scenario.to_str().unwrap();
+        let (stdout, stderr) = on_threads(
+            threads,
+            &["fit", d, "--model", "claude-opus-4.8", "--scenario-out", s],
+        );
+        let toml = std::fs::read_to_string(&scenario).unwrap();
+        // The report names the file written: the same name in every run.
+        let stdout = stdout.replace(&format!("fitted-{threads}"), "fitted");
+        let toml = toml.replace(&format!("fitted-{threads}"), "fitted");
+        (stdout, stderr, toml)
+    };
+    let one = fitted(1);
+    assert_eq!(one.1.matches("warning: skipped").count(), 2, "{}", one.1);
+    assert!(one.1.find("aab_bad").unwrap() < one.1.find("zzzz_bad").unwrap());
+    assert!(
+        one.2.contains("[session]") || one.2.contains("calls"),
+        "{}",
+        one.2
+    );
+    for threads in [2, 3] {
+        assert_eq!(one, fitted(threads), "1 vs {threads} threads");
+    }
+}
