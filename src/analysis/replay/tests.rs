@@ -174,6 +174,21 @@ fn growing_conversation_reads_the_previous_prompt() {
     assert!((uncached_usd(m, &log) - want).abs() < 1e-12);
 }
 
+/// A log of one conversation of `calls` calls 30 s apart, its prompt growing by 300 tokens a call
+/// from `first` tokens.
+fn one_growing_conversation(calls: u64, first: u64) -> crate::input::usagelog::UsageLog {
+    let text: Vec<String> = (0..calls)
+        .map(|i| {
+            format!(
+                r#"{{"timestamp":{},"input_tokens":{},"output_tokens":100}}"#,
+                1_767_225_600 + 30 * i,
+                first + 300 * i
+            )
+        })
+        .collect();
+    parse_log(&text.join("\n"), "conversation.jsonl").unwrap()
+}
+
 /// The automatic-caching replay walk is linear in a conversation's length: a conversation of 2n
 /// calls visits about twice the boundaries of one of n calls (a walk over every earlier call, as
 /// before the conversation lease, visits about four times as many). Counted, not timed.
@@ -182,16 +197,7 @@ fn automatic_replay_walk_is_linear_in_calls() {
     use crate::sim::engine::cache::walk_steps;
     let c = Catalog::embedded().unwrap();
     let steps = |id: &str, n: u64| {
-        let text: Vec<String> = (0..n)
-            .map(|i| {
-                format!(
-                    r#"{{"timestamp":{},"input_tokens":{},"output_tokens":100}}"#,
-                    1_767_225_600 + 30 * i,
-                    2000 + 300 * i
-                )
-            })
-            .collect();
-        let log = parse_log(&text.join("\n"), "long.jsonl").unwrap();
+        let log = one_growing_conversation(n, 2000);
         let before = walk_steps::get();
         let r = replay(
             &log,
@@ -229,16 +235,7 @@ fn the_stream_seeded_on_first_draw_is_the_content_seeded_one() {
     let m = c.model("grok-4.7").unwrap();
     let rules = m.cache.implicit.as_ref().unwrap();
     assert!(rules.hit_probability.as_ref().unwrap().value < 1.0);
-    let text: Vec<String> = (0..400)
-        .map(|i| {
-            format!(
-                r#"{{"timestamp":{},"input_tokens":{},"output_tokens":100}}"#,
-                1_767_225_600 + 30 * i,
-                4000 + 300 * i
-            )
-        })
-        .collect();
-    let log = parse_log(&text.join("\n"), "best-effort.jsonl").unwrap();
+    let log = one_growing_conversation(400, 4000);
     let strategy = Strategy::parse("implicit").unwrap();
     let reads = |seed: Option<u64>| {
         let opts = ReplayOptions {
