@@ -8,9 +8,8 @@
 //! Each thread count replays it `PCSIM_BENCH_PASSES` times (default 2; the best pass counts), each
 //! pass the program itself (`pcsim replay DIR --format json`, the release build Cargo builds beside
 //! this bench, `RAYON_NUM_THREADS` set), timed whole: start, walk, reading, replay, output (CPU
-//! from the children's rusage). The
-//! thread counts alternate; the outputs must all agree to the byte (compared on a digest, as the
-//! integration test compares the command's output).
+//! from the children's rusage). The thread counts alternate; the outputs must all agree to the byte
+//! (compared on a digest, as the integration test compares the command's output).
 //! The load average before and after is printed beside the figures: on a shared machine a speed-up
 //! below the number of threads can be other people's work.
 

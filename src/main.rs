@@ -11,10 +11,11 @@ static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
 /// Memory freed is given back to the system after 5 ms (mimalloc's `purge_delay`, by default 1 s).
 /// A short command like `run` frees the catalog's and the tokenizer's working memory early and
 /// allocates in other sizes after it; held for a second, both stayed resident (median peak RSS of
-/// `pcsim run` 20.1 MB, against 16.7 MB on the system allocator; 18.8 MB at 5 ms, 17.4 MB at 0).
+/// `pcsim run` 20.1 MiB, against 16.75 MiB on the system allocator; 18.2 MiB at 5 ms, 17.4 at 0).
 /// At 0, commands that free and allocate again in bulk paid for it in system time (`fit` on a 1 GB
-/// folder: 1.24 s at 1 s, 3.3 s at 0, 2.0 s at 5 ms; `pcsim bench`'s engine 5% slower at 2 ms);
-/// at 5 ms `pcsim bench` and replay are within noise of 1 s.
+/// folder: 1.24 s at 1 s, 3.3 s at 0, 1.9-2.0 s at 5 ms). What 5 ms costs: memory given back is
+/// faulted in again (`run --runs 20000`: twice the page faults of 1 s, 0.151 s against 0.144 s);
+/// replay is within noise of 1 s (README "Speed" has the measurements).
 #[cfg(feature = "mimalloc")]
 fn give_freed_memory_back_soon() {
     /// `mi_option_purge_delay` in mimalloc.h's `mi_option_t` (mimalloc keeps the numbering of its

@@ -33,6 +33,12 @@ fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
     m.lock().unwrap_or_else(PoisonError::into_inner)
 }
 
+/// Gives out no more items and wakes the workers waiting for one (they then end).
+fn stop_all<T>(queue: &Mutex<Queue<T>>, moved: &Condvar) {
+    lock(queue).stop = true;
+    moved.notify_all();
+}
+
 /// Runs `work(i)` for every item `i` in `0..items` on up to `threads` threads (the calling thread is
 /// one of them), at most `window` items ahead of the results taken, and gives the results to `take`
 /// in item order, one at a time, on whichever worker gave the result that was awaited. The first
@@ -61,18 +67,13 @@ pub fn in_order<T: Send, E: Send>(
     let moved = Condvar::new();
     // The taker's closure and the first error; locked only by the worker holding `taking`.
     let taker = Mutex::new((take, None::<E>));
-    let stop = |q: &mut Queue<T>| {
-        q.stop = true;
-        moved.notify_all();
-    };
     let worker = || {
         // A panic below ends this worker: the others must not wait for its item.
         struct StopOnPanic<'q, T>(&'q Mutex<Queue<T>>, &'q Condvar);
         impl<T> Drop for StopOnPanic<'_, T> {
             fn drop(&mut self) {
                 if std::thread::panicking() {
-                    lock(self.0).stop = true;
-                    self.1.notify_all();
+                    stop_all(self.0, self.1);
                 }
             }
         }
@@ -126,7 +127,7 @@ pub fn in_order<T: Send, E: Send>(
                 if t.1.is_none() {
                     if let Err(e) = (t.0)(result) {
                         t.1 = Some(e);
-                        stop(&mut lock(&queue));
+                        stop_all(&queue, &moved);
                     }
                 }
             }

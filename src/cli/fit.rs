@@ -106,6 +106,10 @@ fn relative(from: &Path, to: &Path) -> PathBuf {
     out
 }
 
+/// Logs read ahead of the history, per thread: each waits whole (its calls) until it is added, and
+/// only a few numbers per call are kept after that, so fewer than replay's eight.
+const LOGS_AHEAD_PER_THREAD: usize = 4;
+
 /// Runs `pcsim fit`.
 // Over 120 lines: the fit command's steps in order (flags, logs, fit, the scenario written and
 // loaded back, the check runs, the outputs); orchestration that issue 28 moves into the library, as
@@ -139,7 +143,7 @@ pub(crate) fn cmd_fit(catalog: &Catalog, a: FitArgs, out: &mut dyn Write) -> Res
     crate::base::ordered::in_order(
         files.len(),
         threads,
-        threads * 4,
+        threads * LOGS_AHEAD_PER_THREAD,
         |i| load_log(&files[i]),
         |loaded| -> anyhow::Result<()> {
             // One unreadable file of many is skipped with a warning (a single log's problem is the
